@@ -1,0 +1,14 @@
+//! The reference rate-limited API: the service rlbench starts as N replica
+//! processes. It is a library so that rlbench can link it and re-execute
+//! itself as a replica; `main.rs` is a thin standalone entry point.
+
+pub mod clock;
+pub mod config;
+pub mod headers;
+pub mod limiter;
+pub mod policy;
+pub mod replica;
+pub mod server;
+
+pub use config::ReplicaConfig;
+pub use policy::{Policy, Rate};

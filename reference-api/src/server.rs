@@ -1,0 +1,138 @@
+//! The HTTP surface of a replica: `POST /api/transfers` (limited),
+//! `GET /healthz`, `GET /metrics`. It takes an already-bound listener and a
+//! shutdown future, so tests bind port 0 and stop it when they like.
+
+use crate::clock::Clock;
+use crate::config::ReplicaConfig;
+use crate::headers;
+use crate::limiter::{self, LocalLimiter};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+pub const REPLICA_HEADER: &str = "x-replica";
+
+pub struct AppState {
+    config: ReplicaConfig,
+    key_header: HeaderName,
+    replica_header: HeaderValue,
+    policy_header: HeaderValue,
+    limiter: Box<dyn LocalLimiter>,
+    clock: Clock,
+    admitted: AtomicU64,
+    rejected: AtomicU64,
+    bad_requests: AtomicU64,
+}
+
+impl AppState {
+    /// Checks the parts of the config that become HTTP header names/values.
+    pub fn new(config: ReplicaConfig) -> Result<Arc<Self>, String> {
+        let key_header = HeaderName::try_from(config.key_header.as_str())
+            .map_err(|_| format!("invalid key header name {:?}", config.key_header))?;
+        let replica_header = HeaderValue::try_from(config.replica.as_str())
+            .map_err(|_| format!("invalid replica name {:?}", config.replica))?;
+        let policy_header = HeaderValue::try_from(headers::ratelimit_policy(&config.policy))
+            .map_err(|_| "policy does not fit in a header".to_string())?;
+        Ok(Arc::new(AppState {
+            limiter: limiter::local(&config.policy, config.max_keys),
+            clock: Clock::with_skew_us(config.clock_skew_us),
+            key_header,
+            replica_header,
+            policy_header,
+            config,
+            admitted: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            bad_requests: AtomicU64::new(0),
+        }))
+    }
+}
+
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/api/transfers", post(transfer))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/metrics", get(metrics))
+        .layer(middleware::from_fn_with_state(state.clone(), tag_replica))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then drains in-flight requests.
+pub async fn serve(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn tag_replica(State(app): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let mut res = next.run(req).await;
+    res.headers_mut()
+        .insert(REPLICA_HEADER, app.replica_header.clone());
+    res
+}
+
+fn bad_request(app: &AppState, why: String) -> Response {
+    app.bad_requests.fetch_add(1, Ordering::Relaxed);
+    (StatusCode::BAD_REQUEST, why + "\n").into_response()
+}
+
+async fn transfer(State(app): State<Arc<AppState>>, req_headers: HeaderMap) -> Response {
+    let name = &app.config.key_header;
+    let Some(raw) = req_headers.get(&app.key_header) else {
+        return bad_request(&app, format!("missing {name} header"));
+    };
+    let key = match raw.to_str() {
+        Ok(k) if k.is_empty() => return bad_request(&app, format!("empty {name} header")),
+        Ok(k) if k.len() > app.config.max_key_len => {
+            let max = app.config.max_key_len;
+            return bad_request(&app, format!("{name} header longer than {max} bytes"));
+        }
+        Ok(k) => k,
+        Err(_) => return bad_request(&app, format!("{name} header is not visible ASCII")),
+    };
+    let decision = app.limiter.decide(key, app.clock.now_us());
+    let rate = HeaderValue::try_from(headers::ratelimit(&decision))
+        .unwrap_or_else(|_| HeaderValue::from_static(""));
+    let mut res = if decision.allowed {
+        app.admitted.fetch_add(1, Ordering::Relaxed);
+        (StatusCode::OK, "{\"status\":\"accepted\"}\n").into_response()
+    } else {
+        app.rejected.fetch_add(1, Ordering::Relaxed);
+        let mut res = (StatusCode::TOO_MANY_REQUESTS, "{\"error\":\"rate limited\"}\n").into_response();
+        if let Ok(v) = HeaderValue::try_from(headers::retry_after(&decision)) {
+            res.headers_mut().insert("retry-after", v);
+        }
+        res
+    };
+    let h = res.headers_mut();
+    h.insert("ratelimit-policy", app.policy_header.clone());
+    h.insert("ratelimit", rate);
+    res
+}
+
+async fn metrics(State(app): State<Arc<AppState>>) -> String {
+    let r = &app.config.replica;
+    let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    format!(
+        "# TYPE rlbench_requests_total counter\n\
+         rlbench_requests_total{{replica=\"{r}\",decision=\"admitted\"}} {}\n\
+         rlbench_requests_total{{replica=\"{r}\",decision=\"rejected\"}} {}\n\
+         rlbench_requests_total{{replica=\"{r}\",decision=\"bad_request\"}} {}\n\
+         # TYPE rlbench_live_keys gauge\n\
+         rlbench_live_keys{{replica=\"{r}\"}} {}\n",
+        load(&app.admitted),
+        load(&app.rejected),
+        load(&app.bad_requests),
+        app.limiter.live_keys(),
+    )
+}
