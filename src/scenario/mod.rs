@@ -1,0 +1,145 @@
+//! Scenarios: what a run does. A TOML file is parsed into raw types
+//! (`raw`), then validated into the engine types below (`validate`); every
+//! error names the file, line and column and says what was expected.
+
+mod raw;
+pub mod units;
+mod validate;
+
+use reference_api::Policy;
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub duration: Duration,
+    pub seed: u64,
+    pub policy: Policy,
+    pub load: LoadSpec,
+    pub arms: Vec<Arm>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoadSpec {
+    /// Target requests per second, summed over all keys and replicas.
+    pub rate: f64,
+    /// Number of distinct keys, chosen uniformly per request.
+    pub keys: u32,
+    pub timeout: Duration,
+    /// Requests allowed in flight at once; past it the schedule waits (and
+    /// the lag shows in the figures) rather than memory growing.
+    pub max_in_flight: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Each replica counts in its own memory.
+    Local,
+}
+
+impl Mode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Mode::Local => "local",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fanout {
+    RoundRobin,
+    Random,
+}
+
+#[derive(Clone, Debug)]
+pub struct Arm {
+    pub name: String,
+    pub mode: Mode,
+    pub replicas: usize,
+    pub fanout: Fanout,
+    pub key_header: String,
+    pub expect: Vec<Expectation>,
+}
+
+/// A bound on one summary figure, e.g. `max_over_admission_ratio = 1.01`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// The key as written in `[arms.expect]`.
+    pub key: &'static str,
+    pub figure: Figure,
+    pub bound: Bound,
+    pub value: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    AtMost,
+    AtLeast,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    OverAdmissionRatio,
+    DefiniteViolations,
+    PossibleViolations,
+    FalseRejectRatio,
+    P99Ms,
+    ErrorRatio,
+}
+
+impl Figure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::OverAdmissionRatio => "over_admission_ratio",
+            Figure::DefiniteViolations => "definite_violations",
+            Figure::PossibleViolations => "possible_violations",
+            Figure::FalseRejectRatio => "false_reject_ratio",
+            Figure::P99Ms => "p99_ms",
+            Figure::ErrorRatio => "error_ratio",
+        }
+    }
+}
+
+/// A scenario that cannot be read or is not valid: `file:line:col: what`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: 0,
+        column: 0,
+        message: format!("cannot read the scenario: {e}"),
+    })?;
+    parse(&file, &text)
+}
+
+/// Validates scenario text; `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    validate::scenario(file, text)
+}

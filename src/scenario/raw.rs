@@ -1,0 +1,71 @@
+//! The scenario file exactly as written: serde types that mirror the TOML,
+//! reject unknown keys, and keep the source span of every value so that
+//! validation can point at the line and column of a bad one.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Spanned<String>,
+    pub duration: Spanned<String>,
+    pub seed: Option<Spanned<i64>>,
+    pub policy: Spanned<RawPolicy>,
+    pub cluster: Option<RawCluster>,
+    pub load: Spanned<RawLoad>,
+    pub arms: Spanned<Vec<Spanned<RawArm>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicy {
+    pub algorithm: Spanned<String>,
+    pub limit: Option<Spanned<i64>>,
+    pub window: Option<Spanned<String>>,
+    pub segments: Option<Spanned<i64>>,
+    pub capacity: Option<Spanned<i64>>,
+    pub refill: Option<Spanned<String>>,
+    pub rate: Option<Spanned<String>>,
+    pub burst: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCluster {
+    pub replicas: Option<Spanned<i64>>,
+    pub key_header: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLoad {
+    pub rate: Spanned<f64>,
+    pub keys: Option<Spanned<i64>>,
+    pub fanout: Option<Spanned<String>>,
+    pub timeout: Option<Spanned<String>>,
+    pub max_in_flight: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawArm {
+    pub name: Spanned<String>,
+    pub mode: Spanned<String>,
+    pub replicas: Option<Spanned<i64>>,
+    pub fanout: Option<Spanned<String>>,
+    pub expect: Option<RawExpect>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExpect {
+    pub max_over_admission_ratio: Option<Spanned<f64>>,
+    pub min_over_admission_ratio: Option<Spanned<f64>>,
+    pub max_definite_violations: Option<Spanned<i64>>,
+    pub min_definite_violations: Option<Spanned<i64>>,
+    pub max_possible_violations: Option<Spanned<i64>>,
+    pub max_false_reject_ratio: Option<Spanned<f64>>,
+    pub max_p99_ms: Option<Spanned<f64>>,
+    pub max_error_ratio: Option<Spanned<f64>>,
+}

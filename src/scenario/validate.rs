@@ -1,0 +1,351 @@
+//! Raw scenario → engine types. Each check points at the offending value.
+
+use super::raw::{RawArm, RawExpect, RawLoad, RawPolicy, RawScenario};
+use super::units::{self, micros};
+use super::{Arm, Bound, Expectation, Fanout, Figure, LoadSpec, Mode, Scenario, ScenarioError};
+use reference_api::config::DEFAULT_KEY_HEADER;
+use reference_api::{Policy, Rate};
+use std::collections::HashSet;
+use std::ops::Range;
+use std::time::Duration;
+use toml::Spanned;
+
+const MAX_REPLICAS: i64 = 64;
+const MAX_RATE: f64 = 1_000_000.0;
+const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+
+struct Source<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+impl Source<'_> {
+    fn error(&self, span: Option<Range<usize>>, message: impl Into<String>) -> ScenarioError {
+        let (line, column) = match span {
+            Some(span) => line_col(self.text, span.start),
+            None => (0, 0),
+        };
+        ScenarioError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn at<T>(&self, value: &Spanned<T>, message: impl Into<String>) -> ScenarioError {
+        self.error(Some(value.span()), message)
+    }
+
+    fn duration(&self, value: &Spanned<String>) -> Result<Duration> {
+        let d = units::duration(value.get_ref()).map_err(|e| self.at(value, e))?;
+        if d > MAX_DURATION {
+            return Err(self.at(value, format!("{:?}: at most 24h", value.get_ref())));
+        }
+        Ok(d)
+    }
+
+    fn count(&self, value: &Spanned<i64>, what: &str, min: i64, max: i64) -> Result<u64> {
+        let v = *value.get_ref();
+        if v < min || v > max {
+            return Err(self.at(value, format!("{what} must be between {min} and {max}, got {v}")));
+        }
+        Ok(v as u64)
+    }
+
+    fn rate(&self, value: &Spanned<String>) -> Result<Rate> {
+        let (count, per) = units::rate(value.get_ref()).map_err(|e| self.at(value, e))?;
+        Ok(Rate {
+            count,
+            per_us: micros(per),
+        })
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
+    let src = Source { file, text };
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        src.error(e.span(), message)
+    })?;
+
+    let name = identifier(&src, &raw.name, "scenario name")?;
+    let duration = src.duration(&raw.duration)?;
+    let seed = match &raw.seed {
+        Some(s) => src.count(s, "seed", 0, i64::MAX)?,
+        None => 1,
+    };
+    let policy = policy(&src, &raw.policy)?;
+    let cluster = raw.cluster.unwrap_or_default();
+    let replicas = match &cluster.replicas {
+        Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
+        None => 1,
+    };
+    let key_header = match &cluster.key_header {
+        Some(h) => {
+            let ok = axum::http::HeaderName::try_from(h.get_ref().as_str()).is_ok();
+            if !ok {
+                return Err(src.at(h, format!("{:?} is not a valid header name", h.get_ref())));
+            }
+            h.get_ref().clone()
+        }
+        None => DEFAULT_KEY_HEADER.to_string(),
+    };
+    let (load, default_fanout) = load(&src, &raw.load)?;
+
+    if raw.arms.get_ref().is_empty() {
+        return Err(src.at(&raw.arms, "a scenario needs at least one [[arms]]"));
+    }
+    let mut seen = HashSet::new();
+    let mut arms = Vec::new();
+    for arm_raw in raw.arms.get_ref() {
+        let arm = arm(&src, arm_raw.get_ref(), replicas, default_fanout, &key_header)?;
+        if !seen.insert(arm.name.clone()) {
+            return Err(src.at(&arm_raw.get_ref().name, format!("arm {:?} is defined twice", arm.name)));
+        }
+        arms.push(arm);
+    }
+    Ok(Scenario {
+        name,
+        duration,
+        seed,
+        policy,
+        load,
+        arms,
+    })
+}
+
+/// Names become folder and file names: letters, digits, `-`, `_`, `.`.
+fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<String> {
+    let v = value.get_ref();
+    let ok = !v.is_empty()
+        && v.len() <= 64
+        && !v.starts_with('.')
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !ok {
+        return Err(src.at(
+            value,
+            format!("{what} {v:?}: expected 1-64 letters, digits, '-', '_' or '.'"),
+        ));
+    }
+    Ok(v.clone())
+}
+
+fn policy(src: &Source, spanned: &Spanned<RawPolicy>) -> Result<Policy> {
+    let p = spanned.get_ref();
+    let algorithm = p.algorithm.get_ref().as_str();
+    let params: &[&str] = match algorithm {
+        "sliding_log" | "fixed_window" | "sliding_counter" => &["limit", "window"],
+        "sliding_window" => &["limit", "window", "segments"],
+        "token_bucket" => &["capacity", "refill"],
+        "gcra" => &["rate", "burst"],
+        other => {
+            return Err(src.at(
+                &p.algorithm,
+                format!(
+                    "unknown algorithm {other:?}, expected one of sliding_log, sliding_window, \
+                     fixed_window, token_bucket, gcra, sliding_counter"
+                ),
+            ))
+        }
+    };
+    let given: [(&str, Option<Range<usize>>); 7] = [
+        ("limit", p.limit.as_ref().map(|v| v.span())),
+        ("window", p.window.as_ref().map(|v| v.span())),
+        ("segments", p.segments.as_ref().map(|v| v.span())),
+        ("capacity", p.capacity.as_ref().map(|v| v.span())),
+        ("refill", p.refill.as_ref().map(|v| v.span())),
+        ("rate", p.rate.as_ref().map(|v| v.span())),
+        ("burst", p.burst.as_ref().map(|v| v.span())),
+    ];
+    for (key, span) in &given {
+        if span.is_some() && !params.contains(key) {
+            return Err(src.error(
+                span.clone(),
+                format!("{key:?} is not a parameter of {algorithm}, expected {}", params.join(", ")),
+            ));
+        }
+    }
+    let need = |key: &str| {
+        src.error(
+            Some(spanned.span()),
+            format!("{algorithm} needs {key:?} (its parameters: {})", params.join(", ")),
+        )
+    };
+    let limit = || -> Result<u64> {
+        src.count(p.limit.as_ref().ok_or_else(|| need("limit"))?, "limit", 1, u32::MAX as i64)
+    };
+    let window = || -> Result<u64> {
+        Ok(micros(src.duration(p.window.as_ref().ok_or_else(|| need("window"))?)?))
+    };
+    Ok(match algorithm {
+        "sliding_log" => Policy::SlidingLog {
+            limit: limit()?,
+            window_us: window()?,
+        },
+        "fixed_window" => Policy::FixedWindow {
+            limit: limit()?,
+            window_us: window()?,
+        },
+        "sliding_counter" => Policy::SlidingCounter {
+            limit: limit()?,
+            window_us: window()?,
+        },
+        "sliding_window" => {
+            let (limit, window_us) = (limit()?, window()?);
+            let seg = p.segments.as_ref().ok_or_else(|| need("segments"))?;
+            let segments = src.count(seg, "segments", 1, 10_000)?;
+            if window_us % segments != 0 {
+                return Err(src.at(seg, format!(
+                    "the window must split into {segments} equal whole-microsecond segments"
+                )));
+            }
+            Policy::SlidingWindow {
+                limit,
+                window_us,
+                segments,
+            }
+        }
+        "token_bucket" => Policy::TokenBucket {
+            capacity: src.count(
+                p.capacity.as_ref().ok_or_else(|| need("capacity"))?,
+                "capacity",
+                1,
+                u32::MAX as i64,
+            )?,
+            refill: src.rate(p.refill.as_ref().ok_or_else(|| need("refill"))?)?,
+        },
+        _ => Policy::Gcra {
+            rate: src.rate(p.rate.as_ref().ok_or_else(|| need("rate"))?)?,
+            burst: src.count(p.burst.as_ref().ok_or_else(|| need("burst"))?, "burst", 1, u32::MAX as i64)?,
+        },
+    })
+}
+
+fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
+    match value.get_ref().as_str() {
+        "round_robin" => Ok(Fanout::RoundRobin),
+        "random" => Ok(Fanout::Random),
+        other => Err(src.at(value, format!("unknown fanout {other:?}, expected round_robin or random"))),
+    }
+}
+
+fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> {
+    let l = spanned.get_ref();
+    let rate = *l.rate.get_ref();
+    if !(rate > 0.0 && rate <= MAX_RATE) {
+        return Err(src.at(&l.rate, format!("rate must be above 0 and at most {MAX_RATE} requests/s, got {rate}")));
+    }
+    let keys = match &l.keys {
+        Some(k) => src.count(k, "keys", 1, 10_000_000)? as u32,
+        None => 10,
+    };
+    let timeout = match &l.timeout {
+        Some(t) => src.duration(t)?,
+        None => Duration::from_secs(2),
+    };
+    let max_in_flight = match &l.max_in_flight {
+        Some(m) => src.count(m, "max_in_flight", 1, 1_000_000)? as usize,
+        None => 10_000,
+    };
+    let fanout = match &l.fanout {
+        Some(f) => fanout(src, f)?,
+        None => Fanout::RoundRobin,
+    };
+    Ok((
+        LoadSpec {
+            rate,
+            keys,
+            timeout,
+            max_in_flight,
+        },
+        fanout,
+    ))
+}
+
+fn arm(
+    src: &Source,
+    a: &RawArm,
+    replicas: usize,
+    default_fanout: Fanout,
+    key_header: &str,
+) -> Result<Arm> {
+    let name = identifier(src, &a.name, "arm name")?;
+    let mode = match a.mode.get_ref().as_str() {
+        "local" => Mode::Local,
+        "redis_naive" | "redis_lua" => {
+            return Err(src.at(&a.mode, format!(
+                "mode {:?} is not available in this build yet, expected local",
+                a.mode.get_ref()
+            )))
+        }
+        other => return Err(src.at(&a.mode, format!("unknown mode {other:?}, expected local"))),
+    };
+    let replicas = match &a.replicas {
+        Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
+        None => replicas,
+    };
+    let fanout = match &a.fanout {
+        Some(f) => fanout(src, f)?,
+        None => default_fanout,
+    };
+    let expect = match &a.expect {
+        Some(e) => expectations(src, e)?,
+        None => Vec::new(),
+    };
+    Ok(Arm {
+        name,
+        mode,
+        replicas,
+        fanout,
+        key_header: key_header.to_string(),
+        expect,
+    })
+}
+
+fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
+    use Bound::{AtLeast, AtMost};
+    use Figure::*;
+    let ratios = [
+        ("max_over_admission_ratio", &e.max_over_admission_ratio, OverAdmissionRatio, AtMost),
+        ("min_over_admission_ratio", &e.min_over_admission_ratio, OverAdmissionRatio, AtLeast),
+        ("max_false_reject_ratio", &e.max_false_reject_ratio, FalseRejectRatio, AtMost),
+        ("max_p99_ms", &e.max_p99_ms, P99Ms, AtMost),
+        ("max_error_ratio", &e.max_error_ratio, ErrorRatio, AtMost),
+    ];
+    let counts = [
+        ("max_definite_violations", &e.max_definite_violations, DefiniteViolations, AtMost),
+        ("min_definite_violations", &e.min_definite_violations, DefiniteViolations, AtLeast),
+        ("max_possible_violations", &e.max_possible_violations, PossibleViolations, AtMost),
+    ];
+    let mut out = Vec::new();
+    for (key, value, figure, bound) in ratios {
+        if let Some(v) = value {
+            let x = *v.get_ref();
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(src.at(v, format!("{key} must be a number of at least 0, got {x}")));
+            }
+            out.push(Expectation { key, figure, bound, value: x });
+        }
+    }
+    for (key, value, figure, bound) in counts {
+        if let Some(v) = value {
+            let x = src.count(v, key, 0, i64::MAX)?;
+            out.push(Expectation { key, figure, bound, value: x as f64 });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

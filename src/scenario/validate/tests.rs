@@ -1,0 +1,169 @@
+//! Scenario validation: every bad input names its line and column.
+
+use super::super::{parse, Bound, Fanout, Figure, Mode};
+use reference_api::{Policy, Rate};
+use std::time::Duration;
+
+const GOOD: &str = r#"
+name = "demo"
+duration = "5s"
+seed = 7
+
+[policy]
+algorithm = "sliding_log"
+limit = 10
+window = "2s"
+
+[cluster]
+replicas = 3
+
+[load]
+rate = 200
+keys = 4
+
+[[arms]]
+name = "single"
+mode = "local"
+replicas = 1
+[arms.expect]
+max_definite_violations = 0
+max_over_admission_ratio = 1.05
+
+[[arms]]
+name = "local"
+mode = "local"
+[arms.expect]
+min_over_admission_ratio = 2.5
+"#;
+
+fn error_of(text: &str) -> String {
+    parse("s.toml", text).unwrap_err().to_string()
+}
+
+#[test]
+fn a_good_scenario_becomes_engine_types() {
+    let s = parse("s.toml", GOOD).unwrap();
+    assert_eq!(s.name, "demo");
+    assert_eq!(s.duration, Duration::from_secs(5));
+    assert_eq!(s.seed, 7);
+    assert_eq!(
+        s.policy,
+        Policy::SlidingLog {
+            limit: 10,
+            window_us: 2_000_000
+        }
+    );
+    assert_eq!(s.load.rate, 200.0);
+    assert_eq!(s.load.keys, 4);
+    assert_eq!(s.arms.len(), 2);
+    assert_eq!(s.arms[0].replicas, 1);
+    assert_eq!(s.arms[1].replicas, 3, "arms inherit [cluster] replicas");
+    assert_eq!(s.arms[1].mode, Mode::Local);
+    assert_eq!(s.arms[1].fanout, Fanout::RoundRobin);
+    assert_eq!(s.arms[1].key_header, "X-Customer-Id");
+    let e = &s.arms[1].expect[0];
+    assert_eq!((e.figure, e.bound, e.value), (Figure::OverAdmissionRatio, Bound::AtLeast, 2.5));
+}
+
+#[test]
+fn a_misspelled_key_names_line_column_and_the_expected_keys() {
+    let text = GOOD.replace("rate = 200", "rte = 200");
+    let e = error_of(&text);
+    assert!(e.starts_with("s.toml:15:1: unknown field `rte`"), "{e}");
+    assert!(e.contains("expected"), "{e}");
+}
+
+#[test]
+fn a_misspelled_expectation_is_an_error() {
+    let text = GOOD.replace("max_definite_violations", "max_definite_violation");
+    let e = error_of(&text);
+    assert!(e.starts_with("s.toml:23:1: unknown field `max_definite_violation`"), "{e}");
+}
+
+#[test]
+fn bad_durations_point_at_the_value() {
+    let e = error_of(&GOOD.replace("duration = \"5s\"", "duration = \"5\""));
+    assert!(e.starts_with("s.toml:3:12: \"5\": expected a duration"), "{e}");
+    let e = error_of(&GOOD.replace("window = \"2s\"", "window = \"2 fortnights\""));
+    assert!(e.starts_with("s.toml:9:10:"), "{e}");
+}
+
+#[test]
+fn wrong_types_say_what_was_expected() {
+    let e = error_of(&GOOD.replace("limit = 10", "limit = \"ten\""));
+    assert!(e.starts_with("s.toml:8:9:"), "{e}");
+    assert!(e.contains("invalid type"), "{e}");
+}
+
+#[test]
+fn impossible_values_are_rejected() {
+    let e = error_of(&GOOD.replace("replicas = 3", "replicas = 0"));
+    assert!(e.starts_with("s.toml:12:12: replicas must be between 1 and 64, got 0"), "{e}");
+    let e = error_of(&GOOD.replace("rate = 200", "rate = -5"));
+    assert!(e.starts_with("s.toml:15:8: rate must be above 0"), "{e}");
+    let e = error_of(&GOOD.replace("limit = 10", "limit = 0"));
+    assert!(e.contains("limit must be between 1"), "{e}");
+    let e = error_of(&GOOD.replace("max_over_admission_ratio = 1.05", "max_over_admission_ratio = -1.0"));
+    assert!(e.contains("at least 0"), "{e}");
+}
+
+#[test]
+fn parameters_must_fit_the_algorithm() {
+    let e = error_of(&GOOD.replace("window = \"2s\"", "window = \"2s\"\nburst = 3"));
+    assert!(e.contains("\"burst\" is not a parameter of sliding_log"), "{e}");
+    let e = error_of(&GOOD.replace("limit = 10\n", ""));
+    assert!(e.contains("sliding_log needs \"limit\""), "{e}");
+    let e = error_of(&GOOD.replace("sliding_log", "leaky"));
+    assert!(e.starts_with("s.toml:7:13: unknown algorithm \"leaky\""), "{e}");
+}
+
+#[test]
+fn every_algorithm_parses_its_parameters() {
+    let with = |policy: &str| {
+        let start = GOOD.find("[policy]").unwrap();
+        let end = GOOD.find("[cluster]").unwrap();
+        let text = format!("{}[policy]\n{policy}\n\n{}", &GOOD[..start], &GOOD[end..]);
+        parse("s.toml", &text).map(|s| s.policy)
+    };
+    assert_eq!(
+        with("algorithm = \"token_bucket\"\ncapacity = 5\nrefill = \"10/1s\"").unwrap(),
+        Policy::TokenBucket {
+            capacity: 5,
+            refill: Rate { count: 10, per_us: 1_000_000 }
+        }
+    );
+    assert_eq!(
+        with("algorithm = \"gcra\"\nrate = \"100/m\"\nburst = 2").unwrap(),
+        Policy::Gcra {
+            rate: Rate { count: 100, per_us: 60_000_000 },
+            burst: 2
+        }
+    );
+    assert_eq!(
+        with("algorithm = \"sliding_window\"\nlimit = 4\nwindow = \"1s\"\nsegments = 4").unwrap(),
+        Policy::SlidingWindow { limit: 4, window_us: 1_000_000, segments: 4 }
+    );
+    assert!(with("algorithm = \"sliding_window\"\nlimit = 4\nwindow = \"1s\"\nsegments = 7")
+        .unwrap_err()
+        .to_string()
+        .contains("equal whole-microsecond segments"));
+    assert!(with("algorithm = \"gcra\"\nrate = \"fast\"\nburst = 2").is_err());
+}
+
+#[test]
+fn arms_need_unique_safe_names_and_known_modes() {
+    let e = error_of(&GOOD.replace("name = \"local\"", "name = \"single\""));
+    assert!(e.contains("arm \"single\" is defined twice"), "{e}");
+    let e = error_of(&GOOD.replace("name = \"local\"", "name = \"../x\""));
+    assert!(e.contains("arm name \"../x\""), "{e}");
+    let e = error_of(&GOOD.replace("mode = \"local\"\nreplicas = 1", "mode = \"global\"\nreplicas = 1"));
+    assert!(e.starts_with("s.toml:20:8: unknown mode \"global\""), "{e}");
+}
+
+#[test]
+fn broken_toml_is_located_too() {
+    let e = error_of("name = \"x\"\nduration = \n");
+    assert!(e.starts_with("s.toml:2:"), "{e}");
+    let e = error_of("name = \"x\"\n");
+    assert!(e.contains("missing field"), "{e}");
+}

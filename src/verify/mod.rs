@@ -1,0 +1,160 @@
+//! The verifier: judges a recorded trace against the policy's exact
+//! semantics, soundly. Time truth is the generator's monotonic clock; each
+//! decision happened somewhere inside its request's `[sent, done]`.
+//!
+//! - definite violations: admits that no timing can explain (a correct
+//!   limiter scores zero, whatever the load and jitter);
+//! - possible violations: the same with the most favourable timing;
+//! - false rejects: 429s a correct limiter would certainly have admitted;
+//! - allowed_max: an ideal limiter's admits over the same send times.
+
+mod false_reject;
+mod fenwick;
+mod ideal;
+mod removal;
+mod rules;
+mod segtree;
+
+use reference_api::Policy;
+use removal::Item;
+
+/// What a request's response says about the limiter's decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decided {
+    Admitted,
+    Rejected,
+    /// No usable answer (error, timeout): it may have been admitted.
+    Unknown,
+}
+
+/// One request of one key, times in µs on the generator's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Obs {
+    pub sent: i64,
+    pub done: i64,
+    pub decided: Decided,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Timing tolerance in the limiter's favour: its clock's resolution and
+    /// rounding. Only ever makes a verdict milder.
+    pub slack_us: i64,
+    /// Wall-clock µs at trace time 0, to replay epoch-aligned windows.
+    pub epoch_offset_us: i64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            slack_us: 1_000,
+            epoch_offset_us: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Verdict {
+    pub admitted: u64,
+    pub rejected: u64,
+    pub unknown: u64,
+    pub allowed_max: u64,
+    pub definite_violations: u64,
+    pub possible_violations: u64,
+    pub false_rejects: u64,
+    /// Max over keys and windows of admitted-in-window / limit.
+    pub peak_window_ratio: f64,
+}
+
+impl Verdict {
+    pub fn over_admission_ratio(&self) -> Option<f64> {
+        match (self.admitted, self.allowed_max) {
+            (0, _) => Some(0.0),
+            (_, 0) => None,
+            (a, m) => Some(a as f64 / m as f64),
+        }
+    }
+
+    /// Share of the rejects that were certainly wrong.
+    pub fn false_reject_ratio(&self) -> f64 {
+        if self.rejected == 0 {
+            0.0
+        } else {
+            self.false_rejects as f64 / self.rejected as f64
+        }
+    }
+
+    pub fn merge(&mut self, other: &Verdict) {
+        self.admitted += other.admitted;
+        self.rejected += other.rejected;
+        self.unknown += other.unknown;
+        self.allowed_max += other.allowed_max;
+        self.definite_violations += other.definite_violations;
+        self.possible_violations += other.possible_violations;
+        self.false_rejects += other.false_rejects;
+        self.peak_window_ratio = self.peak_window_ratio.max(other.peak_window_ratio);
+    }
+}
+
+/// Judges one key's requests.
+pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict {
+    let rules = rules::for_policy(policy);
+    let span = |o: &Obs| Item {
+        x: o.sent,
+        y: o.done,
+    };
+    let admits: Vec<Item> = requests
+        .iter()
+        .filter(|o| o.decided == Decided::Admitted)
+        .map(span)
+        .collect();
+    let maybe_admits: Vec<Item> = requests
+        .iter()
+        .filter(|o| o.decided != Decided::Rejected)
+        .map(span)
+        .collect();
+    let rejects: Vec<Item> = requests
+        .iter()
+        .filter(|o| o.decided == Decided::Rejected)
+        .map(span)
+        .collect();
+    let swapped: Vec<Item> = admits.iter().map(|i| Item { x: i.y, y: i.x }).collect();
+    let most = |items: &[Item], slack| {
+        rules
+            .definite
+            .iter()
+            .map(|&b| removal::min_removals(items, b, slack))
+            .max()
+            .unwrap_or(0)
+    };
+    let mut sends: Vec<i64> = requests.iter().map(|o| o.sent).collect();
+    sends.sort_unstable();
+    let (peak_limit, peak_span) = rules.peak;
+    let peak = removal::peak(&admits, peak_span, opts.slack_us);
+    Verdict {
+        admitted: admits.len() as u64,
+        rejected: rejects.len() as u64,
+        unknown: (maybe_admits.len() - admits.len()) as u64,
+        allowed_max: ideal::allowed(policy, &sends, opts.epoch_offset_us),
+        definite_violations: most(&admits, opts.slack_us),
+        possible_violations: most(&swapped, 0),
+        false_rejects: false_reject::count(rules.reject, &maybe_admits, &rejects, opts.slack_us),
+        peak_window_ratio: peak as f64 / peak_limit as f64,
+    }
+}
+
+/// Judges every key and adds the verdicts up.
+pub fn verify<'a>(
+    policy: &Policy,
+    keys: impl IntoIterator<Item = &'a [Obs]>,
+    opts: &Options,
+) -> Verdict {
+    let mut total = Verdict::default();
+    for requests in keys {
+        total.merge(&verify_key(policy, requests, opts));
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests;
