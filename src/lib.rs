@@ -1,6 +1,20 @@
 //! rlbench: load-test rate limiters across real replicas and prove whether
 //! they admit what their policy says. The binary's `main.rs` only parses
-//! arguments and maps errors to exit codes; everything else lives here.
+//! arguments, calls in here, and maps errors to exit codes.
+//!
+//! Data flow: scenario → (per arm) stack up → load → stack down →
+//! analyze (verify + stats) → report → gate.
 
+pub mod analyze;
+pub mod cli;
+pub mod error;
+pub mod events;
+pub mod gate;
+pub mod interrupt;
+pub mod load;
+pub mod report;
+pub mod run;
 pub mod scenario;
+pub mod serve;
+pub mod stack;
 pub mod verify;

@@ -1,1 +1,110 @@
-fn main(){}
+//! rlbench's entry point: parse the command line, set up logging and the
+//! runtime, call the library, print the outcome, map it to an exit code.
+#![allow(clippy::print_stdout)]
+
+use clap::Parser;
+use rlbench::cli::{Cli, Command};
+use rlbench::error::{Error, Exit};
+use rlbench::report::table;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            return fail(&Error::environment(format!(
+                "cannot start the async runtime: {e}"
+            )))
+        }
+    };
+    let code = match cli.command {
+        Command::Replica { config_json, .. } => runtime.block_on(replica(&config_json)),
+        command => {
+            let quiet = matches!(&command, Command::Run(a) if a.quiet);
+            init_logging(quiet);
+            runtime.block_on(dispatch(command))
+        }
+    };
+    // Don't wait for stray blocking tasks (e.g. a stdin reader).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
+}
+
+async fn dispatch(command: Command) -> ExitCode {
+    match command {
+        Command::Run(args) => match rlbench::run::run(&args).await {
+            Ok(outcome) => {
+                table::print(&outcome.summary);
+                println!("report: {}", outcome.folder.join("summary.json").display());
+                for failure in &outcome.summary.gate.failures {
+                    eprintln!("rlbench: expectation failed: {failure}");
+                }
+                if let Some(e) = &outcome.error {
+                    eprintln!("rlbench: {e}");
+                }
+                if outcome.exit == Exit::Interrupted {
+                    eprintln!("rlbench: interrupted; the report covers what was sent and is marked partial");
+                }
+                ExitCode::from(outcome.exit.code())
+            }
+            Err(e) => fail(&e),
+        },
+        Command::Check { scenario } => match rlbench::scenario::load(&scenario) {
+            Ok(s) => {
+                let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
+                println!(
+                    "{}: ok — {}; {} requests/s for {:?}; arms: {}",
+                    scenario.display(),
+                    s.policy.describe(),
+                    s.load.rate,
+                    s.duration,
+                    arms.join(", ")
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e.into()),
+        },
+        Command::Serve { scenario, arm } => {
+            match rlbench::serve::serve(&scenario, arm.as_deref()).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            }
+        }
+        Command::Replica { .. } => unreachable!("handled before logging is set up"),
+    }
+}
+
+/// Runs as one replica of the reference API (rlbench starts these itself).
+async fn replica(config_json: &str) -> ExitCode {
+    use reference_api::{replica, ReplicaConfig};
+    let config: ReplicaConfig = match serde_json::from_str(config_json) {
+        Ok(c) => c,
+        Err(e) => return fail(&Error::input(format!("replica config: {e}"))),
+    };
+    let announce = |addr: std::net::SocketAddr| println!("{}http://{addr}", replica::READY_PREFIX);
+    let listen = ([127, 0, 0, 1], 0).into();
+    match replica::run(config, listen, announce, replica::shutdown_signal(true)).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&Error::environment(e)),
+    }
+}
+
+fn fail(e: &Error) -> ExitCode {
+    eprintln!("rlbench: {e}");
+    ExitCode::from(e.exit.code())
+}
+
+fn init_logging(quiet: bool) {
+    let level = if quiet { "warn" } else { "info" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RLBENCH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
+        .without_time()
+        .init();
+}

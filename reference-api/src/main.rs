@@ -1,6 +1,7 @@
 //! Standalone reference API: `reference-api --config replica.json
 //! [--listen 127.0.0.1:8080]`. rlbench itself starts replicas through its
 //! own hidden `replica` subcommand, which calls the same library code.
+#![allow(clippy::print_stdout)]
 
 use reference_api::{replica, ReplicaConfig};
 use std::net::SocketAddr;
@@ -17,8 +18,7 @@ fn parse() -> Result<(ReplicaConfig, SocketAddr, bool), String> {
         match arg.as_str() {
             "--config" => {
                 let path = args.next().ok_or("--config needs a file")?;
-                let text =
-                    std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
                 config = Some(
                     serde_json::from_str::<ReplicaConfig>(&text)
                         .map_err(|e| format!("{path}: {e}"))?,
@@ -26,9 +26,9 @@ fn parse() -> Result<(ReplicaConfig, SocketAddr, bool), String> {
             }
             "--listen" => {
                 let addr = args.next().ok_or("--listen needs an address")?;
-                listen = addr
-                    .parse()
-                    .map_err(|_| format!("--listen: {addr:?} is not an address like 127.0.0.1:8080"))?;
+                listen = addr.parse().map_err(|_| {
+                    format!("--listen: {addr:?} is not an address like 127.0.0.1:8080")
+                })?;
             }
             "--exit-on-stdin-eof" => watch_stdin = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
@@ -49,7 +49,14 @@ async fn main() -> ExitCode {
         }
     };
     let announce = |addr: SocketAddr| println!("{}http://{addr}", replica::READY_PREFIX);
-    match replica::run(config, listen, announce, replica::shutdown_signal(watch_stdin)).await {
+    match replica::run(
+        config,
+        listen,
+        announce,
+        replica::shutdown_signal(watch_stdin),
+    )
+    .await
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("reference-api: {e}");

@@ -99,11 +99,9 @@ impl Policy {
                 refill.count,
                 d(refill.per_us)
             ),
-            Policy::Gcra { rate, burst } => format!(
-                "gcra: {} per {}, burst {burst}",
-                rate.count,
-                d(rate.per_us)
-            ),
+            Policy::Gcra { rate, burst } => {
+                format!("gcra: {} per {}, burst {burst}", rate.count, d(rate.per_us))
+            }
         }
     }
 }

@@ -19,6 +19,9 @@ use tokio::net::TcpListener;
 
 pub const REPLICA_HEADER: &str = "x-replica";
 
+const JSON: [(axum::http::header::HeaderName, &str); 1] =
+    [(axum::http::header::CONTENT_TYPE, "application/json")];
+
 pub struct AppState {
     config: ReplicaConfig,
     key_header: HeaderName,
@@ -92,7 +95,7 @@ async fn transfer(State(app): State<Arc<AppState>>, req_headers: HeaderMap) -> R
         return bad_request(&app, format!("missing {name} header"));
     };
     let key = match raw.to_str() {
-        Ok(k) if k.is_empty() => return bad_request(&app, format!("empty {name} header")),
+        Ok("") => return bad_request(&app, format!("empty {name} header")),
         Ok(k) if k.len() > app.config.max_key_len => {
             let max = app.config.max_key_len;
             return bad_request(&app, format!("{name} header longer than {max} bytes"));
@@ -105,10 +108,11 @@ async fn transfer(State(app): State<Arc<AppState>>, req_headers: HeaderMap) -> R
         .unwrap_or_else(|_| HeaderValue::from_static(""));
     let mut res = if decision.allowed {
         app.admitted.fetch_add(1, Ordering::Relaxed);
-        (StatusCode::OK, "{\"status\":\"accepted\"}\n").into_response()
+        (StatusCode::OK, JSON, "{\"status\":\"accepted\"}\n").into_response()
     } else {
         app.rejected.fetch_add(1, Ordering::Relaxed);
-        let mut res = (StatusCode::TOO_MANY_REQUESTS, "{\"error\":\"rate limited\"}\n").into_response();
+        let body = "{\"error\":\"rate limited\"}\n";
+        let mut res = (StatusCode::TOO_MANY_REQUESTS, JSON, body).into_response();
         if let Ok(v) = HeaderValue::try_from(headers::retry_after(&decision)) {
             res.headers_mut().insert("retry-after", v);
         }

@@ -50,7 +50,10 @@ impl Source<'_> {
     fn count(&self, value: &Spanned<i64>, what: &str, min: i64, max: i64) -> Result<u64> {
         let v = *value.get_ref();
         if v < min || v > max {
-            return Err(self.at(value, format!("{what} must be between {min} and {max}, got {v}")));
+            return Err(self.at(
+                value,
+                format!("{what} must be between {min} and {max}, got {v}"),
+            ));
         }
         Ok(v as u64)
     }
@@ -109,9 +112,18 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     let mut seen = HashSet::new();
     let mut arms = Vec::new();
     for arm_raw in raw.arms.get_ref() {
-        let arm = arm(&src, arm_raw.get_ref(), replicas, default_fanout, &key_header)?;
+        let arm = arm(
+            &src,
+            arm_raw.get_ref(),
+            replicas,
+            default_fanout,
+            &key_header,
+        )?;
         if !seen.insert(arm.name.clone()) {
-            return Err(src.at(&arm_raw.get_ref().name, format!("arm {:?} is defined twice", arm.name)));
+            return Err(src.at(
+                &arm_raw.get_ref().name,
+                format!("arm {:?} is defined twice", arm.name),
+            ));
         }
         arms.push(arm);
     }
@@ -131,7 +143,8 @@ fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<Strin
     let ok = !v.is_empty()
         && v.len() <= 64
         && !v.starts_with('.')
-        && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
     if !ok {
         return Err(src.at(
             value,
@@ -172,21 +185,34 @@ fn policy(src: &Source, spanned: &Spanned<RawPolicy>) -> Result<Policy> {
         if span.is_some() && !params.contains(key) {
             return Err(src.error(
                 span.clone(),
-                format!("{key:?} is not a parameter of {algorithm}, expected {}", params.join(", ")),
+                format!(
+                    "{key:?} is not a parameter of {algorithm}, expected {}",
+                    params.join(", ")
+                ),
             ));
         }
     }
     let need = |key: &str| {
         src.error(
             Some(spanned.span()),
-            format!("{algorithm} needs {key:?} (its parameters: {})", params.join(", ")),
+            format!(
+                "{algorithm} needs {key:?} (its parameters: {})",
+                params.join(", ")
+            ),
         )
     };
     let limit = || -> Result<u64> {
-        src.count(p.limit.as_ref().ok_or_else(|| need("limit"))?, "limit", 1, u32::MAX as i64)
+        src.count(
+            p.limit.as_ref().ok_or_else(|| need("limit"))?,
+            "limit",
+            1,
+            u32::MAX as i64,
+        )
     };
     let window = || -> Result<u64> {
-        Ok(micros(src.duration(p.window.as_ref().ok_or_else(|| need("window"))?)?))
+        Ok(micros(src.duration(
+            p.window.as_ref().ok_or_else(|| need("window"))?,
+        )?))
     };
     Ok(match algorithm {
         "sliding_log" => Policy::SlidingLog {
@@ -206,9 +232,12 @@ fn policy(src: &Source, spanned: &Spanned<RawPolicy>) -> Result<Policy> {
             let seg = p.segments.as_ref().ok_or_else(|| need("segments"))?;
             let segments = src.count(seg, "segments", 1, 10_000)?;
             if window_us % segments != 0 {
-                return Err(src.at(seg, format!(
-                    "the window must split into {segments} equal whole-microsecond segments"
-                )));
+                return Err(src.at(
+                    seg,
+                    format!(
+                        "the window must split into {segments} equal whole-microsecond segments"
+                    ),
+                ));
             }
             Policy::SlidingWindow {
                 limit,
@@ -227,7 +256,12 @@ fn policy(src: &Source, spanned: &Spanned<RawPolicy>) -> Result<Policy> {
         },
         _ => Policy::Gcra {
             rate: src.rate(p.rate.as_ref().ok_or_else(|| need("rate"))?)?,
-            burst: src.count(p.burst.as_ref().ok_or_else(|| need("burst"))?, "burst", 1, u32::MAX as i64)?,
+            burst: src.count(
+                p.burst.as_ref().ok_or_else(|| need("burst"))?,
+                "burst",
+                1,
+                u32::MAX as i64,
+            )?,
         },
     })
 }
@@ -236,7 +270,10 @@ fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
     match value.get_ref().as_str() {
         "round_robin" => Ok(Fanout::RoundRobin),
         "random" => Ok(Fanout::Random),
-        other => Err(src.at(value, format!("unknown fanout {other:?}, expected round_robin or random"))),
+        other => Err(src.at(
+            value,
+            format!("unknown fanout {other:?}, expected round_robin or random"),
+        )),
     }
 }
 
@@ -244,7 +281,10 @@ fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> 
     let l = spanned.get_ref();
     let rate = *l.rate.get_ref();
     if !(rate > 0.0 && rate <= MAX_RATE) {
-        return Err(src.at(&l.rate, format!("rate must be above 0 and at most {MAX_RATE} requests/s, got {rate}")));
+        return Err(src.at(
+            &l.rate,
+            format!("rate must be above 0 and at most {MAX_RATE} requests/s, got {rate}"),
+        ));
     }
     let keys = match &l.keys {
         Some(k) => src.count(k, "keys", 1, 10_000_000)? as u32,
@@ -284,10 +324,13 @@ fn arm(
     let mode = match a.mode.get_ref().as_str() {
         "local" => Mode::Local,
         "redis_naive" | "redis_lua" => {
-            return Err(src.at(&a.mode, format!(
-                "mode {:?} is not available in this build yet, expected local",
-                a.mode.get_ref()
-            )))
+            return Err(src.at(
+                &a.mode,
+                format!(
+                    "mode {:?} is not available in this build yet, expected local",
+                    a.mode.get_ref()
+                ),
+            ))
         }
         other => return Err(src.at(&a.mode, format!("unknown mode {other:?}, expected local"))),
     };
@@ -317,16 +360,46 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
     use Bound::{AtLeast, AtMost};
     use Figure::*;
     let ratios = [
-        ("max_over_admission_ratio", &e.max_over_admission_ratio, OverAdmissionRatio, AtMost),
-        ("min_over_admission_ratio", &e.min_over_admission_ratio, OverAdmissionRatio, AtLeast),
-        ("max_false_reject_ratio", &e.max_false_reject_ratio, FalseRejectRatio, AtMost),
+        (
+            "max_over_admission_ratio",
+            &e.max_over_admission_ratio,
+            OverAdmissionRatio,
+            AtMost,
+        ),
+        (
+            "min_over_admission_ratio",
+            &e.min_over_admission_ratio,
+            OverAdmissionRatio,
+            AtLeast,
+        ),
+        (
+            "max_false_reject_ratio",
+            &e.max_false_reject_ratio,
+            FalseRejectRatio,
+            AtMost,
+        ),
         ("max_p99_ms", &e.max_p99_ms, P99Ms, AtMost),
         ("max_error_ratio", &e.max_error_ratio, ErrorRatio, AtMost),
     ];
     let counts = [
-        ("max_definite_violations", &e.max_definite_violations, DefiniteViolations, AtMost),
-        ("min_definite_violations", &e.min_definite_violations, DefiniteViolations, AtLeast),
-        ("max_possible_violations", &e.max_possible_violations, PossibleViolations, AtMost),
+        (
+            "max_definite_violations",
+            &e.max_definite_violations,
+            DefiniteViolations,
+            AtMost,
+        ),
+        (
+            "min_definite_violations",
+            &e.min_definite_violations,
+            DefiniteViolations,
+            AtLeast,
+        ),
+        (
+            "max_possible_violations",
+            &e.max_possible_violations,
+            PossibleViolations,
+            AtMost,
+        ),
     ];
     let mut out = Vec::new();
     for (key, value, figure, bound) in ratios {
@@ -335,13 +408,23 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
             if !(x.is_finite() && x >= 0.0) {
                 return Err(src.at(v, format!("{key} must be a number of at least 0, got {x}")));
             }
-            out.push(Expectation { key, figure, bound, value: x });
+            out.push(Expectation {
+                key,
+                figure,
+                bound,
+                value: x,
+            });
         }
     }
     for (key, value, figure, bound) in counts {
         if let Some(v) = value {
             let x = src.count(v, key, 0, i64::MAX)?;
-            out.push(Expectation { key, figure, bound, value: x as f64 });
+            out.push(Expectation {
+                key,
+                figure,
+                bound,
+                value: x as f64,
+            });
         }
     }
     Ok(out)

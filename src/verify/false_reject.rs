@@ -87,7 +87,10 @@ mod tests {
         pairs.iter().map(|&(x, y)| Item { x, y }).collect()
     }
 
-    const LOG: RejectCheck = RejectCheck::Lookback { limit: 2, span: 1_000 };
+    const LOG: RejectCheck = RejectCheck::Lookback {
+        limit: 2,
+        span: 1_000,
+    };
 
     #[test]
     fn a_reject_with_a_full_window_is_correct() {
@@ -119,7 +122,11 @@ mod tests {
         assert_eq!(count(LOG, &with_timeout, &reject, 0), 0);
     }
 
-    const BUCKET: RejectCheck = RejectCheck::Bucket { burst: 2, count: 1, per: 100 };
+    const BUCKET: RejectCheck = RejectCheck::Bucket {
+        burst: 2,
+        count: 1,
+        per: 100,
+    };
 
     #[test]
     fn a_bucket_reject_after_a_drained_burst_is_correct() {

@@ -124,14 +124,20 @@ mod tests {
 
     #[test]
     fn sliding_log_admits_limit_per_window() {
-        let p = Policy::SlidingLog { limit: 10, window_us: 1_000_000 };
+        let p = Policy::SlidingLog {
+            limit: 10,
+            window_us: 1_000_000,
+        };
         // 100 per second for 3 s: 10 in each of the 3 windows.
         assert_eq!(allowed(&p, &every(10_000, 300), 0), 30);
     }
 
     #[test]
     fn fixed_window_follows_epoch_alignment() {
-        let p = Policy::FixedWindow { limit: 1, window_us: 1_000 };
+        let p = Policy::FixedWindow {
+            limit: 1,
+            window_us: 1_000,
+        };
         let sends = [0, 400, 800];
         assert_eq!(allowed(&p, &sends, 0), 1);
         // Shifted so that a boundary falls between 400 and 800.
@@ -140,14 +146,21 @@ mod tests {
 
     #[test]
     fn segmented_window_frees_quota_segment_by_segment() {
-        let p = Policy::SlidingWindow { limit: 2, window_us: 1_000, segments: 2 };
+        let p = Policy::SlidingWindow {
+            limit: 2,
+            window_us: 1_000,
+            segments: 2,
+        };
         // Segments of 500: [0,500) gets 2, the 3rd waits until 1000.
         assert_eq!(allowed(&p, &[0, 1, 600, 999, 1_000, 1_001], 0), 4);
     }
 
     #[test]
     fn sliding_counter_weighs_the_previous_window() {
-        let p = Policy::SlidingCounter { limit: 10, window_us: 1_000 };
+        let p = Policy::SlidingCounter {
+            limit: 10,
+            window_us: 1_000,
+        };
         let mut sends: Vec<i64> = (900..910).collect();
         sends.extend([1_500; 6]);
         assert_eq!(allowed(&p, &sends, 0), 15);
@@ -155,8 +168,20 @@ mod tests {
 
     #[test]
     fn token_bucket_and_gcra_agree_on_burst_then_rate() {
-        let tb = Policy::TokenBucket { capacity: 5, refill: Rate { count: 10, per_us: 1_000_000 } };
-        let gcra = Policy::Gcra { rate: Rate { count: 10, per_us: 1_000_000 }, burst: 5 };
+        let tb = Policy::TokenBucket {
+            capacity: 5,
+            refill: Rate {
+                count: 10,
+                per_us: 1_000_000,
+            },
+        };
+        let gcra = Policy::Gcra {
+            rate: Rate {
+                count: 10,
+                per_us: 1_000_000,
+            },
+            burst: 5,
+        };
         // 1000 requests/s for 2 s: 5 at once, then 10/s → 5 + 20.
         let sends = every(1_000, 2_001);
         assert_eq!(allowed(&tb, &sends, 0), 25);

@@ -70,7 +70,14 @@ mod tests {
         let n = 13;
         let mut t = MaxTree::new(n, 0);
         let mut plain = vec![0i128; n];
-        let ops = [(0, 5, 3), (2, 13, -1), (7, 8, 10), (4, 9, 2), (12, 13, 20), (0, 13, -5)];
+        let ops = [
+            (0, 5, 3),
+            (2, 13, -1),
+            (7, 8, 10),
+            (4, 9, 2),
+            (12, 13, 20),
+            (0, 13, -5),
+        ];
         for (s, e, d) in ops {
             t.add(s, e, d);
             for v in &mut plain[s..e] {

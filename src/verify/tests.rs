@@ -8,19 +8,33 @@ use rand::{Rng, SeedableRng};
 use reference_api::Rate;
 
 fn admit(sent: i64, done: i64) -> Obs {
-    Obs { sent, done, decided: Decided::Admitted }
+    Obs {
+        sent,
+        done,
+        decided: Decided::Admitted,
+    }
 }
 fn reject(sent: i64, done: i64) -> Obs {
-    Obs { sent, done, decided: Decided::Rejected }
+    Obs {
+        sent,
+        done,
+        decided: Decided::Rejected,
+    }
 }
 fn exact() -> Options {
-    Options { slack_us: 0, epoch_offset_us: 0 }
+    Options {
+        slack_us: 0,
+        epoch_offset_us: 0,
+    }
 }
 fn definite(p: &Policy, trace: &[Obs]) -> u64 {
     verify_key(p, trace, &exact()).definite_violations
 }
 
-const LOG: Policy = Policy::SlidingLog { limit: 2, window_us: 1_000 };
+const LOG: Policy = Policy::SlidingLog {
+    limit: 2,
+    window_us: 1_000,
+};
 
 #[test]
 fn sliding_log_pass_fail_and_boundary() {
@@ -29,14 +43,24 @@ fn sliding_log_pass_fail_and_boundary() {
     let boundary = [admit(0, 10), admit(500, 510), admit(990, 1_000)];
     assert_eq!(definite(&LOG, &pass), 0);
     assert_eq!(definite(&LOG, &fail), 1);
-    assert_eq!(definite(&LOG, &boundary), 0, "N+1 admits spanning exactly W");
+    assert_eq!(
+        definite(&LOG, &boundary),
+        0,
+        "N+1 admits spanning exactly W"
+    );
     let v = verify_key(&LOG, &boundary, &exact());
-    assert_eq!(v.possible_violations, 1, "the decisions may have been 980 µs apart");
+    assert_eq!(
+        v.possible_violations, 1,
+        "the decisions may have been 980 µs apart"
+    );
 }
 
 #[test]
 fn fixed_window_any_alignment_needs_more_than_twice_the_limit() {
-    let p = Policy::FixedWindow { limit: 2, window_us: 1_000 };
+    let p = Policy::FixedWindow {
+        limit: 2,
+        window_us: 1_000,
+    };
     let four: Vec<Obs> = (0..4).map(|i| admit(i * 100, i * 100 + 5)).collect();
     let five: Vec<Obs> = (0..5).map(|i| admit(i * 100, i * 100 + 5)).collect();
     assert_eq!(definite(&p, &four), 0, "2N across one boundary is legal");
@@ -48,14 +72,26 @@ fn fixed_window_any_alignment_needs_more_than_twice_the_limit() {
 #[test]
 fn segmented_window_bounds() {
     // 2 per 1000 µs in 4 segments: any closed span ≤ 750 holds at most 2.
-    let p = Policy::SlidingWindow { limit: 2, window_us: 1_000, segments: 4 };
+    let p = Policy::SlidingWindow {
+        limit: 2,
+        window_us: 1_000,
+        segments: 4,
+    };
     let fail = [admit(0, 1), admit(300, 301), admit(749, 750)];
     let boundary = [admit(0, 1), admit(300, 301), admit(750, 751)];
     assert_eq!(definite(&p, &fail), 1);
-    assert_eq!(definite(&p, &boundary), 0, "span 751 > 750 may touch 5 segments");
+    assert_eq!(
+        definite(&p, &boundary),
+        0,
+        "span 751 > 750 may touch 5 segments"
+    );
     // One segment: a fixed window of unknown alignment, at most 2N in a
     // span under W.
-    let one = Policy::SlidingWindow { limit: 2, window_us: 1_000, segments: 1 };
+    let one = Policy::SlidingWindow {
+        limit: 2,
+        window_us: 1_000,
+        segments: 1,
+    };
     let five: Vec<Obs> = (0..5).map(|i| admit(i * 240, i * 240)).collect();
     assert_eq!(definite(&one, &five), 1);
     let four: Vec<Obs> = (0..4).map(|i| admit(i * 240, i * 240)).collect();
@@ -65,7 +101,10 @@ fn segmented_window_bounds() {
 #[test]
 fn sliding_counter_bound() {
     // 4 per 1000 µs: at most 4 + 1 + 4·L/1000 in a span L ≤ 1000.
-    let p = Policy::SlidingCounter { limit: 4, window_us: 1_000 };
+    let p = Policy::SlidingCounter {
+        limit: 4,
+        window_us: 1_000,
+    };
     let burst = |n: i64| (0..n).map(|_| admit(0, 0)).collect::<Vec<_>>();
     assert_eq!(definite(&p, &burst(5)), 0);
     assert_eq!(definite(&p, &burst(6)), 1);
@@ -81,13 +120,25 @@ fn sliding_counter_bound() {
 
 #[test]
 fn token_bucket_and_gcra_pass_fail_and_boundary() {
-    let rate = Rate { count: 1, per_us: 100 };
+    let rate = Rate {
+        count: 1,
+        per_us: 100,
+    };
     for p in [
-        Policy::TokenBucket { capacity: 3, refill: rate },
+        Policy::TokenBucket {
+            capacity: 3,
+            refill: rate,
+        },
         Policy::Gcra { rate, burst: 3 },
     ] {
         let at = |last: i64| {
-            [admit(0, 0), admit(0, 0), admit(0, 0), admit(100, 100), admit(last, last)]
+            [
+                admit(0, 0),
+                admit(0, 0),
+                admit(0, 0),
+                admit(100, 100),
+                admit(last, last),
+            ]
         };
         assert_eq!(definite(&p, &at(200)), 0, "{p:?}");
         assert_eq!(definite(&p, &at(199)), 1, "{p:?}");
@@ -109,7 +160,12 @@ fn allowed_max_and_over_admission_ratio() {
 
 #[test]
 fn false_rejects_are_counted_and_correct_rejects_are_not() {
-    let trace = [admit(0, 10), reject(100, 110), admit(200, 210), reject(300, 310)];
+    let trace = [
+        admit(0, 10),
+        reject(100, 110),
+        admit(200, 210),
+        reject(300, 310),
+    ];
     let v = verify_key(&LOG, &trace, &exact());
     assert_eq!(v.false_rejects, 1, "only the first reject had room");
     assert_eq!(v.false_reject_ratio(), 0.5);
@@ -124,7 +180,11 @@ fn simulate(policy: &Policy, seed: u64, epoch: i64) -> Vec<Obs> {
     let mut reqs: Vec<(i64, i64, i64)> = (0..3_000)
         .map(|_| {
             // Bursts and gaps: mostly dense, sometimes a pause.
-            sent += if rng.random_bool(0.02) { rng.random_range(0..300_000) } else { rng.random_range(0..2_000) };
+            sent += if rng.random_bool(0.02) {
+                rng.random_range(0..300_000)
+            } else {
+                rng.random_range(0..2_000)
+            };
             let latency = rng.random_range(0..8_000);
             let decision = sent + rng.random_range(0..=latency);
             (sent, sent + latency, decision)
@@ -134,28 +194,62 @@ fn simulate(policy: &Policy, seed: u64, epoch: i64) -> Vec<Obs> {
     reqs.iter()
         .map(|&(s, d, t)| {
             let ok = limiter.decide("k", t + epoch).allowed;
-            Obs { sent: s, done: d, decided: if ok { Decided::Admitted } else { Decided::Rejected } }
+            Obs {
+                sent: s,
+                done: d,
+                decided: if ok {
+                    Decided::Admitted
+                } else {
+                    Decided::Rejected
+                },
+            }
         })
         .collect()
 }
 
 #[test]
 fn correct_limiters_score_zero_under_jitter() {
-    let rate = Rate { count: 20, per_us: 100_000 };
+    let rate = Rate {
+        count: 20,
+        per_us: 100_000,
+    };
     let policies = [
-        Policy::SlidingLog { limit: 10, window_us: 50_000 },
-        Policy::FixedWindow { limit: 10, window_us: 50_000 },
-        Policy::SlidingWindow { limit: 10, window_us: 50_000, segments: 5 },
-        Policy::SlidingWindow { limit: 10, window_us: 50_000, segments: 1 },
-        Policy::SlidingCounter { limit: 10, window_us: 50_000 },
-        Policy::TokenBucket { capacity: 5, refill: rate },
+        Policy::SlidingLog {
+            limit: 10,
+            window_us: 50_000,
+        },
+        Policy::FixedWindow {
+            limit: 10,
+            window_us: 50_000,
+        },
+        Policy::SlidingWindow {
+            limit: 10,
+            window_us: 50_000,
+            segments: 5,
+        },
+        Policy::SlidingWindow {
+            limit: 10,
+            window_us: 50_000,
+            segments: 1,
+        },
+        Policy::SlidingCounter {
+            limit: 10,
+            window_us: 50_000,
+        },
+        Policy::TokenBucket {
+            capacity: 5,
+            refill: rate,
+        },
         Policy::Gcra { rate, burst: 5 },
     ];
     let epoch = 1_790_000_000_123_457;
     for p in &policies {
         for seed in 0..8 {
             let trace = simulate(p, seed, epoch);
-            let opts = Options { slack_us: 1_000, epoch_offset_us: epoch };
+            let opts = Options {
+                slack_us: 1_000,
+                epoch_offset_us: epoch,
+            };
             let v = verify_key(p, &trace, &opts);
             assert!(v.rejected > 100, "{p:?}: the load must press the limit");
             assert_eq!(v.definite_violations, 0, "{p:?} seed {seed}");
@@ -167,8 +261,13 @@ fn correct_limiters_score_zero_under_jitter() {
 #[test]
 fn three_independent_limiters_are_caught() {
     // The fake global: three correct limiters, each seeing a third of the traffic.
-    let p = Policy::SlidingLog { limit: 10, window_us: 1_000_000 };
-    let trace: Vec<Obs> = (0..300).map(|i| admit(i * 1_000, i * 1_000 + 500)).collect();
+    let p = Policy::SlidingLog {
+        limit: 10,
+        window_us: 1_000_000,
+    };
+    let trace: Vec<Obs> = (0..300)
+        .map(|i| admit(i * 1_000, i * 1_000 + 500))
+        .collect();
     let mut replicas = [0u64; 3];
     let admitted: Vec<Obs> = trace
         .iter()
@@ -176,7 +275,14 @@ fn three_independent_limiters_are_caught() {
         .map(|(i, o)| {
             let r = &mut replicas[i % 3];
             *r += 1;
-            Obs { decided: if *r <= 10 { Decided::Admitted } else { Decided::Rejected }, ..*o }
+            Obs {
+                decided: if *r <= 10 {
+                    Decided::Admitted
+                } else {
+                    Decided::Rejected
+                },
+                ..*o
+            }
         })
         .collect();
     let v = verify_key(&p, &admitted, &Options::default());

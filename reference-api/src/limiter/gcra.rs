@@ -40,7 +40,11 @@ impl Algorithm for Gcra {
         }
         s.tat = tat + self.interval;
         let room = (now_f + self.tolerance - s.tat) / self.interval;
-        let remaining = if room < 0.0 { 0 } else { room.floor() as u64 + 1 };
+        let remaining = if room < 0.0 {
+            0
+        } else {
+            room.floor() as u64 + 1
+        };
         Decision::allow(remaining, (s.tat - now_f).ceil() as i64)
     }
 
@@ -63,7 +67,10 @@ mod tests {
             },
             3,
         );
-        let got = admits(&algo, &[0, 0, 0, 0, 99, 100, 150, 200, 1_000, 1_000, 1_000, 1_000]);
+        let got = admits(
+            &algo,
+            &[0, 0, 0, 0, 99, 100, 150, 200, 1_000, 1_000, 1_000, 1_000],
+        );
         assert_eq!(
             got,
             [true, true, true, false, false, true, false, true, true, true, true, false]

@@ -92,7 +92,10 @@ mod tests {
         }
         // At 1500, previous weighs 0.5: 5 + current + 1 <= 10 holds for current 0..=4.
         let later: Vec<i64> = vec![1_500; 6];
-        let got: Vec<bool> = later.iter().map(|&t| algo.decide(&mut s, t).allowed).collect();
+        let got: Vec<bool> = later
+            .iter()
+            .map(|&t| algo.decide(&mut s, t).allowed)
+            .collect();
         assert_eq!(count(&got), 5);
     }
 }

@@ -117,7 +117,10 @@ mod tests {
         // ~1000 keys are live at the end; between sweeps each shard may
         // collect MIN_SWEEP_EVERY more. Without expiry all 200,000 would stay.
         let live = store.len();
-        assert!(live <= SHARDS * MIN_SWEEP_EVERY + 1_000, "{live} live keys after sweeping");
+        assert!(
+            live <= SHARDS * MIN_SWEEP_EVERY + 1_000,
+            "{live} live keys after sweeping"
+        );
         assert!(now > 0);
     }
 

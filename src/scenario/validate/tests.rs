@@ -62,7 +62,10 @@ fn a_good_scenario_becomes_engine_types() {
     assert_eq!(s.arms[1].fanout, Fanout::RoundRobin);
     assert_eq!(s.arms[1].key_header, "X-Customer-Id");
     let e = &s.arms[1].expect[0];
-    assert_eq!((e.figure, e.bound, e.value), (Figure::OverAdmissionRatio, Bound::AtLeast, 2.5));
+    assert_eq!(
+        (e.figure, e.bound, e.value),
+        (Figure::OverAdmissionRatio, Bound::AtLeast, 2.5)
+    );
 }
 
 #[test]
@@ -77,13 +80,19 @@ fn a_misspelled_key_names_line_column_and_the_expected_keys() {
 fn a_misspelled_expectation_is_an_error() {
     let text = GOOD.replace("max_definite_violations", "max_definite_violation");
     let e = error_of(&text);
-    assert!(e.starts_with("s.toml:23:1: unknown field `max_definite_violation`"), "{e}");
+    assert!(
+        e.starts_with("s.toml:23:1: unknown field `max_definite_violation`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn bad_durations_point_at_the_value() {
     let e = error_of(&GOOD.replace("duration = \"5s\"", "duration = \"5\""));
-    assert!(e.starts_with("s.toml:3:12: \"5\": expected a duration"), "{e}");
+    assert!(
+        e.starts_with("s.toml:3:12: \"5\": expected a duration"),
+        "{e}"
+    );
     let e = error_of(&GOOD.replace("window = \"2s\"", "window = \"2 fortnights\""));
     assert!(e.starts_with("s.toml:9:10:"), "{e}");
 }
@@ -98,23 +107,35 @@ fn wrong_types_say_what_was_expected() {
 #[test]
 fn impossible_values_are_rejected() {
     let e = error_of(&GOOD.replace("replicas = 3", "replicas = 0"));
-    assert!(e.starts_with("s.toml:12:12: replicas must be between 1 and 64, got 0"), "{e}");
+    assert!(
+        e.starts_with("s.toml:12:12: replicas must be between 1 and 64, got 0"),
+        "{e}"
+    );
     let e = error_of(&GOOD.replace("rate = 200", "rate = -5"));
     assert!(e.starts_with("s.toml:15:8: rate must be above 0"), "{e}");
     let e = error_of(&GOOD.replace("limit = 10", "limit = 0"));
     assert!(e.contains("limit must be between 1"), "{e}");
-    let e = error_of(&GOOD.replace("max_over_admission_ratio = 1.05", "max_over_admission_ratio = -1.0"));
+    let e = error_of(&GOOD.replace(
+        "max_over_admission_ratio = 1.05",
+        "max_over_admission_ratio = -1.0",
+    ));
     assert!(e.contains("at least 0"), "{e}");
 }
 
 #[test]
 fn parameters_must_fit_the_algorithm() {
     let e = error_of(&GOOD.replace("window = \"2s\"", "window = \"2s\"\nburst = 3"));
-    assert!(e.contains("\"burst\" is not a parameter of sliding_log"), "{e}");
+    assert!(
+        e.contains("\"burst\" is not a parameter of sliding_log"),
+        "{e}"
+    );
     let e = error_of(&GOOD.replace("limit = 10\n", ""));
     assert!(e.contains("sliding_log needs \"limit\""), "{e}");
     let e = error_of(&GOOD.replace("sliding_log", "leaky"));
-    assert!(e.starts_with("s.toml:7:13: unknown algorithm \"leaky\""), "{e}");
+    assert!(
+        e.starts_with("s.toml:7:13: unknown algorithm \"leaky\""),
+        "{e}"
+    );
 }
 
 #[test]
@@ -129,24 +150,36 @@ fn every_algorithm_parses_its_parameters() {
         with("algorithm = \"token_bucket\"\ncapacity = 5\nrefill = \"10/1s\"").unwrap(),
         Policy::TokenBucket {
             capacity: 5,
-            refill: Rate { count: 10, per_us: 1_000_000 }
+            refill: Rate {
+                count: 10,
+                per_us: 1_000_000
+            }
         }
     );
     assert_eq!(
         with("algorithm = \"gcra\"\nrate = \"100/m\"\nburst = 2").unwrap(),
         Policy::Gcra {
-            rate: Rate { count: 100, per_us: 60_000_000 },
+            rate: Rate {
+                count: 100,
+                per_us: 60_000_000
+            },
             burst: 2
         }
     );
     assert_eq!(
         with("algorithm = \"sliding_window\"\nlimit = 4\nwindow = \"1s\"\nsegments = 4").unwrap(),
-        Policy::SlidingWindow { limit: 4, window_us: 1_000_000, segments: 4 }
+        Policy::SlidingWindow {
+            limit: 4,
+            window_us: 1_000_000,
+            segments: 4
+        }
     );
-    assert!(with("algorithm = \"sliding_window\"\nlimit = 4\nwindow = \"1s\"\nsegments = 7")
-        .unwrap_err()
-        .to_string()
-        .contains("equal whole-microsecond segments"));
+    assert!(
+        with("algorithm = \"sliding_window\"\nlimit = 4\nwindow = \"1s\"\nsegments = 7")
+            .unwrap_err()
+            .to_string()
+            .contains("equal whole-microsecond segments")
+    );
     assert!(with("algorithm = \"gcra\"\nrate = \"fast\"\nburst = 2").is_err());
 }
 
@@ -156,7 +189,10 @@ fn arms_need_unique_safe_names_and_known_modes() {
     assert!(e.contains("arm \"single\" is defined twice"), "{e}");
     let e = error_of(&GOOD.replace("name = \"local\"", "name = \"../x\""));
     assert!(e.contains("arm name \"../x\""), "{e}");
-    let e = error_of(&GOOD.replace("mode = \"local\"\nreplicas = 1", "mode = \"global\"\nreplicas = 1"));
+    let e = error_of(&GOOD.replace(
+        "mode = \"local\"\nreplicas = 1",
+        "mode = \"global\"\nreplicas = 1",
+    ));
     assert!(e.starts_with("s.toml:20:8: unknown mode \"global\""), "{e}");
 }
 

@@ -31,7 +31,11 @@ fn limit_plus_one_spanning_exactly_the_window_is_fine() {
 fn slack_only_ever_forgives() {
     let t = items(&[(0, 10), (100, 110), (200, 210), (990, 999)]);
     assert_eq!(min_removals(&t, LOG, 0), 1);
-    assert_eq!(min_removals(&t, LOG, 1), 0, "999 + 1 µs of slack reaches the window");
+    assert_eq!(
+        min_removals(&t, LOG, 1),
+        0,
+        "999 + 1 µs of slack reaches the window"
+    );
 }
 
 #[test]
@@ -48,7 +52,12 @@ fn jittered_intervals_that_straddle_the_boundary_are_not_proof() {
 #[test]
 fn three_times_the_limit_is_two_limits_of_violations() {
     // The fake global: 3 replicas each admit 3 in the same 100 µs.
-    let t: Vec<Item> = (0..9).map(|i| Item { x: i * 10, y: i * 10 + 5 }).collect();
+    let t: Vec<Item> = (0..9)
+        .map(|i| Item {
+            x: i * 10,
+            y: i * 10 + 5,
+        })
+        .collect();
     assert_eq!(min_removals(&t, LOG, 0), 6);
     assert_eq!(peak(&t, 1_000, 0), 9);
 }
@@ -96,7 +105,10 @@ fn a_capped_linear_bound_ignores_long_spans() {
 fn breaks(set: &[Item], bound: Bound, slack: i64) -> bool {
     let n = set.len();
     (1u32..(1 << n)).any(|mask| {
-        let s: Vec<&Item> = (0..n).filter(|i| mask & (1 << i) != 0).map(|i| &set[i]).collect();
+        let s: Vec<&Item> = (0..n)
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| &set[i])
+            .collect();
         let min_x = s.iter().map(|i| i.x).min().unwrap();
         let max_y = s.iter().map(|i| i.y).max().unwrap();
         let span = (max_y + slack - min_x).max(0) as i128;
@@ -107,7 +119,11 @@ fn breaks(set: &[Item], bound: Bound, slack: i64) -> bool {
                 span: w,
                 inclusive,
             } => {
-                let inside = if inclusive { span <= w as i128 } else { span < w as i128 };
+                let inside = if inclusive {
+                    span <= w as i128
+                } else {
+                    span < w as i128
+                };
                 inside && count > limit as i128
             }
             Bound::Linear {
@@ -127,7 +143,10 @@ fn brute_min_removals(all: &[Item], bound: Bound, slack: i64) -> u64 {
     let n = all.len();
     (0u32..(1 << n))
         .filter(|keep| {
-            let kept: Vec<Item> = (0..n).filter(|i| keep & (1 << i) != 0).map(|i| all[i]).collect();
+            let kept: Vec<Item> = (0..n)
+                .filter(|i| keep & (1 << i) != 0)
+                .map(|i| all[i])
+                .collect();
             !breaks(&kept, bound, slack)
         })
         .map(|keep| (n as u32 - keep.count_ones()) as u64)
@@ -145,14 +164,36 @@ fn agrees_with_brute_force_on_random_traces() {
             .map(|_| {
                 let s = rng.random_range(0..40);
                 let d = s + rng.random_range(0..8);
-                if swapped { Item { x: d, y: s } } else { Item { x: s, y: d } }
+                if swapped {
+                    Item { x: d, y: s }
+                } else {
+                    Item { x: s, y: d }
+                }
             })
             .collect();
         let bounds = [
-            Bound::Window { limit: rng.random_range(1..4), span: rng.random_range(1..20), inclusive: false },
-            Bound::Window { limit: rng.random_range(1..4), span: rng.random_range(0..20), inclusive: true },
-            Bound::Linear { burst: rng.random_range(1..4), count: rng.random_range(0..3), per: rng.random_range(1..12), max_span: None },
-            Bound::Linear { burst: rng.random_range(1..4), count: rng.random_range(1..3), per: rng.random_range(1..12), max_span: Some(rng.random_range(0..20)) },
+            Bound::Window {
+                limit: rng.random_range(1..4),
+                span: rng.random_range(1..20),
+                inclusive: false,
+            },
+            Bound::Window {
+                limit: rng.random_range(1..4),
+                span: rng.random_range(0..20),
+                inclusive: true,
+            },
+            Bound::Linear {
+                burst: rng.random_range(1..4),
+                count: rng.random_range(0..3),
+                per: rng.random_range(1..12),
+                max_span: None,
+            },
+            Bound::Linear {
+                burst: rng.random_range(1..4),
+                count: rng.random_range(1..3),
+                per: rng.random_range(1..12),
+                max_span: Some(rng.random_range(0..20)),
+            },
         ];
         let slack = rng.random_range(0..3);
         for bound in bounds {

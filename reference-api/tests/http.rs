@@ -1,0 +1,173 @@
+//! A replica over real HTTP on a port-0 listener: status codes, the
+//! rate-limit headers, `X-Replica` on every response, bad keys answered
+//! with 400, and a graceful stop.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use reference_api::server::{self, AppState};
+use reference_api::{Policy, ReplicaConfig};
+use std::net::SocketAddr;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
+
+struct Answer {
+    status: StatusCode,
+    headers: hyper::HeaderMap,
+    body: String,
+}
+
+async fn start(
+    config: ReplicaConfig,
+) -> (SocketAddr, oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = AppState::new(config).unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        server::serve(listener, state, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    (addr, tx, task)
+}
+
+async fn call(client: &HttpClient, method: Method, url: String, key: Option<&str>) -> Answer {
+    let mut req = Request::builder().method(method).uri(url);
+    if let Some(k) = key {
+        req = req.header("X-Customer-Id", k);
+    }
+    let res = client
+        .request(req.body(Full::new(Bytes::new())).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn client() -> HttpClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+#[tokio::test]
+async fn admits_to_the_limit_then_429_with_headers() {
+    let policy = Policy::SlidingLog {
+        limit: 3,
+        window_us: 60_000_000,
+    };
+    let (addr, stop, task) = start(ReplicaConfig::new("r7", policy)).await;
+    let c = client();
+    let url = format!("http://{addr}/api/transfers");
+    for remaining in [2, 1, 0] {
+        let a = call(&c, Method::POST, url.clone(), Some("alice")).await;
+        assert_eq!(a.status, StatusCode::OK);
+        assert_eq!(a.headers["content-type"], "application/json");
+        assert_eq!(a.headers["x-replica"], "r7");
+        assert_eq!(a.headers["ratelimit-policy"], "\"default\";q=3;w=60");
+        let rl = a.headers["ratelimit"].to_str().unwrap();
+        assert!(
+            rl.starts_with(&format!("\"default\";r={remaining};t=")),
+            "{rl}"
+        );
+    }
+    let a = call(&c, Method::POST, url.clone(), Some("alice")).await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(a.body.contains("rate limited"), "{}", a.body);
+    assert_eq!(a.headers["x-replica"], "r7");
+    let retry: u64 = a.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((59..=60).contains(&retry), "retry-after {retry}");
+    let rl = a.headers["ratelimit"].to_str().unwrap();
+    assert!(rl.starts_with("\"default\";r=0;t="), "{rl}");
+    // Another key has its own quota.
+    let b = call(&c, Method::POST, url.clone(), Some("bob")).await;
+    assert_eq!(b.status, StatusCode::OK);
+
+    let m = call(&c, Method::GET, format!("http://{addr}/metrics"), None).await;
+    assert!(
+        m.body
+            .contains("rlbench_requests_total{replica=\"r7\",decision=\"admitted\"} 4"),
+        "{}",
+        m.body
+    );
+    assert!(m.body.contains("decision=\"rejected\"} 1"), "{}", m.body);
+
+    stop.send(()).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn bad_keys_get_400_and_every_response_names_the_replica() {
+    let policy = Policy::FixedWindow {
+        limit: 1,
+        window_us: 1_000_000,
+    };
+    let mut config = ReplicaConfig::new("r0", policy);
+    config.max_key_len = 8;
+    let (addr, _stop, _task) = start(config).await;
+    let c = client();
+    let url = format!("http://{addr}/api/transfers");
+    let missing = call(&c, Method::POST, url.clone(), None).await;
+    assert_eq!(missing.status, StatusCode::BAD_REQUEST);
+    assert!(
+        missing.body.contains("missing X-Customer-Id header"),
+        "{}",
+        missing.body
+    );
+    let long = call(&c, Method::POST, url.clone(), Some("123456789")).await;
+    assert_eq!(long.status, StatusCode::BAD_REQUEST);
+    assert!(long.body.contains("longer than 8 bytes"), "{}", long.body);
+    let empty = call(&c, Method::POST, url.clone(), Some("")).await;
+    assert_eq!(empty.status, StatusCode::BAD_REQUEST);
+    for a in [&missing, &long, &empty] {
+        assert_eq!(a.headers["x-replica"], "r0");
+    }
+    let health = call(&c, Method::GET, format!("http://{addr}/healthz"), None).await;
+    assert_eq!(health.status, StatusCode::OK);
+    assert_eq!(health.headers["x-replica"], "r0");
+    let nothing = call(&c, Method::GET, format!("http://{addr}/nope"), None).await;
+    assert_eq!(nothing.status, StatusCode::NOT_FOUND);
+    assert_eq!(nothing.headers["x-replica"], "r0");
+}
+
+#[tokio::test]
+async fn a_custom_key_header_is_honoured() {
+    let policy = Policy::SlidingLog {
+        limit: 1,
+        window_us: 60_000_000,
+    };
+    let mut config = ReplicaConfig::new("r1", policy);
+    config.key_header = "X-Api-Key".into();
+    let (addr, _stop, _task) = start(config).await;
+    let c = client();
+    let url = format!("http://{addr}/api/transfers");
+    // The default header is not the key any more.
+    let a = call(&c, Method::POST, url.clone(), Some("alice")).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert!(a.body.contains("missing X-Api-Key header"));
+    let req = |k: &str| {
+        Request::post(url.clone())
+            .header("X-Api-Key", k)
+            .body(Full::new(Bytes::new()))
+            .unwrap()
+    };
+    assert_eq!(c.request(req("k")).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        c.request(req("k")).await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}

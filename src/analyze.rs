@@ -1,0 +1,128 @@
+//! The compute stage: one pass over an arm's events gives the counts,
+//! HDR latency histograms, per-replica figures and the per-key traces the
+//! verifier judges. Reads only the events file, so a run folder can be
+//! re-analyzed later.
+
+use crate::events::{self, Outcome};
+use crate::verify::{self, Decided, Obs, Verdict};
+use hdrhistogram::Histogram;
+use reference_api::Policy;
+use std::collections::HashMap;
+use std::path::Path;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counts {
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+}
+
+impl Counts {
+    fn add(&mut self, outcome: Outcome) {
+        self.sent += 1;
+        match outcome {
+            Outcome::Admitted => self.admitted += 1,
+            Outcome::Rejected => self.rejected += 1,
+            Outcome::Error => self.errors += 1,
+            Outcome::Timeout => self.timeouts += 1,
+        }
+    }
+
+    pub fn error_ratio(&self) -> f64 {
+        if self.sent == 0 {
+            0.0
+        } else {
+            (self.errors + self.timeouts) as f64 / self.sent as f64
+        }
+    }
+}
+
+/// Milliseconds at the usual percentiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl Percentiles {
+    fn of(h: &Histogram<u64>) -> Self {
+        let ms = |us: u64| us as f64 / 1_000.0;
+        if h.is_empty() {
+            return Percentiles::default();
+        }
+        Percentiles {
+            p50: ms(h.value_at_quantile(0.50)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ArmFigures {
+    pub counts: Counts,
+    /// From the intended send time: what a user of the API waits.
+    pub latency: Percentiles,
+    /// From the actual send time: what the service took.
+    pub service: Percentiles,
+    /// How late requests left versus their intended time.
+    pub lag: Percentiles,
+    /// Indexed by replica.
+    pub per_replica: Vec<Counts>,
+    pub verdict: Verdict,
+}
+
+fn histogram() -> Histogram<u64> {
+    // 1 µs to 1 hour at 3 significant digits.
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
+}
+
+pub fn analyze(
+    events_path: &Path,
+    policy: &Policy,
+    opts: &verify::Options,
+    replicas: usize,
+) -> Result<ArmFigures, String> {
+    let mut counts = Counts::default();
+    let mut per_replica = vec![Counts::default(); replicas];
+    let (mut latency, mut service, mut lag) = (histogram(), histogram(), histogram());
+    let mut keys: HashMap<String, Vec<Obs>> = HashMap::new();
+    for event in events::read(events_path)? {
+        let e = event?;
+        counts.add(e.outcome);
+        let r = e.replica as usize;
+        if r >= per_replica.len() {
+            per_replica.resize(r + 1, Counts::default());
+        }
+        per_replica[r].add(e.outcome);
+        latency.saturating_record(e.latency_us().max(1));
+        service.saturating_record(e.done_us.saturating_sub(e.sent_us).max(1));
+        lag.saturating_record(e.lag_us().max(1));
+        let decided = match e.outcome {
+            Outcome::Admitted => Decided::Admitted,
+            Outcome::Rejected => Decided::Rejected,
+            Outcome::Error | Outcome::Timeout => Decided::Unknown,
+        };
+        keys.entry(e.key).or_default().push(Obs {
+            sent: e.sent_us as i64,
+            done: e.done_us as i64,
+            decided,
+        });
+    }
+    let verdict = verify::verify(policy, keys.values().map(Vec::as_slice), opts);
+    Ok(ArmFigures {
+        counts,
+        latency: Percentiles::of(&latency),
+        service: Percentiles::of(&service),
+        lag: Percentiles::of(&lag),
+        per_replica,
+        verdict,
+    })
+}

@@ -1,0 +1,137 @@
+//! The trace: one record per request, streamed to `events/<arm>.csv` in the
+//! run folder while the load runs, so memory does not grow with the run.
+//! Columns: `seq,key,replica,intended_us,sent_us,done_us,status,outcome`,
+//! times in µs since the load started, on the generator's monotonic clock.
+
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::thread::JoinHandle;
+use tokio::sync::mpsc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A 2xx answer.
+    Admitted,
+    /// A 429: the limiter said no.
+    Rejected,
+    /// No answer, or an answer that is neither (status says which).
+    Error,
+    /// No answer within the request timeout.
+    Timeout,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: u64,
+    pub key: String,
+    /// Index of the target (replica) the request was sent to.
+    pub replica: u32,
+    /// When the schedule meant to send it.
+    pub intended_us: u64,
+    /// When it actually left.
+    pub sent_us: u64,
+    /// When the answer (or the failure) arrived.
+    pub done_us: u64,
+    /// HTTP status, 0 when there was none.
+    pub status: u16,
+    pub outcome: Outcome,
+}
+
+impl Event {
+    /// Latency as the user sees it: from the intended send time.
+    pub fn latency_us(&self) -> u64 {
+        self.done_us.saturating_sub(self.intended_us)
+    }
+
+    /// How late the generator sent it.
+    pub fn lag_us(&self) -> u64 {
+        self.sent_us.saturating_sub(self.intended_us)
+    }
+}
+
+/// Writes events on a thread of its own; senders never touch the disk.
+pub struct EventWriter {
+    tx: mpsc::Sender<Event>,
+    thread: JoinHandle<Result<u64, String>>,
+}
+
+impl EventWriter {
+    pub fn create(path: &Path) -> Result<Self, String> {
+        let file =
+            File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let shown = path.display().to_string();
+        let (tx, mut rx) = mpsc::channel::<Event>(65_536);
+        let thread = std::thread::spawn(move || {
+            let mut out = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
+            let mut written = 0;
+            while let Some(event) = rx.blocking_recv() {
+                out.serialize(&event)
+                    .map_err(|e| format!("cannot write {shown}: {e}"))?;
+                written += 1;
+            }
+            out.flush()
+                .map_err(|e| format!("cannot write {shown}: {e}"))?;
+            Ok(written)
+        });
+        Ok(EventWriter { tx, thread })
+    }
+
+    pub fn sender(&self) -> mpsc::Sender<Event> {
+        self.tx.clone()
+    }
+
+    /// Waits until every sender is gone and all events are on disk.
+    pub fn finish(self) -> Result<u64, String> {
+        drop(self.tx);
+        self.thread
+            .join()
+            .map_err(|_| "the event writer panicked".to_string())?
+    }
+}
+
+/// Streams the events of a file.
+pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
+    let shown = path.display().to_string();
+    let reader = csv::Reader::from_path(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    Ok(reader
+        .into_deserialize::<Event>()
+        .map(move |r| r.map_err(|e| format!("{shown}: {e}"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn events_round_trip_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.csv");
+        let writer = EventWriter::create(&path).unwrap();
+        let tx = writer.sender();
+        let e = Event {
+            seq: 3,
+            key: "customer-7".into(),
+            replica: 2,
+            intended_us: 1_000,
+            sent_us: 1_200,
+            done_us: 3_000,
+            status: 429,
+            outcome: Outcome::Rejected,
+        };
+        tx.send(e.clone()).await.unwrap();
+        drop(tx);
+        assert_eq!(writer.finish().unwrap(), 1);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome\n"),
+            "{text}"
+        );
+        let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+        assert_eq!(back, std::slice::from_ref(&e));
+        assert_eq!(e.latency_us(), 2_000);
+        assert_eq!(e.lag_us(), 200);
+    }
+}

@@ -1,0 +1,151 @@
+//! The gate: checks an arm's `[arms.expect]` bounds against its figures.
+
+use crate::analyze::ArmFigures;
+use crate::scenario::{Bound, Expectation, Figure};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub expectation: Expectation,
+    /// `None` when the figure is unbounded (admits where none were allowed).
+    pub value: Option<f64>,
+    pub passed: bool,
+}
+
+impl Check {
+    /// e.g. `over_admission_ratio 2.97 > max 1.01`
+    pub fn describe(&self) -> String {
+        let e = &self.expectation;
+        let value = self
+            .value
+            .map_or("unbounded".to_string(), |v| format!("{}", round(v)));
+        let (op, word) = match (e.bound, self.passed) {
+            (Bound::AtMost, true) => ("<=", "max"),
+            (Bound::AtMost, false) => (">", "max"),
+            (Bound::AtLeast, true) => (">=", "min"),
+            (Bound::AtLeast, false) => ("<", "min"),
+        };
+        format!("{} {value} {op} {word} {}", e.figure.name(), e.value)
+    }
+}
+
+fn round(v: f64) -> f64 {
+    (v * 1_000.0).round() / 1_000.0
+}
+
+pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
+    Some(match figure {
+        Figure::OverAdmissionRatio => return f.verdict.over_admission_ratio(),
+        Figure::DefiniteViolations => f.verdict.definite_violations as f64,
+        Figure::PossibleViolations => f.verdict.possible_violations as f64,
+        Figure::FalseRejectRatio => f.verdict.false_reject_ratio(),
+        Figure::P99Ms => f.latency.p99,
+        Figure::ErrorRatio => f.counts.error_ratio(),
+    })
+}
+
+pub fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Check> {
+    expect
+        .iter()
+        .map(|e| {
+            let value = value(e.figure, figures);
+            let v = value.unwrap_or(f64::INFINITY);
+            let passed = match e.bound {
+                Bound::AtMost => v <= e.value,
+                Bound::AtLeast => v >= e.value,
+            };
+            Check {
+                expectation: e.clone(),
+                value,
+                passed,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{Counts, Percentiles};
+    use crate::verify::Verdict;
+
+    fn figures(admitted: u64, allowed_max: u64, definite: u64) -> ArmFigures {
+        ArmFigures {
+            counts: Counts {
+                sent: 100,
+                admitted,
+                ..Counts::default()
+            },
+            latency: Percentiles {
+                p99: 12.5,
+                ..Percentiles::default()
+            },
+            service: Percentiles::default(),
+            lag: Percentiles::default(),
+            per_replica: vec![],
+            verdict: Verdict {
+                admitted,
+                allowed_max,
+                definite_violations: definite,
+                ..Verdict::default()
+            },
+        }
+    }
+
+    fn expect(key: &'static str, figure: Figure, bound: Bound, value: f64) -> Expectation {
+        Expectation {
+            key,
+            figure,
+            bound,
+            value,
+        }
+    }
+
+    #[test]
+    fn bounds_pass_at_the_limit_and_fail_past_it() {
+        let f = figures(30, 10, 20);
+        let checks = evaluate(
+            &[
+                expect(
+                    "min_over_admission_ratio",
+                    Figure::OverAdmissionRatio,
+                    Bound::AtLeast,
+                    3.0,
+                ),
+                expect(
+                    "max_over_admission_ratio",
+                    Figure::OverAdmissionRatio,
+                    Bound::AtMost,
+                    2.99,
+                ),
+                expect(
+                    "max_definite_violations",
+                    Figure::DefiniteViolations,
+                    Bound::AtMost,
+                    0.0,
+                ),
+                expect("max_p99_ms", Figure::P99Ms, Bound::AtMost, 12.5),
+            ],
+            &f,
+        );
+        let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
+        assert_eq!(passed, [true, false, false, true]);
+        assert_eq!(checks[1].describe(), "over_admission_ratio 3 > max 2.99");
+        assert_eq!(checks[2].describe(), "definite_violations 20 > max 0");
+    }
+
+    #[test]
+    fn admits_where_none_were_allowed_are_unbounded() {
+        let f = figures(5, 0, 5);
+        let c = evaluate(
+            &[expect(
+                "max_over_admission_ratio",
+                Figure::OverAdmissionRatio,
+                Bound::AtMost,
+                100.0,
+            )],
+            &f,
+        );
+        assert!(!c[0].passed);
+        assert_eq!(c[0].value, None);
+    }
+}

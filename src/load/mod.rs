@@ -1,0 +1,168 @@
+//! The open-loop load generator: every request has an intended send time
+//! from the schedule and leaves then, whether or not earlier ones have
+//! answered; latency is measured from the intended time (no coordinated
+//! omission). Each request becomes one event on the trace.
+
+pub(crate) mod client;
+mod pick;
+pub mod schedule;
+
+use crate::events::{Event, Outcome};
+use crate::scenario::Fanout;
+use hyper::header::HeaderName;
+use hyper::{Method, Uri};
+use pick::Picker;
+use reference_api::clock::wall_now_us;
+use schedule::ConstantRate;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::time::Instant;
+
+pub struct Plan {
+    pub targets: Vec<Uri>,
+    pub key_header: HeaderName,
+    pub rate: f64,
+    pub duration: Duration,
+    pub keys: u32,
+    pub fanout: Fanout,
+    pub seed: u64,
+    pub timeout: Duration,
+    pub max_in_flight: usize,
+}
+
+/// Live counts, for progress lines while the load runs.
+#[derive(Default)]
+pub struct Counters {
+    pub done: AtomicU64,
+    pub admitted: AtomicU64,
+    pub rejected: AtomicU64,
+    pub failed: AtomicU64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct LoadReport {
+    pub scheduled: u64,
+    pub sent: u64,
+    /// From the first intended send to the last actual one.
+    pub send_window: Duration,
+    pub interrupted: bool,
+    /// Wall-clock µs at trace time 0.
+    pub epoch_offset_us: i64,
+}
+
+/// Runs the plan until its schedule ends or `stop` resolves, then waits (at
+/// most one timeout) for requests in flight, so every request sent is recorded.
+pub async fn run(
+    plan: &Plan,
+    events: mpsc::Sender<Event>,
+    counters: Arc<Counters>,
+    stop: impl Future<Output = ()>,
+) -> LoadReport {
+    let schedule = ConstantRate::new(plan.rate, plan.duration);
+    let scheduled = schedule.total();
+    let mut picker = Picker::new(plan.keys, plan.targets.len(), plan.fanout, plan.seed);
+    let http = client::new(plan.max_in_flight);
+    let permits = Arc::new(Semaphore::new(plan.max_in_flight));
+    let start = Instant::now();
+    let epoch_offset_us = wall_now_us();
+    let mut sent = 0;
+    let mut interrupted = false;
+    tokio::pin!(stop);
+    for seq in 0..scheduled {
+        let intended = schedule.at(seq);
+        let permit = tokio::select! {
+            biased;
+            () = &mut stop => { interrupted = true; break; }
+            permit = async {
+                tokio::time::sleep_until(start + intended).await;
+                permits.clone().acquire_owned().await
+            } => permit,
+        };
+        let Ok(permit) = permit else { break };
+        let (key, target) = picker.pick(seq);
+        let request = Request {
+            http: http.clone(),
+            uri: plan.targets[target].clone(),
+            key_header: plan.key_header.clone(),
+            key: key.to_string(),
+            seq,
+            target: target as u32,
+            intended_us: intended.as_micros() as u64,
+            timeout: plan.timeout,
+        };
+        let (events, counters) = (events.clone(), counters.clone());
+        tokio::spawn(async move {
+            let event = request.send(start).await;
+            counters.count(&event);
+            let _ = events.send(event).await;
+            drop(permit);
+        });
+        sent += 1;
+    }
+    let send_window = start.elapsed();
+    // Every request ends by its own timeout; waiting for all permits waits for them.
+    let all = plan.max_in_flight as u32;
+    let _ = tokio::time::timeout(
+        plan.timeout + Duration::from_secs(1),
+        permits.acquire_many(all),
+    )
+    .await;
+    LoadReport {
+        scheduled,
+        sent,
+        send_window,
+        interrupted,
+        epoch_offset_us,
+    }
+}
+
+struct Request {
+    http: client::HttpClient,
+    uri: Uri,
+    key_header: HeaderName,
+    key: String,
+    seq: u64,
+    target: u32,
+    intended_us: u64,
+    timeout: Duration,
+}
+
+impl Request {
+    async fn send(self, start: Instant) -> Event {
+        let sent_us = start.elapsed().as_micros() as u64;
+        let (status, outcome) = client::send(
+            &self.http,
+            Method::POST,
+            &self.uri,
+            &self.key_header,
+            &self.key,
+            self.timeout,
+        )
+        .await;
+        Event {
+            seq: self.seq,
+            key: self.key,
+            replica: self.target,
+            intended_us: self.intended_us,
+            sent_us,
+            done_us: start.elapsed().as_micros() as u64,
+            status,
+            outcome,
+        }
+    }
+}
+
+impl Counters {
+    fn count(&self, event: &Event) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        let counter = match event.outcome {
+            Outcome::Admitted => &self.admitted,
+            Outcome::Rejected => &self.rejected,
+            Outcome::Error | Outcome::Timeout => &self.failed,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}

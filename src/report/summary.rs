@@ -1,0 +1,198 @@
+//! `summary.json`, schema `rlbench.summary/v1` (DESIGN.md): the contract
+//! CI gates and `compare` read. Figures may be added; names keep meaning.
+
+use crate::analyze::{ArmFigures, Counts, Percentiles};
+use crate::gate::Check;
+use crate::scenario::Bound;
+use reference_api::Policy;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub const SCHEMA: &str = "rlbench.summary/v1";
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema: String,
+    pub scenario: String,
+    pub started_at: String,
+    pub duration_s: f64,
+    pub partial: bool,
+    pub arms: Vec<ArmSummary>,
+    pub gate: Gate,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ArmSummary {
+    pub name: String,
+    pub mode: String,
+    pub replicas: usize,
+    pub policy: Policy,
+    pub policy_text: String,
+    /// The arm stopped early (Ctrl-C): its figures cover what was sent.
+    pub partial: bool,
+    pub requests: Requests,
+    pub rate: Rate,
+    pub correctness: Correctness,
+    pub latency_ms: Latency,
+    pub service_ms: Latency,
+    pub schedule_lag_ms: Latency,
+    pub per_replica: Vec<PerReplica>,
+    pub expect: Vec<Expect>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Requests {
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Rate {
+    pub target_rps: f64,
+    pub achieved_rps: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Correctness {
+    pub allowed_max: u64,
+    /// admitted / allowed_max; null when admits happened where none were allowed.
+    pub over_admission_ratio: Option<f64>,
+    pub peak_window_ratio: f64,
+    pub definite_violations: u64,
+    pub possible_violations: u64,
+    pub false_rejects: u64,
+    pub false_reject_ratio: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PerReplica {
+    pub replica: usize,
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    pub errors: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Expect {
+    /// The key as written in `[arms.expect]`.
+    pub expectation: String,
+    pub figure: String,
+    /// "max" or "min".
+    pub kind: String,
+    pub bound: f64,
+    pub value: Option<f64>,
+    pub passed: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Gate {
+    pub passed: bool,
+    pub failures: Vec<String>,
+}
+
+/// Everything about one arm's run that is not in its events.
+pub struct ArmRun<'a> {
+    pub name: &'a str,
+    pub mode: &'a str,
+    pub replicas: usize,
+    pub policy: &'a Policy,
+    pub partial: bool,
+    pub target_rps: f64,
+    pub send_window_s: f64,
+}
+
+fn latency(p: &Percentiles) -> Latency {
+    Latency {
+        p50: p.p50,
+        p90: p.p90,
+        p99: p.p99,
+        p999: p.p999,
+        max: p.max,
+    }
+}
+
+pub fn arm(run: &ArmRun, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
+    let c = &f.counts;
+    let v = &f.verdict;
+    let achieved = if run.send_window_s > 0.0 {
+        c.sent as f64 / run.send_window_s
+    } else {
+        0.0
+    };
+    ArmSummary {
+        name: run.name.to_string(),
+        mode: run.mode.to_string(),
+        replicas: run.replicas,
+        policy: run.policy.clone(),
+        policy_text: run.policy.describe(),
+        partial: run.partial,
+        requests: Requests {
+            sent: c.sent,
+            admitted: c.admitted,
+            rejected: c.rejected,
+            errors: c.errors,
+            timeouts: c.timeouts,
+        },
+        rate: Rate {
+            target_rps: run.target_rps,
+            achieved_rps: (achieved * 10.0).round() / 10.0,
+        },
+        correctness: Correctness {
+            allowed_max: v.allowed_max,
+            over_admission_ratio: v.over_admission_ratio(),
+            peak_window_ratio: v.peak_window_ratio,
+            definite_violations: v.definite_violations,
+            possible_violations: v.possible_violations,
+            false_rejects: v.false_rejects,
+            false_reject_ratio: v.false_reject_ratio(),
+        },
+        latency_ms: latency(&f.latency),
+        service_ms: latency(&f.service),
+        schedule_lag_ms: latency(&f.lag),
+        per_replica: f
+            .per_replica
+            .iter()
+            .enumerate()
+            .map(|(replica, r): (usize, &Counts)| PerReplica {
+                replica,
+                sent: r.sent,
+                admitted: r.admitted,
+                rejected: r.rejected,
+                errors: r.errors + r.timeouts,
+            })
+            .collect(),
+        expect: checks
+            .iter()
+            .map(|check| Expect {
+                expectation: check.expectation.key.to_string(),
+                figure: check.expectation.figure.name().to_string(),
+                kind: match check.expectation.bound {
+                    Bound::AtMost => "max",
+                    Bound::AtLeast => "min",
+                }
+                .to_string(),
+                bound: check.expectation.value,
+                value: check.value,
+                passed: check.passed,
+            })
+            .collect(),
+    }
+}
+
+pub fn write(path: &Path, summary: &Summary) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(summary).map_err(|e| format!("summary.json: {e}"))?;
+    std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

@@ -1,0 +1,84 @@
+//! The terminal summary: one row per arm, the figures a person checks
+//! first, then one line per failed expectation.
+#![allow(clippy::print_stdout)]
+
+use super::summary::Summary;
+
+fn ratio(r: Option<f64>) -> String {
+    r.map_or("∞".to_string(), |r| format!("{r:.2}x"))
+}
+
+pub fn render(s: &Summary) -> String {
+    let mut out = String::new();
+    let header = [
+        "arm",
+        "mode",
+        "repl",
+        "sent",
+        "admitted",
+        "allowed",
+        "over-adm",
+        "definite",
+        "possible",
+        "false-rej",
+        "p50 ms",
+        "p99 ms",
+        "expect",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for a in &s.arms {
+        let failed = a.expect.iter().filter(|e| !e.passed).count();
+        let verdict = match (a.expect.len(), failed) {
+            (0, _) => "-".to_string(),
+            (n, 0) => format!("ok ({n})"),
+            (_, f) => format!("FAIL ({f})"),
+        };
+        let c = &a.correctness;
+        rows.push(vec![
+            a.name.clone(),
+            a.mode.clone(),
+            a.replicas.to_string(),
+            a.requests.sent.to_string(),
+            a.requests.admitted.to_string(),
+            c.allowed_max.to_string(),
+            ratio(c.over_admission_ratio),
+            c.definite_violations.to_string(),
+            c.possible_violations.to_string(),
+            c.false_rejects.to_string(),
+            format!("{:.2}", a.latency_ms.p50),
+            format!("{:.2}", a.latency_ms.p99),
+            verdict,
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let pad = widths[i] - cell.chars().count();
+                if i < 2 {
+                    format!("{cell}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{cell}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    if let Some(policy) = s.arms.first().map(|a| &a.policy_text) {
+        out.push_str(&format!("policy: {policy}"));
+        if s.partial {
+            out.push_str("   (partial: the run was interrupted)");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+pub fn print(s: &Summary) {
+    print!("{}", render(s));
+}

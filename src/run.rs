@@ -1,0 +1,265 @@
+//! `rlbench run`: for each arm, bring the stack up, drive the load, bring
+//! the stack down (on every path); then compute the figures from the
+//! recorded events, write summary.json, and judge the expectations.
+//! Rendering to the terminal is left to `main`.
+
+use crate::analyze;
+use crate::cli::RunArgs;
+use crate::error::{Error, Exit};
+use crate::events::EventWriter;
+use crate::gate;
+use crate::interrupt::Interrupt;
+use crate::load::{self, Counters, LoadReport, Plan};
+use crate::report::folder::RunFolder;
+use crate::report::summary::{self, ArmRun, Gate, Summary};
+use crate::scenario::{self, units, Arm, Scenario};
+use crate::stack::Stack;
+use crate::verify;
+use reference_api::ReplicaConfig;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tracing::info;
+
+/// Set to make rlbench panic right after the first stack is up: lets a
+/// test prove that a panic leaves no replica behind.
+pub const PANIC_HOOK_ENV: &str = "RLBENCH_TEST_PANIC_AFTER_UP";
+
+pub struct RunOutcome {
+    pub summary: Summary,
+    pub folder: PathBuf,
+    pub exit: Exit,
+    /// An environment failure that cut the run short (after writing what it had).
+    pub error: Option<Error>,
+}
+
+pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
+    let mut scenario = scenario::load(&args.scenario)?;
+    if let Some(d) = &args.duration {
+        scenario.duration =
+            units::duration(d).map_err(|e| Error::input(format!("--duration: {e}")))?;
+    }
+    let arms = select_arms(&scenario, &args.arms)?;
+    let started = SystemTime::now();
+    let folder = RunFolder::create(args.out.as_deref(), &scenario.name, started)
+        .map_err(Error::environment)?;
+    std::fs::copy(&args.scenario, folder.scenario_copy()).map_err(|e| {
+        Error::environment(format!(
+            "cannot copy the scenario into {}: {e}",
+            folder.root.display()
+        ))
+    })?;
+    let interrupt = Interrupt::listen();
+    let run_id = format!(
+        "rlbench-{}-{}",
+        std::process::id(),
+        started
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    );
+
+    let mut done: Vec<(&Arm, LoadReport)> = Vec::new();
+    let mut error = None;
+    let mut interrupted = false;
+    for arm in arms {
+        match run_arm(&scenario, arm, &folder, &run_id, &interrupt, args.quiet).await {
+            Ok(report) => {
+                interrupted = report.interrupted;
+                done.push((arm, report));
+            }
+            Err(e) if e.exit == Exit::Interrupted => interrupted = true,
+            Err(e) => error = Some(e),
+        }
+        if interrupted || error.is_some() {
+            break;
+        }
+    }
+
+    let mut arms_out = Vec::new();
+    let mut failures = Vec::new();
+    for (arm, report) in &done {
+        let opts = verify::Options {
+            epoch_offset_us: report.epoch_offset_us,
+            ..verify::Options::default()
+        };
+        let figures = analyze::analyze(
+            &folder.events(&arm.name),
+            &scenario.policy,
+            &opts,
+            arm.replicas,
+        )
+        .map_err(Error::environment)?;
+        let checks = gate::evaluate(&arm.expect, &figures);
+        failures.extend(
+            checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("{}: {}", arm.name, c.describe())),
+        );
+        let run = ArmRun {
+            name: &arm.name,
+            mode: arm.mode.as_str(),
+            replicas: arm.replicas,
+            policy: &scenario.policy,
+            partial: report.interrupted,
+            target_rps: scenario.load.rate,
+            send_window_s: report.send_window.as_secs_f64(),
+        };
+        arms_out.push(summary::arm(&run, &figures, &checks));
+    }
+    let partial = interrupted || error.is_some();
+    let summary = Summary {
+        schema: summary::SCHEMA.to_string(),
+        scenario: scenario.name.clone(),
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        duration_s: scenario.duration.as_secs_f64(),
+        partial,
+        arms: arms_out,
+        gate: Gate {
+            passed: failures.is_empty() && !partial,
+            failures,
+        },
+    };
+    summary::write(&folder.summary(), &summary).map_err(Error::environment)?;
+    let exit = if interrupted {
+        Exit::Interrupted
+    } else if let Some(e) = &error {
+        e.exit
+    } else if summary.gate.failures.is_empty() {
+        Exit::Passed
+    } else {
+        Exit::GateFailed
+    };
+    Ok(RunOutcome {
+        summary,
+        folder: folder.root.clone(),
+        exit,
+        error,
+    })
+}
+
+fn select_arms<'a>(scenario: &'a Scenario, names: &[String]) -> Result<Vec<&'a Arm>, Error> {
+    if names.is_empty() {
+        return Ok(scenario.arms.iter().collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            scenario.arms.iter().find(|a| &a.name == n).ok_or_else(|| {
+                let known: Vec<&str> = scenario.arms.iter().map(|a| a.name.as_str()).collect();
+                Error::input(format!(
+                    "--arm {n:?}: no such arm, expected one of {}",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+pub fn replica_configs(scenario: &Scenario, arm: &Arm) -> Vec<ReplicaConfig> {
+    (0..arm.replicas)
+        .map(|i| {
+            let mut c = ReplicaConfig::new(format!("r{i}"), scenario.policy.clone());
+            c.key_header = arm.key_header.clone();
+            c
+        })
+        .collect()
+}
+
+async fn run_arm(
+    scenario: &Scenario,
+    arm: &Arm,
+    folder: &RunFolder,
+    run_id: &str,
+    interrupt: &Interrupt,
+    quiet: bool,
+) -> Result<LoadReport, Error> {
+    if !quiet {
+        info!(
+            "arm {}: starting {} {} replica(s)",
+            arm.name,
+            arm.replicas,
+            arm.mode.as_str()
+        );
+    }
+    let configs = replica_configs(scenario, arm);
+    let mut stack = tokio::select! {
+        biased;
+        () = interrupt.wait() => return Err(Error::interrupted()),
+        stack = Stack::up(&configs, run_id) => stack.map_err(Error::environment)?,
+    };
+    if std::env::var_os(PANIC_HOOK_ENV).is_some() {
+        panic!(
+            "{PANIC_HOOK_ENV} is set: panicking with {} replica(s) up",
+            stack.pids().len()
+        );
+    }
+    let targets = stack
+        .urls()
+        .iter()
+        .map(|u| format!("{u}/api/transfers").parse())
+        .collect::<Result<Vec<hyper::Uri>, _>>()
+        .map_err(|e| Error::environment(format!("a replica reported a bad address: {e}")))?;
+    let key_header = arm
+        .key_header
+        .parse()
+        .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
+    let plan = Plan {
+        targets,
+        key_header,
+        rate: scenario.load.rate,
+        duration: scenario.duration,
+        keys: scenario.load.keys,
+        fanout: arm.fanout,
+        seed: scenario.seed,
+        timeout: scenario.load.timeout,
+        max_in_flight: scenario.load.max_in_flight,
+    };
+    let writer = EventWriter::create(&folder.events(&arm.name)).map_err(Error::environment)?;
+    let counters = Arc::new(Counters::default());
+    let progress = (!quiet).then(|| {
+        tokio::spawn(progress(
+            arm.name.clone(),
+            scenario.duration,
+            counters.clone(),
+        ))
+    });
+    if !quiet {
+        info!(
+            "arm {}: {} requests/s for {:?} across {}",
+            arm.name,
+            scenario.load.rate,
+            scenario.duration,
+            stack.urls().join(", ")
+        );
+    }
+    let report = load::run(&plan, writer.sender(), counters, interrupt.wait()).await;
+    if let Some(p) = progress {
+        p.abort();
+    }
+    stack.down().await;
+    writer.finish().map_err(Error::environment)?;
+    Ok(report)
+}
+
+/// A plain line every two seconds while an arm runs.
+async fn progress(arm: String, duration: Duration, c: Arc<Counters>) {
+    let start = tokio::time::Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        info!(
+            "arm {arm}: {:.0}s/{:.0}s  done {}  admitted {}  rejected {}  failed {}",
+            start.elapsed().as_secs_f64(),
+            duration.as_secs_f64(),
+            load(&c.done),
+            load(&c.admitted),
+            load(&c.rejected),
+            load(&c.failed),
+        );
+    }
+}

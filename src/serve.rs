@@ -1,0 +1,45 @@
+//! `rlbench serve`: one arm's replicas, up until Ctrl-C, for poking at by
+//! hand (curl) or with another load tool.
+#![allow(clippy::print_stdout)]
+
+use crate::error::Error;
+use crate::interrupt::Interrupt;
+use crate::run::replica_configs;
+use crate::scenario;
+use crate::stack::Stack;
+use std::path::Path;
+
+pub async fn serve(path: &Path, arm: Option<&str>) -> Result<(), Error> {
+    let scenario = scenario::load(path)?;
+    let chosen = match arm {
+        None => &scenario.arms[0],
+        Some(name) => scenario
+            .arms
+            .iter()
+            .find(|a| a.name == name)
+            .ok_or_else(|| {
+                Error::input(format!("--arm {name:?}: no such arm in {}", path.display()))
+            })?,
+    };
+    let interrupt = Interrupt::listen();
+    let run_id = format!("rlbench-serve-{}", std::process::id());
+    let mut stack = Stack::up(&replica_configs(&scenario, chosen), &run_id)
+        .await
+        .map_err(Error::environment)?;
+    println!(
+        "arm {} ({}), {}",
+        chosen.name,
+        chosen.mode.as_str(),
+        scenario.policy.describe()
+    );
+    for url in stack.urls() {
+        println!(
+            "  POST {url}/api/transfers   (header {}: <key>)",
+            chosen.key_header
+        );
+    }
+    println!("Ctrl-C to stop");
+    interrupt.wait().await;
+    stack.down().await;
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! The binary's contract for bad input and validation: exit codes and
+//! one-line errors that name the file, line and column.
+
+mod common;
+
+use common::{rlbench, text, write};
+
+#[test]
+fn every_shipped_scenario_passes_check() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = std::path::Path::new(root).join("scenarios");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let out = rlbench(&["check", path.to_str().unwrap()], root.as_ref());
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                path.display(),
+                text(&out.stderr)
+            );
+            assert!(text(&out.stdout).contains(": ok"), "{}", text(&out.stdout));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1, "no scenarios found in {}", dir.display());
+}
+
+#[test]
+fn a_misspelled_key_exits_2_naming_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = common::small_scenario("1s", "");
+    let bad = good.replace("rate = 300", "rte = 300");
+    let path = write(dir.path(), "bad.toml", &bad);
+    for cmd in ["check", "run"] {
+        let out = rlbench(&[cmd, path.to_str().unwrap()], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = text(&out.stderr);
+        let line = bad.lines().position(|l| l.starts_with("rte")).unwrap() + 1;
+        assert!(
+            err.contains(&format!("bad.toml:{line}:1: unknown field `rte`")),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(
+        !dir.path().join("reports").exists(),
+        "bad input writes no report"
+    );
+}
+
+#[test]
+fn impossible_values_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = common::small_scenario("1s", "");
+    for (from, to, expect) in [
+        (
+            "replicas = 3",
+            "replicas = 0",
+            "replicas must be between 1 and 64",
+        ),
+        ("rate = 300", "rate = -1", "rate must be above 0"),
+        (
+            "duration = \"1s\"",
+            "duration = \"1 parsec\"",
+            "expected a duration",
+        ),
+        ("window = \"1s\"", "window = 1", "invalid type"),
+    ] {
+        let path = write(dir.path(), "s.toml", &good.replace(from, to));
+        let out = rlbench(&["check", path.to_str().unwrap()], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{to}");
+        let err = text(&out.stderr);
+        assert!(err.contains(expect), "{to}: {err}");
+        assert!(err.contains("s.toml:"), "{err}");
+    }
+}
+
+#[test]
+fn bad_command_lines_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("1s", ""));
+    let p = path.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["run", p, "--duration", "soon"], "--duration"),
+        (&["run", p, "--arm", "nope"], "no such arm"),
+        (&["run", "/no/such/file.toml"], "cannot read the scenario"),
+        (&["frobnicate"], "unrecognized subcommand"),
+    ];
+    for (args, expect) in cases {
+        let out = rlbench(args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(expect),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! Helpers for tests that drive the real rlbench binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rlbench"))
+}
+
+pub fn rlbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("rlbench runs")
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Pids of live processes started by the rlbench process `pid` (replicas
+/// carry `--run-id rlbench-<pid>-...` on their command line).
+pub fn replicas_of(pid: u32) -> Vec<u32> {
+    let marker = format!("rlbench-{pid}-");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.split_whitespace().nth(2) == Some("Z"))
+            .unwrap_or(true);
+        if cmdline.contains(&marker) && !zombie {
+            found.push(p);
+        }
+    }
+    found
+}
+
+/// Waits (bounded) until no replica of `pid` is alive; returns the survivors.
+pub fn wait_no_replicas(pid: u32, within: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = replicas_of(pid);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A small two-arm scenario that saturates its limit quickly.
+pub fn small_scenario(duration: &str, extra_single_expect: &str) -> String {
+    format!(
+        r#"
+name = "small"
+duration = "{duration}"
+seed = 3
+
+[policy]
+algorithm = "sliding_log"
+limit = 5
+window = "1s"
+
+[cluster]
+replicas = 3
+
+[load]
+rate = 300
+keys = 3
+
+[[arms]]
+name = "single"
+mode = "local"
+replicas = 1
+[arms.expect]
+max_definite_violations = 0
+max_over_admission_ratio = 1.05
+{extra_single_expect}
+
+[[arms]]
+name = "local"
+mode = "local"
+[arms.expect]
+min_over_admission_ratio = 2.5
+"#
+    )
+}

@@ -1,0 +1,240 @@
+//! End to end through the real binary: real replica processes, real HTTP,
+//! the summary contract, the gate's exit codes, and no process left behind
+//! on any exit path (normal end, gate failure, Ctrl-C, panic, SIGKILL).
+
+mod common;
+
+use common::{rlbench, text, wait_no_replicas, write};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn summary(dir: &std::path::Path) -> Value {
+    let raw = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written");
+    serde_json::from_str(&raw).unwrap()
+}
+
+fn arm<'a>(s: &'a Value, name: &str) -> &'a Value {
+    s["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap()
+}
+
+#[test]
+fn a_run_shows_the_fake_global_and_passes_its_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("3s", ""));
+    let child = Command::new(common::bin())
+        .args(["run", path.to_str().unwrap(), "--quiet"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        wait_no_replicas(pid, Duration::from_secs(2)).is_empty(),
+        "replicas left behind"
+    );
+
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("single") && stdout.contains("local"),
+        "{stdout}"
+    );
+    let latest = dir.path().join("reports/small/latest");
+    assert!(stdout.contains("reports/small/"), "{stdout}");
+    let s = summary(&latest);
+    assert_eq!(s["schema"], "rlbench.summary/v1");
+    assert_eq!(s["partial"], false);
+    assert_eq!(s["gate"]["passed"], true);
+
+    let single = arm(&s, "single");
+    let c = &single["correctness"];
+    assert_eq!(c["definite_violations"], 0);
+    let ratio = c["over_admission_ratio"].as_f64().unwrap();
+    assert!(
+        (0.9..=1.05).contains(&ratio),
+        "single over-admission {ratio}"
+    );
+    assert_eq!(single["requests"]["sent"], 900);
+    assert_eq!(single["requests"]["errors"], 0);
+
+    let local = arm(&s, "local");
+    let ratio = local["correctness"]["over_admission_ratio"]
+        .as_f64()
+        .unwrap();
+    assert!((2.5..=3.4).contains(&ratio), "local over-admission {ratio}");
+    assert!(
+        local["correctness"]["definite_violations"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let per_replica = local["per_replica"].as_array().unwrap();
+    assert_eq!(per_replica.len(), 3);
+    assert!(
+        per_replica.iter().all(|r| r["sent"] == 300),
+        "round-robin: {per_replica:?}"
+    );
+    for field in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(
+            local["latency_ms"][field].as_f64().unwrap() > 0.0,
+            "{field}"
+        );
+    }
+
+    let events = std::fs::read_to_string(latest.join("events/local.csv")).unwrap();
+    assert!(events.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome\n"));
+    assert_eq!(events.lines().count(), 901);
+}
+
+#[test]
+fn a_failed_expectation_exits_1_and_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let text_ = common::small_scenario("2s", "min_over_admission_ratio = 2.0");
+    let path = write(dir.path(), "s.toml", &text_);
+    let out_dir = dir.path().join("out");
+    let out = rlbench(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--arm",
+            "single",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("expectation failed: single: over_admission_ratio"),
+        "{err}"
+    );
+    assert!(err.contains("< min 2"), "{err}");
+    let s = summary(&out_dir);
+    assert_eq!(s["gate"]["passed"], false);
+    assert_eq!(s["arms"].as_array().unwrap().len(), 1, "--arm runs one arm");
+    let failed: Vec<&Value> = arm(&s, "single")["expect"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["passed"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["figure"], "over_admission_ratio");
+}
+
+#[test]
+fn ctrl_c_stops_the_run_writes_a_partial_report_and_leaves_no_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("60s", ""));
+    let out_dir = dir.path().join("out");
+    let child = Command::new(common::bin())
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "-q",
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let events = out_dir.join("events/single.csv");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !events.exists() || common::replicas_of(pid).is_empty() {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1_500));
+    kill(Pid::from_raw(pid as i32), Signal::SIGINT).unwrap();
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?} to stop",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        wait_no_replicas(pid, Duration::from_secs(2)).is_empty(),
+        "replicas left behind"
+    );
+    let s = summary(&out_dir);
+    assert_eq!(s["partial"], true);
+    let single = arm(&s, "single");
+    assert_eq!(single["partial"], true);
+    let sent = single["requests"]["sent"].as_u64().unwrap();
+    assert!(sent > 100 && sent < 18_000, "sent {sent}");
+    assert!(text(&out.stderr).contains("interrupted"));
+}
+
+#[test]
+fn a_panic_leaves_no_replica_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("30s", ""));
+    let child = Command::new(common::bin())
+        .args(["run", path.to_str().unwrap(), "--arm", "local", "-q"])
+        .env("RLBENCH_TEST_PANIC_AFTER_UP", "1")
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(101),
+        "a panic: {}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("3 replica(s) up"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        wait_no_replicas(pid, Duration::from_secs(2)).is_empty(),
+        "replicas left behind"
+    );
+}
+
+#[test]
+fn replicas_exit_when_rlbench_is_killed_outright() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("60s", ""));
+    let mut child = Command::new(common::bin())
+        .args(["run", path.to_str().unwrap(), "--arm", "local", "-q"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while common::replicas_of(pid).len() < 3 {
+        assert!(Instant::now() < deadline, "replicas never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    let left = wait_no_replicas(pid, Duration::from_secs(5));
+    assert!(
+        left.is_empty(),
+        "replicas outlived a killed rlbench: {left:?}"
+    );
+}
