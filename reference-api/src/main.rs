@@ -7,12 +7,14 @@ use reference_api::{replica, ReplicaConfig};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: reference-api --config FILE.json [--listen ADDR] [--exit-on-stdin-eof]";
+const USAGE: &str =
+    "usage: reference-api --config FILE.json [--listen ADDR] [--name REPLICA] [--exit-on-stdin-eof]";
 
 fn parse() -> Result<(ReplicaConfig, SocketAddr, bool), String> {
     let mut config = None;
     let mut listen: SocketAddr = ([127, 0, 0, 1], 8080).into();
     let mut watch_stdin = false;
+    let mut name = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -30,12 +32,17 @@ fn parse() -> Result<(ReplicaConfig, SocketAddr, bool), String> {
                     format!("--listen: {addr:?} is not an address like 127.0.0.1:8080")
                 })?;
             }
+            "--name" => name = Some(args.next().ok_or("--name needs a replica name")?),
             "--exit-on-stdin-eof" => watch_stdin = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
-    let config = config.ok_or_else(|| format!("--config is required\n{USAGE}"))?;
+    let mut config: ReplicaConfig =
+        config.ok_or_else(|| format!("--config is required\n{USAGE}"))?;
+    if let Some(name) = name {
+        config.replica = name;
+    }
     Ok((config, listen, watch_stdin))
 }
 
