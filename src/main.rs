@@ -97,11 +97,17 @@ fn fail(e: &Error) -> ExitCode {
 }
 
 fn init_logging(quiet: bool) {
-    let level = if quiet { "warn" } else { "info" };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RLBENCH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    use tracing_subscriber::filter::LevelFilter;
+    let level = std::env::var("RLBENCH_LOG")
+        .ok()
+        .and_then(|v| v.parse::<LevelFilter>().ok())
+        .unwrap_or(if quiet {
+            LevelFilter::WARN
+        } else {
+            LevelFilter::INFO
+        });
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_max_level(level)
         .with_writer(std::io::stderr)
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
