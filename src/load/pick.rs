@@ -2,14 +2,14 @@
 //! seeded generator (reproducible), targets round-robin or random.
 
 use crate::scenario::Fanout;
-use rand::rngs::StdRng;
+use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 pub struct Picker {
     keys: Vec<String>,
     targets: usize,
     fanout: Fanout,
-    rng: StdRng,
+    rng: SmallRng,
 }
 
 impl Picker {
@@ -19,7 +19,7 @@ impl Picker {
             keys: (0..keys).map(|i| format!("customer-{i:0width$}")).collect(),
             targets: targets.max(1),
             fanout,
-            rng: StdRng::seed_from_u64(seed),
+            rng: SmallRng::seed_from_u64(seed),
         }
     }
 
