@@ -40,6 +40,7 @@ pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
         Figure::FalseRejectRatio => f.verdict.false_reject_ratio(),
         Figure::P99Ms => f.latency.p99,
         Figure::ErrorRatio => f.counts.error_ratio(),
+        Figure::PeakWindowRatio => f.verdict.peak_window_ratio,
     })
 }
 

@@ -12,9 +12,11 @@ use crate::interrupt::Interrupt;
 use crate::load::{self, Counters, LoadReport, Plan};
 use crate::report::folder::RunFolder;
 use crate::report::summary::{self, ArmRun, Gate, Summary};
-use crate::scenario::{self, units, Arm, Scenario};
+use crate::scenario::{self, units, Arm, Mode, Scenario};
+use crate::stack::metrics::Fallbacks;
 use crate::stack::Stack;
 use crate::verify;
+use reference_api::config::{Backend, RedisBackend, RedisMode};
 use reference_api::ReplicaConfig;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -60,14 +62,14 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
             .unwrap_or(0)
     );
 
-    let mut done: Vec<(&Arm, LoadReport)> = Vec::new();
+    let mut done: Vec<(&Arm, ArmResult)> = Vec::new();
     let mut error = None;
     let mut interrupted = false;
     for arm in arms {
         match run_arm(&scenario, arm, &folder, &run_id, &interrupt, args.quiet).await {
-            Ok(report) => {
-                interrupted = report.interrupted;
-                done.push((arm, report));
+            Ok(result) => {
+                interrupted = result.report.interrupted;
+                done.push((arm, result));
             }
             Err(e) if e.exit == Exit::Interrupted => interrupted = true,
             Err(e) => error = Some(e),
@@ -79,18 +81,15 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
 
     let mut arms_out = Vec::new();
     let mut failures = Vec::new();
-    for (arm, report) in &done {
+    for (arm, result) in &done {
+        let report = &result.report;
         let opts = verify::Options {
             epoch_offset_us: report.epoch_offset_us,
+            aligned: clocks_known_aligned(&scenario, arm),
             ..verify::Options::default()
         };
-        let figures = analyze::analyze(
-            &folder.events(&arm.name),
-            &scenario.policy,
-            &opts,
-            arm.replicas,
-        )
-        .map_err(Error::environment)?;
+        let figures = analyze::analyze(&folder.events(&arm.name), &arm.policy, &opts, arm.replicas)
+            .map_err(Error::environment)?;
         let checks = gate::evaluate(&arm.expect, &figures);
         failures.extend(
             checks
@@ -102,10 +101,11 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
             name: &arm.name,
             mode: arm.mode.as_str(),
             replicas: arm.replicas,
-            policy: &scenario.policy,
+            policy: &arm.policy,
             partial: report.interrupted,
             target_rps: scenario.load.rate,
             send_window_s: report.send_window.as_secs_f64(),
+            redis_fallbacks: result.fallbacks.as_deref(),
         };
         arms_out.push(summary::arm(&run, &figures, &checks));
     }
@@ -158,14 +158,58 @@ fn select_arms<'a>(scenario: &'a Scenario, names: &[String]) -> Result<Vec<&'a A
         .collect()
 }
 
-pub fn replica_configs(scenario: &Scenario, arm: &Arm) -> Vec<ReplicaConfig> {
+/// What each replica of `arm` is told. Redis keys start with a prefix
+/// unique to the run and arm, so runs never see each other's counts; with a
+/// managed Redis the URL is filled in once the server is up.
+pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<ReplicaConfig> {
+    let backend = match arm.mode {
+        Mode::Local => Backend::Local,
+        Mode::RedisNaive | Mode::RedisLua => Backend::Redis(RedisBackend {
+            url: scenario.redis.url.clone().unwrap_or_default(),
+            prefix: format!("rlbench:{run_id}:{}:", arm.name),
+            mode: if arm.mode == Mode::RedisLua {
+                RedisMode::Lua
+            } else {
+                RedisMode::Naive
+            },
+            clock: arm.clock,
+            timeout_us: units::micros(scenario.redis.timeout),
+            on_error: arm.on_redis_error,
+        }),
+    };
     (0..arm.replicas)
         .map(|i| {
-            let mut c = ReplicaConfig::new(format!("r{i}"), scenario.policy.clone());
+            let mut c = ReplicaConfig::new(format!("r{i}"), arm.policy.clone());
             c.key_header = arm.key_header.clone();
+            c.clock_skew_us = arm.skew_of(i);
+            c.backend = backend.clone();
             c
         })
         .collect()
+}
+
+/// Whether rlbench starts its own Redis for this arm.
+pub fn needs_managed_redis(scenario: &Scenario, arm: &Arm) -> bool {
+    arm.mode.uses_redis() && scenario.redis.url.is_none()
+}
+
+/// Epoch-aligned windows line up with the trace only when every decision
+/// reads this machine's wall clock: no skew, and a Redis clock that is ours
+/// (a managed or loopback server).
+fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
+    let redis_is_local = match &scenario.redis.url {
+        None => true,
+        Some(url) => ["redis://127.", "redis://localhost", "redis://[::1]"]
+            .iter()
+            .any(|p| url.starts_with(p)),
+    };
+    arm.clocks_aligned() && (arm.mode == Mode::Local || redis_is_local)
+}
+
+struct ArmResult {
+    report: LoadReport,
+    /// Per replica, for Redis modes.
+    fallbacks: Option<Vec<Fallbacks>>,
 }
 
 async fn run_arm(
@@ -175,7 +219,7 @@ async fn run_arm(
     run_id: &str,
     interrupt: &Interrupt,
     quiet: bool,
-) -> Result<LoadReport, Error> {
+) -> Result<ArmResult, Error> {
     if !quiet {
         info!(
             "arm {}: starting {} {} replica(s)",
@@ -184,12 +228,16 @@ async fn run_arm(
             arm.mode.as_str()
         );
     }
-    let configs = replica_configs(scenario, arm);
+    let configs = replica_configs(scenario, arm, run_id);
+    let managed = needs_managed_redis(scenario, arm);
     let mut stack = tokio::select! {
         biased;
         () = interrupt.wait() => return Err(Error::interrupted()),
-        stack = Stack::up(&configs, run_id) => stack.map_err(Error::environment)?,
+        stack = Stack::up(&configs, managed, run_id) => stack.map_err(Error::environment)?,
     };
+    if let (false, Some(url)) = (quiet, stack.redis_url()) {
+        info!("arm {}: redis-server at {url}", arm.name);
+    }
     if std::env::var_os(PANIC_HOOK_ENV).is_some() {
         panic!(
             "{PANIC_HOOK_ENV} is set: panicking with {} replica(s) up",
@@ -239,9 +287,14 @@ async fn run_arm(
     if let Some(p) = progress {
         p.abort();
     }
+    let fallbacks = if arm.mode.uses_redis() {
+        Some(stack.redis_fallbacks().await)
+    } else {
+        None
+    };
     stack.down().await;
     writer.finish().map_err(Error::environment)?;
-    Ok(report)
+    Ok(ArmResult { report, fallbacks })
 }
 
 /// A plain line every two seconds while an arm runs.

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::interrupt::Interrupt;
-use crate::run::replica_configs;
+use crate::run::{needs_managed_redis, replica_configs};
 use crate::scenario;
 use crate::stack::Stack;
 use std::path::Path;
@@ -23,14 +23,19 @@ pub async fn serve(path: &Path, arm: Option<&str>) -> Result<(), Error> {
     };
     let interrupt = Interrupt::listen();
     let run_id = format!("rlbench-serve-{}", std::process::id());
-    let mut stack = Stack::up(&replica_configs(&scenario, chosen), &run_id)
+    let configs = replica_configs(&scenario, chosen, &run_id);
+    let managed = needs_managed_redis(&scenario, chosen);
+    let mut stack = Stack::up(&configs, managed, &run_id)
         .await
         .map_err(Error::environment)?;
+    if let Some(url) = stack.redis_url() {
+        println!("redis-server at {url}");
+    }
     println!(
         "arm {} ({}), {}",
         chosen.name,
         chosen.mode.as_str(),
-        scenario.policy.describe()
+        chosen.policy.describe()
     );
     for url in stack.urls() {
         println!(

@@ -105,9 +105,15 @@ fn an_unwritable_run_folder_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "s.toml", &common::small_scenario("1s", ""));
     std::fs::write(dir.path().join("blocker"), "a file, not a folder").unwrap();
-    let out = rlbench(&["run", path.to_str().unwrap(), "--out", "blocker/run"], dir.path());
+    let out = rlbench(
+        &["run", path.to_str().unwrap(), "--out", "blocker/run"],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert!(err.contains("cannot create the run folder blocker/run"), "{err}");
+    assert!(
+        err.contains("cannot create the run folder blocker/run"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }

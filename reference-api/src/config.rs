@@ -24,6 +24,8 @@ pub struct ReplicaConfig {
     /// safe direction) rather than evicting live counts.
     #[serde(default = "default_max_keys")]
     pub max_keys: usize,
+    #[serde(default)]
+    pub backend: Backend,
 }
 
 fn default_key_header() -> String {
@@ -47,6 +49,57 @@ impl ReplicaConfig {
             max_key_len: default_max_key_len(),
             clock_skew_us: 0,
             max_keys: default_max_keys(),
+            backend: Backend::Local,
         }
     }
+}
+
+/// Where a replica keeps its counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Backend {
+    /// In this process's memory: correct alone, a fake global limit in a cluster.
+    #[default]
+    Local,
+    Redis(RedisBackend),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedisBackend {
+    pub url: String,
+    /// Every key this replica touches starts with it (one prefix per run and arm).
+    pub prefix: String,
+    pub mode: RedisMode,
+    pub clock: ClockSource,
+    /// Bound on one decision's Redis round trips; past it `on_error` decides.
+    pub timeout_us: u64,
+    pub on_error: OnError,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedisMode {
+    /// One atomic Lua script per decision.
+    Lua,
+    /// Read, decide in Rust, write: separate round trips (the race).
+    Naive,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockSource {
+    /// The replica's own clock, skew included, passed to Redis.
+    Replica,
+    /// Redis' `TIME`, one clock for every replica.
+    Redis,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnError {
+    /// Admit when Redis cannot answer: availability over the limit.
+    FailOpen,
+    /// Reject when Redis cannot answer: the limit over availability.
+    FailClosed,
 }

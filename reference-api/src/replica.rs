@@ -24,7 +24,7 @@ pub async fn run(
     on_ready: impl FnOnce(SocketAddr),
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    let state = AppState::new(config)?;
+    let state = AppState::new(config).await?;
     let listener = TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;

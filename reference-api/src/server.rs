@@ -3,9 +3,10 @@
 //! shutdown future, so tests bind port 0 and stop it when they like.
 
 use crate::clock::Clock;
-use crate::config::ReplicaConfig;
+use crate::config::{Backend, ReplicaConfig};
 use crate::headers;
-use crate::limiter::{self, LocalLimiter};
+use crate::limiter::redis_backed::RedisLimiter;
+use crate::limiter::{self, Decision, LocalLimiter};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
@@ -18,6 +19,9 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 pub const REPLICA_HEADER: &str = "x-replica";
+/// Metric counting decisions taken without Redis (timeout or error), by the
+/// decision `on_redis_error` made.
+pub const REDIS_ERRORS: &str = "rlbench_redis_errors_total";
 
 const JSON: [(axum::http::header::HeaderName, &str); 1] =
     [(axum::http::header::CONTENT_TYPE, "application/json")];
@@ -27,24 +31,47 @@ pub struct AppState {
     key_header: HeaderName,
     replica_header: HeaderValue,
     policy_header: HeaderValue,
-    limiter: Box<dyn LocalLimiter>,
+    limiter: Limiter,
     clock: Clock,
     admitted: AtomicU64,
     rejected: AtomicU64,
     bad_requests: AtomicU64,
 }
 
+/// Where decisions are made: this process, or Redis shared by all replicas.
+enum Limiter {
+    Local(Box<dyn LocalLimiter>),
+    Redis(RedisLimiter),
+}
+
+impl Limiter {
+    async fn decide(&self, key: &str, now: i64) -> Decision {
+        match self {
+            Limiter::Local(l) => l.decide(key, now),
+            Limiter::Redis(r) => r.decide(key, now).await,
+        }
+    }
+}
+
 impl AppState {
-    /// Checks the parts of the config that become HTTP header names/values.
-    pub fn new(config: ReplicaConfig) -> Result<Arc<Self>, String> {
+    /// Checks the parts of the config that become HTTP header names/values
+    /// and, for a Redis backend, connects.
+    pub async fn new(config: ReplicaConfig) -> Result<Arc<Self>, String> {
         let key_header = HeaderName::try_from(config.key_header.as_str())
             .map_err(|_| format!("invalid key header name {:?}", config.key_header))?;
         let replica_header = HeaderValue::try_from(config.replica.as_str())
             .map_err(|_| format!("invalid replica name {:?}", config.replica))?;
         let policy_header = HeaderValue::try_from(headers::ratelimit_policy(&config.policy))
             .map_err(|_| "policy does not fit in a header".to_string())?;
+        let limiter = match &config.backend {
+            Backend::Local => Limiter::Local(limiter::local(&config.policy, config.max_keys)),
+            Backend::Redis(backend) => Limiter::Redis(
+                RedisLimiter::connect(backend.clone(), config.policy.clone(), &config.replica)
+                    .await?,
+            ),
+        };
         Ok(Arc::new(AppState {
-            limiter: limiter::local(&config.policy, config.max_keys),
+            limiter,
             clock: Clock::with_skew_us(config.clock_skew_us),
             key_header,
             replica_header,
@@ -103,7 +130,7 @@ async fn transfer(State(app): State<Arc<AppState>>, req_headers: HeaderMap) -> R
         Ok(k) => k,
         Err(_) => return bad_request(&app, format!("{name} header is not visible ASCII")),
     };
-    let decision = app.limiter.decide(key, app.clock.now_us());
+    let decision = app.limiter.decide(key, app.clock.now_us()).await;
     let rate = HeaderValue::try_from(headers::ratelimit(&decision))
         .unwrap_or_else(|_| HeaderValue::from_static(""));
     let mut res = if decision.allowed {
@@ -127,7 +154,11 @@ async fn transfer(State(app): State<Arc<AppState>>, req_headers: HeaderMap) -> R
 async fn metrics(State(app): State<Arc<AppState>>) -> String {
     let r = &app.config.replica;
     let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-    format!(
+    let (live_keys, fallbacks) = match &app.limiter {
+        Limiter::Local(l) => (l.live_keys(), Default::default()),
+        Limiter::Redis(redis) => (0, redis.fallbacks()),
+    };
+    let mut text = format!(
         "# TYPE rlbench_requests_total counter\n\
          rlbench_requests_total{{replica=\"{r}\",decision=\"admitted\"}} {}\n\
          rlbench_requests_total{{replica=\"{r}\",decision=\"rejected\"}} {}\n\
@@ -137,6 +168,15 @@ async fn metrics(State(app): State<Arc<AppState>>) -> String {
         load(&app.admitted),
         load(&app.rejected),
         load(&app.bad_requests),
-        app.limiter.live_keys(),
-    )
+        live_keys,
+    );
+    if matches!(app.limiter, Limiter::Redis(_)) {
+        text.push_str(&format!(
+            "# TYPE {REDIS_ERRORS} counter\n\
+             {REDIS_ERRORS}{{replica=\"{r}\",decision=\"admitted\"}} {}\n\
+             {REDIS_ERRORS}{{replica=\"{r}\",decision=\"rejected\"}} {}\n",
+            fallbacks.failed_open, fallbacks.failed_closed,
+        ));
+    }
+    text
 }

@@ -26,7 +26,7 @@ async fn start(
 ) -> (SocketAddr, oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state = AppState::new(config).unwrap();
+    let state = AppState::new(config).await.unwrap();
     let (tx, rx) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         server::serve(listener, state, async {

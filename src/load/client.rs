@@ -75,6 +75,20 @@ pub async fn get_status(client: &HttpClient, uri: &Uri, timeout: Duration) -> Op
     tokio::time::timeout(timeout, exchange).await.ok().flatten()
 }
 
+/// GET `uri`; the body of a 200 answer as text.
+pub async fn get_text(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<String> {
+    let request = Request::get(uri).body(Empty::new()).ok()?;
+    let exchange = async {
+        let response = client.request(request).await.ok()?;
+        if response.status() != hyper::StatusCode::OK {
+            return None;
+        }
+        let body = response.into_body().collect().await.ok()?.to_bytes();
+        Some(String::from_utf8_lossy(&body).into_owned())
+    };
+    tokio::time::timeout(timeout, exchange).await.ok().flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 use crate::analyze::{ArmFigures, Counts, Percentiles};
 use crate::gate::Check;
 use crate::scenario::Bound;
+use crate::stack::metrics::Fallbacks;
 use reference_api::Policy;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -37,7 +38,19 @@ pub struct ArmSummary {
     pub service_ms: Latency,
     pub schedule_lag_ms: Latency,
     pub per_replica: Vec<PerReplica>,
+    /// Redis modes: decisions taken without Redis (timeout or error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis_errors: Option<RedisErrors>,
     pub expect: Vec<Expect>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RedisErrors {
+    pub total: u64,
+    /// Admitted anyway (`on_redis_error = "fail_open"`).
+    pub failed_open: u64,
+    /// Rejected (`on_redis_error = "fail_closed"`).
+    pub failed_closed: u64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -83,6 +96,8 @@ pub struct PerReplica {
     pub admitted: u64,
     pub rejected: u64,
     pub errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis_errors: Option<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -112,6 +127,7 @@ pub struct ArmRun<'a> {
     pub partial: bool,
     pub target_rps: f64,
     pub send_window_s: f64,
+    pub redis_fallbacks: Option<&'a [Fallbacks]>,
 }
 
 fn latency(p: &Percentiles) -> Latency {
@@ -172,8 +188,22 @@ pub fn arm(run: &ArmRun, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 admitted: r.admitted,
                 rejected: r.rejected,
                 errors: r.errors + r.timeouts,
+                redis_errors: run
+                    .redis_fallbacks
+                    .and_then(|f| f.get(replica))
+                    .map(|f| f.failed_open + f.failed_closed),
             })
             .collect(),
+        redis_errors: run.redis_fallbacks.map(|all| {
+            let (open, closed) = all
+                .iter()
+                .fold((0, 0), |(o, c), f| (o + f.failed_open, c + f.failed_closed));
+            RedisErrors {
+                total: open + closed,
+                failed_open: open,
+                failed_closed: closed,
+            }
+        }),
         expect: checks
             .iter()
             .map(|check| Expect {

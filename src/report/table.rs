@@ -18,6 +18,7 @@ pub fn render(s: &Summary) -> String {
         "admitted",
         "allowed",
         "over-adm",
+        "peak",
         "definite",
         "possible",
         "false-rej",
@@ -42,6 +43,7 @@ pub fn render(s: &Summary) -> String {
             a.requests.admitted.to_string(),
             c.allowed_max.to_string(),
             ratio(c.over_admission_ratio),
+            format!("{:.2}", c.peak_window_ratio),
             c.definite_violations.to_string(),
             c.possible_violations.to_string(),
             c.false_rejects.to_string(),
@@ -69,12 +71,18 @@ pub fn render(s: &Summary) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    if let Some(policy) = s.arms.first().map(|a| &a.policy_text) {
-        out.push_str(&format!("policy: {policy}"));
-        if s.partial {
-            out.push_str("   (partial: the run was interrupted)");
+    let first = s.arms.first().map(|a| &a.policy_text);
+    if s.arms.iter().all(|a| Some(&a.policy_text) == first) {
+        if let Some(policy) = first {
+            out.push_str(&format!("policy: {policy}\n"));
         }
-        out.push('\n');
+    } else {
+        for a in &s.arms {
+            out.push_str(&format!("policy of {}: {}\n", a.name, a.policy_text));
+        }
+    }
+    if s.partial {
+        out.push_str("partial: the run was interrupted\n");
     }
     out
 }

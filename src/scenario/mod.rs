@@ -6,6 +6,7 @@ mod raw;
 pub mod units;
 mod validate;
 
+use reference_api::config::{ClockSource, OnError};
 use reference_api::Policy;
 use std::fmt;
 use std::path::Path;
@@ -18,7 +19,16 @@ pub struct Scenario {
     pub seed: u64,
     pub policy: Policy,
     pub load: LoadSpec,
+    pub redis: RedisSpec,
     pub arms: Vec<Arm>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RedisSpec {
+    /// An existing Redis to use; `None`: rlbench starts its own.
+    pub url: Option<String>,
+    /// Bound on one decision's Redis round trips.
+    pub timeout: Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -37,13 +47,23 @@ pub struct LoadSpec {
 pub enum Mode {
     /// Each replica counts in its own memory.
     Local,
+    /// Counts in Redis, read-decide-write as separate commands (the race).
+    RedisNaive,
+    /// Counts in Redis, one atomic Lua script per decision.
+    RedisLua,
 }
 
 impl Mode {
     pub fn as_str(&self) -> &'static str {
         match self {
             Mode::Local => "local",
+            Mode::RedisNaive => "redis_naive",
+            Mode::RedisLua => "redis_lua",
         }
+    }
+
+    pub fn uses_redis(&self) -> bool {
+        !matches!(self, Mode::Local)
     }
 }
 
@@ -60,7 +80,29 @@ pub struct Arm {
     pub replicas: usize,
     pub fanout: Fanout,
     pub key_header: String,
+    /// Whose clock the limiter reads (`Redis` only in Redis modes).
+    pub clock: ClockSource,
+    /// Per replica, by index; missing entries are 0.
+    pub clock_skew_us: Vec<i64>,
+    pub on_redis_error: OnError,
+    /// The scenario's policy, or the arm's own (`[arms.policy]`).
+    pub policy: Policy,
     pub expect: Vec<Expectation>,
+}
+
+impl Arm {
+    pub fn skew_of(&self, replica: usize) -> i64 {
+        self.clock_skew_us.get(replica).copied().unwrap_or(0)
+    }
+
+    /// Whether every replica decides by one clock that is this machine's
+    /// wall clock, so epoch-aligned windows line up with the trace.
+    pub fn clocks_aligned(&self) -> bool {
+        match self.clock {
+            ClockSource::Redis => true,
+            ClockSource::Replica => (0..self.replicas).all(|r| self.skew_of(r) == 0),
+        }
+    }
 }
 
 /// A bound on one summary figure, e.g. `max_over_admission_ratio = 1.01`.
@@ -87,6 +129,7 @@ pub enum Figure {
     FalseRejectRatio,
     P99Ms,
     ErrorRatio,
+    PeakWindowRatio,
 }
 
 impl Figure {
@@ -98,6 +141,7 @@ impl Figure {
             Figure::FalseRejectRatio => "false_reject_ratio",
             Figure::P99Ms => "p99_ms",
             Figure::ErrorRatio => "error_ratio",
+            Figure::PeakWindowRatio => "peak_window_ratio",
         }
     }
 }

@@ -13,14 +13,17 @@ pub struct RawScenario {
     pub seed: Option<Spanned<i64>>,
     pub policy: Spanned<RawPolicy>,
     pub cluster: Option<RawCluster>,
+    pub redis: Option<RawRedis>,
     pub load: Spanned<RawLoad>,
     pub arms: Spanned<Vec<Spanned<RawArm>>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// Also an arm's `[arms.policy]`: naming an `algorithm` there replaces the
+/// scenario's policy; otherwise the fields given override the scenario's.
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPolicy {
-    pub algorithm: Spanned<String>,
+    pub algorithm: Option<Spanned<String>>,
     pub limit: Option<Spanned<i64>>,
     pub window: Option<Spanned<String>>,
     pub segments: Option<Spanned<i64>>,
@@ -35,6 +38,14 @@ pub struct RawPolicy {
 pub struct RawCluster {
     pub replicas: Option<Spanned<i64>>,
     pub key_header: Option<Spanned<String>>,
+    pub clock_skew: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRedis {
+    pub url: Option<Spanned<String>>,
+    pub timeout: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,6 +65,10 @@ pub struct RawArm {
     pub mode: Spanned<String>,
     pub replicas: Option<Spanned<i64>>,
     pub fanout: Option<Spanned<String>>,
+    pub clock: Option<Spanned<String>>,
+    pub clock_skew: Option<Spanned<Vec<Spanned<String>>>>,
+    pub on_redis_error: Option<Spanned<String>>,
+    pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
 }
 
@@ -68,4 +83,6 @@ pub struct RawExpect {
     pub max_false_reject_ratio: Option<Spanned<f64>>,
     pub max_p99_ms: Option<Spanned<f64>>,
     pub max_error_ratio: Option<Spanned<f64>>,
+    pub max_peak_window_ratio: Option<Spanned<f64>>,
+    pub min_peak_window_ratio: Option<Spanned<f64>>,
 }

@@ -18,6 +18,21 @@ pub fn duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A signed offset: "+400ms", "-1s", "0ms" or "0".
+pub fn signed_micros(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let (sign, rest) = match t.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, t.strip_prefix('+').unwrap_or(t)),
+    };
+    if rest.trim_start_matches('0').is_empty() && !rest.is_empty() {
+        return Ok(0);
+    }
+    let d = humantime::parse_duration(rest.trim())
+        .map_err(|_| format!("{text:?}: expected an offset like \"+400ms\", \"-1s\" or \"0ms\""))?;
+    Ok(sign * micros(d) as i64)
+}
+
 pub fn micros(d: Duration) -> u64 {
     d.as_micros().min(u64::MAX as u128) as u64
 }
@@ -59,6 +74,19 @@ mod tests {
         assert!(duration("0s").unwrap_err().contains("longer than zero"));
         assert!(duration("-5s").is_err());
         assert!(duration("").is_err());
+    }
+
+    #[test]
+    fn offsets_take_a_sign() {
+        assert_eq!(signed_micros("+400ms").unwrap(), 400_000);
+        assert_eq!(signed_micros("-400ms").unwrap(), -400_000);
+        assert_eq!(signed_micros("1s").unwrap(), 1_000_000);
+        assert_eq!(signed_micros("0ms").unwrap(), 0);
+        assert_eq!(signed_micros("0").unwrap(), 0);
+        assert!(signed_micros("+").is_err());
+        assert!(signed_micros("soon")
+            .unwrap_err()
+            .contains("expected an offset"));
     }
 
     #[test]

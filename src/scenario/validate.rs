@@ -1,9 +1,10 @@
 //! Raw scenario → engine types. Each check points at the offending value.
 
-use super::raw::{RawArm, RawExpect, RawLoad, RawPolicy, RawScenario};
+use super::raw::{RawArm, RawExpect, RawLoad, RawPolicy, RawRedis, RawScenario};
 use super::units::{self, micros};
+use super::RedisSpec;
 use super::{Arm, Bound, Expectation, Fanout, Figure, LoadSpec, Mode, Scenario, ScenarioError};
-use reference_api::config::DEFAULT_KEY_HEADER;
+use reference_api::config::{ClockSource, OnError, DEFAULT_KEY_HEADER};
 use reference_api::{Policy, Rate};
 use std::collections::HashSet;
 use std::ops::Range;
@@ -88,7 +89,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         Some(s) => src.count(s, "seed", 0, i64::MAX)?,
         None => 1,
     };
-    let policy = policy(&src, &raw.policy)?;
+    let policy = policy(&src, raw.policy.span(), raw.policy.get_ref())?;
     let cluster = raw.cluster.unwrap_or_default();
     let replicas = match &cluster.replicas {
         Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
@@ -105,6 +106,19 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         None => DEFAULT_KEY_HEADER.to_string(),
     };
     let (load, default_fanout) = load(&src, &raw.load)?;
+    let skew = match &cluster.clock_skew {
+        Some(list) => skews(&src, list)?,
+        None => Vec::new(),
+    };
+    let redis = redis(&src, raw.redis.unwrap_or_default())?;
+    let defaults = ArmDefaults {
+        replicas,
+        fanout: default_fanout,
+        key_header: &key_header,
+        skew: &skew,
+        policy: &policy,
+        raw_policy: &raw.policy,
+    };
 
     if raw.arms.get_ref().is_empty() {
         return Err(src.at(&raw.arms, "a scenario needs at least one [[arms]]"));
@@ -112,13 +126,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     let mut seen = HashSet::new();
     let mut arms = Vec::new();
     for arm_raw in raw.arms.get_ref() {
-        let arm = arm(
-            &src,
-            arm_raw.get_ref(),
-            replicas,
-            default_fanout,
-            &key_header,
-        )?;
+        let arm = arm(&src, arm_raw.get_ref(), &defaults)?;
         if !seen.insert(arm.name.clone()) {
             return Err(src.at(
                 &arm_raw.get_ref().name,
@@ -133,8 +141,61 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         seed,
         policy,
         load,
+        redis,
         arms,
     })
+}
+
+struct ArmDefaults<'a> {
+    replicas: usize,
+    fanout: Fanout,
+    key_header: &'a str,
+    skew: &'a [i64],
+    policy: &'a Policy,
+    raw_policy: &'a Spanned<RawPolicy>,
+}
+
+fn skews(src: &Source, list: &Spanned<Vec<Spanned<String>>>) -> Result<Vec<i64>> {
+    if list.get_ref().len() > MAX_REPLICAS as usize {
+        return Err(src.at(
+            list,
+            format!("at most {MAX_REPLICAS} clock skews, one per replica"),
+        ));
+    }
+    list.get_ref()
+        .iter()
+        .map(|s| {
+            let us = units::signed_micros(s.get_ref()).map_err(|e| src.at(s, e))?;
+            if us.unsigned_abs() > 3_600_000_000 {
+                return Err(src.at(
+                    s,
+                    format!("{:?}: a skew of at most one hour either way", s.get_ref()),
+                ));
+            }
+            Ok(us)
+        })
+        .collect()
+}
+
+fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
+    let url = match raw.url {
+        Some(u) => {
+            let v = u.get_ref();
+            if !(v.starts_with("redis://") || v.starts_with("rediss://")) {
+                return Err(src.at(
+                    &u,
+                    format!("{v:?}: expected a url like \"redis://127.0.0.1:6379\""),
+                ));
+            }
+            Some(v.clone())
+        }
+        None => None,
+    };
+    let timeout = match &raw.timeout {
+        Some(t) => src.duration(t)?,
+        None => Duration::from_millis(50),
+    };
+    Ok(RedisSpec { url, timeout })
 }
 
 /// Names become folder and file names: letters, digits, `-`, `_`, `.`.
@@ -154,9 +215,30 @@ fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<Strin
     Ok(v.clone())
 }
 
-fn policy(src: &Source, spanned: &Spanned<RawPolicy>) -> Result<Policy> {
-    let p = spanned.get_ref();
-    let algorithm = p.algorithm.get_ref().as_str();
+/// An arm's policy: the scenario's, replaced (the arm names an algorithm)
+/// or with the arm's fields overriding.
+fn arm_policy(
+    src: &Source,
+    scenario: &Spanned<RawPolicy>,
+    arm: &Spanned<RawPolicy>,
+) -> Result<Policy> {
+    let a = arm.get_ref();
+    if a.algorithm.is_some() {
+        return policy(src, arm.span(), a);
+    }
+    let mut merged = scenario.get_ref().clone();
+    macro_rules! take {
+        ($($field:ident),*) => { $( if a.$field.is_some() { merged.$field = a.$field.clone(); } )* };
+    }
+    take!(limit, window, segments, capacity, refill, rate, burst);
+    policy(src, arm.span(), &merged)
+}
+
+fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result<Policy> {
+    let Some(algorithm_value) = &p.algorithm else {
+        return Err(src.error(Some(table), "[policy] needs \"algorithm\""));
+    };
+    let algorithm = algorithm_value.get_ref().as_str();
     let params: &[&str] = match algorithm {
         "sliding_log" | "fixed_window" | "sliding_counter" => &["limit", "window"],
         "sliding_window" => &["limit", "window", "segments"],
@@ -164,7 +246,7 @@ fn policy(src: &Source, spanned: &Spanned<RawPolicy>) -> Result<Policy> {
         "gcra" => &["rate", "burst"],
         other => {
             return Err(src.at(
-                &p.algorithm,
+                algorithm_value,
                 format!(
                     "unknown algorithm {other:?}, expected one of sliding_log, sliding_window, \
                      fixed_window, token_bucket, gcra, sliding_counter"
@@ -194,7 +276,7 @@ fn policy(src: &Source, spanned: &Spanned<RawPolicy>) -> Result<Policy> {
     }
     let need = |key: &str| {
         src.error(
-            Some(spanned.span()),
+            Some(table.clone()),
             format!(
                 "{algorithm} needs {key:?} (its parameters: {})",
                 params.join(", ")
@@ -313,34 +395,77 @@ fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> 
     ))
 }
 
-fn arm(
-    src: &Source,
-    a: &RawArm,
-    replicas: usize,
-    default_fanout: Fanout,
-    key_header: &str,
-) -> Result<Arm> {
+fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
     let name = identifier(src, &a.name, "arm name")?;
     let mode = match a.mode.get_ref().as_str() {
         "local" => Mode::Local,
-        "redis_naive" | "redis_lua" => {
+        "redis_naive" => Mode::RedisNaive,
+        "redis_lua" => Mode::RedisLua,
+        other => {
             return Err(src.at(
                 &a.mode,
-                format!(
-                    "mode {:?} is not available in this build yet, expected local",
-                    a.mode.get_ref()
-                ),
+                format!("unknown mode {other:?}, expected local, redis_naive or redis_lua"),
             ))
         }
-        other => return Err(src.at(&a.mode, format!("unknown mode {other:?}, expected local"))),
     };
+    let policy = match &a.policy {
+        Some(p) => arm_policy(src, defaults.raw_policy, p)?,
+        None => defaults.policy.clone(),
+    };
+    if mode == Mode::RedisNaive
+        && !matches!(
+            policy,
+            Policy::SlidingLog { .. } | Policy::FixedWindow { .. } | Policy::TokenBucket { .. }
+        )
+    {
+        return Err(src.at(
+            &a.mode,
+            format!(
+                "redis_naive implements sliding_log, fixed_window and token_bucket, not {}",
+                policy.algorithm()
+            ),
+        ));
+    }
     let replicas = match &a.replicas {
         Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
-        None => replicas,
+        None => defaults.replicas,
     };
     let fanout = match &a.fanout {
         Some(f) => fanout(src, f)?,
-        None => default_fanout,
+        None => defaults.fanout,
+    };
+    let clock = match &a.clock {
+        None => ClockSource::Replica,
+        Some(c) => match c.get_ref().as_str() {
+            "replica" => ClockSource::Replica,
+            "redis" if mode.uses_redis() => ClockSource::Redis,
+            "redis" => {
+                return Err(src.at(c, "clock = \"redis\" needs mode redis_naive or redis_lua"))
+            }
+            other => {
+                return Err(src.at(
+                    c,
+                    format!("unknown clock {other:?}, expected replica or redis"),
+                ))
+            }
+        },
+    };
+    let clock_skew_us = match &a.clock_skew {
+        Some(list) => skews(src, list)?,
+        None => defaults.skew.to_vec(),
+    };
+    let on_redis_error = match &a.on_redis_error {
+        None => OnError::FailOpen,
+        Some(e) => match e.get_ref().as_str() {
+            "fail_open" => OnError::FailOpen,
+            "fail_closed" => OnError::FailClosed,
+            other => {
+                return Err(src.at(
+                    e,
+                    format!("unknown on_redis_error {other:?}, expected fail_open or fail_closed"),
+                ))
+            }
+        },
     };
     let expect = match &a.expect {
         Some(e) => expectations(src, e)?,
@@ -351,7 +476,11 @@ fn arm(
         mode,
         replicas,
         fanout,
-        key_header: key_header.to_string(),
+        key_header: defaults.key_header.to_string(),
+        clock,
+        clock_skew_us,
+        on_redis_error,
+        policy,
         expect,
     })
 }
@@ -380,6 +509,18 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
         ),
         ("max_p99_ms", &e.max_p99_ms, P99Ms, AtMost),
         ("max_error_ratio", &e.max_error_ratio, ErrorRatio, AtMost),
+        (
+            "max_peak_window_ratio",
+            &e.max_peak_window_ratio,
+            PeakWindowRatio,
+            AtMost,
+        ),
+        (
+            "min_peak_window_ratio",
+            &e.min_peak_window_ratio,
+            PeakWindowRatio,
+            AtLeast,
+        ),
     ];
     let counts = [
         (

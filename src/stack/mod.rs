@@ -1,13 +1,19 @@
-//! The system under test for one arm: N replica processes on free loopback
+//! The system under test for one arm: a Redis server when the arm needs one
+//! and the scenario names none, then N replica processes on free loopback
 //! ports, each answering `/healthz` before the load starts. `down` stops
-//! them gracefully; dropping the stack (error, panic, abandoned start)
-//! kills whatever is left.
+//! them gracefully (replicas first, then Redis); dropping the stack (error,
+//! panic, abandoned start) kills whatever is left.
 
-mod process;
+mod child;
+pub mod metrics;
+pub mod redis;
+mod replica;
 
 use crate::load::client;
-use process::Replica;
+use redis::RedisServer;
+use reference_api::config::Backend;
 use reference_api::ReplicaConfig;
+use replica::Replica;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -17,17 +23,34 @@ const HEALTHY_WITHIN: Duration = Duration::from_secs(5);
 
 pub struct Stack {
     replicas: Vec<Replica>,
+    redis: Option<RedisServer>,
 }
 
 impl Stack {
-    /// Starts one replica per config, in order; on any failure the ones
-    /// already started are stopped before the error returns.
-    pub async fn up(configs: &[ReplicaConfig], run_id: &str) -> Result<Stack, String> {
+    /// Starts Redis if `managed_redis` (its URL replaces the one in every
+    /// Redis-backed config), then one replica per config. On any failure
+    /// what was started is stopped before the error returns.
+    pub async fn up(
+        configs: &[ReplicaConfig],
+        managed_redis: bool,
+        run_id: &str,
+    ) -> Result<Stack, String> {
         let exe = current_exe()?;
         let mut stack = Stack {
             replicas: Vec::with_capacity(configs.len()),
+            redis: None,
         };
-        for config in configs {
+        let mut configs = configs.to_vec();
+        if managed_redis {
+            let server = RedisServer::start(run_id).await?;
+            for config in &mut configs {
+                if let Backend::Redis(b) = &mut config.backend {
+                    b.url = server.url.clone();
+                }
+            }
+            stack.redis = Some(server);
+        }
+        for config in &configs {
             match Replica::start(&exe, config, run_id, READY_WITHIN).await {
                 Ok(replica) => stack.replicas.push(replica),
                 Err(e) => {
@@ -48,7 +71,15 @@ impl Stack {
     }
 
     pub fn pids(&self) -> Vec<u32> {
-        self.replicas.iter().filter_map(Replica::pid).collect()
+        self.replicas
+            .iter()
+            .filter_map(Replica::pid)
+            .chain(self.redis.as_ref().and_then(RedisServer::pid))
+            .collect()
+    }
+
+    pub fn redis_url(&self) -> Option<&str> {
+        self.redis.as_ref().map(|r| r.url.as_str())
     }
 
     async fn wait_healthy(&mut self) -> Result<(), String> {
@@ -81,12 +112,29 @@ impl Stack {
         Ok(())
     }
 
-    /// Stops every replica (SIGTERM, grace, SIGKILL) and waits for each.
+    /// Each replica's Redis fallback counts, read from its `/metrics`.
+    pub async fn redis_fallbacks(&self) -> Vec<metrics::Fallbacks> {
+        let http = client::new(1);
+        let mut out = Vec::with_capacity(self.replicas.len());
+        for replica in &self.replicas {
+            let text = match format!("{}/metrics", replica.url).parse::<hyper::Uri>() {
+                Ok(uri) => client::get_text(&http, &uri, Duration::from_secs(2)).await,
+                Err(_) => None,
+            };
+            out.push(text.map(|t| metrics::fallbacks(&t)).unwrap_or_default());
+        }
+        out
+    }
+
+    /// Stops every replica, then Redis (SIGTERM, grace, SIGKILL), waiting for each.
     pub async fn down(&mut self) {
         for replica in &mut self.replicas {
             replica.stop().await;
         }
         self.replicas.clear();
+        if let Some(mut redis) = self.redis.take() {
+            redis.stop().await;
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 
 mod false_reject;
 mod fenwick;
+mod grid;
 mod ideal;
 mod removal;
 mod rules;
@@ -42,6 +43,9 @@ pub struct Options {
     pub slack_us: i64,
     /// Wall-clock µs at trace time 0, to replay epoch-aligned windows.
     pub epoch_offset_us: i64,
+    /// Every decision read this machine's wall clock, so epoch-aligned
+    /// windows are known in trace time and the sharper grid rules apply.
+    pub aligned: bool,
 }
 
 impl Default for Options {
@@ -49,6 +53,7 @@ impl Default for Options {
         Options {
             slack_us: 1_000,
             epoch_offset_us: 0,
+            aligned: false,
         }
     }
 }
@@ -98,7 +103,7 @@ impl Verdict {
 
 /// Judges one key's requests.
 pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict {
-    let rules = rules::for_policy(policy);
+    let rules = rules::for_policy(policy, opts.aligned);
     let span = |o: &Obs| Item {
         x: o.sent,
         y: o.done,
@@ -120,12 +125,14 @@ pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict 
         .collect();
     let swapped: Vec<Item> = admits.iter().map(|i| Item { x: i.y, y: i.x }).collect();
     let most = |items: &[Item], slack| {
+        let on_grid = rules.grid.map_or(0, |g| {
+            grid::min_removals(items, g, opts.epoch_offset_us, slack)
+        });
         rules
             .definite
             .iter()
             .map(|&b| removal::min_removals(items, b, slack))
-            .max()
-            .unwrap_or(0)
+            .fold(on_grid, u64::max)
     };
     let mut sends: Vec<i64> = requests.iter().map(|o| o.sent).collect();
     sends.sort_unstable();

@@ -4,24 +4,53 @@
 //! we do not have, the weaker one is used (a false alarm is worse).
 
 use super::false_reject::RejectCheck;
+use super::grid::Grid;
 use super::removal::Bound;
 use reference_api::Policy;
 
 pub struct Rules {
     /// Each is checked on its own; definite violations are the largest count.
     pub definite: Vec<Bound>,
+    /// With a known window grid (aligned clocks): the sharper rule.
+    pub grid: Option<Grid>,
     /// (limit, span): "admitted in any window" for `peak_window_ratio`.
     pub peak: (u64, i64),
     pub reject: RejectCheck,
 }
 
-pub fn for_policy(policy: &Policy) -> Rules {
+pub fn for_policy(policy: &Policy, aligned: bool) -> Rules {
+    let mut rules = continuous(policy);
+    if aligned {
+        rules.grid = match *policy {
+            Policy::FixedWindow { limit, window_us } => Some(Grid {
+                segment_us: window_us as i64,
+                segments: 1,
+                limit,
+            }),
+            Policy::SlidingWindow {
+                limit,
+                window_us,
+                segments,
+            } => Some(Grid {
+                segment_us: (window_us / segments) as i64,
+                segments: segments as i64,
+                limit,
+            }),
+            _ => None,
+        };
+    }
+    rules
+}
+
+/// Rules that hold for any alignment of the limiter's clock.
+fn continuous(policy: &Policy) -> Rules {
     match *policy {
         // N+1 admits decided within less than W.
         Policy::SlidingLog { limit, window_us } => {
             let w = window_us as i64;
             Rules {
                 definite: vec![window(limit, w)],
+                grid: None,
                 peak: (limit, w),
                 reject: RejectCheck::Lookback { limit, span: w },
             }
@@ -32,6 +61,7 @@ pub fn for_policy(policy: &Policy) -> Rules {
             let w = window_us as i64;
             Rules {
                 definite: vec![window(2 * limit, w)],
+                grid: None,
                 peak: (limit, w),
                 reject: RejectCheck::Lookback { limit, span: w },
             }
@@ -55,6 +85,7 @@ pub fn for_policy(policy: &Policy) -> Rules {
                     },
                     window(2 * limit, w),
                 ],
+                grid: None,
                 peak: (limit, w),
                 reject: RejectCheck::Lookback { limit, span: w },
             }
@@ -72,6 +103,7 @@ pub fn for_policy(policy: &Policy) -> Rules {
                     per: w,
                     max_span: Some(w),
                 }],
+                grid: None,
                 peak: (limit, w),
                 // The estimate never exceeds the admits of the last 2W.
                 reject: RejectCheck::Lookback { limit, span: 2 * w },
@@ -101,6 +133,7 @@ fn bucket(burst: u64, count: u64, per_us: u64) -> Rules {
             per,
             max_span: None,
         }],
+        grid: None,
         // Over one rate period a bucket may admit its burst plus the refill.
         peak: (burst + count, per),
         reject: RejectCheck::Bucket { burst, count, per },

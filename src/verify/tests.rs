@@ -25,6 +25,7 @@ fn exact() -> Options {
     Options {
         slack_us: 0,
         epoch_offset_us: 0,
+        aligned: false,
     }
 }
 fn definite(p: &Policy, trace: &[Obs]) -> u64 {
@@ -246,9 +247,12 @@ fn correct_limiters_score_zero_under_jitter() {
     for p in &policies {
         for seed in 0..8 {
             let trace = simulate(p, seed, epoch);
+            // The simulated limiters read the epoch-aligned clock: the
+            // grid rules must hold too.
             let opts = Options {
                 slack_us: 1_000,
                 epoch_offset_us: epoch,
+                aligned: true,
             };
             let v = verify_key(p, &trace, &opts);
             assert!(v.rejected > 100, "{p:?}: the load must press the limit");
@@ -290,4 +294,26 @@ fn three_independent_limiters_are_caught() {
     assert_eq!(v.allowed_max, 10);
     assert_eq!(v.definite_violations, 20);
     assert_eq!(v.over_admission_ratio(), Some(3.0));
+}
+
+#[test]
+fn a_known_grid_sharpens_the_fixed_window_verdict() {
+    let p = Policy::FixedWindow {
+        limit: 2,
+        window_us: 1_000,
+    };
+    let three = [admit(100, 110), admit(400, 410), admit(800, 810)];
+    assert_eq!(definite(&p, &three), 0, "alignment unknown: 3 ≤ 2N");
+    let aligned = Options {
+        aligned: true,
+        ..exact()
+    };
+    assert_eq!(verify_key(&p, &three, &aligned).definite_violations, 1);
+    // The same admits with a boundary at 500 (epoch offset 500) are fine.
+    let shifted = Options {
+        aligned: true,
+        epoch_offset_us: 500,
+        ..exact()
+    };
+    assert_eq!(verify_key(&p, &three, &shifted).definite_violations, 0);
 }

@@ -4,6 +4,7 @@
 
 mod fixed_window;
 mod gcra;
+pub mod redis_backed;
 mod sliding_counter;
 mod sliding_log;
 mod sliding_window;
@@ -26,7 +27,7 @@ pub struct Decision {
 }
 
 impl Decision {
-    fn allow(remaining: u64, reset_us: i64) -> Self {
+    pub(crate) fn allow(remaining: u64, reset_us: i64) -> Self {
         Decision {
             allowed: true,
             remaining,
@@ -35,7 +36,7 @@ impl Decision {
         }
     }
 
-    fn deny(retry_after_us: i64) -> Self {
+    pub(crate) fn deny(retry_after_us: i64) -> Self {
         let retry = retry_after_us.max(1) as u64;
         Decision {
             allowed: false,

@@ -203,3 +203,88 @@ fn broken_toml_is_located_too() {
     let e = error_of("name = \"x\"\n");
     assert!(e.contains("missing field"), "{e}");
 }
+
+#[test]
+fn arms_may_patch_or_replace_the_policy() {
+    let text = GOOD.replace(
+        "[[arms]]\nname = \"local\"\nmode = \"local\"\n",
+        "[[arms]]\nname = \"local\"\nmode = \"local\"\n[arms.policy]\nlimit = 20\n\n\
+         [[arms]]\nname = \"bucket\"\nmode = \"redis_lua\"\n[arms.policy]\nalgorithm = \"token_bucket\"\ncapacity = 3\nrefill = \"1/s\"\n",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    assert_eq!(
+        s.arms[0].policy, s.policy,
+        "no [arms.policy]: the scenario's"
+    );
+    assert_eq!(
+        s.arms[1].policy,
+        Policy::SlidingLog {
+            limit: 20,
+            window_us: 2_000_000
+        }
+    );
+    assert_eq!(
+        s.arms[2].policy,
+        Policy::TokenBucket {
+            capacity: 3,
+            refill: Rate {
+                count: 1,
+                per_us: 1_000_000
+            }
+        }
+    );
+    let bad = text.replace("limit = 20", "burst = 2");
+    assert!(error_of(&bad).contains("\"burst\" is not a parameter of sliding_log"));
+}
+
+#[test]
+fn redis_arms_take_a_clock_skews_and_an_error_policy() {
+    use reference_api::config::{ClockSource, OnError};
+    let text = GOOD
+        .replace("replicas = 3", "replicas = 3\nclock_skew = [\"0ms\", \"+400ms\", \"-400ms\"]")
+        .replace(
+            "name = \"local\"\nmode = \"local\"",
+            "name = \"local\"\nmode = \"redis_lua\"\nclock = \"redis\"\non_redis_error = \"fail_closed\"",
+        );
+    let s = parse("s.toml", &text).unwrap();
+    let arm = &s.arms[1];
+    assert_eq!(arm.mode, Mode::RedisLua);
+    assert_eq!(arm.clock, ClockSource::Redis);
+    assert_eq!(arm.on_redis_error, OnError::FailClosed);
+    assert_eq!(arm.clock_skew_us, [0, 400_000, -400_000]);
+    assert!(arm.clocks_aligned(), "Redis' clock ignores the skews");
+    assert_eq!(s.arms[0].on_redis_error, OnError::FailOpen, "the default");
+    assert!(s.arms[0].clocks_aligned(), "one replica, and its skew is 0");
+    assert_eq!(s.redis.timeout, Duration::from_millis(50));
+    assert_eq!(s.redis.url, None);
+
+    let e = error_of(&text.replace("mode = \"redis_lua\"", "mode = \"local\""));
+    assert!(
+        e.contains("clock = \"redis\" needs mode redis_naive or redis_lua"),
+        "{e}"
+    );
+    let e = error_of(&text.replace("\"+400ms\"", "\"+400 parsecs\""));
+    assert!(e.contains("expected an offset"), "{e}");
+    let e = error_of(&text.replace("fail_closed", "fail_sideways"));
+    assert!(e.contains("expected fail_open or fail_closed"), "{e}");
+    let e = error_of(&format!("{text}\n[redis]\nurl = \"http://x\"\n"));
+    assert!(e.contains("expected a url like"), "{e}");
+}
+
+#[test]
+fn redis_naive_only_implements_three_algorithms() {
+    let text = GOOD
+        .replace(
+            "algorithm = \"sliding_log\"\nlimit = 10\nwindow = \"2s\"",
+            "algorithm = \"gcra\"\nrate = \"5/s\"\nburst = 2",
+        )
+        .replace(
+            "name = \"local\"\nmode = \"local\"",
+            "name = \"local\"\nmode = \"redis_naive\"",
+        );
+    let e = error_of(&text);
+    assert!(
+        e.contains("redis_naive implements sliding_log, fixed_window and token_bucket, not gcra"),
+        "{e}"
+    );
+}

@@ -1,12 +1,9 @@
 //! One replica as a child process: started by re-executing rlbench's own
-//! binary through the hidden `replica` subcommand, in its own process group
-//! with a pipe on stdin, and stopped with SIGTERM, a grace period, then
-//! SIGKILL. Dropping a `Replica` kills it at once, so a panic or an
-//! abandoned start leaves no process behind; and should rlbench itself be
-//! killed, the replica sees its stdin close and exits.
+//! binary through the hidden `replica` subcommand, with a pipe on stdin (the
+//! replica exits when it closes, a second line of defence if rlbench is
+//! killed), and ready once it prints its address.
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use super::child::Supervised;
 use reference_api::replica::READY_PREFIX;
 use reference_api::ReplicaConfig;
 use std::collections::VecDeque;
@@ -15,16 +12,15 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{ChildStdin, Command};
 
-const GRACE: Duration = Duration::from_secs(3);
 const STDERR_LINES: usize = 20;
 
 pub struct Replica {
     pub name: String,
     /// `http://127.0.0.1:PORT`
     pub url: String,
-    child: Option<Child>,
+    process: Supervised,
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
@@ -38,17 +34,19 @@ impl Replica {
     ) -> Result<Replica, String> {
         let name = config.replica.clone();
         let json = serde_json::to_string(config).map_err(|e| format!("replica {name}: {e}"))?;
-        let mut child = Command::new(exe)
+        let mut command = Command::new(exe);
+        command
             .args(["replica", "--run-id", run_id, "--config-json", &json])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut process = Supervised::spawn(&mut command)
             .map_err(|e| format!("cannot start replica {name} ({}): {e}", exe.display()))?;
+        let child = process.child_mut().ok_or("replica vanished at start")?;
+        let (stdin, stdout, stderr_pipe) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(err) = child.stderr.take() {
+        if let Some(err) = stderr_pipe {
             let tail = stderr.clone();
             tokio::spawn(async move {
                 let mut lines = BufReader::new(err).lines();
@@ -64,12 +62,10 @@ impl Replica {
         let mut replica = Replica {
             name: name.clone(),
             url: String::new(),
-            stdin: child.stdin.take(),
+            process,
+            stdin,
             stderr,
-            child: None,
         };
-        let stdout = child.stdout.take();
-        replica.child = Some(child);
         let Some(stdout) = stdout else {
             return Err(format!("replica {name}: no stdout"));
         };
@@ -86,10 +82,7 @@ impl Replica {
         match ready {
             Ok(Some(url)) => replica.url = url,
             Ok(None) => {
-                let status = match replica.child.as_mut() {
-                    Some(c) => c.wait().await.map(|s| s.to_string()).unwrap_or_default(),
-                    None => String::new(),
-                };
+                let status = replica.process.wait_exit().await;
                 // Let the stderr reader catch up with the last words.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 return Err(format!(
@@ -110,7 +103,7 @@ impl Replica {
     }
 
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().and_then(Child::id)
+        self.process.pid()
     }
 
     pub fn stderr_tail(&self) -> String {
@@ -123,43 +116,12 @@ impl Replica {
         }
     }
 
-    /// Whether the process has exited (and so cannot serve).
     pub fn has_exited(&mut self) -> bool {
-        match self.child.as_mut() {
-            Some(c) => !matches!(c.try_wait(), Ok(None)),
-            None => true,
-        }
+        self.process.has_exited()
     }
 
-    /// SIGTERM, up to `GRACE` to exit, then SIGKILL; always reaps.
     pub async fn stop(&mut self) {
         drop(self.stdin.take());
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        if let Some(pid) = child.id() {
-            signal_group(pid, Signal::SIGTERM);
-            if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
-                return;
-            }
-            signal_group(pid, Signal::SIGKILL);
-        }
-        let _ = child.wait().await;
+        self.process.stop().await;
     }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        if let Some(child) = self.child.as_mut() {
-            if let Some(pid) = child.id() {
-                signal_group(pid, Signal::SIGKILL);
-            }
-            let _ = child.start_kill();
-        }
-    }
-}
-
-fn signal_group(pid: u32, signal: Signal) {
-    // The replica leads its own group (process_group(0)), so its id is the group's.
-    let _ = killpg(Pid::from_raw(pid as i32), signal);
 }

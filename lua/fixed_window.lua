@@ -1,0 +1,29 @@
+-- Fixed window, atomically: at most `limit` admits per epoch-aligned window.
+-- KEYS[1]  the key's hash {window = index, count = admits}
+-- ARGV[1]  limit
+-- ARGV[2]  window (µs)
+-- ARGV[3]  now (µs, the replica's clock), or "" to use Redis' TIME
+-- Returns {allowed (1/0), remaining, reset_us, retry_after_us}.
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local now
+if ARGV[3] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+else
+  now = tonumber(ARGV[3])
+end
+
+local start = now - (now % window)
+local reset = start + window - now
+local state = redis.call('HMGET', KEYS[1], 'window', 'count')
+local count = 0
+if tonumber(state[1]) == start then
+  count = tonumber(state[2]) or 0
+end
+if count < limit then
+  redis.call('HSET', KEYS[1], 'window', start, 'count', count + 1)
+  redis.call('PEXPIRE', KEYS[1], math.ceil(reset / 1000) + 1)
+  return {1, limit - count - 1, reset, 0}
+end
+return {0, 0, reset, reset}

@@ -1,0 +1,131 @@
+//! Limiters that keep their counts in Redis, shared by every replica:
+//! `lua` (one atomic script per decision — correct) and `naive` (separate
+//! round trips — the read-check-write race). Every decision is bounded by
+//! a timeout; when Redis cannot answer in time, `on_error` decides (fail
+//! open or closed), the fallback is counted, and the replica carries on. A
+//! call that timed out is never replayed: it may have been applied.
+
+mod lua;
+mod naive;
+
+use super::Decision;
+use crate::config::{ClockSource, OnError, RedisBackend, RedisMode};
+use crate::policy::Policy;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+pub struct RedisLimiter {
+    conn: ConnectionManager,
+    backend: RedisBackend,
+    policy: Policy,
+    script: Option<lua::PolicyScript>,
+    replica: String,
+    seq: AtomicU64,
+    failed_open: AtomicU64,
+    failed_closed: AtomicU64,
+}
+
+/// Fallback decisions taken because Redis did not answer in time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fallbacks {
+    pub failed_open: u64,
+    pub failed_closed: u64,
+}
+
+impl RedisLimiter {
+    pub async fn connect(
+        backend: RedisBackend,
+        policy: Policy,
+        replica: &str,
+    ) -> Result<Self, String> {
+        if backend.mode == RedisMode::Naive && !naive::supports(&policy) {
+            return Err(format!(
+                "redis_naive does not implement {}; it has sliding_log, fixed_window and token_bucket",
+                policy.algorithm()
+            ));
+        }
+        let client = redis::Client::open(backend.url.as_str())
+            .map_err(|e| format!("bad redis url {:?}: {e}", backend.url))?;
+        let timeout = Duration::from_micros(backend.timeout_us.max(1));
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(timeout.max(Duration::from_millis(100))))
+            .set_number_of_retries(1);
+        let conn = ConnectionManager::new_with_config(client, config)
+            .await
+            .map_err(|e| format!("cannot connect to redis at {}: {e}", backend.url))?;
+        let script = (backend.mode == RedisMode::Lua).then(|| lua::PolicyScript::new(&policy));
+        Ok(RedisLimiter {
+            conn,
+            backend,
+            policy,
+            script,
+            replica: replica.to_string(),
+            seq: AtomicU64::new(0),
+            failed_open: AtomicU64::new(0),
+            failed_closed: AtomicU64::new(0),
+        })
+    }
+
+    /// `now` is the replica's clock (used unless the clock is Redis').
+    pub async fn decide(&self, key: &str, now: i64) -> Decision {
+        let key = format!("{}{key}", self.backend.prefix);
+        let now = match self.backend.clock {
+            ClockSource::Replica => Some(now),
+            ClockSource::Redis => None,
+        };
+        let member = format!(
+            "{}:{}",
+            self.replica,
+            self.seq.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut conn = self.conn.clone();
+        let call = async {
+            match &self.script {
+                Some(script) => script.run(&mut conn, &key, now, &member).await,
+                None => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
+            }
+        };
+        let timeout = Duration::from_micros(self.backend.timeout_us.max(1));
+        match tokio::time::timeout(timeout, call).await {
+            Ok(Ok(decision)) => decision,
+            Ok(Err(_)) | Err(_) => self.fallback(),
+        }
+    }
+
+    fn fallback(&self) -> Decision {
+        match self.backend.on_error {
+            OnError::FailOpen => {
+                self.failed_open.fetch_add(1, Ordering::Relaxed);
+                Decision::allow(0, 0)
+            }
+            OnError::FailClosed => {
+                self.failed_closed.fetch_add(1, Ordering::Relaxed);
+                Decision::deny(1_000_000)
+            }
+        }
+    }
+
+    pub fn fallbacks(&self) -> Fallbacks {
+        Fallbacks {
+            failed_open: self.failed_open.load(Ordering::Relaxed),
+            failed_closed: self.failed_closed.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Turns a script's or naive path's `{allowed, remaining, reset, retry}`.
+fn decision(allowed: bool, remaining: i64, reset_us: i64, retry_us: i64) -> Decision {
+    if allowed {
+        Decision::allow(remaining.max(0) as u64, reset_us)
+    } else {
+        Decision::deny(retry_us)
+    }
+}
+
+/// Redis' clock in µs, for the naive path with `clock = "redis"`.
+async fn redis_time(conn: &mut ConnectionManager) -> redis::RedisResult<i64> {
+    let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(conn).await?;
+    Ok(secs * 1_000_000 + micros)
+}

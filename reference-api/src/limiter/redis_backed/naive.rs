@@ -1,0 +1,156 @@
+//! The naive path, on purpose: read the state, decide in Rust, write it
+//! back, as separate round trips with no MULTI/WATCH/Lua. Between the read
+//! and the write other replicas (and other requests on this one) read the
+//! same state, so under concurrency several requests take the same last
+//! slot. This is the bug teams ship when they first move a counter to
+//! Redis; rlbench keeps it to show the race and prove the Lua fix.
+
+use super::{decision, redis_time, Decision};
+use crate::policy::Policy;
+use redis::aio::ConnectionManager;
+
+pub fn supports(policy: &Policy) -> bool {
+    matches!(
+        policy,
+        Policy::SlidingLog { .. } | Policy::FixedWindow { .. } | Policy::TokenBucket { .. }
+    )
+}
+
+pub async fn decide(
+    conn: &mut ConnectionManager,
+    policy: &Policy,
+    key: &str,
+    now: Option<i64>,
+    member: &str,
+) -> redis::RedisResult<Decision> {
+    let now = match now {
+        Some(n) => n,
+        None => redis_time(conn).await?,
+    };
+    let ms = |us: i64| us / 1_000 + 1;
+    match *policy {
+        Policy::SlidingLog { limit, window_us } => {
+            let w = window_us as i64;
+            let () = redis::cmd("ZREMRANGEBYSCORE")
+                .arg(key)
+                .arg("-inf")
+                .arg(now - w)
+                .query_async(conn)
+                .await?;
+            let count: u64 = redis::cmd("ZCARD").arg(key).query_async(conn).await?;
+            // The race: another request may add between this read and the write below.
+            let oldest: Vec<(String, i64)> = redis::cmd("ZRANGE")
+                .arg(key)
+                .arg(0)
+                .arg(0)
+                .arg("WITHSCORES")
+                .query_async(conn)
+                .await?;
+            let oldest = oldest.first().map_or(now, |(_, score)| *score);
+            if count < limit {
+                let () = redis::pipe()
+                    .cmd("ZADD")
+                    .arg(key)
+                    .arg(now)
+                    .arg(member)
+                    .ignore()
+                    .cmd("PEXPIRE")
+                    .arg(key)
+                    .arg(ms(w))
+                    .ignore()
+                    .query_async(conn)
+                    .await?;
+                Ok(decision(
+                    true,
+                    (limit - count - 1) as i64,
+                    oldest + w - now,
+                    0,
+                ))
+            } else {
+                let retry = oldest + w - now;
+                Ok(decision(false, 0, retry, retry))
+            }
+        }
+        Policy::FixedWindow { limit, window_us } => {
+            let w = window_us as i64;
+            let start = now - now.rem_euclid(w);
+            let reset = start + w - now;
+            let (window, count): (Option<i64>, Option<u64>) = redis::cmd("HMGET")
+                .arg(key)
+                .arg("window")
+                .arg("count")
+                .query_async(conn)
+                .await?;
+            let count = if window == Some(start) {
+                count.unwrap_or(0)
+            } else {
+                0
+            };
+            if count < limit {
+                // The race: a plain write of count + 1, not an increment.
+                let () = redis::pipe()
+                    .cmd("HSET")
+                    .arg(key)
+                    .arg("window")
+                    .arg(start)
+                    .arg("count")
+                    .arg(count + 1)
+                    .ignore()
+                    .cmd("PEXPIRE")
+                    .arg(key)
+                    .arg(ms(reset))
+                    .ignore()
+                    .query_async(conn)
+                    .await?;
+                Ok(decision(true, (limit - count - 1) as i64, reset, 0))
+            } else {
+                Ok(decision(false, 0, reset, reset))
+            }
+        }
+        Policy::TokenBucket { capacity, refill } => {
+            let rate = refill.count as f64 / refill.per_us as f64;
+            let cap = capacity as f64;
+            let (tokens, at): (Option<f64>, Option<i64>) = redis::cmd("HMGET")
+                .arg(key)
+                .arg("tokens")
+                .arg("at")
+                .query_async(conn)
+                .await?;
+            let (mut tokens, mut at) = match (tokens, at) {
+                (Some(t), Some(a)) => (t, a),
+                _ => (cap, now),
+            };
+            if now > at {
+                tokens = (tokens + (now - at) as f64 * rate).min(cap);
+                at = now;
+            }
+            if tokens >= 1.0 {
+                tokens -= 1.0;
+                let until_full = ((cap - tokens) / rate).ceil() as i64;
+                // The race: a lost update when two requests read the same tokens.
+                let () = redis::pipe()
+                    .cmd("HSET")
+                    .arg(key)
+                    .arg("tokens")
+                    .arg(tokens)
+                    .arg("at")
+                    .arg(at)
+                    .ignore()
+                    .cmd("PEXPIRE")
+                    .arg(key)
+                    .arg(ms(until_full))
+                    .ignore()
+                    .query_async(conn)
+                    .await?;
+                Ok(decision(true, tokens.floor() as i64, until_full, 0))
+            } else {
+                let retry = ((1.0 - tokens) / rate).ceil() as i64;
+                Ok(decision(false, 0, retry, retry))
+            }
+        }
+        _ => Err(redis::RedisError::from((
+            redis::ErrorKind::Client,
+            "redis_naive does not implement this algorithm",
+        ))),
+    }
+}

@@ -1,0 +1,48 @@
+//! Reading a replica's `/metrics` (Prometheus text): the decisions it took
+//! without Redis because Redis did not answer in time.
+
+use reference_api::server::REDIS_ERRORS;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fallbacks {
+    /// Admitted without asking Redis (`fail_open`).
+    pub failed_open: u64,
+    /// Rejected without asking Redis (`fail_closed`).
+    pub failed_closed: u64,
+}
+
+pub fn fallbacks(text: &str) -> Fallbacks {
+    let mut f = Fallbacks::default();
+    for line in text.lines().filter(|l| l.starts_with(REDIS_ERRORS)) {
+        let Some(value) = line.rsplit(' ').next().and_then(|v| v.parse::<u64>().ok()) else {
+            continue;
+        };
+        if line.contains("decision=\"admitted\"") {
+            f.failed_open += value;
+        } else if line.contains("decision=\"rejected\"") {
+            f.failed_closed += value;
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_both_counters_and_ignores_the_rest() {
+        let text = "# TYPE rlbench_requests_total counter\n\
+            rlbench_requests_total{replica=\"r0\",decision=\"admitted\"} 99\n\
+            rlbench_redis_errors_total{replica=\"r0\",decision=\"admitted\"} 7\n\
+            rlbench_redis_errors_total{replica=\"r0\",decision=\"rejected\"} 3\n";
+        assert_eq!(
+            fallbacks(text),
+            Fallbacks {
+                failed_open: 7,
+                failed_closed: 3
+            }
+        );
+        assert_eq!(fallbacks("garbage"), Fallbacks::default());
+    }
+}

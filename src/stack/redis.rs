@@ -1,0 +1,150 @@
+//! A Redis server rlbench runs itself: `redis-server` on a free loopback
+//! port, no persistence, its own temporary folder, ready once it answers
+//! PING; stopped (and the folder removed) on every exit path.
+
+use super::child::Supervised;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::Command;
+use tokio::time::Instant;
+
+const READY_WITHIN: Duration = Duration::from_secs(10);
+
+pub const MISSING: &str =
+    "redis-server not found on PATH: install it (e.g. `apt-get install redis-server`) \
+or point the scenario at a running Redis with [redis] url = \"redis://127.0.0.1:6379\"";
+
+pub struct RedisServer {
+    pub url: String,
+    pub port: u16,
+    process: Supervised,
+    dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// `label` starts the name of its folder, which shows on its command
+    /// line (tests find a run's processes by it).
+    pub async fn start(label: &str) -> Result<RedisServer, String> {
+        let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
+        let mut last = String::new();
+        // A port found free can be taken before redis binds it: try a few.
+        for _ in 0..3 {
+            match Self::start_on(&exe, free_port()?, label).await {
+                Ok(server) => return Ok(server),
+                Err((retry, why)) if retry => last = why,
+                Err((_, why)) => return Err(why),
+            }
+        }
+        Err(last)
+    }
+
+    /// `Err((true, why))` when another port may work.
+    async fn start_on(
+        exe: &PathBuf,
+        port: u16,
+        label: &str,
+    ) -> Result<RedisServer, (bool, String)> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{label}-redis-"))
+            .tempdir()
+            .map_err(|e| (false, format!("cannot make a folder for redis-server: {e}")))?;
+        let log = dir.path().join("redis.log");
+        let mut command = Command::new(exe);
+        command
+            .arg("--port")
+            .arg(port.to_string())
+            .args([
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+            ])
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--logfile")
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let process = Supervised::spawn(&mut command)
+            .map_err(|e| (false, format!("cannot start {}: {e}", exe.display())))?;
+        let mut server = RedisServer {
+            url: format!("redis://127.0.0.1:{port}"),
+            port,
+            process,
+            dir,
+        };
+        let deadline = Instant::now() + READY_WITHIN;
+        loop {
+            if ping(&server.url).await {
+                return Ok(server);
+            }
+            if server.process.has_exited() {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let last = text.lines().last().unwrap_or("no log").trim().to_string();
+                let retry = text.contains("Address already in use");
+                return Err((
+                    retry,
+                    format!("redis-server exited at start on port {port}: {last}"),
+                ));
+            }
+            if Instant::now() > deadline {
+                server.stop().await;
+                return Err((
+                    false,
+                    format!(
+                        "redis-server on port {port} did not answer PING within {READY_WITHIN:?}"
+                    ),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
+    pub fn folder(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    pub async fn stop(&mut self) {
+        self.process.stop().await;
+    }
+}
+
+/// One PING round trip.
+pub async fn ping(url: &str) -> bool {
+    let attempt = async {
+        let client = redis::Client::open(url).ok()?;
+        let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+        let pong: String = redis::cmd("PING").query_async(&mut conn).await.ok()?;
+        Some(pong == "PONG")
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_millis(500), attempt).await,
+        Ok(Some(true))
+    )
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("no free loopback port: {e}"))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| format!("no free loopback port: {e}"))
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
