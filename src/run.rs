@@ -240,7 +240,7 @@ async fn run_arm(
     }
     if std::env::var_os(PANIC_HOOK_ENV).is_some() {
         panic!(
-            "{PANIC_HOOK_ENV} is set: panicking with {} replica(s) up",
+            "{PANIC_HOOK_ENV} is set: panicking with {} process(es) up",
             stack.pids().len()
         );
     }

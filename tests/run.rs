@@ -203,7 +203,7 @@ fn a_panic_leaves_no_replica_behind() {
         text(&out.stderr)
     );
     assert!(
-        text(&out.stderr).contains("3 replica(s) up"),
+        text(&out.stderr).contains("3 process(es) up"),
         "{}",
         text(&out.stderr)
     );

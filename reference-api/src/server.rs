@@ -41,7 +41,7 @@ pub struct AppState {
 /// Where decisions are made: this process, or Redis shared by all replicas.
 enum Limiter {
     Local(Box<dyn LocalLimiter>),
-    Redis(RedisLimiter),
+    Redis(Box<RedisLimiter>),
 }
 
 impl Limiter {
@@ -65,10 +65,12 @@ impl AppState {
             .map_err(|_| "policy does not fit in a header".to_string())?;
         let limiter = match &config.backend {
             Backend::Local => Limiter::Local(limiter::local(&config.policy, config.max_keys)),
-            Backend::Redis(backend) => Limiter::Redis(
-                RedisLimiter::connect(backend.clone(), config.policy.clone(), &config.replica)
-                    .await?,
-            ),
+            Backend::Redis(backend) => {
+                let redis =
+                    RedisLimiter::connect(backend.clone(), config.policy.clone(), &config.replica)
+                        .await?;
+                Limiter::Redis(Box::new(redis))
+            }
         };
         Ok(Arc::new(AppState {
             limiter,

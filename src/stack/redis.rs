@@ -23,8 +23,8 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
-    /// `label` starts the name of its folder, which shows on its command
-    /// line (tests find a run's processes by it).
+    /// `label` marks the process (environment `RLBENCH_RUN`) and names its
+    /// folder, so a run's processes can be found from outside.
     pub async fn start(label: &str) -> Result<RedisServer, String> {
         let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
         let mut last = String::new();
@@ -68,6 +68,7 @@ impl RedisServer {
             .arg(dir.path())
             .arg("--logfile")
             .arg(&log)
+            .env(super::RUN_ENV, label)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());

@@ -37,6 +37,7 @@ impl Replica {
         let mut command = Command::new(exe);
         command
             .args(["replica", "--run-id", run_id, "--config-json", &json])
+            .env(super::RUN_ENV, run_id)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -27,8 +27,8 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Pids of live processes started by the rlbench process `pid` (replicas
-/// carry `--run-id rlbench-<pid>-...` on their command line).
+/// Pids of live processes started by the rlbench process `pid`: replicas
+/// and redis-server carry `RLBENCH_RUN=rlbench-<pid>-...` in their environment.
 pub fn replicas_of(pid: u32) -> Vec<u32> {
     let marker = format!("rlbench-{pid}-");
     let mut found = Vec::new();
@@ -36,14 +36,20 @@ pub fn replicas_of(pid: u32) -> Vec<u32> {
         let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        let cmdline = String::from_utf8_lossy(&cmdline);
+        let environ = String::from_utf8_lossy(&environ);
+        // redis-server rewrites its title over argv and environ; its working
+        // folder (named after the run) stays.
+        let cwd = std::fs::read_link(entry.path().join("cwd"))
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let zombie = std::fs::read_to_string(entry.path().join("stat"))
             .map(|s| s.split_whitespace().nth(2) == Some("Z"))
             .unwrap_or(true);
-        if cmdline.contains(&marker) && !zombie {
+        let ours = environ.contains(&format!("RLBENCH_RUN={marker}")) || cwd.contains(&marker);
+        if ours && !zombie {
             found.push(p);
         }
     }

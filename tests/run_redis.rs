@@ -1,0 +1,210 @@
+//! Redis modes end to end through the real binary: rlbench starts its own
+//! redis-server, the naive arm over-admits, the Lua arm holds the limit,
+//! nothing (replica or redis-server) survives the run, and a missing
+//! redis-server is one clear line and exit 3.
+
+mod common;
+
+use common::{text, wait_no_replicas, write};
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const RACE: &str = r#"
+name = "race-small"
+duration = "3s"
+seed = 7
+
+[policy]
+algorithm = "fixed_window"
+limit = 10
+window = "1s"
+
+[cluster]
+replicas = 3
+
+[load]
+rate = 2000
+keys = 1
+
+[[arms]]
+name = "naive"
+mode = "redis_naive"
+[arms.expect]
+min_definite_violations = 1
+
+[[arms]]
+name = "lua"
+mode = "redis_lua"
+clock = "redis"
+# Redis trouble on a busy test machine becomes rejects, never admits.
+on_redis_error = "fail_closed"
+[arms.expect]
+max_definite_violations = 0
+max_over_admission_ratio = 1.02
+max_error_ratio = 0.0
+"#;
+
+fn run(
+    dir: &std::path::Path,
+    scenario: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> (std::process::Output, u32) {
+    let path = write(dir, "s.toml", scenario);
+    let mut cmd = Command::new(common::bin());
+    cmd.args(["run", path.to_str().unwrap(), "--out", "out", "-q"])
+        .args(extra)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
+}
+
+#[test]
+fn the_naive_arm_races_the_lua_arm_holds_and_nothing_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pid) = run(dir.path(), RACE, &[], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        wait_no_replicas(pid, Duration::from_secs(2)).is_empty(),
+        "a replica or redis-server survived"
+    );
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let arm = |n: &str| {
+        s["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let naive = arm("naive");
+    assert!(
+        naive["correctness"]["definite_violations"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    assert_eq!(naive["mode"], "redis_naive");
+    let lua = arm("lua");
+    assert_eq!(lua["correctness"]["definite_violations"], 0);
+    assert_eq!(lua["redis_errors"]["total"], 0, "{lua}");
+    assert_eq!(lua["per_replica"][0]["redis_errors"], 0);
+    assert!(lua["requests"]["admitted"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_missing_redis_server_is_exit_3_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pid) = run(
+        dir.path(),
+        RACE,
+        &[("PATH", "/nonexistent")],
+        &["--arm", "lua"],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "redis-server not found on PATH: install it (e.g. `apt-get install redis-server`)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("[redis] url"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(wait_no_replicas(pid, Duration::from_secs(2)).is_empty());
+}
+
+#[test]
+fn a_panic_with_redis_up_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pid) = run(
+        dir.path(),
+        RACE,
+        &[("RLBENCH_TEST_PANIC_AFTER_UP", "1")],
+        &["--arm", "lua"],
+    );
+    assert_eq!(out.status.code(), Some(101), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("4 process(es) up"),
+        "{}",
+        text(&out.stderr)
+    );
+    let left = wait_no_replicas(pid, Duration::from_secs(2));
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+#[test]
+fn an_unreachable_redis_url_is_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: the replicas cannot connect at start.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let scenario = format!("{RACE}\n[redis]\nurl = \"redis://127.0.0.1:{port}\"\n");
+    let (out, pid) = run(dir.path(), &scenario, &[], &["--arm", "lua"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "cannot connect to redis at redis://127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+    assert!(wait_no_replicas(pid, Duration::from_secs(2)).is_empty());
+}
+
+#[test]
+fn redis_server_and_replicas_die_when_rlbench_is_killed_outright() {
+    let dir = tempfile::tempdir().unwrap();
+    let light = RACE
+        .replace("duration = \"3s\"", "duration = \"60s\"")
+        .replace("rate = 2000", "rate = 100");
+    let path = write(dir.path(), "s.toml", &light);
+    let mut child = Command::new(common::bin())
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--arm",
+            "lua",
+            "-q",
+            "--out",
+            "out",
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while common::replicas_of(pid).len() < 4 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "redis-server and replicas never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = wait_no_replicas(pid, Duration::from_secs(5));
+    assert!(left.is_empty(), "outlived a killed rlbench: {left:?}");
+}
