@@ -24,6 +24,11 @@ pub enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
     },
+    /// Rebuild every report file of a run folder from its events.
+    Report {
+        /// A run folder, e.g. reports/three-replicas/latest.
+        run_dir: PathBuf,
+    },
     /// Bring one arm's replicas up and keep them up until Ctrl-C.
     Serve {
         scenario: PathBuf,

@@ -12,6 +12,8 @@ pub mod events;
 pub mod gate;
 pub mod interrupt;
 pub mod load;
+pub mod rebuild;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -66,6 +66,17 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e.into()),
         },
+        Command::Report { run_dir } => match rlbench::rebuild::rebuild(&run_dir) {
+            Ok((summary, exit)) => {
+                table::print(&summary);
+                println!("report: {}", run_dir.join("summary.json").display());
+                for failure in &summary.gate.failures {
+                    eprintln!("rlbench: expectation failed: {failure}");
+                }
+                ExitCode::from(exit.code())
+            }
+            Err(e) => fail(&e),
+        },
         Command::Serve { scenario, arm } => {
             match rlbench::serve::serve(&scenario, arm.as_deref()).await {
                 Ok(()) => ExitCode::SUCCESS,

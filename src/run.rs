@@ -3,19 +3,17 @@
 //! recorded events, write summary.json, and judge the expectations.
 //! Rendering to the terminal is left to `main`.
 
-use crate::analyze;
 use crate::cli::RunArgs;
 use crate::error::{Error, Exit};
 use crate::events::EventWriter;
-use crate::gate;
 use crate::interrupt::Interrupt;
-use crate::load::{self, Counters, LoadReport, Plan};
+use crate::load::{self, Counters, Plan};
+use crate::record::{self, ArmRecord, RunRecord};
+use crate::report;
 use crate::report::folder::RunFolder;
-use crate::report::summary::{self, ArmRun, Gate, Summary};
-use crate::scenario::{self, units, Arm, Mode, Scenario};
-use crate::stack::metrics::Fallbacks;
+use crate::report::summary::Summary;
+use crate::scenario::{self, units, Arm, Expectation, Mode, Scenario};
 use crate::stack::Stack;
-use crate::verify;
 use reference_api::config::{Backend, RedisBackend, RedisMode};
 use reference_api::ReplicaConfig;
 use std::path::PathBuf;
@@ -62,14 +60,14 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
             .unwrap_or(0)
     );
 
-    let mut done: Vec<(&Arm, ArmResult)> = Vec::new();
+    let mut done: Vec<(&Arm, ArmRecord)> = Vec::new();
     let mut error = None;
     let mut interrupted = false;
     for arm in arms {
         match run_arm(&scenario, arm, &folder, &run_id, &interrupt, args.quiet).await {
-            Ok(result) => {
-                interrupted = result.report.interrupted;
-                done.push((arm, result));
+            Ok(record) => {
+                interrupted = record.interrupted;
+                done.push((arm, record));
             }
             Err(e) if e.exit == Exit::Interrupted => interrupted = true,
             Err(e) => error = Some(e),
@@ -79,50 +77,20 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
         }
     }
 
-    let mut arms_out = Vec::new();
-    let mut failures = Vec::new();
-    for (arm, result) in &done {
-        let report = &result.report;
-        let opts = verify::Options {
-            epoch_offset_us: report.epoch_offset_us,
-            aligned: clocks_known_aligned(&scenario, arm),
-            ..verify::Options::default()
-        };
-        let figures = analyze::analyze(&folder.events(&arm.name), &arm.policy, &opts, arm.replicas)
-            .map_err(Error::environment)?;
-        let checks = gate::evaluate(&arm.expect, &figures);
-        failures.extend(
-            checks
-                .iter()
-                .filter(|c| !c.passed)
-                .map(|c| format!("{}: {}", arm.name, c.describe())),
-        );
-        let run = ArmRun {
-            name: &arm.name,
-            mode: arm.mode.as_str(),
-            replicas: arm.replicas,
-            policy: &arm.policy,
-            partial: report.interrupted,
-            target_rps: scenario.load.rate,
-            send_window_s: report.send_window.as_secs_f64(),
-            redis_fallbacks: result.fallbacks.as_deref(),
-        };
-        arms_out.push(summary::arm(&run, &figures, &checks));
-    }
     let partial = interrupted || error.is_some();
-    let summary = Summary {
-        schema: summary::SCHEMA.to_string(),
+    let run = RunRecord {
         scenario: scenario.name.clone(),
         started_at: humantime::format_rfc3339_seconds(started).to_string(),
         duration_s: scenario.duration.as_secs_f64(),
         partial,
-        arms: arms_out,
-        gate: Gate {
-            passed: failures.is_empty() && !partial,
-            failures,
-        },
+        arms: done.iter().map(|(arm, _)| arm.name.clone()).collect(),
     };
-    summary::write(&folder.summary(), &summary).map_err(Error::environment)?;
+    record::write(&folder.run_record(), &run).map_err(Error::environment)?;
+    let arms: Vec<(ArmRecord, Vec<Expectation>)> = done
+        .into_iter()
+        .map(|(arm, record)| (record, arm.expect.clone()))
+        .collect();
+    let summary = report::build(&folder, &run, &arms).map_err(Error::environment)?;
     let exit = if interrupted {
         Exit::Interrupted
     } else if let Some(e) = &error {
@@ -206,12 +174,6 @@ fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
     arm.clocks_aligned() && (arm.mode == Mode::Local || redis_is_local)
 }
 
-struct ArmResult {
-    report: LoadReport,
-    /// Per replica, for Redis modes.
-    fallbacks: Option<Vec<Fallbacks>>,
-}
-
 async fn run_arm(
     scenario: &Scenario,
     arm: &Arm,
@@ -219,7 +181,7 @@ async fn run_arm(
     run_id: &str,
     interrupt: &Interrupt,
     quiet: bool,
-) -> Result<ArmResult, Error> {
+) -> Result<ArmRecord, Error> {
     if !quiet {
         info!(
             "arm {}: starting {} {} replica(s)",
@@ -294,7 +256,20 @@ async fn run_arm(
     };
     stack.down().await;
     writer.finish().map_err(Error::environment)?;
-    Ok(ArmResult { report, fallbacks })
+    let record = ArmRecord {
+        name: arm.name.clone(),
+        mode: arm.mode.as_str().to_string(),
+        replicas: arm.replicas,
+        policy: arm.policy.clone(),
+        aligned: clocks_known_aligned(scenario, arm),
+        epoch_offset_us: report.epoch_offset_us,
+        target_rps: scenario.load.rate,
+        send_window_s: report.send_window.as_secs_f64(),
+        interrupted: report.interrupted,
+        redis_fallbacks: fallbacks,
+    };
+    record::write(&folder.arm_record(&arm.name), &record).map_err(Error::environment)?;
+    Ok(record)
 }
 
 /// A plain line every two seconds while an arm runs.

@@ -238,3 +238,39 @@ fn replicas_exit_when_rlbench_is_killed_outright() {
         "replicas outlived a killed rlbench: {left:?}"
     );
 }
+
+#[test]
+fn report_rebuilds_the_same_figures_from_the_run_folder_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("2s", ""));
+    let out_dir = dir.path().join("out");
+    let out = rlbench(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let original = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    std::fs::remove_file(out_dir.join("summary.json")).unwrap();
+    // The scenario it ran from may change or vanish; the folder has a copy.
+    std::fs::remove_file(&path).unwrap();
+
+    let again = rlbench(&["report", out_dir.to_str().unwrap()], dir.path());
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    let rebuilt = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    assert_eq!(rebuilt, original, "the same figures, byte for byte");
+    assert!(text(&again.stdout).contains("single"));
+
+    let nowhere = rlbench(&["report", dir.path().to_str().unwrap()], dir.path());
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(
+        text(&nowhere.stderr).contains("not a run folder"),
+        "{}",
+        text(&nowhere.stderr)
+    );
+}

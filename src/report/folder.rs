@@ -9,6 +9,19 @@ pub struct RunFolder {
 }
 
 impl RunFolder {
+    /// An existing run folder, for rebuilding its reports.
+    pub fn open(root: &Path) -> Result<Self, String> {
+        if !root.join("run.json").is_file() {
+            return Err(format!(
+                "{}: not a run folder (no run.json); expected a folder like reports/<scenario>/<time>",
+                root.display()
+            ));
+        }
+        Ok(RunFolder {
+            root: root.to_path_buf(),
+        })
+    }
+
     pub fn create(out: Option<&Path>, scenario: &str, now: SystemTime) -> Result<Self, String> {
         let root = match out {
             Some(dir) => dir.to_path_buf(),

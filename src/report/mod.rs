@@ -1,6 +1,61 @@
-//! Render: turn computed figures into files and terminal output. Nothing
-//! here measures or judges; it only writes down what analysis found.
+//! Render: turn computed figures into files and terminal output. `build`
+//! is the one path from a run folder (events plus records) to its reports,
+//! used at the end of `rlbench run` and by `rlbench report`.
 
 pub mod folder;
 pub mod summary;
 pub mod table;
+
+use crate::analyze;
+use crate::gate;
+use crate::record::{ArmRecord, RunRecord};
+use crate::scenario::Expectation;
+use crate::verify;
+use folder::RunFolder;
+use summary::{Gate, Summary};
+
+/// Analyzes every arm's events, judges its expectations and writes the
+/// reports into the folder. `arms` pairs each arm's record with its bounds.
+pub fn build(
+    folder: &RunFolder,
+    run: &RunRecord,
+    arms: &[(ArmRecord, Vec<Expectation>)],
+) -> Result<Summary, String> {
+    let mut out = Vec::new();
+    let mut failures = Vec::new();
+    for (record, expect) in arms {
+        let opts = verify::Options {
+            epoch_offset_us: record.epoch_offset_us,
+            aligned: record.aligned,
+            ..verify::Options::default()
+        };
+        let figures = analyze::analyze(
+            &folder.events(&record.name),
+            &record.policy,
+            &opts,
+            record.replicas,
+        )?;
+        let checks = gate::evaluate(expect, &figures);
+        failures.extend(
+            checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("{}: {}", record.name, c.describe())),
+        );
+        out.push(summary::arm(record, &figures, &checks));
+    }
+    let summary = Summary {
+        schema: summary::SCHEMA.to_string(),
+        scenario: run.scenario.clone(),
+        started_at: run.started_at.clone(),
+        duration_s: run.duration_s,
+        partial: run.partial,
+        arms: out,
+        gate: Gate {
+            passed: failures.is_empty() && !run.partial,
+            failures,
+        },
+    };
+    summary::write(&folder.summary(), &summary)?;
+    Ok(summary)
+}

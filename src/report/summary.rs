@@ -3,8 +3,8 @@
 
 use crate::analyze::{ArmFigures, Counts, Percentiles};
 use crate::gate::Check;
+use crate::record::ArmRecord;
 use crate::scenario::Bound;
-use crate::stack::metrics::Fallbacks;
 use reference_api::Policy;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -118,18 +118,6 @@ pub struct Gate {
     pub failures: Vec<String>,
 }
 
-/// Everything about one arm's run that is not in its events.
-pub struct ArmRun<'a> {
-    pub name: &'a str,
-    pub mode: &'a str,
-    pub replicas: usize,
-    pub policy: &'a Policy,
-    pub partial: bool,
-    pub target_rps: f64,
-    pub send_window_s: f64,
-    pub redis_fallbacks: Option<&'a [Fallbacks]>,
-}
-
 fn latency(p: &Percentiles) -> Latency {
     Latency {
         p50: p.p50,
@@ -140,7 +128,7 @@ fn latency(p: &Percentiles) -> Latency {
     }
 }
 
-pub fn arm(run: &ArmRun, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
+pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
     let c = &f.counts;
     let v = &f.verdict;
     let achieved = if run.send_window_s > 0.0 {
@@ -149,12 +137,12 @@ pub fn arm(run: &ArmRun, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
         0.0
     };
     ArmSummary {
-        name: run.name.to_string(),
-        mode: run.mode.to_string(),
+        name: run.name.clone(),
+        mode: run.mode.clone(),
         replicas: run.replicas,
         policy: run.policy.clone(),
         policy_text: run.policy.describe(),
-        partial: run.partial,
+        partial: run.interrupted,
         requests: Requests {
             sent: c.sent,
             admitted: c.admitted,
@@ -190,11 +178,12 @@ pub fn arm(run: &ArmRun, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 errors: r.errors + r.timeouts,
                 redis_errors: run
                     .redis_fallbacks
+                    .as_ref()
                     .and_then(|f| f.get(replica))
                     .map(|f| f.failed_open + f.failed_closed),
             })
             .collect(),
-        redis_errors: run.redis_fallbacks.map(|all| {
+        redis_errors: run.redis_fallbacks.as_ref().map(|all| {
             let (open, closed) = all
                 .iter()
                 .fold((0, 0), |(o, c), f| (o + f.failed_open, c + f.failed_closed));

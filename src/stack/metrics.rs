@@ -2,8 +2,9 @@
 //! without Redis because Redis did not answer in time.
 
 use reference_api::server::REDIS_ERRORS;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fallbacks {
     /// Admitted without asking Redis (`fail_open`).
     pub failed_open: u64,

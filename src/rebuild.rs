@@ -1,0 +1,33 @@
+//! `rlbench report RUN_DIR`: rebuilds every report file of a run folder
+//! from its events and records alone; the gate is judged again, with the
+//! expectations of the scenario copy kept in the folder.
+
+use crate::error::{Error, Exit};
+use crate::record::{self, ArmRecord, RunRecord};
+use crate::report::{self, folder::RunFolder, summary::Summary};
+use crate::scenario::{self, Expectation};
+use std::path::Path;
+
+pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
+    let folder = RunFolder::open(dir).map_err(Error::input)?;
+    let run: RunRecord = record::read(&folder.run_record()).map_err(Error::input)?;
+    let scenario = scenario::load(&folder.scenario_copy())?;
+    let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();
+    for name in &run.arms {
+        let arm: ArmRecord = record::read(&folder.arm_record(name)).map_err(Error::input)?;
+        let expect = scenario
+            .arms
+            .iter()
+            .find(|a| &a.name == name)
+            .map(|a| a.expect.clone())
+            .unwrap_or_default();
+        arms.push((arm, expect));
+    }
+    let summary = report::build(&folder, &run, &arms).map_err(Error::environment)?;
+    let exit = if summary.gate.failures.is_empty() {
+        Exit::Passed
+    } else {
+        Exit::GateFailed
+    };
+    Ok((summary, exit))
+}

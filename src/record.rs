@@ -1,0 +1,61 @@
+//! What a run collected besides its events, written into the run folder
+//! (`run.json`, `events/<arm>.json`) so that every report can be rebuilt
+//! from the folder alone (`rlbench report RUN_DIR`).
+
+use crate::report::folder::RunFolder;
+use crate::stack::metrics::Fallbacks;
+use reference_api::Policy;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub scenario: String,
+    pub started_at: String,
+    pub duration_s: f64,
+    /// Interrupted, or cut short by an environment failure.
+    pub partial: bool,
+    /// The arms that ran, in order.
+    pub arms: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmRecord {
+    pub name: String,
+    pub mode: String,
+    pub replicas: usize,
+    pub policy: Policy,
+    /// Every decision read this machine's wall clock (grid rules apply).
+    pub aligned: bool,
+    /// Wall-clock µs at the arm's trace time 0.
+    pub epoch_offset_us: i64,
+    pub target_rps: f64,
+    /// From the first intended send to the last actual one.
+    pub send_window_s: f64,
+    pub interrupted: bool,
+    /// Redis modes: each replica's decisions taken without Redis.
+    pub redis_fallbacks: Option<Vec<Fallbacks>>,
+}
+
+pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
+    let json =
+        serde_json::to_string_pretty(value).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl RunFolder {
+    pub fn run_record(&self) -> std::path::PathBuf {
+        self.root.join("run.json")
+    }
+
+    pub fn arm_record(&self, arm: &str) -> std::path::PathBuf {
+        self.root.join("events").join(format!("{arm}.json"))
+    }
+}
