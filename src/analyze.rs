@@ -77,6 +77,36 @@ pub struct ArmFigures {
     /// Indexed by replica.
     pub per_replica: Vec<Counts>,
     pub verdict: Verdict,
+    /// The arm's histograms (µs), then each replica's.
+    pub histograms: Histograms,
+    pub per_replica_histograms: Vec<Histograms>,
+}
+
+/// Latency from the intended send time and service time from the actual
+/// one, kept apart (µs).
+#[derive(Clone, Debug)]
+pub struct Histograms {
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+}
+
+impl Histograms {
+    pub fn empty() -> Self {
+        Self::new()
+    }
+
+    fn new() -> Self {
+        Histograms {
+            latency: histogram(),
+            service: histogram(),
+        }
+    }
+
+    fn record(&mut self, e: &crate::events::Event) {
+        self.latency.saturating_record(e.latency_us().max(1));
+        self.service
+            .saturating_record(e.done_us.saturating_sub(e.sent_us).max(1));
+    }
 }
 
 fn histogram() -> Histogram<u64> {
@@ -92,7 +122,10 @@ pub fn analyze(
 ) -> Result<ArmFigures, String> {
     let mut counts = Counts::default();
     let mut per_replica = vec![Counts::default(); replicas];
-    let (mut latency, mut service, mut lag) = (histogram(), histogram(), histogram());
+    let mut per_replica_histograms: Vec<Histograms> =
+        (0..replicas).map(|_| Histograms::new()).collect();
+    let mut histograms = Histograms::new();
+    let mut lag = histogram();
     let mut keys: HashMap<String, Vec<Obs>> = HashMap::new();
     for event in events::read(events_path)? {
         let e = event?;
@@ -100,10 +133,11 @@ pub fn analyze(
         let r = e.replica as usize;
         if r >= per_replica.len() {
             per_replica.resize(r + 1, Counts::default());
+            per_replica_histograms.resize_with(r + 1, Histograms::new);
         }
         per_replica[r].add(e.outcome);
-        latency.saturating_record(e.latency_us().max(1));
-        service.saturating_record(e.done_us.saturating_sub(e.sent_us).max(1));
+        histograms.record(&e);
+        per_replica_histograms[r].record(&e);
         lag.saturating_record(e.lag_us().max(1));
         let decided = match e.outcome {
             Outcome::Admitted => Decided::Admitted,
@@ -119,10 +153,12 @@ pub fn analyze(
     let verdict = verify::verify(policy, keys.values().map(Vec::as_slice), opts);
     Ok(ArmFigures {
         counts,
-        latency: Percentiles::of(&latency),
-        service: Percentiles::of(&service),
+        latency: Percentiles::of(&histograms.latency),
+        service: Percentiles::of(&histograms.service),
         lag: Percentiles::of(&lag),
         per_replica,
         verdict,
+        histograms,
+        per_replica_histograms,
     })
 }

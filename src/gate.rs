@@ -83,6 +83,8 @@ mod tests {
             service: Percentiles::default(),
             lag: Percentiles::default(),
             per_replica: vec![],
+            histograms: crate::analyze::Histograms::empty(),
+            per_replica_histograms: vec![],
             verdict: Verdict {
                 admitted,
                 allowed_max,

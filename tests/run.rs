@@ -91,6 +91,31 @@ fn a_run_shows_the_fake_global_and_passes_its_gate() {
         );
     }
 
+    for arm_name in ["single", "local"] {
+        let hgrm = std::fs::read_to_string(latest.join(format!("{arm_name}.hgrm"))).unwrap();
+        assert!(
+            hgrm.contains("Percentile") && hgrm.contains("Total count    =          900]"),
+            "{hgrm}"
+        );
+        assert!(latest.join(format!("{arm_name}.service.hgrm")).is_file());
+    }
+    // The serialized histogram holds every request and matches the figures.
+    use base64::Engine;
+    let encoded = local["histograms"]["latency_us"].as_str().unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .unwrap();
+    let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .unwrap();
+    assert_eq!(h.len(), 900);
+    let p99 = local["latency_ms"]["p99"].as_f64().unwrap();
+    assert!((h.value_at_quantile(0.99) as f64 / 1000.0 - p99).abs() < 1e-9);
+    let replica_h = local["per_replica"][1]["histograms"]["service_us"]
+        .as_str()
+        .unwrap();
+    assert!(!replica_h.is_empty());
+
     let events = std::fs::read_to_string(latest.join("events/local.csv")).unwrap();
     assert!(events.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome\n"));
     assert_eq!(events.lines().count(), 901);

@@ -52,6 +52,14 @@ impl RunFolder {
         self.root.join("events").join(format!("{arm}.csv"))
     }
 
+    /// `<arm>.hgrm` for latency, `<arm>.<kind>.hgrm` otherwise.
+    pub fn hgrm(&self, arm: &str, kind: &str) -> PathBuf {
+        match kind {
+            "latency" => self.root.join(format!("{arm}.hgrm")),
+            other => self.root.join(format!("{arm}.{other}.hgrm")),
+        }
+    }
+
     pub fn summary(&self) -> PathBuf {
         self.root.join("summary.json")
     }

@@ -3,6 +3,7 @@
 //! used at the end of `rlbench run` and by `rlbench report`.
 
 pub mod folder;
+pub mod hgrm;
 pub mod summary;
 pub mod table;
 
@@ -36,6 +37,19 @@ pub fn build(
             record.replicas,
         )?;
         let checks = gate::evaluate(expect, &figures);
+        for (path, h) in [
+            (
+                folder.hgrm(&record.name, "latency"),
+                &figures.histograms.latency,
+            ),
+            (
+                folder.hgrm(&record.name, "service"),
+                &figures.histograms.service,
+            ),
+        ] {
+            std::fs::write(&path, hgrm::percentile_distribution(h))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
         failures.extend(
             checks
                 .iter()

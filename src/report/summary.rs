@@ -1,7 +1,8 @@
 //! `summary.json`, schema `rlbench.summary/v1` (DESIGN.md): the contract
 //! CI gates and `compare` read. Figures may be added; names keep meaning.
 
-use crate::analyze::{ArmFigures, Counts, Percentiles};
+use super::hgrm;
+use crate::analyze::{ArmFigures, Counts, Histograms, Percentiles};
 use crate::gate::Check;
 use crate::record::ArmRecord;
 use crate::scenario::Bound;
@@ -41,7 +42,18 @@ pub struct ArmSummary {
     /// Redis modes: decisions taken without Redis (timeout or error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis_errors: Option<RedisErrors>,
+    pub histograms: Hdr,
     pub expect: Vec<Expect>,
+}
+
+/// HdrHistogram V2 encodings, base64, values in µs: merge runs or replicas
+/// by adding histograms, never by averaging percentiles.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Hdr {
+    /// From the intended send time.
+    pub latency_us: String,
+    /// From the actual send time.
+    pub service_us: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -98,6 +110,7 @@ pub struct PerReplica {
     pub errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis_errors: Option<u64>,
+    pub histograms: Hdr,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -116,6 +129,13 @@ pub struct Expect {
 pub struct Gate {
     pub passed: bool,
     pub failures: Vec<String>,
+}
+
+fn hdr(h: &Histograms) -> Hdr {
+    Hdr {
+        latency_us: hgrm::encode(&h.latency),
+        service_us: hgrm::encode(&h.service),
+    }
 }
 
 fn latency(p: &Percentiles) -> Latency {
@@ -181,6 +201,10 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                     .as_ref()
                     .and_then(|f| f.get(replica))
                     .map(|f| f.failed_open + f.failed_closed),
+                histograms: f
+                    .per_replica_histograms
+                    .get(replica)
+                    .map_or_else(|| hdr(&Histograms::empty()), hdr),
             })
             .collect(),
         redis_errors: run.redis_fallbacks.as_ref().map(|all| {
@@ -193,6 +217,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 failed_closed: closed,
             }
         }),
+        histograms: hdr(&f.histograms),
         expect: checks
             .iter()
             .map(|check| Expect {
