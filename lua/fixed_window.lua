@@ -15,12 +15,17 @@ else
 end
 
 local start = now - (now % window)
-local reset = start + window - now
 local state = redis.call('HMGET', KEYS[1], 'window', 'count')
+local stored = tonumber(state[1])
 local count = 0
-if tonumber(state[1]) == start then
+-- Never move a window backwards: a request stamped just before a boundary
+-- can reach Redis after one stamped just after it (another replica, or
+-- another thread); it counts in the newer window instead of resetting it.
+if stored ~= nil and stored >= start then
+  start = stored
   count = tonumber(state[2]) or 0
 end
+local reset = math.max(start + window - now, 1)
 if count < limit then
   redis.call('HSET', KEYS[1], 'window', start, 'count', count + 1)
   redis.call('PEXPIRE', KEYS[1], math.ceil(reset / 1000) + 1)

@@ -19,6 +19,12 @@ local start = now - (now % window)
 local state = redis.call('HMGET', KEYS[1], 'window', 'previous', 'current')
 local last = tonumber(state[1])
 local previous, current = 0, 0
+-- Never move backwards: a request stamped before the stored window (it
+-- reached Redis late) is judged at that window's start, the strictest point.
+if last ~= nil and last > start then
+  start = last
+  now = last
+end
 if last == start then
   previous, current = tonumber(state[2]) or 0, tonumber(state[3]) or 0
 elseif last == start - window then

@@ -21,8 +21,17 @@ local segments = tonumber(ARGV[4])
 local seg = window / segments
 local current = (now - (now % seg)) / seg
 
--- Sum the live segments (oldest first); drop the ones that slid out.
+-- Never move backwards: a request stamped before the newest stored segment
+-- (it reached Redis late) counts in that segment.
 local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local index = tonumber(fields[i])
+  if index > current then
+    current = index
+  end
+end
+
+-- Sum the live segments (oldest first); drop the ones that slid out.
 local live = {}
 local total = 0
 for i = 1, #fields, 2 do

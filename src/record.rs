@@ -30,6 +30,9 @@ pub struct ArmRecord {
     pub aligned: bool,
     /// Wall-clock µs at the arm's trace time 0.
     pub epoch_offset_us: i64,
+    /// How far that mapping may be off.
+    #[serde(default)]
+    pub epoch_uncertainty_us: i64,
     pub target_rps: f64,
     /// From the first intended send to the last actual one.
     pub send_window_s: f64,

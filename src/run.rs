@@ -263,6 +263,7 @@ async fn run_arm(
         policy: arm.policy.clone(),
         aligned: clocks_known_aligned(scenario, arm),
         epoch_offset_us: report.epoch_offset_us,
+        epoch_uncertainty_us: report.epoch_uncertainty_us,
         target_rps: scenario.load.rate,
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,

@@ -112,6 +112,7 @@ async fn every_lua_script_is_exact_and_the_verifier_agrees() {
         let opts = verify::Options {
             slack_us: 0,
             epoch_offset_us: epoch,
+            epoch_uncertainty_us: 0,
             aligned: true,
         };
         let v = verify::verify_key(policy, &trace, &opts);
@@ -264,4 +265,48 @@ async fn with_redis_gone_fail_open_admits_and_fail_closed_rejects() {
     }
     assert_eq!(open.fallbacks().failed_open, 5);
     assert_eq!(closed.fallbacks().failed_closed, 5);
+}
+
+#[tokio::test]
+async fn a_request_stamped_before_a_boundary_but_arriving_after_it_resets_nothing() {
+    // Replicas stamp a request before calling Redis; across replicas the
+    // calls can arrive out of order around a window boundary.
+    let server = RedisServer::start("rlbench-test").await.unwrap();
+    let boundary = 1_790_000_002_000_000i64;
+    for policy in [
+        Policy::FixedWindow {
+            limit: 2,
+            window_us: 1_000_000,
+        },
+        Policy::SlidingWindow {
+            limit: 2,
+            window_us: 1_000_000,
+            segments: 4,
+        },
+        Policy::SlidingCounter {
+            limit: 2,
+            window_us: 1_000_000,
+        },
+    ] {
+        let l = limiter(
+            &server,
+            &format!("late-{}:", policy.algorithm()),
+            RedisMode::Lua,
+            &policy,
+        )
+        .await;
+        assert!(l.decide("k", boundary).await.allowed);
+        assert!(
+            l.decide("k", boundary - 1).await.allowed,
+            "{policy:?}: the late one counts"
+        );
+        assert!(
+            !l.decide("k", boundary + 1).await.allowed,
+            "{policy:?}: 2 of 2 used"
+        );
+        assert!(
+            !l.decide("k", boundary - 2).await.allowed,
+            "{policy:?}: still nothing reset"
+        );
+    }
 }

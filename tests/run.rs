@@ -157,6 +157,17 @@ fn a_failed_expectation_exits_1_and_says_which() {
         .collect();
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["figure"], "over_admission_ratio");
+    let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("<testsuite name=\"small/single\" tests=\"3\""),
+        "{junit}"
+    );
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+    assert!(
+        junit.contains("<failure message=\"over_admission_ratio"),
+        "{junit}"
+    );
+    assert!(junit.contains("&lt; min 2"), "{junit}");
 }
 
 #[test]

@@ -51,6 +51,22 @@ pub struct LoadReport {
     pub interrupted: bool,
     /// Wall-clock µs at trace time 0.
     pub epoch_offset_us: i64,
+    /// How far that mapping may be off (the two clocks were read apart).
+    pub epoch_uncertainty_us: i64,
+}
+
+/// Wall-clock µs at `start`, from the tightest of a few paired readings of
+/// both clocks, and how far off it may be (half the tightest gap).
+fn wall_clock_at(start: Instant) -> (i64, i64) {
+    (0..8)
+        .map(|_| {
+            let before = start.elapsed().as_micros() as i64;
+            let wall = wall_now_us();
+            let after = start.elapsed().as_micros() as i64;
+            (wall - (before + after) / 2, (after - before) / 2 + 1)
+        })
+        .min_by_key(|&(_, uncertainty)| uncertainty)
+        .unwrap_or((wall_now_us(), 1_000))
 }
 
 /// Runs the plan until its schedule ends or `stop` resolves, then waits (at
@@ -67,7 +83,7 @@ pub async fn run(
     let http = client::new(plan.max_in_flight);
     let permits = Arc::new(Semaphore::new(plan.max_in_flight));
     let start = Instant::now();
-    let epoch_offset_us = wall_now_us();
+    let (epoch_offset_us, epoch_uncertainty_us) = wall_clock_at(start);
     let mut sent = 0;
     let mut interrupted = false;
     tokio::pin!(stop);
@@ -116,6 +132,7 @@ pub async fn run(
         send_window,
         interrupted,
         epoch_offset_us,
+        epoch_uncertainty_us,
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod folder;
 pub mod hgrm;
+pub mod junit;
 pub mod summary;
 pub mod table;
 
@@ -27,6 +28,7 @@ pub fn build(
     for (record, expect) in arms {
         let opts = verify::Options {
             epoch_offset_us: record.epoch_offset_us,
+            epoch_uncertainty_us: record.epoch_uncertainty_us,
             aligned: record.aligned,
             ..verify::Options::default()
         };
@@ -71,5 +73,8 @@ pub fn build(
         },
     };
     summary::write(&folder.summary(), &summary)?;
+    let junit = folder.root.join("junit.xml");
+    std::fs::write(&junit, junit::render(&summary)?)
+        .map_err(|e| format!("cannot write {}: {e}", junit.display()))?;
     Ok(summary)
 }

@@ -123,6 +123,8 @@ pub struct Expect {
     pub bound: f64,
     pub value: Option<f64>,
     pub passed: bool,
+    /// In words, e.g. `over_admission_ratio 2.97 > max 1.01`.
+    pub detail: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -231,6 +233,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 bound: check.expectation.value,
                 value: check.value,
                 passed: check.passed,
+                detail: check.describe(),
             })
             .collect(),
     }

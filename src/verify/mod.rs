@@ -43,6 +43,8 @@ pub struct Options {
     pub slack_us: i64,
     /// Wall-clock µs at trace time 0, to replay epoch-aligned windows.
     pub epoch_offset_us: i64,
+    /// How far `epoch_offset_us` may be off: widens the grid rules' slack.
+    pub epoch_uncertainty_us: i64,
     /// Every decision read this machine's wall clock, so epoch-aligned
     /// windows are known in trace time and the sharper grid rules apply.
     pub aligned: bool,
@@ -53,6 +55,7 @@ impl Default for Options {
         Options {
             slack_us: 1_000,
             epoch_offset_us: 0,
+            epoch_uncertainty_us: 0,
             aligned: false,
         }
     }

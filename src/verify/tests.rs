@@ -25,6 +25,7 @@ fn exact() -> Options {
     Options {
         slack_us: 0,
         epoch_offset_us: 0,
+        epoch_uncertainty_us: 0,
         aligned: false,
     }
 }
@@ -252,6 +253,7 @@ fn correct_limiters_score_zero_under_jitter() {
             let opts = Options {
                 slack_us: 1_000,
                 epoch_offset_us: epoch,
+                epoch_uncertainty_us: 0,
                 aligned: true,
             };
             let v = verify_key(p, &trace, &opts);

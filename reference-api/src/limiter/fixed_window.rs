@@ -64,6 +64,12 @@ mod tests {
     }
 
     #[test]
+    fn a_late_request_from_the_previous_window_counts_in_the_current_one() {
+        let algo = FixedWindow::new(2, 1_000);
+        assert_eq!(admits(&algo, &[1_000, 999, 1_001]), [true, true, false]);
+    }
+
+    #[test]
     fn admits_twice_the_limit_across_a_boundary() {
         let algo = FixedWindow::new(10, 1_000);
         let times: Vec<i64> = (0..10).map(|i| 990 + i).chain(1_000..1_010).collect();

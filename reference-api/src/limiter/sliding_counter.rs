@@ -36,6 +36,9 @@ impl Algorithm for SlidingCounter {
     }
 
     fn decide(&self, s: &mut State, now: i64) -> Decision {
+        // A request stamped before the current window (threads take their
+        // timestamps before the lock) is judged at that window's start.
+        let now = now.max(s.index * self.window);
         let index = now.div_euclid(self.window);
         if index == s.index + 1 {
             s.previous = s.current;
@@ -75,6 +78,15 @@ impl Algorithm for SlidingCounter {
 mod tests {
     use super::super::testing::{admits, count};
     use super::*;
+
+    #[test]
+    fn a_late_request_from_the_previous_window_does_not_reset_the_count() {
+        let algo = SlidingCounter::new(2, 1_000);
+        let mut s = algo.fresh(1_000);
+        assert!(algo.decide(&mut s, 1_000).allowed);
+        assert!(algo.decide(&mut s, 999).allowed, "counted in window 1");
+        assert!(!algo.decide(&mut s, 1_001).allowed, "window 1 holds 2 of 2");
+    }
 
     #[test]
     fn first_window_is_a_plain_counter() {

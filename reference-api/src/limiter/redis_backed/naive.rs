@@ -73,19 +73,23 @@ pub async fn decide(
         }
         Policy::FixedWindow { limit, window_us } => {
             let w = window_us as i64;
-            let start = now - now.rem_euclid(w);
-            let reset = start + w - now;
+            let mut start = now - now.rem_euclid(w);
             let (window, count): (Option<i64>, Option<u64>) = redis::cmd("HMGET")
                 .arg(key)
                 .arg("window")
                 .arg("count")
                 .query_async(conn)
                 .await?;
-            let count = if window == Some(start) {
-                count.unwrap_or(0)
-            } else {
-                0
+            // Windows never move backwards (as in the script): the only
+            // flaw this path keeps is the race.
+            let count = match window {
+                Some(stored) if stored >= start => {
+                    start = stored;
+                    count.unwrap_or(0)
+                }
+                _ => 0,
             };
+            let reset = (start + w - now).max(1);
             if count < limit {
                 // The race: a plain write of count + 1, not an increment.
                 let () = redis::pipe()
