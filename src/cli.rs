@@ -29,6 +29,15 @@ pub enum Command {
         /// A run folder, e.g. reports/three-replicas/latest.
         run_dir: PathBuf,
     },
+    /// Two summary.json files side by side, arm by arm.
+    Compare {
+        baseline: PathBuf,
+        candidate: PathBuf,
+        /// Exit 1 when the candidate's over-admission ratio or p99 latency
+        /// is worse by more than this share, e.g. "10%".
+        #[arg(long, value_name = "SHARE")]
+        max_regression: Option<String>,
+    },
     /// Bring one arm's replicas up and keep them up until Ctrl-C.
     Serve {
         scenario: PathBuf,

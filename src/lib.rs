@@ -7,6 +7,7 @@
 
 pub mod analyze;
 pub mod cli;
+pub mod compare;
 pub mod error;
 pub mod events;
 pub mod gate;

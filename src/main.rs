@@ -77,6 +77,20 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
+        Command::Compare {
+            baseline,
+            candidate,
+            max_regression,
+        } => match rlbench::compare::run(&baseline, &candidate, max_regression.as_deref()) {
+            Ok((comparison, exit)) => {
+                print!("{}", rlbench::report::compare::render(&comparison));
+                for r in &comparison.regressions {
+                    eprintln!("rlbench: regression: {r}");
+                }
+                ExitCode::from(exit.code())
+            }
+            Err(e) => fail(&e),
+        },
         Command::Serve { scenario, arm } => {
             match rlbench::serve::serve(&scenario, arm.as_deref()).await {
                 Ok(()) => ExitCode::SUCCESS,

@@ -302,6 +302,58 @@ fn report_rebuilds_the_same_figures_from_the_run_folder_alone() {
     assert_eq!(rebuilt, original, "the same figures, byte for byte");
     assert!(text(&again.stdout).contains("single"));
 
+    // compare: a run against itself, then against a worse copy.
+    let summary = out_dir.join("summary.json");
+    let same = rlbench(
+        &[
+            "compare",
+            summary.to_str().unwrap(),
+            summary.to_str().unwrap(),
+            "--max-regression",
+            "5%",
+        ],
+        dir.path(),
+    );
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same.stderr));
+    assert!(
+        text(&same.stdout).contains("over_admission_ratio"),
+        "{}",
+        text(&same.stdout)
+    );
+    let mut worse: Value = serde_json::from_str(&rebuilt).unwrap();
+    let base_ratio = worse["arms"][1]["correctness"]["over_admission_ratio"]
+        .as_f64()
+        .unwrap();
+    worse["arms"][1]["correctness"]["over_admission_ratio"] = serde_json::json!(base_ratio * 1.5);
+    let worse_path = write(dir.path(), "worse.json", &worse.to_string());
+    let regressed = rlbench(
+        &[
+            "compare",
+            summary.to_str().unwrap(),
+            worse_path.to_str().unwrap(),
+            "--max-regression",
+            "10%",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        regressed.status.code(),
+        Some(1),
+        "{}",
+        text(&regressed.stdout)
+    );
+    assert!(
+        text(&regressed.stderr).contains("regression: local: over_admission_ratio"),
+        "{}",
+        text(&regressed.stderr)
+    );
+    let toml = write(dir.path(), "s2.toml", "name = \"not json\"\n");
+    let not_a_summary = rlbench(
+        &["compare", summary.to_str().unwrap(), toml.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(not_a_summary.status.code(), Some(2));
+
     let nowhere = rlbench(&["report", dir.path().to_str().unwrap()], dir.path());
     assert_eq!(nowhere.status.code(), Some(2));
     assert!(

@@ -2,6 +2,7 @@
 //! is the one path from a run folder (events plus records) to its reports,
 //! used at the end of `rlbench run` and by `rlbench report`.
 
+pub mod compare;
 pub mod folder;
 pub mod hgrm;
 pub mod junit;

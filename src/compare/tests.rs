@@ -1,0 +1,78 @@
+//! Comparing summaries: deltas, and the regression bound.
+
+use super::*;
+
+fn summary(arms: &[(&str, Option<f64>, f64)]) -> Summary {
+    let arms: Vec<serde_json::Value> = arms
+        .iter()
+        .map(|(name, ratio, p99)| {
+            serde_json::json!({
+                "name": name, "mode": "local", "replicas": 1,
+                "policy": {"algorithm": "sliding_log", "limit": 10, "window_us": 1000000},
+                "policy_text": "sliding_log: 10 per 1s", "partial": false,
+                "requests": {"sent": 100, "admitted": 10, "rejected": 90, "errors": 0, "timeouts": 0},
+                "rate": {"target_rps": 100.0, "achieved_rps": 100.0},
+                "correctness": {"allowed_max": 10, "over_admission_ratio": ratio, "peak_window_ratio": 1.0,
+                    "definite_violations": 0, "possible_violations": 0, "false_rejects": 0, "false_reject_ratio": 0.0},
+                "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": p99, "p999": 5.0, "max": 9.0},
+                "service_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p999": 5.0, "max": 9.0},
+                "schedule_lag_ms": {"p50": 0.0, "p90": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0},
+                "per_replica": [], "histograms": {"latency_us": "", "service_us": ""}, "expect": []
+            })
+        })
+        .collect();
+    serde_json::from_value(serde_json::json!({
+        "schema": SCHEMA, "scenario": "s", "started_at": "2026-01-01T00:00:00Z",
+        "duration_s": 1.0, "partial": false, "arms": arms,
+        "gate": {"passed": true, "failures": []}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn rows_pair_arms_by_name_with_relative_change() {
+    let c = compare(
+        &summary(&[("a", Some(1.0), 10.0)]),
+        &summary(&[("a", Some(1.5), 10.0), ("b", Some(1.0), 1.0)]),
+        None,
+    );
+    let ratio = c
+        .rows
+        .iter()
+        .find(|r| r.arm == "a" && r.figure == "over_admission_ratio")
+        .unwrap();
+    assert_eq!(ratio.change(), Some(0.5));
+    let new_arm = c
+        .rows
+        .iter()
+        .find(|r| r.arm == "b" && r.figure == "p99_ms")
+        .unwrap();
+    assert_eq!((new_arm.baseline, new_arm.candidate), (None, Some(1.0)));
+    assert!(c.regressions.is_empty(), "no bound given");
+}
+
+#[test]
+fn a_regression_beyond_the_bound_is_reported_and_within_it_is_not() {
+    let base = summary(&[("a", Some(1.0), 10.0)]);
+    let within = summary(&[("a", Some(1.05), 11.0)]);
+    assert!(compare(&base, &within, Some(0.10)).regressions.is_empty());
+    let worse = summary(&[("a", Some(1.2), 10.0)]);
+    let r = compare(&base, &worse, Some(0.10)).regressions;
+    assert_eq!(r.len(), 1);
+    assert!(
+        r[0].starts_with("a: over_admission_ratio 1 -> 1.200"),
+        "{r:?}"
+    );
+    let slower = summary(&[("a", Some(1.0), 12.0)]);
+    assert!(compare(&base, &slower, Some(0.10)).regressions[0].contains("p99_ms 10 -> 12"));
+    let unbounded = summary(&[("a", None, 10.0)]);
+    assert_eq!(compare(&base, &unbounded, Some(0.10)).regressions.len(), 1);
+}
+
+#[test]
+fn shares_parse_as_percent_or_fraction() {
+    assert_eq!(parse_share("10%").unwrap(), 0.1);
+    assert_eq!(parse_share("0.25").unwrap(), 0.25);
+    assert!(parse_share("-1").is_err());
+    assert!(parse_share("lots").is_err());
+}

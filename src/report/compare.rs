@@ -1,0 +1,42 @@
+//! The terminal table of `rlbench compare`.
+
+use crate::compare::{show, Comparison};
+
+pub fn render(c: &Comparison) -> String {
+    let mut rows = vec![["arm", "figure", "baseline", "candidate", "change"]
+        .map(String::from)
+        .to_vec()];
+    for r in &c.rows {
+        let change = r
+            .change()
+            .map_or("-".to_string(), |ch| format!("{:+.1}%", ch * 100.0));
+        rows.push(vec![
+            r.arm.clone(),
+            r.figure.to_string(),
+            show(r.baseline),
+            show(r.candidate),
+            change,
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let pad = " ".repeat(widths[i] - cell.chars().count());
+                if i < 2 {
+                    format!("{cell}{pad}")
+                } else {
+                    format!("{pad}{cell}")
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
