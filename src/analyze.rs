@@ -80,6 +80,9 @@ pub struct ArmFigures {
     /// The arm's histograms (µs), then each replica's.
     pub histograms: Histograms,
     pub per_replica_histograms: Vec<Histograms>,
+    /// The busiest key's admits in the trailing policy window over the
+    /// limit, sampled over the run: (seconds, ratio).
+    pub timeline: Vec<(f64, f64)>,
 }
 
 /// Latency from the intended send time and service time from the actual
@@ -151,6 +154,12 @@ pub fn analyze(
         });
     }
     let verdict = verify::verify(policy, keys.values().map(Vec::as_slice), opts);
+    let busiest = keys.values().max_by_key(|obs| {
+        obs.iter()
+            .filter(|o| o.decided == Decided::Admitted)
+            .count()
+    });
+    let timeline = busiest.map_or_else(Vec::new, |obs| timeline(policy, obs));
     Ok(ArmFigures {
         counts,
         latency: Percentiles::of(&histograms.latency),
@@ -160,5 +169,37 @@ pub fn analyze(
         verdict,
         histograms,
         per_replica_histograms,
+        timeline,
     })
+}
+
+/// Admits (at their completion) in the trailing window, over the limit,
+/// at up to 600 evenly spaced times.
+fn timeline(policy: &Policy, obs: &[Obs]) -> Vec<(f64, f64)> {
+    let (limit, span) = verify::window(policy);
+    let mut admits: Vec<i64> = obs
+        .iter()
+        .filter(|o| o.decided == Decided::Admitted)
+        .map(|o| o.done)
+        .collect();
+    admits.sort_unstable();
+    let end = obs.iter().map(|o| o.done).max().unwrap_or(0);
+    if end <= 0 || limit == 0 {
+        return Vec::new();
+    }
+    let step = (span / 20).max(end / 600).max(1);
+    let (mut first, mut last) = (0usize, 0usize);
+    let mut out = Vec::new();
+    let mut t = 0i64;
+    while t <= end {
+        while last < admits.len() && admits[last] <= t {
+            last += 1;
+        }
+        while first < last && admits[first] <= t - span {
+            first += 1;
+        }
+        out.push((t as f64 / 1e6, (last - first) as f64 / limit as f64));
+        t += step;
+    }
+    out
 }

@@ -85,6 +85,7 @@ mod tests {
             per_replica: vec![],
             histograms: crate::analyze::Histograms::empty(),
             per_replica_histograms: vec![],
+            timeline: vec![],
             verdict: Verdict {
                 admitted,
                 allowed_max,

@@ -2,9 +2,11 @@
 //! is the one path from a run folder (events plus records) to its reports,
 //! used at the end of `rlbench run` and by `rlbench report`.
 
+pub mod charts;
 pub mod compare;
 pub mod folder;
 pub mod hgrm;
+pub mod html;
 pub mod junit;
 pub mod summary;
 pub mod table;
@@ -26,6 +28,7 @@ pub fn build(
 ) -> Result<Summary, String> {
     let mut out = Vec::new();
     let mut failures = Vec::new();
+    let mut all_figures = Vec::new();
     for (record, expect) in arms {
         let opts = verify::Options {
             epoch_offset_us: record.epoch_offset_us,
@@ -60,7 +63,18 @@ pub fn build(
                 .map(|c| format!("{}: {}", record.name, c.describe())),
         );
         out.push(summary::arm(record, &figures, &checks));
+        all_figures.push(figures);
     }
+    let chart_data: Vec<charts::ArmData> = out
+        .iter()
+        .zip(&all_figures)
+        .map(|(arm, figures)| charts::ArmData {
+            name: &arm.name,
+            figures,
+            over_admission: arm.correctness.over_admission_ratio,
+        })
+        .collect();
+    charts::render_all(&folder.root, &chart_data)?;
     let summary = Summary {
         schema: summary::SCHEMA.to_string(),
         scenario: run.scenario.clone(),
@@ -74,6 +88,9 @@ pub fn build(
         },
     };
     summary::write(&folder.summary(), &summary)?;
+    let html = folder.root.join("report.html");
+    std::fs::write(&html, html::render(&summary, &folder.root)?)
+        .map_err(|e| format!("cannot write {}: {e}", html.display()))?;
     let junit = folder.root.join("junit.xml");
     std::fs::write(&junit, junit::render(&summary)?)
         .map_err(|e| format!("cannot write {}: {e}", junit.display()))?;

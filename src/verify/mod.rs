@@ -104,6 +104,12 @@ impl Verdict {
     }
 }
 
+/// The policy's natural window: (limit, span µs) — what `peak_window_ratio`
+/// and the admitted-vs-limit chart measure against.
+pub fn window(policy: &Policy) -> (u64, i64) {
+    rules::for_policy(policy, false).peak
+}
+
 /// Judges one key's requests.
 pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict {
     let rules = rules::for_policy(policy, opts.aligned);

@@ -1,0 +1,349 @@
+//! PNG charts (plotters, with an embedded DejaVu Sans so text renders the
+//! same on any machine): admitted vs limit over time, the latency
+//! percentile spectrum, per-replica admits and rejects, and over-admission
+//! by arm.
+
+use crate::analyze::ArmFigures;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+use std::path::Path;
+use std::sync::Once;
+
+const SIZE: (u32, u32) = (960, 480);
+const FONT: &str = "sans-serif";
+
+/// One arm as the charts need it.
+pub struct ArmData<'a> {
+    pub name: &'a str,
+    pub figures: &'a ArmFigures,
+    pub over_admission: Option<f64>,
+}
+
+/// A chart written into the run folder.
+pub struct Chart {
+    pub file: &'static str,
+    pub title: &'static str,
+}
+
+pub const CHARTS: [Chart; 4] = [
+    Chart {
+        file: "admitted-vs-limit.png",
+        title: "Admitted vs limit over time",
+    },
+    Chart {
+        file: "latency-spectrum.png",
+        title: "Latency by percentile",
+    },
+    Chart {
+        file: "per-replica.png",
+        title: "Admitted and rejected per replica",
+    },
+    Chart {
+        file: "over-admission.png",
+        title: "Over-admission by arm",
+    },
+];
+
+fn fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    format!("chart: {e}")
+}
+
+pub fn render_all(dir: &Path, arms: &[ArmData]) -> Result<(), String> {
+    fonts();
+    admitted_vs_limit(&dir.join(CHARTS[0].file), arms)?;
+    latency_spectrum(&dir.join(CHARTS[1].file), arms)?;
+    per_replica(&dir.join(CHARTS[2].file), arms)?;
+    over_admission(&dir.join(CHARTS[3].file), arms)
+}
+
+fn color(i: usize) -> RGBColor {
+    const COLORS: [RGBColor; 8] = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(23, 190, 207),
+    ];
+    COLORS[i % COLORS.len()]
+}
+
+fn admitted_vs_limit(path: &Path, arms: &[ArmData]) -> Result<(), String> {
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let x_max = arms
+        .iter()
+        .flat_map(|a| a.figures.timeline.last().map(|p| p.0))
+        .fold(1.0f64, f64::max);
+    let y_max = arms
+        .iter()
+        .flat_map(|a| a.figures.timeline.iter().map(|p| p.1))
+        .fold(1.0f64, f64::max)
+        * 1.15;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(CHARTS[0].title, (FONT, 24))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time since the load started (s)")
+        .y_desc("admitted in trailing window ÷ limit (busiest key)")
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 16))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(0.0, 1.0), (x_max, 1.0)],
+            8,
+            6,
+            BLACK.stroke_width(2),
+        ))
+        .map_err(err)?
+        .label("limit")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.stroke_width(2)));
+    for (i, arm) in arms.iter().enumerate() {
+        let c = color(i);
+        chart
+            .draw_series(LineSeries::new(
+                arm.figures.timeline.iter().copied(),
+                c.stroke_width(2),
+            ))
+            .map_err(err)?
+            .label(arm.name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+    root.present().map_err(err)
+}
+
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(position)
+        .draw()
+        .map_err(err)
+}
+
+/// x is log10(1 / (1 - percentile)): 0 at 0%, 1 at 90%, 2 at 99%, ...
+fn latency_spectrum(path: &Path, arms: &[ArmData]) -> Result<(), String> {
+    let series: Vec<Vec<(f64, f64)>> = arms
+        .iter()
+        .map(|a| {
+            let h = &a.figures.histograms.latency;
+            if h.is_empty() {
+                return Vec::new();
+            }
+            h.iter_quantiles(10)
+                .map(|v| {
+                    (
+                        v.quantile_iterated_to(),
+                        v.value_iterated_to() as f64 / 1_000.0,
+                    )
+                })
+                .filter(|(q, _)| *q < 0.99999)
+                .map(|(q, ms)| ((1.0 / (1.0 - q)).log10(), ms))
+                .collect()
+        })
+        .collect();
+    let y_max = series.iter().flatten().map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(CHARTS[1].title, (FONT, 24))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..4.0, 0f64..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("percentile (log scale)")
+        .y_desc("latency from intended send (ms)")
+        .x_labels(5)
+        .x_label_formatter(&|x| match x.round() as i64 {
+            0 => "0%".to_string(),
+            1 => "90%".to_string(),
+            2 => "99%".to_string(),
+            3 => "99.9%".to_string(),
+            _ => "99.99%".to_string(),
+        })
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 16))
+        .draw()
+        .map_err(err)?;
+    for (i, (arm, points)) in arms.iter().zip(series).enumerate() {
+        let c = color(i);
+        chart
+            .draw_series(LineSeries::new(points, c.stroke_width(2)))
+            .map_err(err)?
+            .label(arm.name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+    root.present().map_err(err)
+}
+
+fn per_replica(path: &Path, arms: &[ArmData]) -> Result<(), String> {
+    let bars: Vec<(String, u64, u64)> = arms
+        .iter()
+        .flat_map(|a| {
+            a.figures
+                .per_replica
+                .iter()
+                .enumerate()
+                .map(move |(r, c)| (format!("{} r{r}", a.name), c.admitted, c.rejected))
+        })
+        .collect();
+    let y_max = bars.iter().map(|b| b.1 + b.2).max().unwrap_or(1).max(1) as f64 * 1.15;
+    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(CHARTS[2].title, (FONT, 24))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0..bars.len().max(1) - 1).into_segmented(), 0f64..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(bars.len().max(1))
+        .x_label_formatter(&|x| category(x, &names))
+        .y_desc("requests")
+        .label_style((FONT, if bars.len() > 8 { 11 } else { 14 }))
+        .axis_desc_style((FONT, 16))
+        .draw()
+        .map_err(err)?;
+    let admitted = color(2);
+    let rejected = color(1);
+    chart
+        .draw_series(
+            bars.iter()
+                .enumerate()
+                .map(|(i, b)| bar(i, 0.0, b.1 as f64, admitted)),
+        )
+        .map_err(err)?
+        .label("admitted")
+        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], admitted.filled()));
+    chart
+        .draw_series(
+            bars.iter()
+                .enumerate()
+                .map(|(i, b)| bar(i, b.1 as f64, (b.1 + b.2) as f64, rejected)),
+        )
+        .map_err(err)?
+        .label("rejected")
+        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], rejected.filled()));
+    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+    root.present().map_err(err)
+}
+
+fn category(x: &SegmentValue<usize>, names: &[impl AsRef<str>]) -> String {
+    match x {
+        SegmentValue::CenterOf(i) => names
+            .get(*i)
+            .map(|n| n.as_ref().to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn bar(i: usize, from: f64, to: f64, c: RGBColor) -> Rectangle<(SegmentValue<usize>, f64)> {
+    let mut r = Rectangle::new(
+        [
+            (SegmentValue::Exact(i), from),
+            (SegmentValue::Exact(i + 1), to),
+        ],
+        c.filled(),
+    );
+    r.set_margin(0, 0, 10, 10);
+    r
+}
+
+fn over_admission(path: &Path, arms: &[ArmData]) -> Result<(), String> {
+    let values: Vec<f64> = arms
+        .iter()
+        .map(|a| a.over_admission.unwrap_or(0.0))
+        .collect();
+    let y_max = values.iter().copied().fold(1.2f64, f64::max) * 1.15;
+    let n = arms.len().max(1);
+    let names: Vec<&str> = arms.iter().map(|a| a.name).collect();
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(CHARTS[3].title, (FONT, 24))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0..n - 1).into_segmented(), 0f64..y_max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| category(x, &names))
+        .y_desc("admitted ÷ allowed by the policy")
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 16))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| bar(i, 0.0, v, if v > 1.02 { color(1) } else { color(0) })),
+        )
+        .map_err(err)?;
+    chart
+        .draw_series(values.iter().enumerate().map(|(i, &v)| {
+            Text::new(
+                format!("{v:.2}×"),
+                (SegmentValue::CenterOf(i), v + y_max * 0.04),
+                (FONT, 16)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Bottom,
+                    )),
+            )
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(SegmentValue::Exact(0), 1.0), (SegmentValue::Exact(n), 1.0)],
+            8,
+            6,
+            BLACK.stroke_width(2),
+        ))
+        .map_err(err)?
+        .label("the policy's limit (1.0)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.stroke_width(2)));
+    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+    root.present().map_err(err)
+}

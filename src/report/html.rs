@@ -1,0 +1,208 @@
+//! `report.html`: one self-contained page (charts embedded as data URIs,
+//! inline CSS, no network requests) with the verdict of each arm in plain
+//! words, its expectations, the figures and the charts.
+
+use super::charts::CHARTS;
+use super::summary::{ArmSummary, Summary};
+use base64::Engine;
+use std::fmt::Write;
+use std::path::Path;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// 1234567 → "1,234,567"
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One sentence a person can act on, e.g. "local: 1,200 admitted where a
+/// correct limiter allows 400 — 3.00×, 800 definite violations."
+pub fn verdict(a: &ArmSummary) -> String {
+    let c = &a.correctness;
+    let admitted = thousands(a.requests.admitted);
+    let allowed = thousands(c.allowed_max);
+    let mut s = match (c.definite_violations, c.over_admission_ratio) {
+        (0, Some(r)) => format!(
+            "{}: {admitted} admitted where a correct limiter allows {allowed} ({r:.2}×); no admit is proven beyond the policy",
+            a.name
+        ),
+        (v, Some(r)) => format!(
+            "{}: {admitted} admitted where a correct limiter allows {allowed} — {r:.2}×, {} definite violation{}",
+            a.name,
+            thousands(v),
+            if v == 1 { "" } else { "s" }
+        ),
+        (v, None) => format!(
+            "{}: {admitted} admitted where a correct limiter allows none — {} definite violations",
+            a.name,
+            thousands(v)
+        ),
+    };
+    if c.false_rejects > 0 {
+        let _ = write!(
+            s,
+            "; {} reject{} a correct limiter would certainly have admitted",
+            thousands(c.false_rejects),
+            if c.false_rejects == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(r) = &a.redis_errors {
+        if r.total > 0 {
+            let _ = write!(
+                s,
+                "; {} decisions without Redis ({} admitted, {} rejected)",
+                thousands(r.total),
+                thousands(r.failed_open),
+                thousands(r.failed_closed)
+            );
+        }
+    }
+    let errors = a.requests.errors + a.requests.timeouts;
+    if errors > 0 {
+        let _ = write!(s, "; {} requests failed or timed out", thousands(errors));
+    }
+    s.push('.');
+    s
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:2rem auto;max-width:1040px;color:#222;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+.meta{color:#666}.gate{padding:.6rem 1rem;border-radius:6px;font-weight:600}.pass{background:#e6f4ea;color:#137333}.fail{background:#fce8e6;color:#a50e0e}
+ul.verdicts li{margin:.35rem 0}table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}
+th,td{border-bottom:1px solid #eee;padding:.3rem .5rem;text-align:right}th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
+td.ok{color:#137333;font-weight:600}td.bad{color:#a50e0e;font-weight:600}img{width:100%;height:auto;border:1px solid #eee;margin:.5rem 0}";
+
+pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>rlbench: {name}</title><style>{STYLE}</style></head><body>",
+        name = esc(&s.scenario)
+    );
+    let _ = write!(
+        h,
+        "<h1>rlbench: {}</h1><p class=\"meta\">started {} · {} s per arm{}</p>",
+        esc(&s.scenario),
+        esc(&s.started_at),
+        s.duration_s,
+        if s.partial {
+            " · <strong>partial: the run did not complete</strong>"
+        } else {
+            ""
+        }
+    );
+    let (class, words) = if s.gate.passed {
+        ("pass", "Every expectation met.".to_string())
+    } else if s.gate.failures.is_empty() {
+        ("fail", "The run did not complete.".to_string())
+    } else {
+        (
+            "fail",
+            format!("{} expectation(s) failed.", s.gate.failures.len()),
+        )
+    };
+    let _ = write!(h, "<p class=\"gate {class}\" id=\"gate\">{words}</p>");
+
+    h.push_str("<h2>Verdicts</h2><ul class=\"verdicts\">");
+    for a in &s.arms {
+        let _ = write!(
+            h,
+            "<li>{} <span class=\"meta\">({})</span></li>",
+            esc(&verdict(a)),
+            esc(&a.policy_text)
+        );
+    }
+    h.push_str("</ul>");
+
+    h.push_str("<h2>Expectations</h2><table><tr><th>arm</th><th>expectation</th><th>bound</th><th>value</th><th>result</th></tr>");
+    for a in &s.arms {
+        for e in &a.expect {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
+                esc(&a.name),
+                esc(&e.expectation),
+                esc(&e.kind),
+                e.bound,
+                e.value
+                    .map_or("unbounded".to_string(), |v| format!("{:.3}", v)),
+                if e.passed { "ok" } else { "bad" },
+                if e.passed { "passed" } else { "FAILED" }
+            );
+        }
+    }
+    h.push_str("</table>");
+
+    h.push_str("<h2>Figures</h2><table><tr><th>arm</th><th>mode</th><th>replicas</th><th>sent</th><th>admitted</th><th>allowed</th><th>over-admission</th><th>peak window</th><th>definite</th><th>possible</th><th>false rejects</th><th>p50 ms</th><th>p99 ms</th><th>achieved rps</th></tr>");
+    for a in &s.arms {
+        let c = &a.correctness;
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.0}</td></tr>",
+            esc(&a.name),
+            esc(&a.mode),
+            a.replicas,
+            thousands(a.requests.sent),
+            thousands(a.requests.admitted),
+            thousands(c.allowed_max),
+            c.over_admission_ratio.map_or("∞".to_string(), |r| format!("{r:.2}×")),
+            c.peak_window_ratio,
+            thousands(c.definite_violations),
+            thousands(c.possible_violations),
+            thousands(c.false_rejects),
+            a.latency_ms.p50,
+            a.latency_ms.p99,
+            a.rate.achieved_rps
+        );
+    }
+    h.push_str("</table>");
+
+    h.push_str("<h2>Charts</h2>");
+    for chart in &CHARTS {
+        let path = dir.join(chart.file);
+        let bytes =
+            std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        let _ = write!(
+            h,
+            "<figure><img class=\"chart\" alt=\"{t}\" title=\"{t}\" src=\"data:image/png;base64,{data}\"></figure>",
+            t = esc(chart.title)
+        );
+    }
+    h.push_str("<p class=\"meta\">Definite violations are admits beyond the policy that no timing can explain; possible ones need the most favourable timing. Latency is measured from each request's intended send time. Figures and histograms: summary.json beside this file.</p>");
+    // Lets a headless browser confirm every chart decoded.
+    h.push_str("<script>addEventListener('load',()=>{const i=[...document.images];document.body.dataset.charts=i.filter(x=>x.complete&&x.naturalWidth>0).length+'/'+i.length;});</script>");
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_get_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(2_970_001), "2,970,001");
+    }
+
+    #[test]
+    fn markup_is_escaped() {
+        assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+    }
+}

@@ -1,0 +1,107 @@
+//! report.html in a real browser: headless Chromium (Debian's `chromium`,
+//! which .ci/run installs) opens the file from disk, with the network
+//! features off; every chart must decode and the verdicts must be there.
+
+mod common;
+
+use common::{rlbench, text, write};
+use std::process::Command;
+
+fn chromium() -> &'static str {
+    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if std::path::Path::new(candidate).exists() {
+            return candidate;
+        }
+    }
+    panic!("this test needs Chromium: apt-get install chromium (.ci/run installs it)");
+}
+
+fn headless(
+    profile: &std::path::Path,
+    extra: &[&str],
+    page: &std::path::Path,
+) -> std::process::Output {
+    Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn the_report_opens_from_disk_with_every_chart_and_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("2s", ""));
+    let out_dir = dir.path().join("out");
+    let out = rlbench(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let page = out_dir.join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no network references"
+    );
+    for chart in [
+        "admitted-vs-limit.png",
+        "latency-spectrum.png",
+        "per-replica.png",
+        "over-admission.png",
+    ] {
+        assert!(out_dir.join(chart).is_file(), "{chart}");
+    }
+
+    let dom = headless(
+        &dir.path().join("p1"),
+        &["--virtual-time-budget=5000", "--dump-dom"],
+        &page,
+    );
+    let dom_text = text(&dom.stdout);
+    assert!(dom.status.success(), "{}", text(&dom.stderr));
+    assert!(
+        dom_text.contains("data-charts=\"4/4\""),
+        "every chart decoded: {}",
+        &dom_text[..dom_text.len().min(400)]
+    );
+    let start = dom_text
+        .find("<li>local: ")
+        .expect("a verdict for the local arm");
+    let verdict = &dom_text[start..start + dom_text[start..].find("</li>").unwrap()];
+    assert!(
+        verdict.contains("admitted where a correct limiter allows"),
+        "{verdict}"
+    );
+    assert!(verdict.contains("definite violations"), "{verdict}");
+    assert!(dom_text.contains("Every expectation met."));
+
+    let shot = dir.path().join("shot.png");
+    let screenshot = format!("--screenshot={}", shot.display());
+    let s = headless(
+        &dir.path().join("p2"),
+        &["--window-size=1100,2400", &screenshot],
+        &page,
+    );
+    assert!(s.status.success(), "{}", text(&s.stderr));
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 50_000,
+        "a screenshot with charts in it"
+    );
+}
