@@ -13,6 +13,7 @@ pub mod events;
 pub mod gate;
 pub mod interrupt;
 pub mod load;
+pub mod progress;
 pub mod rebuild;
 pub mod record;
 pub mod report;

@@ -8,6 +8,7 @@ use crate::error::{Error, Exit};
 use crate::events::EventWriter;
 use crate::interrupt::Interrupt;
 use crate::load::{self, Counters, Plan};
+use crate::progress::Progress;
 use crate::record::{self, ArmRecord, RunRecord};
 use crate::report;
 use crate::report::folder::RunFolder;
@@ -17,9 +18,8 @@ use crate::stack::Stack;
 use reference_api::config::{Backend, RedisBackend, RedisMode};
 use reference_api::ReplicaConfig;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 use tracing::info;
 
 /// Set to make rlbench panic right after the first stack is up: lets a
@@ -229,13 +229,6 @@ async fn run_arm(
     };
     let writer = EventWriter::create(&folder.events(&arm.name)).map_err(Error::environment)?;
     let counters = Arc::new(Counters::default());
-    let progress = (!quiet).then(|| {
-        tokio::spawn(progress(
-            arm.name.clone(),
-            scenario.duration,
-            counters.clone(),
-        ))
-    });
     if !quiet {
         info!(
             "arm {}: {} requests/s for {:?} across {}",
@@ -245,9 +238,11 @@ async fn run_arm(
             stack.urls().join(", ")
         );
     }
+    let progress =
+        (!quiet).then(|| Progress::start(&arm.name, scenario.duration, counters.clone()));
     let report = load::run(&plan, writer.sender(), counters, interrupt.wait()).await;
     if let Some(p) = progress {
-        p.abort();
+        p.finish();
     }
     let fallbacks = if arm.mode.uses_redis() {
         Some(stack.redis_fallbacks().await)
@@ -271,24 +266,4 @@ async fn run_arm(
     };
     record::write(&folder.arm_record(&arm.name), &record).map_err(Error::environment)?;
     Ok(record)
-}
-
-/// A plain line every two seconds while an arm runs.
-async fn progress(arm: String, duration: Duration, c: Arc<Counters>) {
-    let start = tokio::time::Instant::now();
-    let mut tick = tokio::time::interval(Duration::from_secs(2));
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-        info!(
-            "arm {arm}: {:.0}s/{:.0}s  done {}  admitted {}  rejected {}  failed {}",
-            start.elapsed().as_secs_f64(),
-            duration.as_secs_f64(),
-            load(&c.done),
-            load(&c.admitted),
-            load(&c.rejected),
-            load(&c.failed),
-        );
-    }
 }
