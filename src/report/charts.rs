@@ -347,3 +347,18 @@ fn over_admission(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     root.present().map_err(err)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_with_no_finished_arm_still_gets_its_charts() {
+        let dir = tempfile::tempdir().unwrap();
+        render_all(dir.path(), &[]).unwrap();
+        for chart in &CHARTS {
+            let bytes = std::fs::read(dir.path().join(chart.file)).unwrap();
+            assert_eq!(&bytes[1..4], b"PNG", "{}", chart.file);
+        }
+    }
+}
