@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{rlbench, text, write};
+use common::text;
 use std::process::Command;
 
 fn chromium() -> &'static str {
@@ -41,19 +41,7 @@ fn headless(
 #[test]
 fn the_report_opens_from_disk_with_every_chart_and_verdict() {
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "s.toml", &common::small_scenario("2s", ""));
-    let out_dir = dir.path().join("out");
-    let out = rlbench(
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-            "-q",
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out_dir = common::run_small(dir.path(), "2s");
     let page = out_dir.join("report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(

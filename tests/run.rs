@@ -8,7 +8,6 @@ use common::{rlbench, text, wait_no_replicas, write};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn summary(dir: &std::path::Path) -> Value {
@@ -29,13 +28,7 @@ fn arm<'a>(s: &'a Value, name: &str) -> &'a Value {
 fn a_run_shows_the_fake_global_and_passes_its_gate() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "s.toml", &common::small_scenario("3s", ""));
-    let child = Command::new(common::bin())
-        .args(["run", path.to_str().unwrap(), "--quiet"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = common::spawn(dir.path(), &["run", path.to_str().unwrap(), "--quiet"], &[]);
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -175,19 +168,14 @@ fn ctrl_c_stops_the_run_writes_a_partial_report_and_leaves_no_replica() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "s.toml", &common::small_scenario("60s", ""));
     let out_dir = dir.path().join("out");
-    let child = Command::new(common::bin())
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-            "-q",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = [
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "-q",
+    ];
+    let child = common::spawn(dir.path(), &args, &[]);
     let pid = child.id();
     let events = out_dir.join("events/single.csv");
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -222,14 +210,8 @@ fn ctrl_c_stops_the_run_writes_a_partial_report_and_leaves_no_replica() {
 fn a_panic_leaves_no_replica_behind() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "s.toml", &common::small_scenario("30s", ""));
-    let child = Command::new(common::bin())
-        .args(["run", path.to_str().unwrap(), "--arm", "local", "-q"])
-        .env("RLBENCH_TEST_PANIC_AFTER_UP", "1")
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = ["run", path.to_str().unwrap(), "--arm", "local", "-q"];
+    let child = common::spawn(dir.path(), &args, &[("RLBENCH_TEST_PANIC_AFTER_UP", "1")]);
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
@@ -253,13 +235,11 @@ fn a_panic_leaves_no_replica_behind() {
 fn replicas_exit_when_rlbench_is_killed_outright() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "s.toml", &common::small_scenario("60s", ""));
-    let mut child = Command::new(common::bin())
-        .args(["run", path.to_str().unwrap(), "--arm", "local", "-q"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn(
+        dir.path(),
+        &["run", path.to_str().unwrap(), "--arm", "local", "-q"],
+        &[],
+    );
     let pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(20);
     while common::replicas_of(pid).len() < 3 {
@@ -278,19 +258,8 @@ fn replicas_exit_when_rlbench_is_killed_outright() {
 #[test]
 fn report_rebuilds_the_same_figures_from_the_run_folder_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "s.toml", &common::small_scenario("2s", ""));
-    let out_dir = dir.path().join("out");
-    let out = rlbench(
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out_dir.to_str().unwrap(),
-            "-q",
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out_dir = common::run_small(dir.path(), "2s");
+    let path = dir.path().join("s.toml");
     let original = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
     std::fs::remove_file(out_dir.join("summary.json")).unwrap();
     // The scenario it ran from may change or vanish; the folder has a copy.

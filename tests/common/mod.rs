@@ -105,3 +105,34 @@ min_over_admission_ratio = 2.5
 "#
     )
 }
+
+/// Starts rlbench with `args` in `dir`, output piped, extra environment set.
+pub fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("rlbench starts")
+}
+
+/// Runs `small_scenario(duration, "")` into `dir/out`, which must pass; the run folder.
+pub fn run_small(dir: &Path, duration: &str) -> PathBuf {
+    let path = write(dir, "s.toml", &small_scenario(duration, ""));
+    let out_dir = dir.join("out");
+    let out = rlbench(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "-q",
+        ],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    out_dir
+}
