@@ -55,10 +55,11 @@ async fn dispatch(command: Command) -> ExitCode {
             Ok(s) => {
                 let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
                 println!(
-                    "{}: ok — {}; {} requests/s for {:?}; arms: {}",
+                    "{}: ok — {}; {:.0} requests/s ({}) for {:?}; arms: {}",
                     scenario.display(),
                     s.policy.describe(),
-                    s.load.rate,
+                    s.load.shape.target_rate(s.duration),
+                    s.load.shape.name(),
                     s.duration,
                     arms.join(", ")
                 );

@@ -7,6 +7,7 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Exit};
 use crate::events::EventWriter;
 use crate::interrupt::Interrupt;
+use crate::load::schedule::Shape;
 use crate::load::{self, Counters, Plan};
 use crate::progress::Progress;
 use crate::record::{self, ArmRecord, RunRecord};
@@ -15,6 +16,7 @@ use crate::report::folder::RunFolder;
 use crate::report::summary::Summary;
 use crate::scenario::{self, units, Arm, Expectation, Mode, Scenario};
 use crate::stack::Stack;
+use crate::verify;
 use reference_api::config::{Backend, RedisBackend, RedisMode};
 use reference_api::ReplicaConfig;
 use std::path::PathBuf;
@@ -156,6 +158,21 @@ pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<Repl
         .collect()
 }
 
+/// The scenario's schedule for this arm: bursts straddle the edges of the
+/// arm's own policy window.
+fn shape_for(scenario: &Scenario, arm: &Arm) -> Shape {
+    match &scenario.load.shape {
+        Shape::Bursts {
+            per_edge, spread, ..
+        } => Shape::Bursts {
+            per_edge: *per_edge,
+            spread: *spread,
+            window: std::time::Duration::from_micros(verify::window(&arm.policy).1.max(1) as u64),
+        },
+        other => other.clone(),
+    }
+}
+
 /// Whether rlbench starts its own Redis for this arm.
 pub fn needs_managed_redis(scenario: &Scenario, arm: &Arm) -> bool {
     arm.mode.uses_redis() && scenario.redis.url.is_none()
@@ -216,10 +233,12 @@ async fn run_arm(
         .key_header
         .parse()
         .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
+    let shape = shape_for(scenario, arm);
+    let target_rps = shape.target_rate(scenario.duration);
     let plan = Plan {
         targets,
         key_header,
-        rate: scenario.load.rate,
+        shape,
         duration: scenario.duration,
         keys: scenario.load.keys,
         fanout: arm.fanout,
@@ -231,9 +250,10 @@ async fn run_arm(
     let counters = Arc::new(Counters::default());
     if !quiet {
         info!(
-            "arm {}: {} requests/s for {:?} across {}",
+            "arm {}: {:.0} requests/s ({}) for {:?} across {}",
             arm.name,
-            scenario.load.rate,
+            target_rps,
+            plan.shape.name(),
             scenario.duration,
             stack.urls().join(", ")
         );
@@ -259,7 +279,7 @@ async fn run_arm(
         aligned: clocks_known_aligned(scenario, arm),
         epoch_offset_us: report.epoch_offset_us,
         epoch_uncertainty_us: report.epoch_uncertainty_us,
-        target_rps: scenario.load.rate,
+        target_rps,
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,

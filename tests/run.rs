@@ -331,3 +331,48 @@ fn report_rebuilds_the_same_figures_from_the_run_folder_alone() {
         text(&nowhere.stderr)
     );
 }
+
+#[test]
+fn bursts_at_window_edges_make_a_correct_fixed_window_admit_twice_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = r#"
+name = "edges"
+duration = "3500ms"
+
+[policy]
+algorithm = "fixed_window"
+limit = 10
+window = "1s"
+
+[load]
+schedule = "bursts"
+burst = 40
+burst_spread = "40ms"
+keys = 1
+
+[[arms]]
+name = "fixed"
+mode = "local"
+[arms.expect]
+max_definite_violations = 0
+min_peak_window_ratio = 1.8
+"#;
+    let path = write(dir.path(), "s.toml", scenario);
+    let out = rlbench(
+        &["run", path.to_str().unwrap(), "--out", "out", "-q"],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let s = summary(&dir.path().join("out"));
+    let arm = &s["arms"][0];
+    // Three or four edges fall in 3.5 s, depending on the wall clock.
+    let sent = arm["requests"]["sent"].as_u64().unwrap();
+    assert!((100..=160).contains(&sent), "{sent}");
+    assert!(arm["correctness"]["peak_window_ratio"].as_f64().unwrap() >= 1.8);
+}

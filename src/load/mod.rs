@@ -13,7 +13,7 @@ use hyper::header::HeaderName;
 use hyper::{Method, Uri};
 use pick::Picker;
 use reference_api::clock::wall_now_us;
-use schedule::ConstantRate;
+use schedule::{Schedule, Shape};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use tokio::time::Instant;
 pub struct Plan {
     pub targets: Vec<Uri>,
     pub key_header: HeaderName,
-    pub rate: f64,
+    pub shape: Shape,
     pub duration: Duration,
     pub keys: u32,
     pub fanout: Fanout,
@@ -77,18 +77,18 @@ pub async fn run(
     counters: Arc<Counters>,
     stop: impl Future<Output = ()>,
 ) -> LoadReport {
-    let schedule = ConstantRate::new(plan.rate, plan.duration);
-    let scheduled = schedule.total();
     let mut picker = Picker::new(plan.keys, plan.targets.len(), plan.fanout, plan.seed);
     let http = client::new(plan.max_in_flight);
     let permits = Arc::new(Semaphore::new(plan.max_in_flight));
     let start = Instant::now();
     let (epoch_offset_us, epoch_uncertainty_us) = wall_clock_at(start);
+    let schedule = Schedule::new(&plan.shape, plan.duration, plan.seed, epoch_offset_us);
     let mut sent = 0;
+    let mut scheduled = 0;
     let mut interrupted = false;
     tokio::pin!(stop);
-    for seq in 0..scheduled {
-        let intended = schedule.at(seq);
+    for (seq, intended) in (0u64..).zip(schedule) {
+        scheduled += 1;
         let permit = tokio::select! {
             biased;
             () = &mut stop => { interrupted = true; break; }

@@ -33,8 +33,9 @@ pub struct RedisSpec {
 
 #[derive(Clone, Debug)]
 pub struct LoadSpec {
-    /// Target requests per second, summed over all keys and replicas.
-    pub rate: f64,
+    /// When requests leave (constant, Poisson, stages, bursts), summed over
+    /// all keys and replicas.
+    pub shape: crate::load::schedule::Shape,
     /// Number of distinct keys, chosen uniformly per request.
     pub keys: u32,
     pub timeout: Duration,

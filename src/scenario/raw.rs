@@ -51,11 +51,22 @@ pub struct RawRedis {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLoad {
-    pub rate: Spanned<f64>,
+    pub schedule: Option<Spanned<String>>,
+    pub rate: Option<Spanned<f64>>,
+    pub stages: Option<Spanned<Vec<Spanned<RawStage>>>>,
+    pub burst: Option<Spanned<i64>>,
+    pub burst_spread: Option<Spanned<String>>,
     pub keys: Option<Spanned<i64>>,
     pub fanout: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     pub max_in_flight: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStage {
+    pub target: Spanned<f64>,
+    pub duration: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]

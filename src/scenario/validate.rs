@@ -4,6 +4,7 @@ use super::raw::{RawArm, RawExpect, RawLoad, RawPolicy, RawRedis, RawScenario};
 use super::units::{self, micros};
 use super::RedisSpec;
 use super::{Arm, Bound, Expectation, Fanout, Figure, LoadSpec, Mode, Scenario, ScenarioError};
+use crate::load::schedule::{Shape, Stage};
 use reference_api::config::{ClockSource, OnError, DEFAULT_KEY_HEADER};
 use reference_api::{Policy, Rate};
 use std::collections::HashSet;
@@ -105,7 +106,10 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         }
         None => DEFAULT_KEY_HEADER.to_string(),
     };
-    let (load, default_fanout) = load(&src, &raw.load)?;
+    let (mut load, default_fanout) = load(&src, &raw.load)?;
+    if let Shape::Bursts { window, .. } = &mut load.shape {
+        *window = Duration::from_micros(crate::verify::window(&policy).1.max(1) as u64);
+    }
     let skew = match &cluster.clock_skew {
         Some(list) => skews(&src, list)?,
         None => Vec::new(),
@@ -359,15 +363,131 @@ fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
     }
 }
 
-fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> {
-    let l = spanned.get_ref();
-    let rate = *l.rate.get_ref();
-    if !(rate > 0.0 && rate <= MAX_RATE) {
+fn rate_value(src: &Source, v: &Spanned<f64>, what: &str, min_exclusive: bool) -> Result<f64> {
+    let r = *v.get_ref();
+    let low_ok = if min_exclusive { r > 0.0 } else { r >= 0.0 };
+    if !(low_ok && r <= MAX_RATE) {
+        let low = if min_exclusive {
+            "above 0"
+        } else {
+            "at least 0"
+        };
         return Err(src.at(
-            &l.rate,
-            format!("rate must be above 0 and at most {MAX_RATE} requests/s, got {rate}"),
+            v,
+            format!("{what} must be {low} and at most {MAX_RATE} requests/s, got {r}"),
         ));
     }
+    Ok(r)
+}
+
+/// The schedule's shape; a Bursts window is filled in per arm (its policy's).
+fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
+    let l = spanned.get_ref();
+    let kind = l
+        .schedule
+        .as_ref()
+        .map_or("constant", |k| k.get_ref().as_str());
+    let need_rate = || -> Result<f64> {
+        let r = l.rate.as_ref().ok_or_else(|| {
+            src.error(
+                Some(spanned.span()),
+                format!("[load] needs \"rate\" (requests/s) for the {kind} schedule"),
+            )
+        })?;
+        rate_value(src, r, "rate", true)
+    };
+    let not_here = |present: bool, key: &str, span: Option<Range<usize>>| -> Result<()> {
+        if present {
+            return Err(src.error(
+                span,
+                format!("{key:?} does not apply to the {kind} schedule"),
+            ));
+        }
+        Ok(())
+    };
+    if kind != "stages" {
+        not_here(
+            l.stages.is_some(),
+            "stages",
+            l.stages.as_ref().map(|v| v.span()),
+        )?;
+    }
+    if kind != "bursts" {
+        not_here(
+            l.burst.is_some(),
+            "burst",
+            l.burst.as_ref().map(|v| v.span()),
+        )?;
+        not_here(
+            l.burst_spread.is_some(),
+            "burst_spread",
+            l.burst_spread.as_ref().map(|v| v.span()),
+        )?;
+    }
+    Ok(match kind {
+        "constant" => Shape::Constant { rate: need_rate()? },
+        "poisson" => Shape::Poisson { rate: need_rate()? },
+        "stages" => {
+            let from = match &l.rate {
+                Some(r) => rate_value(src, r, "rate", false)?,
+                None => 0.0,
+            };
+            let list = l.stages.as_ref().ok_or_else(|| {
+                src.error(
+                    Some(spanned.span()),
+                    "the stages schedule needs [[load.stages]] with target and duration",
+                )
+            })?;
+            if list.get_ref().is_empty() {
+                return Err(src.at(list, "the stages schedule needs at least one stage"));
+            }
+            let stages = list
+                .get_ref()
+                .iter()
+                .map(|st| {
+                    let st = st.get_ref();
+                    Ok(Stage {
+                        target: rate_value(src, &st.target, "target", false)?,
+                        over: src.duration(&st.duration)?,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Shape::Stages { from, stages }
+        }
+        "bursts" => {
+            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
+            let per_edge = match &l.burst {
+                Some(b) => src.count(b, "burst", 1, 1_000_000)? as u32,
+                None => {
+                    return Err(src.error(
+                        Some(spanned.span()),
+                        "the bursts schedule needs \"burst\" (requests per window edge)",
+                    ))
+                }
+            };
+            let spread = match &l.burst_spread {
+                Some(d) => src.duration(d)?,
+                None => Duration::from_millis(20),
+            };
+            Shape::Bursts {
+                per_edge,
+                spread,
+                window: Duration::ZERO,
+            }
+        }
+        other => {
+            let at = l.schedule.as_ref().map(|v| v.span());
+            return Err(src.error(
+                at,
+                format!("unknown schedule {other:?}, expected constant, poisson, stages or bursts"),
+            ));
+        }
+    })
+}
+
+fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> {
+    let l = spanned.get_ref();
+    let shape = shape(src, spanned)?;
     let keys = match &l.keys {
         Some(k) => src.count(k, "keys", 1, 10_000_000)? as u32,
         None => 10,
@@ -386,7 +506,7 @@ fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> 
     };
     Ok((
         LoadSpec {
-            rate,
+            shape,
             keys,
             timeout,
             max_in_flight,

@@ -1,6 +1,7 @@
 //! Scenario validation: every bad input names its line and column.
 
 use super::super::{parse, Bound, Fanout, Figure, Mode};
+use crate::load::schedule::{Shape, Stage};
 use reference_api::{Policy, Rate};
 use std::time::Duration;
 
@@ -53,7 +54,7 @@ fn a_good_scenario_becomes_engine_types() {
             window_us: 2_000_000
         }
     );
-    assert_eq!(s.load.rate, 200.0);
+    assert_eq!(s.load.shape, Shape::Constant { rate: 200.0 });
     assert_eq!(s.load.keys, 4);
     assert_eq!(s.arms.len(), 2);
     assert_eq!(s.arms[0].replicas, 1);
@@ -285,6 +286,57 @@ fn redis_naive_only_implements_three_algorithms() {
     let e = error_of(&text);
     assert!(
         e.contains("redis_naive implements sliding_log, fixed_window and token_bucket, not gcra"),
+        "{e}"
+    );
+}
+
+#[test]
+fn schedules_take_their_own_keys() {
+    let with = |load: &str| {
+        let text = GOOD.replace("rate = 200\nkeys = 4\n", load);
+        parse("s.toml", &text).map(|s| s.load.shape)
+    };
+    assert_eq!(
+        with("schedule = \"poisson\"\nrate = 50\n").unwrap(),
+        Shape::Poisson { rate: 50.0 }
+    );
+    assert_eq!(
+        with("schedule = \"stages\"\n[[load.stages]]\ntarget = 100\nduration = \"2s\"\n").unwrap(),
+        Shape::Stages {
+            from: 0.0,
+            stages: vec![Stage {
+                target: 100.0,
+                over: Duration::from_secs(2)
+            }]
+        }
+    );
+    match with("schedule = \"bursts\"\nburst = 30\n").unwrap() {
+        Shape::Bursts {
+            per_edge,
+            spread,
+            window,
+        } => {
+            assert_eq!((per_edge, spread), (30, Duration::from_millis(20)));
+            assert_eq!(window, Duration::from_secs(2), "the policy's window");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = with("schedule = \"bursts\"\nrate = 5\nburst = 3\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"rate\" does not apply to the bursts schedule"),
+        "{e}"
+    );
+    let e = with("schedule = \"poisson\"\n").unwrap_err().to_string();
+    assert!(e.contains("needs \"rate\""), "{e}");
+    let e = with("schedule = \"jittery\"\nrate = 5\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown schedule \"jittery\""), "{e}");
+    let e = with("rate = 5\nburst = 3\n").unwrap_err().to_string();
+    assert!(
+        e.contains("\"burst\" does not apply to the constant schedule"),
         "{e}"
     );
 }
