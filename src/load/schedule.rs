@@ -54,9 +54,10 @@ impl Shape {
         let secs = duration.as_secs_f64().max(1e-9);
         match self {
             Shape::Constant { rate } | Shape::Poisson { rate } => *rate,
-            Shape::Stages { .. } | Shape::Bursts { .. } => {
-                Schedule::new(self, duration, 0, 0).count() as f64 / secs
-            }
+            Shape::Bursts {
+                per_edge, window, ..
+            } => *per_edge as f64 / window.as_secs_f64().max(1e-9),
+            Shape::Stages { .. } => Schedule::new(self, duration, 0, 0).count() as f64 / secs,
         }
     }
 }
