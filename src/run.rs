@@ -241,6 +241,7 @@ async fn run_arm(
         shape,
         duration: scenario.duration,
         keys: scenario.load.keys,
+        key_distribution: scenario.load.key_distribution,
         fanout: arm.fanout,
         seed: scenario.seed,
         timeout: scenario.load.timeout,

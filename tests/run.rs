@@ -376,3 +376,40 @@ min_peak_window_ratio = 1.8
     assert!((100..=160).contains(&sent), "{sent}");
     assert!(arm["correctness"]["peak_window_ratio"].as_f64().unwrap() >= 1.8);
 }
+
+#[test]
+fn a_generator_that_falls_behind_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    // One request in flight at a time cannot keep 20,000 requests/s.
+    let scenario = common::small_scenario("1s", "")
+        .replace("rate = 300", "rate = 20000\nmax_in_flight = 1")
+        .replace(
+            "[arms.expect]\nmax_definite_violations = 0\nmax_over_admission_ratio = 1.05",
+            "[arms.expect]\nmax_definite_violations = 0",
+        );
+    let path = write(dir.path(), "s.toml", &scenario);
+    let out = rlbench(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--arm",
+            "single",
+            "--out",
+            "out",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = summary(&dir.path().join("out"));
+    let rate = &s["arms"][0]["rate"];
+    assert_eq!(rate["generator_saturated"], true, "{rate}");
+    assert!(rate["achieved_rps"].as_f64().unwrap() < 19_800.0, "{rate}");
+    assert!(
+        text(&out.stdout).contains("generator saturated in single"),
+        "{}",
+        text(&out.stdout)
+    );
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(html.contains("the load generator fell behind"));
+}

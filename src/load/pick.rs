@@ -1,34 +1,79 @@
-//! Which key and which target each request gets: keys uniform from a
-//! seeded generator (reproducible), targets round-robin or random.
+//! Which key and which target each request gets, from a seeded generator
+//! (reproducible): keys uniform, Zipf-distributed (a few customers make most
+//! of the traffic) or one hot key; targets round-robin, random, sticky by
+//! key (as a load balancer with consistent hashing) or a single replica.
 
-use crate::scenario::Fanout;
+use crate::scenario::{Fanout, KeyDistribution};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
 
 pub struct Picker {
     keys: Vec<String>,
     targets: usize,
     fanout: Fanout,
+    distribution: KeyDistribution,
+    zipf: Option<Zipf<f64>>,
     rng: SmallRng,
 }
 
 impl Picker {
-    pub fn new(keys: u32, targets: usize, fanout: Fanout, seed: u64) -> Self {
+    pub fn new(
+        keys: u32,
+        distribution: KeyDistribution,
+        targets: usize,
+        fanout: Fanout,
+        seed: u64,
+    ) -> Self {
         let width = keys.to_string().len().max(4);
+        let zipf = match distribution {
+            KeyDistribution::Zipf { s } => Zipf::new(keys.max(1) as f64, s).ok(),
+            _ => None,
+        };
         Picker {
-            keys: (0..keys).map(|i| format!("customer-{i:0width$}")).collect(),
+            keys: (0..keys.max(1))
+                .map(|i| format!("customer-{i:0width$}"))
+                .collect(),
             targets: targets.max(1),
             fanout,
+            distribution,
+            zipf,
             rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    fn key_index(&mut self) -> usize {
+        let n = self.keys.len();
+        match (self.distribution, &self.zipf) {
+            // Zipf ranks start at 1; rank 1 is the busiest key.
+            (KeyDistribution::Zipf { .. }, Some(z)) => {
+                (z.sample(&mut self.rng) as usize).clamp(1, n) - 1
+            }
+            (KeyDistribution::Hot { share }, _) if n > 1 => {
+                if self.rng.random_bool(share) {
+                    0
+                } else {
+                    self.rng.random_range(1..n)
+                }
+            }
+            _ => self.rng.random_range(0..n),
         }
     }
 
     /// (key, target index) for request `seq`.
     pub fn pick(&mut self, seq: u64) -> (&str, usize) {
-        let key = self.rng.random_range(0..self.keys.len());
+        let key = self.key_index();
         let target = match self.fanout {
             Fanout::RoundRobin => (seq % self.targets as u64) as usize,
             Fanout::Random => self.rng.random_range(0..self.targets),
+            // A fixed scramble of the key's index: the same key, the same replica.
+            Fanout::Sticky => {
+                (key as u64)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .rotate_left(17) as usize
+                    % self.targets
+            }
+            Fanout::Single => 0,
         };
         (&self.keys[key], target)
     }
@@ -41,7 +86,7 @@ mod tests {
 
     #[test]
     fn round_robin_cycles_and_keys_are_uniform_and_seeded() {
-        let mut p = Picker::new(10, 3, Fanout::RoundRobin, 9);
+        let mut p = Picker::new(10, KeyDistribution::Uniform, 3, Fanout::RoundRobin, 9);
         let mut per_key: HashMap<String, u32> = HashMap::new();
         for seq in 0..30_000 {
             let (key, target) = p.pick(seq);
@@ -54,7 +99,7 @@ mod tests {
             "{per_key:?}"
         );
         let first = |seed| {
-            Picker::new(10, 3, Fanout::RoundRobin, seed)
+            Picker::new(10, KeyDistribution::Uniform, 3, Fanout::RoundRobin, seed)
                 .pick(0)
                 .0
                 .to_string()
@@ -65,11 +110,67 @@ mod tests {
 
     #[test]
     fn random_fanout_reaches_every_target() {
-        let mut p = Picker::new(1, 4, Fanout::Random, 1);
+        let mut p = Picker::new(1, KeyDistribution::Uniform, 4, Fanout::Random, 1);
         let mut seen = [0u32; 4];
         for seq in 0..4_000 {
             seen[p.pick(seq).1] += 1;
         }
         assert!(seen.iter().all(|&n| n > 800), "{seen:?}");
+    }
+
+    fn counts(p: &mut Picker, n: u64) -> HashMap<String, u32> {
+        let mut per_key = HashMap::new();
+        for seq in 0..n {
+            *per_key.entry(p.pick(seq).0.to_string()).or_default() += 1;
+        }
+        per_key
+    }
+
+    #[test]
+    fn zipf_makes_the_first_keys_busiest() {
+        let mut p = Picker::new(100, KeyDistribution::Zipf { s: 1.1 }, 1, Fanout::Single, 3);
+        let c = counts(&mut p, 50_000);
+        let top = c["customer-0000"];
+        let tenth = c.get("customer-0009").copied().unwrap_or(0);
+        // Zipf(1.1): rank 1 over rank 10 is 10^1.1 ≈ 12.6.
+        assert!(top > 8 * tenth && tenth > 0, "{top} vs {tenth}");
+        assert!(top > 50_000 / 8, "{top}");
+    }
+
+    #[test]
+    fn a_hot_key_takes_its_share() {
+        let mut p = Picker::new(
+            10,
+            KeyDistribution::Hot { share: 0.7 },
+            1,
+            Fanout::Single,
+            3,
+        );
+        let c = counts(&mut p, 20_000);
+        let hot = c["customer-0000"] as f64 / 20_000.0;
+        assert!((0.68..0.72).contains(&hot), "{hot}");
+        assert_eq!(c.len(), 10);
+    }
+
+    #[test]
+    fn sticky_fanout_keeps_a_key_on_one_replica_and_single_uses_one() {
+        let mut p = Picker::new(50, KeyDistribution::Uniform, 3, Fanout::Sticky, 5);
+        let mut home: HashMap<String, usize> = HashMap::new();
+        let mut used = [0u32; 3];
+        for seq in 0..5_000 {
+            let (key, target) = p.pick(seq);
+            assert_eq!(
+                *home.entry(key.to_string()).or_insert(target),
+                target,
+                "{key}"
+            );
+            used[target] += 1;
+        }
+        assert!(
+            used.iter().all(|&n| n > 500),
+            "keys spread over replicas: {used:?}"
+        );
+        let mut single = Picker::new(5, KeyDistribution::Uniform, 3, Fanout::Single, 5);
+        assert!((0..100).all(|seq| single.pick(seq).1 == 0));
     }
 }

@@ -78,7 +78,16 @@ pub struct Requests {
 pub struct Rate {
     pub target_rps: f64,
     pub achieved_rps: f64,
+    /// The generator fell behind its schedule (achieved < 99% of the target,
+    /// or schedule lag p99 > 10 ms): the limiter saw less load than asked.
+    #[serde(default)]
+    pub generator_saturated: bool,
 }
+
+/// Achieved below this share of the target marks the generator saturated.
+pub const SATURATED_BELOW: f64 = 0.99;
+/// Schedule lag p99 above this (ms) marks the generator saturated.
+pub const SATURATED_LAG_P99_MS: f64 = 10.0;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Correctness {
@@ -175,6 +184,9 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
         rate: Rate {
             target_rps: run.target_rps,
             achieved_rps: (achieved * 10.0).round() / 10.0,
+            generator_saturated: c.sent > 0
+                && (achieved < SATURATED_BELOW * run.target_rps
+                    || f.lag.p99 > SATURATED_LAG_P99_MS),
         },
         correctness: Correctness {
             allowed_max: v.allowed_max,

@@ -81,6 +81,12 @@ pub fn render(s: &Summary) -> String {
             out.push_str(&format!("policy of {}: {}\n", a.name, a.policy_text));
         }
     }
+    for a in s.arms.iter().filter(|a| a.rate.generator_saturated) {
+        out.push_str(&format!(
+            "generator saturated in {}: {:.0} of {:.0} requests/s, schedule lag p99 {:.1} ms — the limiter saw less load than asked\n",
+            a.name, a.rate.achieved_rps, a.rate.target_rps, a.schedule_lag_ms.p99
+        ));
+    }
     if s.partial {
         out.push_str("partial: the run was interrupted\n");
     }

@@ -36,8 +36,9 @@ pub struct LoadSpec {
     /// When requests leave (constant, Poisson, stages, bursts), summed over
     /// all keys and replicas.
     pub shape: crate::load::schedule::Shape,
-    /// Number of distinct keys, chosen uniformly per request.
+    /// Number of distinct keys.
     pub keys: u32,
+    pub key_distribution: KeyDistribution,
     pub timeout: Duration,
     /// Requests allowed in flight at once; past it the schedule waits (and
     /// the lag shows in the figures) rather than memory growing.
@@ -72,6 +73,23 @@ impl Mode {
 pub enum Fanout {
     RoundRobin,
     Random,
+    /// The same key always goes to the same replica.
+    Sticky,
+    /// Everything to the first replica.
+    Single,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyDistribution {
+    Uniform,
+    /// Key of rank k (1-based) with weight 1/k^s.
+    Zipf {
+        s: f64,
+    },
+    /// The first key takes `share` of the requests; the rest are uniform.
+    Hot {
+        share: f64,
+    },
 }
 
 #[derive(Clone, Debug)]

@@ -3,7 +3,10 @@
 use super::raw::{RawArm, RawExpect, RawLoad, RawPolicy, RawRedis, RawScenario};
 use super::units::{self, micros};
 use super::RedisSpec;
-use super::{Arm, Bound, Expectation, Fanout, Figure, LoadSpec, Mode, Scenario, ScenarioError};
+use super::{
+    Arm, Bound, Expectation, Fanout, Figure, KeyDistribution, LoadSpec, Mode, Scenario,
+    ScenarioError,
+};
 use crate::load::schedule::{Shape, Stage};
 use reference_api::config::{ClockSource, OnError, DEFAULT_KEY_HEADER};
 use reference_api::{Policy, Rate};
@@ -356,9 +359,11 @@ fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
     match value.get_ref().as_str() {
         "round_robin" => Ok(Fanout::RoundRobin),
         "random" => Ok(Fanout::Random),
+        "sticky" => Ok(Fanout::Sticky),
+        "single" => Ok(Fanout::Single),
         other => Err(src.at(
             value,
-            format!("unknown fanout {other:?}, expected round_robin or random"),
+            format!("unknown fanout {other:?}, expected round_robin, random, sticky or single"),
         )),
     }
 }
@@ -485,6 +490,64 @@ fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
     })
 }
 
+fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
+    let kind = l
+        .key_distribution
+        .as_ref()
+        .map_or("uniform", |k| k.get_ref().as_str());
+    let stray = |present: &Option<Spanned<f64>>, key: &str| -> Result<()> {
+        match present {
+            Some(v) => Err(src.at(
+                v,
+                format!("{key:?} does not apply to key_distribution = {kind:?}"),
+            )),
+            None => Ok(()),
+        }
+    };
+    Ok(match kind {
+        "uniform" => {
+            stray(&l.zipf_s, "zipf_s")?;
+            stray(&l.hot_share, "hot_share")?;
+            KeyDistribution::Uniform
+        }
+        "zipf" => {
+            stray(&l.hot_share, "hot_share")?;
+            let s = match &l.zipf_s {
+                Some(v) if *v.get_ref() > 0.0 && *v.get_ref() <= 10.0 => *v.get_ref(),
+                Some(v) => {
+                    return Err(src.at(
+                        v,
+                        format!("zipf_s must be above 0 and at most 10, got {}", v.get_ref()),
+                    ))
+                }
+                None => 1.0,
+            };
+            KeyDistribution::Zipf { s }
+        }
+        "hot" => {
+            stray(&l.zipf_s, "zipf_s")?;
+            let share = match &l.hot_share {
+                Some(v) if (0.0..=1.0).contains(v.get_ref()) => *v.get_ref(),
+                Some(v) => {
+                    return Err(src.at(
+                        v,
+                        format!("hot_share must be between 0 and 1, got {}", v.get_ref()),
+                    ))
+                }
+                None => 0.5,
+            };
+            KeyDistribution::Hot { share }
+        }
+        other => {
+            let at = l.key_distribution.as_ref().map(|v| v.span());
+            return Err(src.error(
+                at,
+                format!("unknown key_distribution {other:?}, expected uniform, zipf or hot"),
+            ));
+        }
+    })
+}
+
 fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> {
     let l = spanned.get_ref();
     let shape = shape(src, spanned)?;
@@ -508,6 +571,7 @@ fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> 
         LoadSpec {
             shape,
             keys,
+            key_distribution: key_distribution(src, l)?,
             timeout,
             max_in_flight,
         },

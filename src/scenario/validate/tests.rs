@@ -340,3 +340,44 @@ fn schedules_take_their_own_keys() {
         "{e}"
     );
 }
+
+#[test]
+fn key_distributions_and_fanouts_parse_with_their_parameters() {
+    use super::super::KeyDistribution;
+    let with = |extra: &str| {
+        let text = GOOD.replace("keys = 4\n", &format!("keys = 4\n{extra}\n"));
+        parse("s.toml", &text).map(|s| (s.load.key_distribution, s.arms[1].fanout))
+    };
+    assert_eq!(
+        with("").unwrap(),
+        (KeyDistribution::Uniform, Fanout::RoundRobin)
+    );
+    assert_eq!(
+        with("key_distribution = \"zipf\"\nzipf_s = 1.2").unwrap().0,
+        KeyDistribution::Zipf { s: 1.2 }
+    );
+    assert_eq!(
+        with("key_distribution = \"hot\"").unwrap().0,
+        KeyDistribution::Hot { share: 0.5 }
+    );
+    assert_eq!(with("fanout = \"sticky\"").unwrap().1, Fanout::Sticky);
+    assert_eq!(with("fanout = \"single\"").unwrap().1, Fanout::Single);
+    let e = with("key_distribution = \"hot\"\nhot_share = 1.5")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hot_share must be between 0 and 1"), "{e}");
+    let e = with("zipf_s = 2.0").unwrap_err().to_string();
+    assert!(
+        e.contains("\"zipf_s\" does not apply to key_distribution = \"uniform\""),
+        "{e}"
+    );
+    let e = with("key_distribution = \"pareto\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown key_distribution \"pareto\""), "{e}");
+    let e = with("fanout = \"nearest\"").unwrap_err().to_string();
+    assert!(
+        e.contains("expected round_robin, random, sticky or single"),
+        "{e}"
+    );
+}
