@@ -4,6 +4,7 @@
 //! omission). Each request becomes one event on the trace.
 
 pub(crate) mod client;
+mod pacer;
 mod pick;
 pub mod schedule;
 
@@ -15,10 +16,10 @@ use pick::Picker;
 use reference_api::clock::wall_now_us;
 use schedule::{Schedule, Shape};
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::time::Instant;
 
 pub struct Plan {
@@ -78,56 +79,51 @@ pub async fn run(
     counters: Arc<Counters>,
     stop: impl Future<Output = ()>,
 ) -> LoadReport {
-    let mut picker = Picker::new(
+    let picker = Picker::new(
         plan.keys,
         plan.key_distribution,
         plan.targets.len(),
         plan.fanout,
         plan.seed,
     );
-    let http = client::new(plan.max_in_flight);
     let permits = Arc::new(Semaphore::new(plan.max_in_flight));
     let start = Instant::now();
     let (epoch_offset_us, epoch_uncertainty_us) = wall_clock_at(start);
     let schedule = Schedule::new(&plan.shape, plan.duration, plan.seed, epoch_offset_us);
-    let mut sent = 0;
-    let mut scheduled = 0;
-    let mut interrupted = false;
+    let stopping = Arc::new(AtomicBool::new(false));
+    let (done_tx, done_rx) = oneshot::channel();
+    let context = Pacing {
+        handle: tokio::runtime::Handle::current(),
+        start,
+        schedule,
+        picker,
+        http: client::new(plan.max_in_flight),
+        targets: plan.targets.clone(),
+        key_header: plan.key_header.clone(),
+        timeout: plan.timeout,
+        deadline: start.into_std() + plan.duration,
+        permits: permits.clone(),
+        events,
+        counters,
+        stop: stopping.clone(),
+    };
+    std::thread::spawn(move || {
+        let _ = done_tx.send(context.pace());
+    });
     tokio::pin!(stop);
-    for (seq, intended) in (0u64..).zip(schedule) {
-        scheduled += 1;
-        let permit = tokio::select! {
-            biased;
-            () = &mut stop => { interrupted = true; break; }
-            permit = async {
-                tokio::time::sleep_until(start + intended).await;
-                permits.clone().acquire_owned().await
-            } => permit,
-            // The run ends on time: a request still waiting for a free
-            // slot then is not sent (and the achieved rate shows it).
-            () = tokio::time::sleep_until(start + plan.duration) => break,
-        };
-        let Ok(permit) = permit else { break };
-        let (key, target) = picker.pick(seq);
-        let request = Request {
-            http: http.clone(),
-            uri: plan.targets[target].clone(),
-            key_header: plan.key_header.clone(),
-            key: key.to_string(),
-            seq,
-            target: target as u32,
-            intended_us: intended.as_micros() as u64,
-            timeout: plan.timeout,
-        };
-        let (events, counters) = (events.clone(), counters.clone());
-        tokio::spawn(async move {
-            let event = request.send(start).await;
-            counters.count(&event);
-            let _ = events.send(event).await;
-            drop(permit);
-        });
-        sent += 1;
-    }
+    tokio::pin!(done_rx);
+    let outcome = tokio::select! {
+        done = &mut done_rx => done.ok(),
+        () = &mut stop => {
+            stopping.store(true, Ordering::Relaxed);
+            done_rx.await.ok().map(|o| pacer::Outcome { interrupted: true, ..o })
+        }
+    };
+    let outcome = outcome.unwrap_or(pacer::Outcome {
+        scheduled: 0,
+        sent: 0,
+        interrupted: true,
+    });
     let send_window = start.elapsed();
     // Every request ends by its own timeout; waiting for all permits waits for them.
     let all = plan.max_in_flight as u32;
@@ -137,12 +133,77 @@ pub async fn run(
     )
     .await;
     LoadReport {
-        scheduled,
-        sent,
+        scheduled: outcome.scheduled,
+        sent: outcome.sent,
         send_window,
-        interrupted,
+        interrupted: outcome.interrupted,
         epoch_offset_us,
         epoch_uncertainty_us,
+    }
+}
+
+/// What the pacer thread owns.
+struct Pacing {
+    handle: tokio::runtime::Handle,
+    start: Instant,
+    schedule: Schedule,
+    picker: Picker,
+    http: client::HttpClient,
+    targets: Vec<Uri>,
+    key_header: HeaderName,
+    timeout: Duration,
+    /// The run ends on time: a request still waiting for a free in-flight
+    /// slot then is not sent (and the achieved rate shows it).
+    deadline: std::time::Instant,
+    permits: Arc<Semaphore>,
+    events: mpsc::Sender<Event>,
+    counters: Arc<Counters>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Pacing {
+    fn pace(mut self) -> pacer::Outcome {
+        let (mut scheduled, mut sent, mut interrupted) = (0, 0, false);
+        let start = self.start.into_std();
+        for intended in self.schedule.by_ref() {
+            let seq = scheduled;
+            scheduled += 1;
+            if !pacer::sleep_until(start + intended, &self.stop) {
+                interrupted = true;
+                break;
+            }
+            let Some(permit) =
+                pacer::permit(&self.permits, &self.handle, self.deadline, &self.stop)
+            else {
+                interrupted = self.stop.load(Ordering::Relaxed);
+                break;
+            };
+            let (key, target) = self.picker.pick(seq);
+            let request = Request {
+                http: self.http.clone(),
+                uri: self.targets[target].clone(),
+                key_header: self.key_header.clone(),
+                key: key.to_string(),
+                seq,
+                target: target as u32,
+                intended_us: intended.as_micros() as u64,
+                timeout: self.timeout,
+            };
+            let (events, counters, start) =
+                (self.events.clone(), self.counters.clone(), self.start);
+            self.handle.spawn(async move {
+                let event = request.send(start).await;
+                counters.count(&event);
+                let _ = events.send(event).await;
+                drop(permit);
+            });
+            sent += 1;
+        }
+        pacer::Outcome {
+            scheduled,
+            sent,
+            interrupted,
+        }
     }
 }
 
