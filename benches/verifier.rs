@@ -25,21 +25,42 @@ fn main() {
             (0..per_key)
                 .map(|_| {
                     t += rng.random_range(0..4_000);
-                    let decided = if rng.random_bool(0.2) { Decided::Admitted } else { Decided::Rejected };
-                    Obs { sent: t, done: t + rng.random_range(100..5_000), decided }
+                    let decided = if rng.random_bool(0.2) {
+                        Decided::Admitted
+                    } else {
+                        Decided::Rejected
+                    };
+                    Obs {
+                        sent: t,
+                        done: t + rng.random_range(100..5_000),
+                        decided,
+                    }
                 })
                 .collect()
         })
         .collect();
     let total: usize = traces.iter().map(Vec::len).sum();
     let policies = [
-        Policy::SlidingLog { limit: 100, window_us: 1_000_000 },
-        Policy::TokenBucket { capacity: 100, refill: Rate { count: 100, per_us: 1_000_000 } },
+        Policy::SlidingLog {
+            limit: 100,
+            window_us: 1_000_000,
+        },
+        Policy::TokenBucket {
+            capacity: 100,
+            refill: Rate {
+                count: 100,
+                per_us: 1_000_000,
+            },
+        },
     ];
     println!("verifier: {total} events over {keys} keys");
     for policy in &policies {
         let started = Instant::now();
-        let v = verify::verify(policy, traces.iter().map(Vec::as_slice), &verify::Options::default());
+        let v = verify::verify(
+            policy,
+            traces.iter().map(Vec::as_slice),
+            &verify::Options::default(),
+        );
         let secs = started.elapsed().as_secs_f64();
         println!(
             "  {:<14} {secs:>6.2} s  {:>12.0} events/s  (admitted {}, definite {})",
