@@ -24,7 +24,9 @@ window = "1s"
 replicas = 3
 
 [load]
-rate = 2000
+schedule = "bursts"
+burst = 100
+burst_spread = "10ms"
 keys = 1
 
 [[arms]]
@@ -177,7 +179,7 @@ fn redis_server_and_replicas_die_when_rlbench_is_killed_outright() {
     let dir = tempfile::tempdir().unwrap();
     let light = RACE
         .replace("duration = \"3s\"", "duration = \"60s\"")
-        .replace("rate = 2000", "rate = 100");
+        .replace("burst = 100", "burst = 5");
     let path = write(dir.path(), "s.toml", &light);
     let mut child = Command::new(common::bin())
         .args([
