@@ -413,3 +413,38 @@ fn a_generator_that_falls_behind_says_so() {
     let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
     assert!(html.contains("the load generator fell behind"));
 }
+
+#[test]
+fn closed_loop_workers_send_back_to_back_until_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::small_scenario("1s", "")
+        .replace("rate = 300", "schedule = \"closed\"\nconcurrency = 2");
+    let path = write(dir.path(), "s.toml", &scenario);
+    let started = std::time::Instant::now();
+    let out = rlbench(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--arm",
+            "single",
+            "--out",
+            "out",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let s = summary(&dir.path().join("out"));
+    let arm = &s["arms"][0];
+    let sent = arm["requests"]["sent"].as_u64().unwrap();
+    assert!(sent > 100, "two workers for a second: {sent}");
+    assert_eq!(arm["correctness"]["definite_violations"], 0);
+    // No schedule to fall behind: requests leave when a worker is ready.
+    assert!(
+        arm["schedule_lag_ms"]["p99"].as_f64().unwrap() < 5.0,
+        "{}",
+        arm["schedule_lag_ms"]
+    );
+    assert_eq!(arm["rate"]["generator_saturated"], false);
+}

@@ -4,6 +4,7 @@
 //! omission). Each request becomes one event on the trace.
 
 pub(crate) mod client;
+mod closed;
 mod pacer;
 mod pick;
 pub mod schedule;
@@ -91,6 +92,29 @@ pub async fn run(
     let (epoch_offset_us, epoch_uncertainty_us) = wall_clock_at(start);
     let schedule = Schedule::new(&plan.shape, plan.duration, plan.seed, epoch_offset_us);
     let stopping = Arc::new(AtomicBool::new(false));
+    if let Shape::Closed { concurrency, think } = plan.shape {
+        let outcome = closed::run(
+            closed::Loop {
+                plan,
+                concurrency,
+                think,
+                start,
+                events,
+                counters,
+                stopping: stopping.clone(),
+            },
+            stop,
+        )
+        .await;
+        return LoadReport {
+            scheduled: outcome.sent,
+            sent: outcome.sent,
+            send_window: start.elapsed(),
+            interrupted: outcome.interrupted,
+            epoch_offset_us,
+            epoch_uncertainty_us,
+        };
+    }
     let (done_tx, done_rx) = oneshot::channel();
     let context = Pacing {
         handle: tokio::runtime::Handle::current(),
@@ -207,7 +231,7 @@ impl Pacing {
     }
 }
 
-struct Request {
+pub(crate) struct Request {
     http: client::HttpClient,
     uri: Uri,
     key_header: HeaderName,

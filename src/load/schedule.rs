@@ -31,6 +31,12 @@ pub enum Shape {
         spread: Duration,
         window: Duration,
     },
+    /// Closed loop, not a schedule: `concurrency` workers each send, wait
+    /// for the answer (and `think`), and send again. Never the default.
+    Closed {
+        concurrency: u32,
+        think: Duration,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,6 +52,7 @@ impl Shape {
             Shape::Poisson { .. } => "poisson",
             Shape::Stages { .. } => "stages",
             Shape::Bursts { .. } => "bursts",
+            Shape::Closed { .. } => "closed",
         }
     }
 
@@ -58,6 +65,8 @@ impl Shape {
                 per_edge, window, ..
             } => *per_edge as f64 / window.as_secs_f64().max(1e-9),
             Shape::Stages { .. } => Schedule::new(self, duration, 0, 0).count() as f64 / secs,
+            // No schedule: whatever the workers manage.
+            Shape::Closed { .. } => 0.0,
         }
     }
 }
@@ -123,6 +132,7 @@ impl Schedule {
                 };
                 Some((edge_t + offset).max(0.0))
             }
+            Shape::Closed { .. } => None,
         }
     }
 }

@@ -56,6 +56,8 @@ pub struct RawLoad {
     pub stages: Option<Spanned<Vec<Spanned<RawStage>>>>,
     pub burst: Option<Spanned<i64>>,
     pub burst_spread: Option<Spanned<String>>,
+    pub concurrency: Option<Spanned<i64>>,
+    pub think_time: Option<Spanned<String>>,
     pub keys: Option<Spanned<i64>>,
     pub key_distribution: Option<Spanned<String>>,
     pub zipf_s: Option<Spanned<f64>>,

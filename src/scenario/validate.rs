@@ -417,6 +417,18 @@ fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
             l.stages.as_ref().map(|v| v.span()),
         )?;
     }
+    if kind != "closed" {
+        not_here(
+            l.concurrency.is_some(),
+            "concurrency",
+            l.concurrency.as_ref().map(|v| v.span()),
+        )?;
+        not_here(
+            l.think_time.is_some(),
+            "think_time",
+            l.think_time.as_ref().map(|v| v.span()),
+        )?;
+    }
     if kind != "bursts" {
         not_here(
             l.burst.is_some(),
@@ -480,11 +492,34 @@ fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
                 window: Duration::ZERO,
             }
         }
+        "closed" => {
+            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
+            let concurrency = match &l.concurrency {
+                Some(c) => src.count(c, "concurrency", 1, 100_000)? as u32,
+                None => {
+                    return Err(src.error(
+                        Some(spanned.span()),
+                        "the closed schedule needs \"concurrency\" (workers)",
+                    ))
+                }
+            };
+            let think = match &l.think_time {
+                Some(t) => {
+                    let us = units::signed_micros(t.get_ref()).map_err(|e| src.at(t, e))?;
+                    if us < 0 {
+                        return Err(src.at(t, "think_time must not be negative"));
+                    }
+                    Duration::from_micros(us as u64)
+                }
+                None => Duration::ZERO,
+            };
+            Shape::Closed { concurrency, think }
+        }
         other => {
             let at = l.schedule.as_ref().map(|v| v.span());
             return Err(src.error(
                 at,
-                format!("unknown schedule {other:?}, expected constant, poisson, stages or bursts"),
+                format!("unknown schedule {other:?}, expected constant, poisson, stages, bursts or closed"),
             ));
         }
     })

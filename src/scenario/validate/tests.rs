@@ -381,3 +381,39 @@ fn key_distributions_and_fanouts_parse_with_their_parameters() {
         "{e}"
     );
 }
+
+#[test]
+fn closed_loop_takes_workers_and_a_think_time() {
+    let with = |load: &str| {
+        let text = GOOD.replace("rate = 200\nkeys = 4\n", load);
+        parse("s.toml", &text).map(|s| s.load.shape)
+    };
+    assert_eq!(
+        with("schedule = \"closed\"\nconcurrency = 8\nthink_time = \"5ms\"\n").unwrap(),
+        Shape::Closed {
+            concurrency: 8,
+            think: Duration::from_millis(5)
+        }
+    );
+    assert_eq!(
+        with("schedule = \"closed\"\nconcurrency = 1\n").unwrap(),
+        Shape::Closed {
+            concurrency: 1,
+            think: Duration::ZERO
+        }
+    );
+    let e = with("schedule = \"closed\"\n").unwrap_err().to_string();
+    assert!(e.contains("needs \"concurrency\""), "{e}");
+    let e = with("schedule = \"closed\"\nconcurrency = 2\nrate = 5\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"rate\" does not apply to the closed schedule"),
+        "{e}"
+    );
+    let e = with("rate = 5\nconcurrency = 2\n").unwrap_err().to_string();
+    assert!(
+        e.contains("\"concurrency\" does not apply to the constant schedule"),
+        "{e}"
+    );
+}
