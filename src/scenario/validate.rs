@@ -1,13 +1,10 @@
 //! Raw scenario → engine types. Each check points at the offending value.
 
-use super::raw::{RawArm, RawExpect, RawLoad, RawPolicy, RawRedis, RawScenario};
+use super::raw::{RawArm, RawExpect, RawPolicy, RawRedis, RawScenario};
 use super::units::{self, micros};
 use super::RedisSpec;
-use super::{
-    Arm, Bound, Expectation, Fanout, Figure, KeyDistribution, LoadSpec, Mode, Scenario,
-    ScenarioError,
-};
-use crate::load::schedule::{Shape, Stage};
+use super::{Arm, Bound, Expectation, Fanout, Figure, Mode, Scenario, ScenarioError};
+use crate::load::schedule::Shape;
 use reference_api::config::{ClockSource, OnError, DEFAULT_KEY_HEADER};
 use reference_api::{Policy, Rate};
 use std::collections::HashSet;
@@ -93,7 +90,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         Some(s) => src.count(s, "seed", 0, i64::MAX)?,
         None => 1,
     };
-    let policy = policy(&src, raw.policy.span(), raw.policy.get_ref())?;
+    let policy = policy::policy(&src, raw.policy.span(), raw.policy.get_ref())?;
     let cluster = raw.cluster.unwrap_or_default();
     let replicas = match &cluster.replicas {
         Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
@@ -109,7 +106,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         }
         None => DEFAULT_KEY_HEADER.to_string(),
     };
-    let (mut load, default_fanout) = load(&src, &raw.load)?;
+    let (mut load, default_fanout) = load::load(&src, &raw.load)?;
     if let Shape::Bursts { window, .. } = &mut load.shape {
         *window = Duration::from_micros(crate::verify::window(&policy).1.max(1) as u64);
     }
@@ -222,398 +219,6 @@ fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<Strin
     Ok(v.clone())
 }
 
-/// An arm's policy: the scenario's, replaced (the arm names an algorithm)
-/// or with the arm's fields overriding.
-fn arm_policy(
-    src: &Source,
-    scenario: &Spanned<RawPolicy>,
-    arm: &Spanned<RawPolicy>,
-) -> Result<Policy> {
-    let a = arm.get_ref();
-    if a.algorithm.is_some() {
-        return policy(src, arm.span(), a);
-    }
-    let mut merged = scenario.get_ref().clone();
-    macro_rules! take {
-        ($($field:ident),*) => { $( if a.$field.is_some() { merged.$field = a.$field.clone(); } )* };
-    }
-    take!(limit, window, segments, capacity, refill, rate, burst);
-    policy(src, arm.span(), &merged)
-}
-
-fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result<Policy> {
-    let Some(algorithm_value) = &p.algorithm else {
-        return Err(src.error(Some(table), "[policy] needs \"algorithm\""));
-    };
-    let algorithm = algorithm_value.get_ref().as_str();
-    let params: &[&str] = match algorithm {
-        "sliding_log" | "fixed_window" | "sliding_counter" => &["limit", "window"],
-        "sliding_window" => &["limit", "window", "segments"],
-        "token_bucket" => &["capacity", "refill"],
-        "gcra" => &["rate", "burst"],
-        other => {
-            return Err(src.at(
-                algorithm_value,
-                format!(
-                    "unknown algorithm {other:?}, expected one of sliding_log, sliding_window, \
-                     fixed_window, token_bucket, gcra, sliding_counter"
-                ),
-            ))
-        }
-    };
-    let given: [(&str, Option<Range<usize>>); 7] = [
-        ("limit", p.limit.as_ref().map(|v| v.span())),
-        ("window", p.window.as_ref().map(|v| v.span())),
-        ("segments", p.segments.as_ref().map(|v| v.span())),
-        ("capacity", p.capacity.as_ref().map(|v| v.span())),
-        ("refill", p.refill.as_ref().map(|v| v.span())),
-        ("rate", p.rate.as_ref().map(|v| v.span())),
-        ("burst", p.burst.as_ref().map(|v| v.span())),
-    ];
-    for (key, span) in &given {
-        if span.is_some() && !params.contains(key) {
-            return Err(src.error(
-                span.clone(),
-                format!(
-                    "{key:?} is not a parameter of {algorithm}, expected {}",
-                    params.join(", ")
-                ),
-            ));
-        }
-    }
-    let need = |key: &str| {
-        src.error(
-            Some(table.clone()),
-            format!(
-                "{algorithm} needs {key:?} (its parameters: {})",
-                params.join(", ")
-            ),
-        )
-    };
-    let limit = || -> Result<u64> {
-        src.count(
-            p.limit.as_ref().ok_or_else(|| need("limit"))?,
-            "limit",
-            1,
-            u32::MAX as i64,
-        )
-    };
-    let window = || -> Result<u64> {
-        Ok(micros(src.duration(
-            p.window.as_ref().ok_or_else(|| need("window"))?,
-        )?))
-    };
-    Ok(match algorithm {
-        "sliding_log" => Policy::SlidingLog {
-            limit: limit()?,
-            window_us: window()?,
-        },
-        "fixed_window" => Policy::FixedWindow {
-            limit: limit()?,
-            window_us: window()?,
-        },
-        "sliding_counter" => Policy::SlidingCounter {
-            limit: limit()?,
-            window_us: window()?,
-        },
-        "sliding_window" => {
-            let (limit, window_us) = (limit()?, window()?);
-            let seg = p.segments.as_ref().ok_or_else(|| need("segments"))?;
-            let segments = src.count(seg, "segments", 1, 10_000)?;
-            if window_us % segments != 0 {
-                return Err(src.at(
-                    seg,
-                    format!(
-                        "the window must split into {segments} equal whole-microsecond segments"
-                    ),
-                ));
-            }
-            Policy::SlidingWindow {
-                limit,
-                window_us,
-                segments,
-            }
-        }
-        "token_bucket" => Policy::TokenBucket {
-            capacity: src.count(
-                p.capacity.as_ref().ok_or_else(|| need("capacity"))?,
-                "capacity",
-                1,
-                u32::MAX as i64,
-            )?,
-            refill: src.rate(p.refill.as_ref().ok_or_else(|| need("refill"))?)?,
-        },
-        _ => Policy::Gcra {
-            rate: src.rate(p.rate.as_ref().ok_or_else(|| need("rate"))?)?,
-            burst: src.count(
-                p.burst.as_ref().ok_or_else(|| need("burst"))?,
-                "burst",
-                1,
-                u32::MAX as i64,
-            )?,
-        },
-    })
-}
-
-fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
-    match value.get_ref().as_str() {
-        "round_robin" => Ok(Fanout::RoundRobin),
-        "random" => Ok(Fanout::Random),
-        "sticky" => Ok(Fanout::Sticky),
-        "single" => Ok(Fanout::Single),
-        other => Err(src.at(
-            value,
-            format!("unknown fanout {other:?}, expected round_robin, random, sticky or single"),
-        )),
-    }
-}
-
-fn rate_value(src: &Source, v: &Spanned<f64>, what: &str, min_exclusive: bool) -> Result<f64> {
-    let r = *v.get_ref();
-    let low_ok = if min_exclusive { r > 0.0 } else { r >= 0.0 };
-    if !(low_ok && r <= MAX_RATE) {
-        let low = if min_exclusive {
-            "above 0"
-        } else {
-            "at least 0"
-        };
-        return Err(src.at(
-            v,
-            format!("{what} must be {low} and at most {MAX_RATE} requests/s, got {r}"),
-        ));
-    }
-    Ok(r)
-}
-
-/// The schedule's shape; a Bursts window is filled in per arm (its policy's).
-fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
-    let l = spanned.get_ref();
-    let kind = l
-        .schedule
-        .as_ref()
-        .map_or("constant", |k| k.get_ref().as_str());
-    let need_rate = || -> Result<f64> {
-        let r = l.rate.as_ref().ok_or_else(|| {
-            src.error(
-                Some(spanned.span()),
-                format!("[load] needs \"rate\" (requests/s) for the {kind} schedule"),
-            )
-        })?;
-        rate_value(src, r, "rate", true)
-    };
-    let not_here = |present: bool, key: &str, span: Option<Range<usize>>| -> Result<()> {
-        if present {
-            return Err(src.error(
-                span,
-                format!("{key:?} does not apply to the {kind} schedule"),
-            ));
-        }
-        Ok(())
-    };
-    if kind != "stages" {
-        not_here(
-            l.stages.is_some(),
-            "stages",
-            l.stages.as_ref().map(|v| v.span()),
-        )?;
-    }
-    if kind != "closed" {
-        not_here(
-            l.concurrency.is_some(),
-            "concurrency",
-            l.concurrency.as_ref().map(|v| v.span()),
-        )?;
-        not_here(
-            l.think_time.is_some(),
-            "think_time",
-            l.think_time.as_ref().map(|v| v.span()),
-        )?;
-    }
-    if kind != "bursts" {
-        not_here(
-            l.burst.is_some(),
-            "burst",
-            l.burst.as_ref().map(|v| v.span()),
-        )?;
-        not_here(
-            l.burst_spread.is_some(),
-            "burst_spread",
-            l.burst_spread.as_ref().map(|v| v.span()),
-        )?;
-    }
-    Ok(match kind {
-        "constant" => Shape::Constant { rate: need_rate()? },
-        "poisson" => Shape::Poisson { rate: need_rate()? },
-        "stages" => {
-            let from = match &l.rate {
-                Some(r) => rate_value(src, r, "rate", false)?,
-                None => 0.0,
-            };
-            let list = l.stages.as_ref().ok_or_else(|| {
-                src.error(
-                    Some(spanned.span()),
-                    "the stages schedule needs [[load.stages]] with target and duration",
-                )
-            })?;
-            if list.get_ref().is_empty() {
-                return Err(src.at(list, "the stages schedule needs at least one stage"));
-            }
-            let stages = list
-                .get_ref()
-                .iter()
-                .map(|st| {
-                    let st = st.get_ref();
-                    Ok(Stage {
-                        target: rate_value(src, &st.target, "target", false)?,
-                        over: src.duration(&st.duration)?,
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Shape::Stages { from, stages }
-        }
-        "bursts" => {
-            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
-            let per_edge = match &l.burst {
-                Some(b) => src.count(b, "burst", 1, 1_000_000)? as u32,
-                None => {
-                    return Err(src.error(
-                        Some(spanned.span()),
-                        "the bursts schedule needs \"burst\" (requests per window edge)",
-                    ))
-                }
-            };
-            let spread = match &l.burst_spread {
-                Some(d) => src.duration(d)?,
-                None => Duration::from_millis(20),
-            };
-            Shape::Bursts {
-                per_edge,
-                spread,
-                window: Duration::ZERO,
-            }
-        }
-        "closed" => {
-            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
-            let concurrency = match &l.concurrency {
-                Some(c) => src.count(c, "concurrency", 1, 100_000)? as u32,
-                None => {
-                    return Err(src.error(
-                        Some(spanned.span()),
-                        "the closed schedule needs \"concurrency\" (workers)",
-                    ))
-                }
-            };
-            let think = match &l.think_time {
-                Some(t) => {
-                    let us = units::signed_micros(t.get_ref()).map_err(|e| src.at(t, e))?;
-                    if us < 0 {
-                        return Err(src.at(t, "think_time must not be negative"));
-                    }
-                    Duration::from_micros(us as u64)
-                }
-                None => Duration::ZERO,
-            };
-            Shape::Closed { concurrency, think }
-        }
-        other => {
-            let at = l.schedule.as_ref().map(|v| v.span());
-            return Err(src.error(
-                at,
-                format!("unknown schedule {other:?}, expected constant, poisson, stages, bursts or closed"),
-            ));
-        }
-    })
-}
-
-fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
-    let kind = l
-        .key_distribution
-        .as_ref()
-        .map_or("uniform", |k| k.get_ref().as_str());
-    let stray = |present: &Option<Spanned<f64>>, key: &str| -> Result<()> {
-        match present {
-            Some(v) => Err(src.at(
-                v,
-                format!("{key:?} does not apply to key_distribution = {kind:?}"),
-            )),
-            None => Ok(()),
-        }
-    };
-    Ok(match kind {
-        "uniform" => {
-            stray(&l.zipf_s, "zipf_s")?;
-            stray(&l.hot_share, "hot_share")?;
-            KeyDistribution::Uniform
-        }
-        "zipf" => {
-            stray(&l.hot_share, "hot_share")?;
-            let s = match &l.zipf_s {
-                Some(v) if *v.get_ref() > 0.0 && *v.get_ref() <= 10.0 => *v.get_ref(),
-                Some(v) => {
-                    return Err(src.at(
-                        v,
-                        format!("zipf_s must be above 0 and at most 10, got {}", v.get_ref()),
-                    ))
-                }
-                None => 1.0,
-            };
-            KeyDistribution::Zipf { s }
-        }
-        "hot" => {
-            stray(&l.zipf_s, "zipf_s")?;
-            let share = match &l.hot_share {
-                Some(v) if (0.0..=1.0).contains(v.get_ref()) => *v.get_ref(),
-                Some(v) => {
-                    return Err(src.at(
-                        v,
-                        format!("hot_share must be between 0 and 1, got {}", v.get_ref()),
-                    ))
-                }
-                None => 0.5,
-            };
-            KeyDistribution::Hot { share }
-        }
-        other => {
-            let at = l.key_distribution.as_ref().map(|v| v.span());
-            return Err(src.error(
-                at,
-                format!("unknown key_distribution {other:?}, expected uniform, zipf or hot"),
-            ));
-        }
-    })
-}
-
-fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> {
-    let l = spanned.get_ref();
-    let shape = shape(src, spanned)?;
-    let keys = match &l.keys {
-        Some(k) => src.count(k, "keys", 1, 10_000_000)? as u32,
-        None => 10,
-    };
-    let timeout = match &l.timeout {
-        Some(t) => src.duration(t)?,
-        None => Duration::from_secs(2),
-    };
-    let max_in_flight = match &l.max_in_flight {
-        Some(m) => src.count(m, "max_in_flight", 1, 1_000_000)? as usize,
-        None => 10_000,
-    };
-    let fanout = match &l.fanout {
-        Some(f) => fanout(src, f)?,
-        None => Fanout::RoundRobin,
-    };
-    Ok((
-        LoadSpec {
-            shape,
-            keys,
-            key_distribution: key_distribution(src, l)?,
-            timeout,
-            max_in_flight,
-        },
-        fanout,
-    ))
-}
-
 fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
     let name = identifier(src, &a.name, "arm name")?;
     let mode = match a.mode.get_ref().as_str() {
@@ -628,7 +233,7 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
         }
     };
     let policy = match &a.policy {
-        Some(p) => arm_policy(src, defaults.raw_policy, p)?,
+        Some(p) => policy::arm_policy(src, defaults.raw_policy, p)?,
         None => defaults.policy.clone(),
     };
     if mode == Mode::RedisNaive
@@ -650,7 +255,7 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
         None => defaults.replicas,
     };
     let fanout = match &a.fanout {
-        Some(f) => fanout(src, f)?,
+        Some(f) => load::fanout(src, f)?,
         None => defaults.fanout,
     };
     let clock = match &a.clock {
@@ -790,5 +395,7 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
     Ok(out)
 }
 
+mod load;
+mod policy;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,270 @@
+//! The `[load]` table: the schedule (or closed loop), keys and their
+//! distribution, fan-out, timeouts.
+
+use super::{Result, Source, MAX_RATE};
+use crate::load::schedule::{Shape, Stage};
+use crate::scenario::raw::RawLoad;
+use crate::scenario::units;
+use crate::scenario::{Fanout, KeyDistribution, LoadSpec};
+use std::ops::Range;
+use std::time::Duration;
+use toml::Spanned;
+
+pub(super) fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
+    match value.get_ref().as_str() {
+        "round_robin" => Ok(Fanout::RoundRobin),
+        "random" => Ok(Fanout::Random),
+        "sticky" => Ok(Fanout::Sticky),
+        "single" => Ok(Fanout::Single),
+        other => Err(src.at(
+            value,
+            format!("unknown fanout {other:?}, expected round_robin, random, sticky or single"),
+        )),
+    }
+}
+
+fn rate_value(src: &Source, v: &Spanned<f64>, what: &str, min_exclusive: bool) -> Result<f64> {
+    let r = *v.get_ref();
+    let low_ok = if min_exclusive { r > 0.0 } else { r >= 0.0 };
+    if !(low_ok && r <= MAX_RATE) {
+        let low = if min_exclusive {
+            "above 0"
+        } else {
+            "at least 0"
+        };
+        return Err(src.at(
+            v,
+            format!("{what} must be {low} and at most {MAX_RATE} requests/s, got {r}"),
+        ));
+    }
+    Ok(r)
+}
+
+/// The schedule's shape; a Bursts window is filled in per arm (its policy's).
+fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
+    let l = spanned.get_ref();
+    let kind = l
+        .schedule
+        .as_ref()
+        .map_or("constant", |k| k.get_ref().as_str());
+    let need_rate = || -> Result<f64> {
+        let r = l.rate.as_ref().ok_or_else(|| {
+            src.error(
+                Some(spanned.span()),
+                format!("[load] needs \"rate\" (requests/s) for the {kind} schedule"),
+            )
+        })?;
+        rate_value(src, r, "rate", true)
+    };
+    let not_here = |present: bool, key: &str, span: Option<Range<usize>>| -> Result<()> {
+        if present {
+            return Err(src.error(
+                span,
+                format!("{key:?} does not apply to the {kind} schedule"),
+            ));
+        }
+        Ok(())
+    };
+    if kind != "stages" {
+        not_here(
+            l.stages.is_some(),
+            "stages",
+            l.stages.as_ref().map(|v| v.span()),
+        )?;
+    }
+    if kind != "closed" {
+        not_here(
+            l.concurrency.is_some(),
+            "concurrency",
+            l.concurrency.as_ref().map(|v| v.span()),
+        )?;
+        not_here(
+            l.think_time.is_some(),
+            "think_time",
+            l.think_time.as_ref().map(|v| v.span()),
+        )?;
+    }
+    if kind != "bursts" {
+        not_here(
+            l.burst.is_some(),
+            "burst",
+            l.burst.as_ref().map(|v| v.span()),
+        )?;
+        not_here(
+            l.burst_spread.is_some(),
+            "burst_spread",
+            l.burst_spread.as_ref().map(|v| v.span()),
+        )?;
+    }
+    Ok(match kind {
+        "constant" => Shape::Constant { rate: need_rate()? },
+        "poisson" => Shape::Poisson { rate: need_rate()? },
+        "stages" => {
+            let from = match &l.rate {
+                Some(r) => rate_value(src, r, "rate", false)?,
+                None => 0.0,
+            };
+            let list = l.stages.as_ref().ok_or_else(|| {
+                src.error(
+                    Some(spanned.span()),
+                    "the stages schedule needs [[load.stages]] with target and duration",
+                )
+            })?;
+            if list.get_ref().is_empty() {
+                return Err(src.at(list, "the stages schedule needs at least one stage"));
+            }
+            let stages = list
+                .get_ref()
+                .iter()
+                .map(|st| {
+                    let st = st.get_ref();
+                    Ok(Stage {
+                        target: rate_value(src, &st.target, "target", false)?,
+                        over: src.duration(&st.duration)?,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Shape::Stages { from, stages }
+        }
+        "bursts" => {
+            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
+            let per_edge = match &l.burst {
+                Some(b) => src.count(b, "burst", 1, 1_000_000)? as u32,
+                None => {
+                    return Err(src.error(
+                        Some(spanned.span()),
+                        "the bursts schedule needs \"burst\" (requests per window edge)",
+                    ))
+                }
+            };
+            let spread = match &l.burst_spread {
+                Some(d) => src.duration(d)?,
+                None => Duration::from_millis(20),
+            };
+            Shape::Bursts {
+                per_edge,
+                spread,
+                window: Duration::ZERO,
+            }
+        }
+        "closed" => {
+            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
+            let concurrency = match &l.concurrency {
+                Some(c) => src.count(c, "concurrency", 1, 100_000)? as u32,
+                None => {
+                    return Err(src.error(
+                        Some(spanned.span()),
+                        "the closed schedule needs \"concurrency\" (workers)",
+                    ))
+                }
+            };
+            let think = match &l.think_time {
+                Some(t) => {
+                    let us = units::signed_micros(t.get_ref()).map_err(|e| src.at(t, e))?;
+                    if us < 0 {
+                        return Err(src.at(t, "think_time must not be negative"));
+                    }
+                    Duration::from_micros(us as u64)
+                }
+                None => Duration::ZERO,
+            };
+            Shape::Closed { concurrency, think }
+        }
+        other => {
+            let at = l.schedule.as_ref().map(|v| v.span());
+            return Err(src.error(
+                at,
+                format!("unknown schedule {other:?}, expected constant, poisson, stages, bursts or closed"),
+            ));
+        }
+    })
+}
+
+fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
+    let kind = l
+        .key_distribution
+        .as_ref()
+        .map_or("uniform", |k| k.get_ref().as_str());
+    let stray = |present: &Option<Spanned<f64>>, key: &str| -> Result<()> {
+        match present {
+            Some(v) => Err(src.at(
+                v,
+                format!("{key:?} does not apply to key_distribution = {kind:?}"),
+            )),
+            None => Ok(()),
+        }
+    };
+    Ok(match kind {
+        "uniform" => {
+            stray(&l.zipf_s, "zipf_s")?;
+            stray(&l.hot_share, "hot_share")?;
+            KeyDistribution::Uniform
+        }
+        "zipf" => {
+            stray(&l.hot_share, "hot_share")?;
+            let s = match &l.zipf_s {
+                Some(v) if *v.get_ref() > 0.0 && *v.get_ref() <= 10.0 => *v.get_ref(),
+                Some(v) => {
+                    return Err(src.at(
+                        v,
+                        format!("zipf_s must be above 0 and at most 10, got {}", v.get_ref()),
+                    ))
+                }
+                None => 1.0,
+            };
+            KeyDistribution::Zipf { s }
+        }
+        "hot" => {
+            stray(&l.zipf_s, "zipf_s")?;
+            let share = match &l.hot_share {
+                Some(v) if (0.0..=1.0).contains(v.get_ref()) => *v.get_ref(),
+                Some(v) => {
+                    return Err(src.at(
+                        v,
+                        format!("hot_share must be between 0 and 1, got {}", v.get_ref()),
+                    ))
+                }
+                None => 0.5,
+            };
+            KeyDistribution::Hot { share }
+        }
+        other => {
+            let at = l.key_distribution.as_ref().map(|v| v.span());
+            return Err(src.error(
+                at,
+                format!("unknown key_distribution {other:?}, expected uniform, zipf or hot"),
+            ));
+        }
+    })
+}
+
+pub(super) fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec, Fanout)> {
+    let l = spanned.get_ref();
+    let shape = shape(src, spanned)?;
+    let keys = match &l.keys {
+        Some(k) => src.count(k, "keys", 1, 10_000_000)? as u32,
+        None => 10,
+    };
+    let timeout = match &l.timeout {
+        Some(t) => src.duration(t)?,
+        None => Duration::from_secs(2),
+    };
+    let max_in_flight = match &l.max_in_flight {
+        Some(m) => src.count(m, "max_in_flight", 1, 1_000_000)? as usize,
+        None => 10_000,
+    };
+    let fanout = match &l.fanout {
+        Some(f) => fanout(src, f)?,
+        None => Fanout::RoundRobin,
+    };
+    Ok((
+        LoadSpec {
+            shape,
+            keys,
+            key_distribution: key_distribution(src, l)?,
+            timeout,
+            max_in_flight,
+        },
+        fanout,
+    ))
+}
