@@ -28,7 +28,9 @@ end
 local reset = math.max(start + window - now, 1)
 if count < limit then
   redis.call('HSET', KEYS[1], 'window', start, 'count', count + 1)
-  redis.call('PEXPIRE', KEYS[1], math.ceil(reset / 1000) + 1)
+  -- Keep the count a window longer than it is current: a request stamped
+  -- in this window can reach Redis late, and must not find it gone.
+  redis.call('PEXPIRE', KEYS[1], math.ceil((reset + window) / 1000) + 1)
   return {1, limit - count - 1, reset, 0}
 end
 return {0, 0, reset, reset}

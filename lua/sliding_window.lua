@@ -60,7 +60,8 @@ end
 
 if total < limit then
   redis.call('HINCRBY', KEYS[1], current, 1)
-  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) + 1)
+  -- A window longer than needed: late requests must still find the counts.
+  redis.call('PEXPIRE', KEYS[1], math.ceil(2 * window / 1000) + 1)
   return {1, limit - total - 1, back_at - now, 0}
 end
 return {0, 0, back_at - now, back_at - now}

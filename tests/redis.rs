@@ -310,3 +310,52 @@ async fn a_request_stamped_before_a_boundary_but_arriving_after_it_resets_nothin
         );
     }
 }
+
+#[tokio::test]
+async fn a_late_request_still_finds_its_window_before_it_expires() {
+    // Redis expires keys by its own clock; a request stamped in a window
+    // that reaches Redis a little after the window's end must still see
+    // that window's count, not a fresh one.
+    let server = RedisServer::start("rlbench-test").await.unwrap();
+    let boundary = 1_790_000_005_000_000i64;
+    for (mode, policy) in [
+        (
+            RedisMode::Lua,
+            Policy::FixedWindow {
+                limit: 2,
+                window_us: 1_000_000,
+            },
+        ),
+        (
+            RedisMode::Naive,
+            Policy::FixedWindow {
+                limit: 2,
+                window_us: 1_000_000,
+            },
+        ),
+        (
+            RedisMode::Lua,
+            Policy::SlidingWindow {
+                limit: 2,
+                window_us: 1_000_000,
+                segments: 4,
+            },
+        ),
+    ] {
+        let l = limiter(
+            &server,
+            &format!("expiry-{mode:?}-{}:", policy.algorithm()),
+            mode,
+            &policy,
+        )
+        .await;
+        assert!(l.decide("k", boundary - 600).await.allowed);
+        assert!(l.decide("k", boundary - 500).await.allowed);
+        // The count was stored 0.5 ms before the window's end; wait longer.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(
+            !l.decide("k", boundary - 400).await.allowed,
+            "{mode:?} {policy:?}: the window is still full"
+        );
+    }
+}

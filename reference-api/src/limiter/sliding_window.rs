@@ -80,7 +80,8 @@ impl Algorithm for SlidingWindow {
     }
 
     fn idle_after(&self, state: &State) -> i64 {
-        (state.last + self.segments) * self.segment
+        // A window past the last count: a request stamped earlier may arrive late.
+        (state.last + 2 * self.segments) * self.segment
     }
 }
 

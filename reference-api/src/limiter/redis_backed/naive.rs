@@ -102,7 +102,7 @@ pub async fn decide(
                     .ignore()
                     .cmd("PEXPIRE")
                     .arg(key)
-                    .arg(ms(reset))
+                    .arg(ms(reset + w))
                     .ignore()
                     .query_async(conn)
                     .await?;
