@@ -10,6 +10,23 @@ use nix::unistd::Pid;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
+/// Runs the `single` arm of `scenario` into `dir/out`, which must pass.
+fn run_single(dir: &std::path::Path, scenario: &str) -> std::process::Output {
+    let path = write(dir, "s.toml", scenario);
+    let args = [
+        "run",
+        path.to_str().unwrap(),
+        "--arm",
+        "single",
+        "--out",
+        "out",
+        "-q",
+    ];
+    let out = rlbench(&args, dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    out
+}
+
 fn summary(dir: &std::path::Path) -> Value {
     let raw = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written");
     serde_json::from_str(&raw).unwrap()
@@ -387,20 +404,7 @@ fn a_generator_that_falls_behind_says_so() {
             "[arms.expect]\nmax_definite_violations = 0\nmax_over_admission_ratio = 1.05",
             "[arms.expect]\nmax_definite_violations = 0",
         );
-    let path = write(dir.path(), "s.toml", &scenario);
-    let out = rlbench(
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--arm",
-            "single",
-            "--out",
-            "out",
-            "-q",
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run_single(dir.path(), &scenario);
     let s = summary(&dir.path().join("out"));
     let rate = &s["arms"][0]["rate"];
     assert_eq!(rate["generator_saturated"], true, "{rate}");
@@ -419,21 +423,8 @@ fn closed_loop_workers_send_back_to_back_until_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::small_scenario("1s", "")
         .replace("rate = 300", "schedule = \"closed\"\nconcurrency = 2");
-    let path = write(dir.path(), "s.toml", &scenario);
     let started = std::time::Instant::now();
-    let out = rlbench(
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--arm",
-            "single",
-            "--out",
-            "out",
-            "-q",
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    run_single(dir.path(), &scenario);
     assert!(started.elapsed() < Duration::from_secs(10));
     let s = summary(&dir.path().join("out"));
     let arm = &s["arms"][0];
