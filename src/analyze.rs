@@ -3,11 +3,11 @@
 //! verifier judges. Reads only the events file, so a run folder can be
 //! re-analyzed later.
 
-use crate::events::{self, Outcome};
+use crate::events::{self, ErrorKind, Outcome};
 use crate::verify::{self, Decided, Obs, Verdict};
 use hdrhistogram::Histogram;
 use reference_api::Policy;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -76,7 +76,12 @@ pub struct ArmFigures {
     pub lag: Percentiles,
     /// Indexed by replica.
     pub per_replica: Vec<Counts>,
-    pub verdict: Verdict,
+    /// Requests without an answer, by why (timeouts are counted apart).
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    /// Answers by HTTP status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// `None` when no policy was given to judge against.
+    pub verdict: Option<Verdict>,
     /// The arm's histograms (µs), then each replica's.
     pub histograms: Histograms,
     pub per_replica_histograms: Vec<Histograms>,
@@ -117,9 +122,30 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
 }
 
+/// One request of a key as kept until the verifier reads it: 16 bytes, so
+/// the per-key traces of a long run stay small (6 M requests ≈ 100 MB).
+#[derive(Clone, Copy)]
+struct Compact {
+    sent: i64,
+    /// done − sent, µs.
+    took: u32,
+    decided: Decided,
+}
+
+fn expand(requests: &[Compact]) -> Vec<Obs> {
+    requests
+        .iter()
+        .map(|c| Obs {
+            sent: c.sent,
+            done: c.sent + i64::from(c.took),
+            decided: c.decided,
+        })
+        .collect()
+}
+
 pub fn analyze(
     events_path: &Path,
-    policy: &Policy,
+    policy: Option<&Policy>,
     opts: &verify::Options,
     replicas: usize,
 ) -> Result<ArmFigures, String> {
@@ -129,10 +155,18 @@ pub fn analyze(
         (0..replicas).map(|_| Histograms::new()).collect();
     let mut histograms = Histograms::new();
     let mut lag = histogram();
-    let mut keys: HashMap<String, Vec<Obs>> = HashMap::new();
+    let mut keys: HashMap<String, Vec<Compact>> = HashMap::new();
+    let mut errors_by_kind = BTreeMap::new();
+    let mut statuses = BTreeMap::new();
     for event in events::read(events_path)? {
         let e = event?;
         counts.add(e.outcome);
+        if let Some(kind) = e.error {
+            *errors_by_kind.entry(kind).or_insert(0) += 1;
+        }
+        if e.status != 0 {
+            *statuses.entry(e.status).or_insert(0) += 1;
+        }
         let r = e.replica as usize;
         if r >= per_replica.len() {
             per_replica.resize(r + 1, Counts::default());
@@ -142,30 +176,45 @@ pub fn analyze(
         histograms.record(&e);
         per_replica_histograms[r].record(&e);
         lag.saturating_record(e.lag_us().max(1));
+        if policy.is_none() {
+            continue;
+        }
         let decided = match e.outcome {
             Outcome::Admitted => Decided::Admitted,
             Outcome::Rejected => Decided::Rejected,
             Outcome::Error | Outcome::Timeout => Decided::Unknown,
         };
-        keys.entry(e.key).or_default().push(Obs {
+        keys.entry(e.key).or_default().push(Compact {
             sent: e.sent_us as i64,
-            done: e.done_us as i64,
+            took: e.done_us.saturating_sub(e.sent_us).min(u64::from(u32::MAX)) as u32,
             decided,
         });
     }
-    let verdict = verify::verify(policy, keys.values().map(Vec::as_slice), opts);
+    // One key's trace at a time is expanded for the verifier.
+    let verdict = policy.map(|p| {
+        keys.values()
+            .fold(Verdict::default(), |mut total, requests| {
+                total.merge(&verify::verify_key(p, &expand(requests), opts));
+                total
+            })
+    });
     let busiest = keys.values().max_by_key(|obs| {
         obs.iter()
             .filter(|o| o.decided == Decided::Admitted)
             .count()
     });
-    let timeline = busiest.map_or_else(Vec::new, |obs| timeline(policy, obs));
+    let timeline = match (policy, busiest) {
+        (Some(policy), Some(obs)) => timeline(policy, &expand(obs)),
+        _ => Vec::new(),
+    };
     Ok(ArmFigures {
         counts,
         latency: Percentiles::of(&histograms.latency),
         service: Percentiles::of(&histograms.service),
         lag: Percentiles::of(&lag),
         per_replica,
+        errors_by_kind,
+        statuses,
         verdict,
         histograms,
         per_replica_histograms,

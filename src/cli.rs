@@ -1,5 +1,6 @@
-//! The command line (clap). Parsing only: `run`, `check`, `serve`, and the
-//! hidden `replica` through which rlbench starts its own replicas.
+//! The command line (clap). Parsing only: `run`, `check`, `report`,
+//! `compare`, `attack`, `serve`, and the hidden `replica` through which
+//! rlbench starts its own replicas.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -38,6 +39,8 @@ pub enum Command {
         #[arg(long, value_name = "SHARE")]
         max_regression: Option<String>,
     },
+    /// Load any loopback URL without a scenario file and print the summary.
+    Attack(AttackArgs),
     /// Bring one arm's replicas up and keep them up until Ctrl-C.
     Serve {
         scenario: PathBuf,
@@ -69,6 +72,49 @@ pub struct RunArgs {
     /// Run only this arm (repeatable).
     #[arg(long = "arm", value_name = "NAME")]
     pub arms: Vec<String>,
+    /// No progress lines; the summary table and errors still print.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AttackArgs {
+    /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost); requests
+    /// fan out across them.
+    #[arg(required = true, value_name = "URL")]
+    pub urls: Vec<String>,
+    /// Open loop: requests per second, e.g. "2000" or "100/10ms".
+    #[arg(long, conflicts_with = "concurrency")]
+    pub rate: Option<String>,
+    /// Closed loop: this many workers, each sending its next request when
+    /// the last one answered (like wrk's connections).
+    #[arg(long, short = 'c')]
+    pub concurrency: Option<u32>,
+    /// How long to send, e.g. "30s".
+    #[arg(long, short = 'd')]
+    pub duration: String,
+    /// An extra header on every request, "Name: value" (repeatable).
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    #[arg(long, short = 'm', default_value = "GET")]
+    pub method: String,
+    /// Send a rate-limit key in this header, drawn uniformly from --keys keys.
+    #[arg(long, value_name = "NAME")]
+    pub key_header: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub keys: u32,
+    /// round_robin, random, sticky (by key) or single.
+    #[arg(long, default_value = "round_robin")]
+    pub fanout: String,
+    /// Per-request timeout; a request without an answer by then counts as a timeout.
+    #[arg(long, default_value = "2s")]
+    pub timeout: String,
+    /// Open loop: at most this many requests in flight.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_in_flight: usize,
+    /// Keep the run folder (events, summary.json, report.html) here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,

@@ -42,11 +42,11 @@ const FIGURES: [(&str, bool); 6] = [
 ];
 
 fn figure(arm: &ArmSummary, name: &str) -> Option<f64> {
-    let c = &arm.correctness;
+    let c = arm.correctness.as_ref();
     match name {
-        "over_admission_ratio" => c.over_admission_ratio,
-        "definite_violations" => Some(c.definite_violations as f64),
-        "false_reject_ratio" => Some(c.false_reject_ratio),
+        "over_admission_ratio" => c?.over_admission_ratio,
+        "definite_violations" => Some(c?.definite_violations as f64),
+        "false_reject_ratio" => Some(c?.false_reject_ratio),
         "p50_ms" => Some(arm.latency_ms.p50),
         "p99_ms" => Some(arm.latency_ms.p99),
         "achieved_rps" => Some(arm.rate.achieved_rps),
@@ -77,7 +77,7 @@ pub fn compare(baseline: &Summary, candidate: &Summary, max_regression: Option<f
                 let worse = match (row.baseline, row.candidate) {
                     (Some(base), Some(cand)) => cand > base * (1.0 + max),
                     // Admits where none were allowed (unbounded) is worse than any bound.
-                    (Some(_), None) if c.is_some() => true,
+                    (Some(_), None) => c.is_some_and(|a| a.correctness.is_some()),
                     _ => false,
                 };
                 if worse {

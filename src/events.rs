@@ -1,7 +1,9 @@
 //! The trace: one record per request, streamed to `events/<arm>.csv` in the
 //! run folder while the load runs, so memory does not grow with the run.
-//! Columns: `seq,key,replica,intended_us,sent_us,done_us,status,outcome`,
-//! times in µs since the load started, on the generator's monotonic clock.
+//! Columns: `seq,key,replica,intended_us,sent_us,done_us,status,outcome,error`,
+//! times in µs since the load started, on the generator's monotonic clock;
+//! `error` names why a request got no answer (empty otherwise; a file
+//! written before the column existed reads as empty).
 
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -9,6 +11,10 @@ use std::io::BufWriter;
 use std::path::Path;
 use std::thread::JoinHandle;
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TryRecvError;
+
+/// How long the writer sleeps when no event is waiting.
+const POLL: std::time::Duration = std::time::Duration::from_millis(1);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -21,6 +27,39 @@ pub enum Outcome {
     Error,
     /// No answer within the request timeout.
     Timeout,
+}
+
+/// Why a request got no answer, as counted in `errors_by_kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Nothing listens on the target's port.
+    ConnectRefused,
+    /// The TCP connect did not finish in time.
+    ConnectTimeout,
+    /// Any other failure to connect.
+    Connect,
+    /// No local port or address left (ephemeral ports exhausted).
+    NoLocalPort,
+    /// The connection was reset or aborted.
+    Reset,
+    /// The server closed the connection before a whole answer.
+    Closed,
+    Other,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::Connect => "connect",
+            ErrorKind::NoLocalPort => "no_local_port",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Other => "other",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +77,8 @@ pub struct Event {
     /// HTTP status, 0 when there was none.
     pub status: u16,
     pub outcome: Outcome,
+    #[serde(default)]
+    pub error: Option<ErrorKind>,
 }
 
 impl Event {
@@ -67,10 +108,18 @@ impl EventWriter {
         let thread = std::thread::spawn(move || {
             let mut out = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
             let mut written = 0;
-            while let Some(event) = rx.blocking_recv() {
-                out.serialize(&event)
-                    .map_err(|e| format!("cannot write {shown}: {e}"))?;
-                written += 1;
+            // Polls rather than parks: a parked writer would have to be
+            // woken (a futex call) for every event at high rates.
+            loop {
+                match rx.try_recv() {
+                    Ok(event) => {
+                        out.serialize(&event)
+                            .map_err(|e| format!("cannot write {shown}: {e}"))?;
+                        written += 1;
+                    }
+                    Err(TryRecvError::Empty) => std::thread::sleep(POLL),
+                    Err(TryRecvError::Disconnected) => break,
+                }
             }
             out.flush()
                 .map_err(|e| format!("cannot write {shown}: {e}"))?;
@@ -120,18 +169,43 @@ mod tests {
             done_us: 3_000,
             status: 429,
             outcome: Outcome::Rejected,
+            error: None,
+        };
+        let refused = Event {
+            seq: 4,
+            status: 0,
+            outcome: Outcome::Error,
+            error: Some(ErrorKind::ConnectRefused),
+            ..e.clone()
         };
         tx.send(e.clone()).await.unwrap();
+        tx.send(refused.clone()).await.unwrap();
         drop(tx);
-        assert_eq!(writer.finish().unwrap(), 1);
+        assert_eq!(writer.finish().unwrap(), 2);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
-            text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome\n"),
+            text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n"),
             "{text}"
         );
+        assert!(text.contains(",error,connect_refused\n"), "{text}");
         let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
-        assert_eq!(back, std::slice::from_ref(&e));
+        assert_eq!(back, vec![e.clone(), refused]);
         assert_eq!(e.latency_us(), 2_000);
         assert_eq!(e.lag_us(), 200);
+    }
+
+    #[test]
+    fn files_without_the_error_column_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.csv");
+        std::fs::write(
+            &path,
+            "seq,key,replica,intended_us,sent_us,done_us,status,outcome\n0,k,1,10,20,30,200,admitted\n",
+        )
+        .unwrap();
+        let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].error, None);
+        assert_eq!(back[0].outcome, Outcome::Admitted);
     }
 }

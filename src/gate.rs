@@ -32,15 +32,18 @@ fn round(v: f64) -> f64 {
     (v * 1_000.0).round() / 1_000.0
 }
 
+/// The figure's value; `None` when unbounded (admits where none were
+/// allowed) or not judged (no policy).
 pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
+    let judged = || f.verdict.as_ref();
     Some(match figure {
-        Figure::OverAdmissionRatio => return f.verdict.over_admission_ratio(),
-        Figure::DefiniteViolations => f.verdict.definite_violations as f64,
-        Figure::PossibleViolations => f.verdict.possible_violations as f64,
-        Figure::FalseRejectRatio => f.verdict.false_reject_ratio(),
+        Figure::OverAdmissionRatio => return judged()?.over_admission_ratio(),
+        Figure::DefiniteViolations => judged()?.definite_violations as f64,
+        Figure::PossibleViolations => judged()?.possible_violations as f64,
+        Figure::FalseRejectRatio => judged()?.false_reject_ratio(),
         Figure::P99Ms => f.latency.p99,
         Figure::ErrorRatio => f.counts.error_ratio(),
-        Figure::PeakWindowRatio => f.verdict.peak_window_ratio,
+        Figure::PeakWindowRatio => judged()?.peak_window_ratio,
     })
 }
 
@@ -50,10 +53,13 @@ pub fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Check> {
         .map(|e| {
             let value = value(e.figure, figures);
             let v = value.unwrap_or(f64::INFINITY);
-            let passed = match e.bound {
-                Bound::AtMost => v <= e.value,
-                Bound::AtLeast => v >= e.value,
-            };
+            // A bound on a correctness figure never passes unjudged.
+            let judged = figures.verdict.is_some() || !e.figure.needs_policy();
+            let passed = judged
+                && match e.bound {
+                    Bound::AtMost => v <= e.value,
+                    Bound::AtLeast => v >= e.value,
+                };
             Check {
                 expectation: e.clone(),
                 value,
@@ -86,12 +92,14 @@ mod tests {
             histograms: crate::analyze::Histograms::empty(),
             per_replica_histograms: vec![],
             timeline: vec![],
-            verdict: Verdict {
+            errors_by_kind: Default::default(),
+            statuses: Default::default(),
+            verdict: Some(Verdict {
                 admitted,
                 allowed_max,
                 definite_violations: definite,
                 ..Verdict::default()
-            },
+            }),
         }
     }
 
@@ -135,6 +143,32 @@ mod tests {
         assert_eq!(passed, [true, false, false, true]);
         assert_eq!(checks[1].describe(), "over_admission_ratio 3 > max 2.99");
         assert_eq!(checks[2].describe(), "definite_violations 20 > max 0");
+    }
+
+    #[test]
+    fn correctness_bounds_fail_without_a_policy_and_latency_bounds_still_apply() {
+        let mut f = figures(30, 10, 0);
+        f.verdict = None;
+        let checks = evaluate(
+            &[
+                expect(
+                    "min_peak_window_ratio",
+                    Figure::PeakWindowRatio,
+                    Bound::AtLeast,
+                    0.0,
+                ),
+                expect(
+                    "max_definite_violations",
+                    Figure::DefiniteViolations,
+                    Bound::AtMost,
+                    0.0,
+                ),
+                expect("max_p99_ms", Figure::P99Ms, Bound::AtMost, 12.5),
+            ],
+            &f,
+        );
+        let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
+        assert_eq!(passed, [false, false, true]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! analyze (verify + stats) → report → gate.
 
 pub mod analyze;
+pub mod attack;
 pub mod cli;
 pub mod compare;
 pub mod error;

@@ -22,7 +22,11 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Replica { config_json, .. } => runtime.block_on(replica(&config_json)),
         command => {
-            let quiet = matches!(&command, Command::Run(a) if a.quiet);
+            let quiet = match &command {
+                Command::Run(a) => a.quiet,
+                Command::Attack(a) => a.quiet,
+                _ => false,
+            };
             init_logging(quiet);
             runtime.block_on(dispatch(command))
         }
@@ -46,6 +50,19 @@ async fn dispatch(command: Command) -> ExitCode {
                 }
                 if outcome.exit == Exit::Interrupted {
                     eprintln!("rlbench: interrupted; the report covers what was sent and is marked partial");
+                }
+                ExitCode::from(outcome.exit.code())
+            }
+            Err(e) => fail(&e),
+        },
+        Command::Attack(args) => match rlbench::attack::run(&args).await {
+            Ok(outcome) => {
+                table::print(&outcome.summary);
+                if let Some(folder) = &outcome.folder {
+                    println!("report: {}", folder.join("summary.json").display());
+                }
+                if outcome.exit == Exit::Interrupted {
+                    eprintln!("rlbench: interrupted; the figures cover what was sent");
                 }
                 ExitCode::from(outcome.exit.code())
             }

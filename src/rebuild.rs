@@ -11,13 +11,17 @@ use std::path::Path;
 pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
     let folder = RunFolder::open(dir).map_err(Error::input)?;
     let run: RunRecord = record::read(&folder.run_record()).map_err(Error::input)?;
-    let scenario = scenario::load(&folder.scenario_copy())?;
+    // `rlbench attack --out` keeps no scenario: nothing to expect.
+    let scenario = match folder.scenario_copy() {
+        copy if copy.exists() => Some(scenario::load(&copy)?),
+        _ => None,
+    };
     let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();
     for name in &run.arms {
         let arm: ArmRecord = record::read(&folder.arm_record(name)).map_err(Error::input)?;
         let expect = scenario
-            .arms
             .iter()
+            .flat_map(|s| &s.arms)
             .find(|a| &a.name == name)
             .map(|a| a.expect.clone())
             .unwrap_or_default();

@@ -25,7 +25,9 @@ pub struct ArmRecord {
     pub name: String,
     pub mode: String,
     pub replicas: usize,
-    pub policy: Policy,
+    /// What the trace is judged against; none for an unjudged `attack`.
+    #[serde(default)]
+    pub policy: Option<Policy>,
     /// Every decision read this machine's wall clock (grid rules apply).
     pub aligned: bool,
     /// Wall-clock µs at the arm's trace time 0.

@@ -7,6 +7,7 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Exit};
 use crate::events::EventWriter;
 use crate::interrupt::Interrupt;
+use crate::load::client::Template;
 use crate::load::schedule::Shape;
 use crate::load::{self, Counters, Plan};
 use crate::progress::Progress;
@@ -233,11 +234,16 @@ async fn run_arm(
         .key_header
         .parse()
         .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
+    let template = Template {
+        method: hyper::Method::POST,
+        headers: hyper::HeaderMap::new(),
+        key_header: Some(key_header),
+    };
     let shape = shape_for(scenario, arm);
     let target_rps = shape.target_rate(scenario.duration);
     let plan = Plan {
         targets,
-        key_header,
+        template,
         shape,
         duration: scenario.duration,
         keys: scenario.load.keys,
@@ -276,7 +282,7 @@ async fn run_arm(
         name: arm.name.clone(),
         mode: arm.mode.as_str().to_string(),
         replicas: arm.replicas,
-        policy: arm.policy.clone(),
+        policy: Some(arm.policy.clone()),
         aligned: clocks_known_aligned(scenario, arm),
         epoch_offset_us: report.epoch_offset_us,
         epoch_uncertainty_us: report.epoch_uncertainty_us,

@@ -127,7 +127,9 @@ fn a_run_shows_the_fake_global_and_passes_its_gate() {
     assert!(!replica_h.is_empty());
 
     let events = std::fs::read_to_string(latest.join("events/local.csv")).unwrap();
-    assert!(events.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome\n"));
+    assert!(
+        events.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n")
+    );
     assert_eq!(events.lines().count(), 901);
 }
 

@@ -1,23 +1,30 @@
-//! One request to a target and what its answer means: a keep-alive HTTP/1
-//! client (a pool per target), a per-request timeout, and the mapping of
-//! answers to outcomes (2xx admitted, 429 rejected, anything else an error).
+//! One request to a target and what its answer means: keep-alive HTTP/1
+//! connections driven by the task that sends on them, a per-request
+//! timeout, the mapping of answers to outcomes (2xx admitted, 429 rejected,
+//! anything else an error) and of failures to their kind (refused, reset,
+//! ...). A general pooled client serves the few control requests
+//! (health, metrics).
 
-use crate::events::Outcome;
+use crate::events::{ErrorKind, Outcome};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
-use hyper::header::HeaderName;
+use hyper::header::{HeaderMap, HeaderName};
 use hyper::{Method, Request, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::pin::Pin;
 use std::time::Duration;
+use tokio::net::TcpStream;
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub type HttpClient = Client<HttpConnector, Empty<Bytes>>;
 
 pub fn new(max_idle_per_target: usize) -> HttpClient {
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
-    connector.set_connect_timeout(Some(Duration::from_secs(2)));
+    connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
     Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(max_idle_per_target)
         .pool_idle_timeout(Duration::from_secs(30))
@@ -32,34 +39,218 @@ pub fn classify(status: u16) -> Outcome {
     }
 }
 
-/// Sends one limited request; returns the status (0 without one) and outcome.
-pub async fn send(
-    client: &HttpClient,
-    method: Method,
-    uri: &Uri,
-    key_header: &HeaderName,
-    key: &str,
-    timeout: Duration,
-) -> (u16, Outcome) {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header(key_header, key)
-        .body(Empty::new());
-    let Ok(request) = request else {
-        return (0, Outcome::Error);
-    };
-    let exchange = async {
-        let response = client.request(request).await.ok()?;
-        let status = response.status().as_u16();
-        // Read the body so the connection goes back to the pool.
-        response.into_body().collect().await.ok()?;
-        Some(status)
-    };
-    match tokio::time::timeout(timeout, exchange).await {
-        Ok(Some(status)) => (status, classify(status)),
-        Ok(None) => (0, Outcome::Error),
-        Err(_) => (0, Outcome::Timeout),
+/// What every request of a load carries besides its target and key.
+#[derive(Clone, Debug)]
+pub struct Template {
+    pub method: Method,
+    /// Extra headers (`--header`), sent on every request.
+    pub headers: HeaderMap,
+    /// The header that carries the rate-limit key; none sends no key.
+    pub key_header: Option<HeaderName>,
+}
+
+/// How one exchange ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// HTTP status, 0 when there was none.
+    pub status: u16,
+    pub outcome: Outcome,
+    /// Why there was no answer.
+    pub error: Option<ErrorKind>,
+}
+
+/// The request for `uri` with the template's method and headers and the
+/// key: the path in the request line, the authority in `Host`.
+fn request(template: &Template, uri: &Uri, key: &str) -> Option<Request<Empty<Bytes>>> {
+    let mut builder = Request::builder()
+        .method(template.method.clone())
+        .uri(uri.path_and_query().map_or("/", |p| p.as_str()))
+        .header(hyper::header::HOST, uri.authority()?.as_str());
+    if let Some(headers) = builder.headers_mut() {
+        headers.extend(template.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    if let Some(name) = &template.key_header {
+        builder = builder.header(name, key);
+    }
+    builder.body(Empty::new()).ok()
+}
+
+fn failed(kind: ErrorKind) -> Answer {
+    Answer {
+        status: 0,
+        outcome: Outcome::Error,
+        error: Some(kind),
+    }
+}
+
+fn timed_out() -> Answer {
+    Answer {
+        status: 0,
+        outcome: Outcome::Timeout,
+        error: None,
+    }
+}
+
+fn answered(status: u16) -> Answer {
+    Answer {
+        status,
+        outcome: classify(status),
+        error: None,
+    }
+}
+
+/// Idle dedicated connections per target, for open-loop requests: each
+/// request takes one (or opens a new one) and drives it in its own task,
+/// then puts it back. Cheaper than a general pool whose connections run as
+/// tasks of their own and hand every answer across tasks.
+pub struct Connections {
+    targets: Vec<Uri>,
+    idle: Vec<std::sync::Mutex<Vec<Dedicated>>>,
+}
+
+impl Connections {
+    pub fn new(targets: &[Uri]) -> Self {
+        Connections {
+            targets: targets.to_vec(),
+            idle: targets.iter().map(|_| Default::default()).collect(),
+        }
+    }
+
+    /// Sends one request to target `target` on an idle connection or a new one.
+    pub async fn send(
+        &self,
+        target: usize,
+        template: &Template,
+        key: &str,
+        timeout: Duration,
+    ) -> Answer {
+        let idle = self.idle[target]
+            .lock()
+            .ok()
+            .and_then(|mut idle| idle.pop());
+        let mut connection = idle.unwrap_or_else(|| Dedicated::new(self.targets[target].clone()));
+        let answer = connection.send(template, key, timeout).await;
+        if let Ok(mut idle) = self.idle[target].lock() {
+            idle.push(connection);
+        }
+        answer
+    }
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
+type Connection = hyper::client::conn::http1::Connection<TokioIo<TcpStream>, Empty<Bytes>>;
+
+/// One keep-alive connection owned by one closed-loop worker, driven inside
+/// the worker's own task: no pool, no hand-off between tasks — the way wrk
+/// drives each of its connections. Reconnects after any failure.
+pub struct Dedicated {
+    uri: Uri,
+    live: Option<(Sender, Pin<Box<Connection>>)>,
+}
+
+impl Dedicated {
+    pub fn new(uri: Uri) -> Self {
+        Dedicated { uri, live: None }
+    }
+
+    async fn connect(&mut self) -> Result<(), ErrorKind> {
+        let host = self.uri.host().ok_or(ErrorKind::Other)?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let port = self.uri.port_u16().unwrap_or(80);
+        let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((host, port)))
+            .await
+            .map_err(|_| ErrorKind::ConnectTimeout)?
+            .map_err(|e| match error_kind(&e) {
+                ErrorKind::Other => ErrorKind::Connect,
+                kind => kind,
+            })?;
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| error_kind(&e))?;
+        self.live = Some((sender, Box::pin(connection)));
+        Ok(())
+    }
+
+    /// Sends one request on this connection (connecting first if needed).
+    pub async fn send(&mut self, template: &Template, key: &str, timeout: Duration) -> Answer {
+        let Some(request) = request(template, &self.uri, key) else {
+            return failed(ErrorKind::Other);
+        };
+        let exchange = async {
+            if !self.live.as_ref().is_some_and(|(s, _)| !s.is_closed()) {
+                self.connect().await?;
+            }
+            let Some((sender, connection)) = self.live.as_mut() else {
+                return Err(ErrorKind::Other);
+            };
+            let response = async {
+                sender.ready().await.map_err(|e| error_kind(&e))?;
+                let response = sender
+                    .send_request(request)
+                    .await
+                    .map_err(|e| error_kind(&e))?;
+                let status = response.status().as_u16();
+                response
+                    .into_body()
+                    .collect()
+                    .await
+                    .map_err(|e| error_kind(&e))?;
+                Ok(status)
+            };
+            tokio::select! {
+                r = response => r,
+                // The connection ended before the answer did.
+                r = connection.as_mut() => Err(r.err().map_or(ErrorKind::Closed, |e| error_kind(&e))),
+            }
+        };
+        let answer = match tokio::time::timeout(timeout, exchange).await {
+            Ok(Ok(status)) => answered(status),
+            Ok(Err(kind)) => failed(kind),
+            Err(_) => timed_out(),
+        };
+        if answer.status == 0 {
+            // No answer: a request may still be outstanding on it, start afresh.
+            self.live = None;
+        }
+        answer
+    }
+}
+
+/// The kind of a failed exchange, from the innermost I/O error when there
+/// is one (refused, reset, ...), else from hyper's own classification.
+pub fn error_kind(e: &(dyn std::error::Error + 'static)) -> ErrorKind {
+    use std::io::ErrorKind as Io;
+    let mut connect = false;
+    let mut closed = false;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(e) = err.downcast_ref::<hyper_util::client::legacy::Error>() {
+            connect |= e.is_connect();
+        }
+        if let Some(e) = err.downcast_ref::<hyper::Error>() {
+            closed |= e.is_incomplete_message() || e.is_closed() || e.is_canceled();
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                Io::ConnectionRefused => return ErrorKind::ConnectRefused,
+                Io::TimedOut if connect => return ErrorKind::ConnectTimeout,
+                Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe => {
+                    return ErrorKind::Reset
+                }
+                Io::AddrNotAvailable | Io::AddrInUse => return ErrorKind::NoLocalPort,
+                Io::UnexpectedEof => return ErrorKind::Closed,
+                _ => {}
+            }
+        }
+        source = err.source();
+    }
+    if connect {
+        ErrorKind::Connect
+    } else if closed {
+        ErrorKind::Closed
+    } else {
+        ErrorKind::Other
     }
 }
 
@@ -100,5 +291,73 @@ mod tests {
         assert_eq!(classify(429), Outcome::Rejected);
         assert_eq!(classify(400), Outcome::Error);
         assert_eq!(classify(503), Outcome::Error);
+    }
+
+    /// An error whose cause is `inner`, as hyper wraps I/O errors.
+    #[derive(Debug)]
+    struct Wrapped(std::io::Error);
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "wrapped")
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn failures_are_named_by_their_innermost_io_error() {
+        use std::io::{Error, ErrorKind as Io};
+        for (io, kind) in [
+            (Io::ConnectionRefused, ErrorKind::ConnectRefused),
+            (Io::ConnectionReset, ErrorKind::Reset),
+            (Io::BrokenPipe, ErrorKind::Reset),
+            (Io::AddrNotAvailable, ErrorKind::NoLocalPort),
+            (Io::UnexpectedEof, ErrorKind::Closed),
+            (Io::PermissionDenied, ErrorKind::Other),
+            // A timeout is a connect timeout only while connecting.
+            (Io::TimedOut, ErrorKind::Other),
+        ] {
+            assert_eq!(error_kind(&Wrapped(Error::from(io))), kind, "{io:?}");
+            assert_eq!(error_kind(&Error::from(io)), kind, "{io:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dedicated_connection_to_a_closed_port_is_refused_then_recovers() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let template = Template {
+            method: Method::GET,
+            headers: HeaderMap::new(),
+            key_header: None,
+        };
+        let uri: Uri = format!("http://{addr}/x").parse().unwrap();
+        let mut c = Dedicated::new(uri);
+        let a = c.send(&template, "k", Duration::from_secs(2)).await;
+        assert_eq!(a.outcome, Outcome::Error);
+        assert_eq!(a.error, Some(ErrorKind::ConnectRefused));
+        // The port comes alive: the same connection object reconnects.
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let _ = s.read(&mut buf).await;
+            s.write_all(b"HTTP/1.1 429 Too Many Requests\r\ncontent-length: 0\r\n\r\n")
+                .await
+                .unwrap();
+            let _ = s.read(&mut buf).await;
+        });
+        let a = c.send(&template, "k", Duration::from_secs(2)).await;
+        assert_eq!(
+            (a.status, a.outcome, a.error),
+            (429, Outcome::Rejected, None)
+        );
     }
 }

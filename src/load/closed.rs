@@ -4,8 +4,9 @@
 //! server's speed, so it is an option, never the default; each request's
 //! intended time is when its worker was ready to send it.
 
+use super::client::Dedicated;
 use super::pick::Picker;
-use super::{client, Counters, Plan, Request};
+use super::{Counters, Plan};
 use crate::events::Event;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,7 +32,6 @@ pub struct Outcome {
 }
 
 pub async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
-    let http = client::new(l.concurrency as usize);
     let seq = Arc::new(AtomicU64::new(0));
     let deadline = l.start + l.plan.duration;
     let mut workers = JoinSet::new();
@@ -45,29 +45,30 @@ pub async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
                 .seed
                 .wrapping_add(u64::from(w).wrapping_mul(0x9E37_79B9)),
         );
-        let (http, seq, stopping) = (http.clone(), seq.clone(), l.stopping.clone());
+        let (seq, stopping) = (seq.clone(), l.stopping.clone());
         let (events, counters, start) = (l.events.clone(), l.counters.clone(), l.start);
-        let (targets, key_header, timeout, think) = (
-            l.plan.targets.clone(),
-            l.plan.key_header.clone(),
-            l.plan.timeout,
-            l.think,
-        );
+        let template = l.plan.template.clone();
+        let (timeout, think) = (l.plan.timeout, l.think);
+        // Each worker owns one connection per target, as wrk's do.
+        let mut connections: Vec<Dedicated> =
+            l.plan.targets.iter().cloned().map(Dedicated::new).collect();
         workers.spawn(async move {
             while Instant::now() < deadline && !stopping.load(Ordering::Relaxed) {
                 let n = seq.fetch_add(1, Ordering::Relaxed);
                 let (key, target) = picker.pick(n);
-                let request = Request {
-                    http: http.clone(),
-                    uri: targets[target].clone(),
-                    key_header: key_header.clone(),
-                    key: key.to_string(),
+                let sent_us = start.elapsed().as_micros() as u64;
+                let answer = connections[target].send(&template, key, timeout).await;
+                let event = Event {
                     seq: n,
-                    target: target as u32,
-                    intended_us: start.elapsed().as_micros() as u64,
-                    timeout,
+                    key: key.to_string(),
+                    replica: target as u32,
+                    intended_us: sent_us,
+                    sent_us,
+                    done_us: start.elapsed().as_micros() as u64,
+                    status: answer.status,
+                    outcome: answer.outcome,
+                    error: answer.error,
                 };
-                let event = request.send(start).await;
                 counters.count(&event);
                 let _ = events.send(event).await;
                 if !think.is_zero() {

@@ -11,8 +11,7 @@ pub mod schedule;
 
 use crate::events::{Event, Outcome};
 use crate::scenario::{Fanout, KeyDistribution};
-use hyper::header::HeaderName;
-use hyper::{Method, Uri};
+use hyper::Uri;
 use pick::Picker;
 use reference_api::clock::wall_now_us;
 use schedule::{Schedule, Shape};
@@ -25,7 +24,8 @@ use tokio::time::Instant;
 
 pub struct Plan {
     pub targets: Vec<Uri>,
-    pub key_header: HeaderName,
+    /// Method, extra headers and the key's header.
+    pub template: client::Template,
     pub shape: Shape,
     pub duration: Duration,
     pub keys: u32,
@@ -121,9 +121,8 @@ pub async fn run(
         start,
         schedule,
         picker,
-        http: client::new(plan.max_in_flight),
-        targets: plan.targets.clone(),
-        key_header: plan.key_header.clone(),
+        connections: Arc::new(client::Connections::new(&plan.targets)),
+        template: Arc::new(plan.template.clone()),
         timeout: plan.timeout,
         deadline: start.into_std() + plan.duration,
         permits: permits.clone(),
@@ -172,9 +171,8 @@ struct Pacing {
     start: Instant,
     schedule: Schedule,
     picker: Picker,
-    http: client::HttpClient,
-    targets: Vec<Uri>,
-    key_header: HeaderName,
+    connections: Arc<client::Connections>,
+    template: Arc<client::Template>,
     timeout: Duration,
     /// The run ends on time: a request still waiting for a free in-flight
     /// slot then is not sent (and the achieved rate shows it).
@@ -204,9 +202,8 @@ impl Pacing {
             };
             let (key, target) = self.picker.pick(seq);
             let request = Request {
-                http: self.http.clone(),
-                uri: self.targets[target].clone(),
-                key_header: self.key_header.clone(),
+                connections: self.connections.clone(),
+                template: self.template.clone(),
                 key: key.to_string(),
                 seq,
                 target: target as u32,
@@ -232,9 +229,8 @@ impl Pacing {
 }
 
 pub(crate) struct Request {
-    http: client::HttpClient,
-    uri: Uri,
-    key_header: HeaderName,
+    connections: Arc<client::Connections>,
+    template: Arc<client::Template>,
     key: String,
     seq: u64,
     target: u32,
@@ -245,15 +241,15 @@ pub(crate) struct Request {
 impl Request {
     async fn send(self, start: Instant) -> Event {
         let sent_us = start.elapsed().as_micros() as u64;
-        let (status, outcome) = client::send(
-            &self.http,
-            Method::POST,
-            &self.uri,
-            &self.key_header,
-            &self.key,
-            self.timeout,
-        )
-        .await;
+        let answer = self
+            .connections
+            .send(
+                self.target as usize,
+                &self.template,
+                &self.key,
+                self.timeout,
+            )
+            .await;
         Event {
             seq: self.seq,
             key: self.key,
@@ -261,8 +257,9 @@ impl Request {
             intended_us: self.intended_us,
             sent_us,
             done_us: start.elapsed().as_micros() as u64,
-            status,
-            outcome,
+            status: answer.status,
+            outcome: answer.outcome,
+            error: answer.error,
         }
     }
 }

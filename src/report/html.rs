@@ -31,8 +31,15 @@ pub fn thousands(n: u64) -> String {
 /// One sentence a person can act on, e.g. "local: 1,200 admitted where a
 /// correct limiter allows 400 — 3.00×, 800 definite violations."
 pub fn verdict(a: &ArmSummary) -> String {
-    let c = &a.correctness;
     let admitted = thousands(a.requests.admitted);
+    let Some(c) = &a.correctness else {
+        return format!(
+            "{}: {} sent, {admitted} admitted, {} rejected; no policy was given, so nothing is judged",
+            a.name,
+            thousands(a.requests.sent),
+            thousands(a.requests.rejected)
+        );
+    };
     let allowed = thousands(c.allowed_max);
     let mut s = match (c.definite_violations, c.over_admission_ratio) {
         (0, Some(r)) => format!(
@@ -155,21 +162,32 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
 
     h.push_str("<h2>Figures</h2><table><tr><th>arm</th><th>mode</th><th>replicas</th><th>sent</th><th>admitted</th><th>allowed</th><th>over-admission</th><th>peak window</th><th>definite</th><th>possible</th><th>false rejects</th><th>p50 ms</th><th>p99 ms</th><th>achieved rps</th></tr>");
     for a in &s.arms {
-        let c = &a.correctness;
+        let judged = a.correctness.as_ref().map_or_else(
+            || vec!["–".to_string(); 6],
+            |c| {
+                vec![
+                    thousands(c.allowed_max),
+                    c.over_admission_ratio
+                        .map_or("∞".to_string(), |r| format!("{r:.2}×")),
+                    format!("{:.2}", c.peak_window_ratio),
+                    thousands(c.definite_violations),
+                    thousands(c.possible_violations),
+                    thousands(c.false_rejects),
+                ]
+            },
+        );
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.0}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.2}</td><td>{:.2}</td><td>{:.0}</td></tr>",
             esc(&a.name),
             esc(&a.mode),
             a.replicas,
             thousands(a.requests.sent),
             thousands(a.requests.admitted),
-            thousands(c.allowed_max),
-            c.over_admission_ratio.map_or("∞".to_string(), |r| format!("{r:.2}×")),
-            c.peak_window_ratio,
-            thousands(c.definite_violations),
-            thousands(c.possible_violations),
-            thousands(c.false_rejects),
+            judged
+                .iter()
+                .map(|cell| format!("<td>{cell}</td>"))
+                .collect::<String>(),
             a.latency_ms.p50,
             a.latency_ms.p99,
             a.rate.achieved_rps

@@ -38,7 +38,7 @@ pub fn build(
         };
         let figures = analyze::analyze(
             &folder.events(&record.name),
-            &record.policy,
+            record.policy.as_ref(),
             &opts,
             record.replicas,
         )?;
@@ -71,7 +71,10 @@ pub fn build(
         .map(|(arm, figures)| charts::ArmData {
             name: &arm.name,
             figures,
-            over_admission: arm.correctness.over_admission_ratio,
+            over_admission: arm
+                .correctness
+                .as_ref()
+                .and_then(|c| c.over_admission_ratio),
         })
         .collect();
     charts::render_all(&folder.root, &chart_data)?;

@@ -8,9 +8,13 @@ use crate::record::ArmRecord;
 use crate::scenario::Bound;
 use reference_api::Policy;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub const SCHEMA: &str = "rlbench.summary/v1";
+
+/// `policy_text` when there was no policy.
+pub const NOT_JUDGED: &str = "no policy given: not judged";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Summary {
@@ -28,13 +32,15 @@ pub struct ArmSummary {
     pub name: String,
     pub mode: String,
     pub replicas: usize,
-    pub policy: Policy,
+    /// Null when no policy was given (`rlbench attack` without `--policy`).
+    pub policy: Option<Policy>,
     pub policy_text: String,
     /// The arm stopped early (Ctrl-C): its figures cover what was sent.
     pub partial: bool,
     pub requests: Requests,
     pub rate: Rate,
-    pub correctness: Correctness,
+    /// Null when there was no policy to judge against.
+    pub correctness: Option<Correctness>,
     pub latency_ms: Latency,
     pub service_ms: Latency,
     pub schedule_lag_ms: Latency,
@@ -72,6 +78,12 @@ pub struct Requests {
     pub rejected: u64,
     pub errors: u64,
     pub timeouts: u64,
+    /// Errors without an answer, by kind (connect_refused, reset, ...).
+    #[serde(default)]
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Answers by HTTP status.
+    #[serde(default)]
+    pub status_codes: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -161,7 +173,6 @@ fn latency(p: &Percentiles) -> Latency {
 
 pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
     let c = &f.counts;
-    let v = &f.verdict;
     let achieved = if run.send_window_s > 0.0 {
         c.sent as f64 / run.send_window_s
     } else {
@@ -172,7 +183,10 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
         mode: run.mode.clone(),
         replicas: run.replicas,
         policy: run.policy.clone(),
-        policy_text: run.policy.describe(),
+        policy_text: run
+            .policy
+            .as_ref()
+            .map_or_else(|| NOT_JUDGED.to_string(), Policy::describe),
         partial: run.interrupted,
         requests: Requests {
             sent: c.sent,
@@ -180,6 +194,16 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             rejected: c.rejected,
             errors: c.errors,
             timeouts: c.timeouts,
+            errors_by_kind: f
+                .errors_by_kind
+                .iter()
+                .map(|(k, n)| (k.name().to_string(), *n))
+                .collect(),
+            status_codes: f
+                .statuses
+                .iter()
+                .map(|(s, n)| (s.to_string(), *n))
+                .collect(),
         },
         rate: Rate {
             target_rps: run.target_rps,
@@ -188,7 +212,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 && (achieved < SATURATED_BELOW * run.target_rps
                     || f.lag.p99 > SATURATED_LAG_P99_MS),
         },
-        correctness: Correctness {
+        correctness: f.verdict.as_ref().map(|v| Correctness {
             allowed_max: v.allowed_max,
             over_admission_ratio: v.over_admission_ratio(),
             peak_window_ratio: v.peak_window_ratio,
@@ -196,7 +220,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             possible_violations: v.possible_violations,
             false_rejects: v.false_rejects,
             false_reject_ratio: v.false_reject_ratio(),
-        },
+        }),
         latency_ms: latency(&f.latency),
         service_ms: latency(&f.service),
         schedule_lag_ms: latency(&f.lag),

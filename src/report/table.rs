@@ -2,7 +2,7 @@
 //! first, then one line per failed expectation.
 #![allow(clippy::print_stdout)]
 
-use super::summary::Summary;
+use super::summary::{ArmSummary, Summary};
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or("∞".to_string(), |r| format!("{r:.2}x"))
@@ -34,23 +34,33 @@ pub fn render(s: &Summary) -> String {
             (n, 0) => format!("ok ({n})"),
             (_, f) => format!("FAIL ({f})"),
         };
-        let c = &a.correctness;
-        rows.push(vec![
+        let judged = a.correctness.as_ref().map_or_else(
+            || vec!["-".to_string(); 6],
+            |c| {
+                vec![
+                    c.allowed_max.to_string(),
+                    ratio(c.over_admission_ratio),
+                    format!("{:.2}", c.peak_window_ratio),
+                    c.definite_violations.to_string(),
+                    c.possible_violations.to_string(),
+                    c.false_rejects.to_string(),
+                ]
+            },
+        );
+        let mut row = vec![
             a.name.clone(),
             a.mode.clone(),
             a.replicas.to_string(),
             a.requests.sent.to_string(),
             a.requests.admitted.to_string(),
-            c.allowed_max.to_string(),
-            ratio(c.over_admission_ratio),
-            format!("{:.2}", c.peak_window_ratio),
-            c.definite_violations.to_string(),
-            c.possible_violations.to_string(),
-            c.false_rejects.to_string(),
+        ];
+        row.extend(judged);
+        row.extend([
             format!("{:.2}", a.latency_ms.p50),
             format!("{:.2}", a.latency_ms.p99),
             verdict,
         ]);
+        rows.push(row);
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
@@ -81,6 +91,12 @@ pub fn render(s: &Summary) -> String {
             out.push_str(&format!("policy of {}: {}\n", a.name, a.policy_text));
         }
     }
+    for a in &s.arms {
+        out.push_str(&rate_line(a));
+        if let Some(line) = errors_line(a) {
+            out.push_str(&line);
+        }
+    }
     for a in s.arms.iter().filter(|a| a.rate.generator_saturated) {
         out.push_str(&format!(
             "generator saturated in {}: {:.0} of {:.0} requests/s, schedule lag p99 {:.1} ms — the limiter saw less load than asked\n",
@@ -91,6 +107,40 @@ pub fn render(s: &Summary) -> String {
         out.push_str("partial: the run was interrupted\n");
     }
     out
+}
+
+/// Achieved against target rate, and how late requests left.
+fn rate_line(a: &ArmSummary) -> String {
+    let lag = &a.schedule_lag_ms;
+    if a.rate.target_rps > 0.0 {
+        format!(
+            "rate of {}: {:.1} of {:.1} requests/s; schedule lag p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms\n",
+            a.name, a.rate.achieved_rps, a.rate.target_rps, lag.p50, lag.p99, lag.max
+        )
+    } else {
+        format!(
+            "rate of {}: {:.1} requests/s (closed loop)\n",
+            a.name, a.rate.achieved_rps
+        )
+    }
+}
+
+/// Requests without a decision, by kind: timeouts, failures by kind, and
+/// answers that were neither admitted nor rejected, by status.
+fn errors_line(a: &ArmSummary) -> Option<String> {
+    let r = &a.requests;
+    let mut parts = Vec::new();
+    if r.timeouts > 0 {
+        parts.push(format!("{} timeout", r.timeouts));
+    }
+    parts.extend(r.errors_by_kind.iter().map(|(k, n)| format!("{n} {k}")));
+    parts.extend(
+        r.status_codes
+            .iter()
+            .filter(|(code, _)| !(code.starts_with('2') || code.as_str() == "429"))
+            .map(|(code, n)| format!("{n} status {code}")),
+    );
+    (!parts.is_empty()).then(|| format!("errors of {}: {}\n", a.name, parts.join(", ")))
 }
 
 pub fn print(s: &Summary) {

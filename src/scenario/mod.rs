@@ -79,6 +79,20 @@ pub enum Fanout {
     Single,
 }
 
+impl Fanout {
+    pub const NAMES: &'static str = "round_robin, random, sticky or single";
+
+    pub fn from_name(name: &str) -> Option<Fanout> {
+        Some(match name {
+            "round_robin" => Fanout::RoundRobin,
+            "random" => Fanout::Random,
+            "sticky" => Fanout::Sticky,
+            "single" => Fanout::Single,
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum KeyDistribution {
     Uniform,
@@ -162,6 +176,11 @@ impl Figure {
             Figure::ErrorRatio => "error_ratio",
             Figure::PeakWindowRatio => "peak_window_ratio",
         }
+    }
+
+    /// Judged against a policy (not a plain measurement).
+    pub fn needs_policy(self) -> bool {
+        !matches!(self, Figure::P99Ms | Figure::ErrorRatio)
     }
 }
 

@@ -11,16 +11,13 @@ use std::time::Duration;
 use toml::Spanned;
 
 pub(super) fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
-    match value.get_ref().as_str() {
-        "round_robin" => Ok(Fanout::RoundRobin),
-        "random" => Ok(Fanout::Random),
-        "sticky" => Ok(Fanout::Sticky),
-        "single" => Ok(Fanout::Single),
-        other => Err(src.at(
+    let name = value.get_ref();
+    Fanout::from_name(name).ok_or_else(|| {
+        src.at(
             value,
-            format!("unknown fanout {other:?}, expected round_robin, random, sticky or single"),
-        )),
-    }
+            format!("unknown fanout {name:?}, expected {}", Fanout::NAMES),
+        )
+    })
 }
 
 fn rate_value(src: &Source, v: &Spanned<f64>, what: &str, min_exclusive: bool) -> Result<f64> {

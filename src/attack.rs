@@ -1,0 +1,343 @@
+//! `rlbench attack URL...`: the load engine without a scenario file, for
+//! ad-hoc runs against any loopback URL — open loop at `--rate`, or closed
+//! loop with `--concurrency` workers — printing the same summary table as
+//! `rlbench run`. Nothing is judged without a policy; with `--out` the
+//! whole run folder (summary.json, histograms, charts, report.html) is kept.
+
+use crate::cli::AttackArgs;
+use crate::error::{Error, Exit};
+use crate::events::EventWriter;
+use crate::interrupt::Interrupt;
+use crate::load::client::Template;
+use crate::load::schedule::Shape;
+use crate::load::{self, Counters, Plan};
+use crate::progress::Progress;
+use crate::record::{self, ArmRecord, RunRecord};
+use crate::report::{self, folder::RunFolder, summary::Summary};
+use crate::scenario::{units, Fanout, KeyDistribution};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Uri};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// The arm name an attack's figures appear under.
+pub const ARM: &str = "attack";
+
+pub struct AttackOutcome {
+    pub summary: Summary,
+    /// The kept run folder (`--out`), if any.
+    pub folder: Option<PathBuf>,
+    pub exit: Exit,
+}
+
+/// What the command line asked for, checked.
+#[derive(Debug)]
+pub struct Attack {
+    pub targets: Vec<Uri>,
+    pub template: Template,
+    pub shape: Shape,
+    pub duration: Duration,
+    pub keys: u32,
+    pub fanout: Fanout,
+    pub timeout: Duration,
+    pub max_in_flight: usize,
+}
+
+pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
+    let targets = args
+        .urls
+        .iter()
+        .map(|u| loopback_url(u))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Error::input)?;
+    let shape = match (&args.rate, args.concurrency) {
+        (Some(rate), None) => Shape::Constant {
+            rate: requests_per_second(rate).map_err(Error::input)?,
+        },
+        (None, Some(c)) if (1..=100_000).contains(&c) => Shape::Closed {
+            concurrency: c,
+            think: Duration::ZERO,
+        },
+        (None, Some(c)) => {
+            return Err(Error::input(format!(
+                "--concurrency {c}: expected 1 to 100000 workers"
+            )))
+        }
+        _ => {
+            return Err(Error::input(
+                "give either --rate (open loop) or --concurrency (closed loop)",
+            ))
+        }
+    };
+    let duration = positive_duration("--duration", &args.duration)?;
+    let timeout = positive_duration("--timeout", &args.timeout)?;
+    let method = Method::from_bytes(args.method.to_ascii_uppercase().as_bytes())
+        .map_err(|_| Error::input(format!("--method {:?}: not an HTTP method", args.method)))?;
+    let mut headers = HeaderMap::new();
+    for h in &args.headers {
+        let (name, value) = header(h).map_err(Error::input)?;
+        headers.append(name, value);
+    }
+    let key_header = args
+        .key_header
+        .as_deref()
+        .map(|name| {
+            HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| Error::input(format!("--key-header {name:?}: not a header name")))
+        })
+        .transpose()?;
+    if args.keys == 0 || args.max_in_flight == 0 {
+        return Err(Error::input(
+            "--keys and --max-in-flight must be at least 1",
+        ));
+    }
+    Ok(Attack {
+        targets,
+        template: Template {
+            method,
+            headers,
+            key_header,
+        },
+        shape,
+        duration,
+        keys: args.keys,
+        fanout: Fanout::from_name(&args.fanout).ok_or_else(|| {
+            Error::input(format!(
+                "--fanout {:?}: expected {}",
+                args.fanout,
+                Fanout::NAMES
+            ))
+        })?,
+        timeout,
+        max_in_flight: args.max_in_flight,
+    })
+}
+
+fn positive_duration(flag: &str, text: &str) -> Result<Duration, Error> {
+    match units::duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(Error::input(format!("{flag} {text:?}: must be above 0"))),
+        Err(e) => Err(Error::input(format!("{flag}: {e}"))),
+    }
+}
+
+/// `2000`, `2000/s` or `100/10ms`, as requests per second.
+pub fn requests_per_second(text: &str) -> Result<f64, String> {
+    let rps = match text.trim().parse::<f64>() {
+        Ok(r) => r,
+        Err(_) => {
+            let (count, per) = units::rate(text).map_err(|_| {
+                format!("--rate {text:?}: expected requests/s like \"2000\" or \"100/10ms\"")
+            })?;
+            count as f64 / per.as_secs_f64()
+        }
+    };
+    if rps.is_finite() && rps > 0.0 && rps <= 1_000_000.0 {
+        Ok(rps)
+    } else {
+        Err(format!(
+            "--rate {text:?}: must be above 0 and at most 1000000 requests/s"
+        ))
+    }
+}
+
+/// `Name: value`.
+pub fn header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("--header {text:?}: expected \"Name: value\""))?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| format!("--header {text:?}: {:?} is not a header name", name.trim()))?;
+    let value = HeaderValue::from_str(value.trim())
+        .map_err(|_| format!("--header {text:?}: the value is not a valid header value"))?;
+    Ok((name, value))
+}
+
+/// An `http://` URL whose host is a loopback address (127.0.0.0/8, ::1)
+/// or `localhost`: rlbench only ever sends load to this machine.
+pub fn loopback_url(text: &str) -> Result<Uri, String> {
+    let uri: Uri = text
+        .parse()
+        .map_err(|e| format!("{text:?}: not a URL ({e})"))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some(other) => {
+            return Err(format!(
+                "{text:?}: only http:// targets are supported, not {other}://"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "{text:?}: expected a URL like http://127.0.0.1:8080/"
+            ))
+        }
+    }
+    let host = uri
+        .host()
+        .ok_or_else(|| format!("{text:?}: the URL has no host"))?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if !loopback {
+        return Err(format!(
+            "{text:?}: rlbench only sends load to loopback targets (127.0.0.0/8, ::1, localhost), not {host}"
+        ));
+    }
+    // A URL without a path gets "/", as curl would send.
+    if uri.path_and_query().is_none() {
+        return format!("{text}/")
+            .parse()
+            .map_err(|e| format!("{text:?}: not a URL ({e})"));
+    }
+    Ok(uri)
+}
+
+/// Fails with one line when a target does not accept connections.
+async fn reachable(targets: &[Uri]) -> Result<(), Error> {
+    for uri in targets {
+        let host = uri.host().unwrap_or_default();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let port = uri.port_u16().unwrap_or(80);
+        let connect = tokio::net::TcpStream::connect((host, port));
+        match tokio::time::timeout(Duration::from_secs(2), connect).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                return Err(Error::environment(format!("cannot reach {uri}: {e}")));
+            }
+            Err(_) => {
+                return Err(Error::environment(format!(
+                    "cannot reach {uri}: no connection within 2 s"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
+    let attack = parse(args)?;
+    reachable(&attack.targets).await?;
+    let started = SystemTime::now();
+    // Without --out the events live in a temporary folder removed at the end.
+    let scratch =
+        match &args.out {
+            Some(_) => None,
+            None => Some(tempfile::tempdir().map_err(|e| {
+                Error::environment(format!("cannot create a temporary folder: {e}"))
+            })?),
+        };
+    let root = args
+        .out
+        .clone()
+        .or_else(|| scratch.as_ref().map(|d| d.path().to_path_buf()));
+    let folder = RunFolder::create(root.as_deref(), ARM, started).map_err(Error::environment)?;
+    let interrupt = Interrupt::listen();
+    let plan = Plan {
+        targets: attack.targets.clone(),
+        template: attack.template.clone(),
+        shape: attack.shape.clone(),
+        duration: attack.duration,
+        keys: attack.keys,
+        key_distribution: KeyDistribution::Uniform,
+        fanout: attack.fanout,
+        seed: 1,
+        timeout: attack.timeout,
+        max_in_flight: attack.max_in_flight,
+    };
+    let writer = EventWriter::create(&folder.events(ARM)).map_err(Error::environment)?;
+    let counters = Arc::new(Counters::default());
+    let progress = (!args.quiet).then(|| Progress::start(ARM, attack.duration, counters.clone()));
+    let report = load::run(&plan, writer.sender(), counters, interrupt.wait()).await;
+    if let Some(p) = progress {
+        p.finish();
+    }
+    writer.finish().map_err(Error::environment)?;
+    let arm = ArmRecord {
+        name: ARM.to_string(),
+        mode: "external".to_string(),
+        replicas: attack.targets.len(),
+        policy: None,
+        aligned: false,
+        epoch_offset_us: report.epoch_offset_us,
+        epoch_uncertainty_us: report.epoch_uncertainty_us,
+        target_rps: attack.shape.target_rate(attack.duration),
+        send_window_s: report.send_window.as_secs_f64(),
+        interrupted: report.interrupted,
+        redis_fallbacks: None,
+    };
+    let run = RunRecord {
+        scenario: ARM.to_string(),
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        duration_s: attack.duration.as_secs_f64(),
+        partial: report.interrupted,
+        arms: vec![ARM.to_string()],
+    };
+    record::write(&folder.run_record(), &run).map_err(Error::environment)?;
+    record::write(&folder.arm_record(ARM), &arm).map_err(Error::environment)?;
+    let summary = report::build(&folder, &run, &[(arm, Vec::new())]).map_err(Error::environment)?;
+    Ok(AttackOutcome {
+        summary,
+        folder: args.out.clone(),
+        exit: if report.interrupted {
+            Exit::Interrupted
+        } else {
+            Exit::Passed
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_http_urls_are_targets() {
+        for ok in [
+            "http://127.0.0.1:8080/api",
+            "http://127.1.2.3/",
+            "http://[::1]:9000/x?y=1",
+            "http://localhost:80/",
+        ] {
+            assert!(loopback_url(ok).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            loopback_url("http://127.0.0.1:8080").unwrap().to_string(),
+            "http://127.0.0.1:8080/"
+        );
+        for (bad, why) in [
+            ("http://10.0.0.1/", "loopback"),
+            ("http://example.com/", "loopback"),
+            ("http://128.0.0.1/", "loopback"),
+            ("https://127.0.0.1/", "only http://"),
+            ("127.0.0.1:8080", "expected a URL"),
+            ("http://", "not a URL"),
+        ] {
+            let e = loopback_url(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn rates_read_as_requests_per_second() {
+        assert_eq!(requests_per_second("2000").unwrap(), 2000.0);
+        assert_eq!(requests_per_second("2000/s").unwrap(), 2000.0);
+        assert_eq!(requests_per_second("100/10ms").unwrap(), 10_000.0);
+        assert_eq!(requests_per_second("1.5").unwrap(), 1.5);
+        for bad in ["0", "-3", "fast", "2000000", "NaN"] {
+            assert!(requests_per_second(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn headers_are_name_colon_value() {
+        let (n, v) = header("X-Api-Key: abc:def").unwrap();
+        assert_eq!(n.as_str(), "x-api-key");
+        assert_eq!(v.to_str().unwrap(), "abc:def");
+        assert!(header("no colon").unwrap_err().contains("Name: value"));
+        assert!(header("bad name: 1")
+            .unwrap_err()
+            .contains("not a header name"));
+    }
+}

@@ -1,0 +1,283 @@
+//! `rlbench attack` end to end: against a real replica (started with
+//! `rlbench serve`) and against plain loopback HTTP servers written here,
+//! one of which hangs up on every request so its errors are counted by kind.
+
+mod common;
+
+use common::{bin, rlbench, text, write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// A keep-alive HTTP/1.1 server on a free loopback port answering 200 to
+/// everything (or hanging up without answering when `hang_up`); remembers
+/// the head of the first request. Its threads end with the test process.
+fn tiny_server(hang_up: bool) -> (String, Arc<Mutex<Option<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let first = Arc::new(Mutex::new(None));
+    let seen = first.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let seen = seen.clone();
+            std::thread::spawn(move || serve(stream, hang_up, &seen));
+        }
+    });
+    (url, first)
+}
+
+fn serve(stream: TcpStream, hang_up: bool, seen: &Mutex<Option<String>>) {
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            head.push_str(&line);
+            if line == "\r\n" {
+                break;
+            }
+        }
+        seen.lock().unwrap().get_or_insert(head);
+        if hang_up {
+            return;
+        }
+        if writer
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn summary(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn attack_sends_the_method_headers_and_path_and_keeps_the_run_folder() {
+    let (url, first) = tiny_server(false);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let target = format!("{url}/p?q=1");
+    let o = rlbench(
+        &[
+            "attack",
+            &target,
+            "--concurrency",
+            "4",
+            "--duration",
+            "1s",
+            "-m",
+            "put",
+            "-H",
+            "X-Test: yes",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    assert!(stdout.contains("rate of attack:"), "{stdout}");
+    assert!(stdout.contains("(closed loop)"), "{stdout}");
+    let head = first.lock().unwrap().clone().expect("a request arrived");
+    assert!(head.starts_with("PUT /p?q=1 HTTP/1.1\r\n"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("x-test: yes\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.to_ascii_lowercase().contains("host: 127.0.0.1:"),
+        "{head}"
+    );
+    let s = summary(&out);
+    let arm = &s["arms"][0];
+    let sent = arm["requests"]["sent"].as_u64().unwrap();
+    assert!(sent > 100, "{arm}");
+    assert_eq!(arm["requests"]["admitted"].as_u64(), Some(sent));
+    assert_eq!(arm["requests"]["status_codes"]["200"].as_u64(), Some(sent));
+    assert!(
+        arm["correctness"].is_null(),
+        "nothing judged without a policy"
+    );
+    assert!(out.join("report.html").is_file());
+    // The kept folder rebuilds like any run folder.
+    let o = rlbench(&["report", out.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+#[test]
+fn hang_ups_are_counted_by_kind_and_do_not_stop_the_attack() {
+    let (url, _) = tiny_server(true);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = rlbench(
+        &[
+            "attack",
+            &url,
+            "--rate",
+            "200",
+            "-d",
+            "1s",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    let arm = &summary(&out)["arms"][0];
+    let sent = arm["requests"]["sent"].as_u64().unwrap();
+    assert!(sent >= 190, "the whole schedule was sent: {arm}");
+    assert_eq!(arm["requests"]["errors"].as_u64(), Some(sent), "{arm}");
+    let kinds = arm["requests"]["errors_by_kind"].as_object().unwrap();
+    let counted: u64 = kinds.values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(counted, sent, "{kinds:?}");
+    assert!(
+        kinds.contains_key("closed") || kinds.contains_key("reset"),
+        "{kinds:?}"
+    );
+    assert!(stdout.contains("errors of attack:"), "{stdout}");
+}
+
+/// `rlbench serve` in the background; its replica's URL.
+fn serve_replica(dir: &std::path::Path) -> (Child, String) {
+    let scenario = write(
+        dir,
+        "one.toml",
+        r#"
+name = "one"
+duration = "2s"
+[policy]
+algorithm = "fixed_window"
+limit = 5
+window = "1h"
+[load]
+rate = 100
+[[arms]]
+name = "single"
+mode = "local"
+replicas = 1
+"#,
+    );
+    let mut child = Command::new(bin())
+        .args(["serve", scenario.to_str().unwrap()])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "serve ended early"
+        );
+        if let Some(at) = line.find("http://") {
+            break line[at..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep reading so serve never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let _ = stdout.read_to_end(&mut Vec::new());
+    });
+    (child, url)
+}
+
+#[test]
+fn attack_against_a_replica_sees_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut serve, url) = serve_replica(dir.path());
+    let out = dir.path().join("run");
+    let o = rlbench(
+        &[
+            "attack",
+            &url,
+            "-m",
+            "POST",
+            "--key-header",
+            "X-Customer-Id",
+            "--keys",
+            "2",
+            "--rate",
+            "200",
+            "-d",
+            "1s",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let arm = &summary(&out)["arms"][0];
+    // Two keys, 5 per hour each: exactly 10 admitted, the rest 429.
+    assert_eq!(arm["requests"]["admitted"].as_u64(), Some(10), "{arm}");
+    let sent = arm["requests"]["sent"].as_u64().unwrap();
+    assert_eq!(
+        arm["requests"]["rejected"].as_u64(),
+        Some(sent - 10),
+        "{arm}"
+    );
+    assert_eq!(
+        arm["requests"]["status_codes"]["429"].as_u64(),
+        Some(sent - 10)
+    );
+    assert!(
+        arm["rate"]["achieved_rps"].as_f64().unwrap() > 190.0,
+        "{arm}"
+    );
+}
+
+#[test]
+fn bad_targets_fail_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bind, note the port, close.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let closed = format!("http://127.0.0.1:{port}/");
+    for (args, code, says) in [
+        (
+            vec!["attack", closed.as_str(), "--rate", "10", "-d", "1s"],
+            3,
+            "cannot reach",
+        ),
+        (
+            vec!["attack", "http://192.0.2.1/", "--rate", "10", "-d", "1s"],
+            2,
+            "loopback",
+        ),
+        (
+            vec!["attack", closed.as_str(), "-d", "1s"],
+            2,
+            "--rate (open loop) or --concurrency",
+        ),
+        (
+            vec!["attack", closed.as_str(), "--rate", "10", "-d", "soon"],
+            2,
+            "--duration",
+        ),
+    ] {
+        let o = rlbench(&args, dir.path());
+        let stderr = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
