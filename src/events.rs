@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::thread::JoinHandle;
 use tokio::sync::mpsc;
@@ -93,9 +93,61 @@ impl Event {
     }
 }
 
+/// Events travel to the writer in batches: a closed-loop worker sends one
+/// batch per [`BATCH`] requests, an open-loop request a batch of one.
+pub type Batch = Vec<Event>;
+
+/// A closed-loop worker's batch size.
+pub const BATCH: usize = 64;
+
+const HEADER: &[u8] = b"seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n";
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Admitted => "admitted",
+            Outcome::Rejected => "rejected",
+            Outcome::Error => "error",
+            Outcome::Timeout => "timeout",
+        }
+    }
+}
+
+/// One CSV line, written by hand (integers through itoa): the writer keeps
+/// up with a closed loop at 100k requests/s without taking a core.
+fn write_line(out: &mut impl Write, e: &Event) -> std::io::Result<()> {
+    let mut n = itoa::Buffer::new();
+    out.write_all(n.format(e.seq).as_bytes())?;
+    out.write_all(b",")?;
+    if e.key.contains([',', '"', '\n', '\r']) {
+        out.write_all(b"\"")?;
+        out.write_all(e.key.replace('"', "\"\"").as_bytes())?;
+        out.write_all(b"\"")?;
+    } else {
+        out.write_all(e.key.as_bytes())?;
+    }
+    for v in [
+        u64::from(e.replica),
+        e.intended_us,
+        e.sent_us,
+        e.done_us,
+        u64::from(e.status),
+    ] {
+        out.write_all(b",")?;
+        out.write_all(n.format(v).as_bytes())?;
+    }
+    out.write_all(b",")?;
+    out.write_all(e.outcome.name().as_bytes())?;
+    out.write_all(b",")?;
+    if let Some(kind) = e.error {
+        out.write_all(kind.name().as_bytes())?;
+    }
+    out.write_all(b"\n")
+}
+
 /// Writes events on a thread of its own; senders never touch the disk.
 pub struct EventWriter {
-    tx: mpsc::Sender<Event>,
+    tx: mpsc::Sender<Batch>,
     thread: JoinHandle<Result<u64, String>>,
 }
 
@@ -104,31 +156,33 @@ impl EventWriter {
         let file =
             File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         let shown = path.display().to_string();
-        let (tx, mut rx) = mpsc::channel::<Event>(65_536);
+        let (tx, mut rx) = mpsc::channel::<Batch>(16_384);
         let thread = std::thread::spawn(move || {
-            let mut out = csv::Writer::from_writer(BufWriter::with_capacity(1 << 20, file));
+            let failed = |e: std::io::Error| format!("cannot write {shown}: {e}");
+            let mut out = BufWriter::with_capacity(1 << 20, file);
+            out.write_all(HEADER).map_err(failed)?;
             let mut written = 0;
             // Polls rather than parks: a parked writer would have to be
-            // woken (a futex call) for every event at high rates.
+            // woken (a futex call) for every batch at high rates.
             loop {
                 match rx.try_recv() {
-                    Ok(event) => {
-                        out.serialize(&event)
-                            .map_err(|e| format!("cannot write {shown}: {e}"))?;
-                        written += 1;
+                    Ok(batch) => {
+                        for event in &batch {
+                            write_line(&mut out, event).map_err(failed)?;
+                        }
+                        written += batch.len() as u64;
                     }
                     Err(TryRecvError::Empty) => std::thread::sleep(POLL),
                     Err(TryRecvError::Disconnected) => break,
                 }
             }
-            out.flush()
-                .map_err(|e| format!("cannot write {shown}: {e}"))?;
+            out.flush().map_err(failed)?;
             Ok(written)
         });
         Ok(EventWriter { tx, thread })
     }
 
-    pub fn sender(&self) -> mpsc::Sender<Event> {
+    pub fn sender(&self) -> mpsc::Sender<Batch> {
         self.tx.clone()
     }
 
@@ -178,10 +232,16 @@ mod tests {
             error: Some(ErrorKind::ConnectRefused),
             ..e.clone()
         };
-        tx.send(e.clone()).await.unwrap();
-        tx.send(refused.clone()).await.unwrap();
+        let odd = Event {
+            seq: 5,
+            key: "a,\"b\"".into(),
+            outcome: Outcome::Timeout,
+            ..e.clone()
+        };
+        tx.send(vec![e.clone()]).await.unwrap();
+        tx.send(vec![refused.clone(), odd.clone()]).await.unwrap();
         drop(tx);
-        assert_eq!(writer.finish().unwrap(), 2);
+        assert_eq!(writer.finish().unwrap(), 3);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n"),
@@ -189,7 +249,7 @@ mod tests {
         );
         assert!(text.contains(",error,connect_refused\n"), "{text}");
         let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
-        assert_eq!(back, vec![e.clone(), refused]);
+        assert_eq!(back, vec![e.clone(), refused, odd]);
         assert_eq!(e.latency_us(), 2_000);
         assert_eq!(e.lag_us(), 200);
     }

@@ -59,20 +59,38 @@ pub struct Answer {
     pub error: Option<ErrorKind>,
 }
 
-/// The request for `uri` with the template's method and headers and the
-/// key: the path in the request line, the authority in `Host`.
-fn request(template: &Template, uri: &Uri, key: &str) -> Option<Request<Empty<Bytes>>> {
-    let mut builder = Request::builder()
-        .method(template.method.clone())
-        .uri(uri.path_and_query().map_or("/", |p| p.as_str()))
-        .header(hyper::header::HOST, uri.authority()?.as_str());
-    if let Some(headers) = builder.headers_mut() {
-        headers.extend(template.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+/// What every request to one target shares: the path for the request
+/// line, and `Host` plus the template's headers. Built once per connection.
+struct Prepared {
+    origin: Uri,
+    headers: HeaderMap,
+}
+
+impl Prepared {
+    fn new(template: &Template, uri: &Uri) -> Option<Self> {
+        let origin = uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .parse()
+            .ok()?;
+        let mut headers = template.headers.clone();
+        let host = hyper::header::HeaderValue::from_str(uri.authority()?.as_str()).ok()?;
+        headers.insert(hyper::header::HOST, host);
+        Some(Prepared { origin, headers })
     }
-    if let Some(name) = &template.key_header {
-        builder = builder.header(name, key);
+
+    /// The request, with `key` in the template's key header.
+    fn request(&self, template: &Template, key: &str) -> Option<Request<Empty<Bytes>>> {
+        let mut request = Request::new(Empty::new());
+        *request.method_mut() = template.method.clone();
+        *request.uri_mut() = self.origin.clone();
+        *request.headers_mut() = self.headers.clone();
+        if let Some(name) = &template.key_header {
+            let value = hyper::header::HeaderValue::from_str(key).ok()?;
+            request.headers_mut().insert(name.clone(), value);
+        }
+        Some(request)
     }
-    builder.body(Empty::new()).ok()
 }
 
 fn failed(kind: ErrorKind) -> Answer {
@@ -145,12 +163,17 @@ type Connection = hyper::client::conn::http1::Connection<TokioIo<TcpStream>, Emp
 /// drives each of its connections. Reconnects after any failure.
 pub struct Dedicated {
     uri: Uri,
+    prepared: Option<Prepared>,
     live: Option<(Sender, Pin<Box<Connection>>)>,
 }
 
 impl Dedicated {
     pub fn new(uri: Uri) -> Self {
-        Dedicated { uri, live: None }
+        Dedicated {
+            uri,
+            prepared: None,
+            live: None,
+        }
     }
 
     async fn connect(&mut self) -> Result<(), ErrorKind> {
@@ -174,7 +197,14 @@ impl Dedicated {
 
     /// Sends one request on this connection (connecting first if needed).
     pub async fn send(&mut self, template: &Template, key: &str, timeout: Duration) -> Answer {
-        let Some(request) = request(template, &self.uri, key) else {
+        if self.prepared.is_none() {
+            self.prepared = Prepared::new(template, &self.uri);
+        }
+        let Some(request) = self
+            .prepared
+            .as_ref()
+            .and_then(|p| p.request(template, key))
+        else {
             return failed(ErrorKind::Other);
         };
         let exchange = async {

@@ -7,7 +7,7 @@
 use super::client::Dedicated;
 use super::pick::Picker;
 use super::{Counters, Plan};
-use crate::events::Event;
+use crate::events::{Batch, Event, BATCH};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,7 +21,7 @@ pub struct Loop<'a> {
     pub concurrency: u32,
     pub think: Duration,
     pub start: Instant,
-    pub events: mpsc::Sender<Event>,
+    pub events: mpsc::Sender<Batch>,
     pub counters: Arc<Counters>,
     pub stopping: Arc<AtomicBool>,
 }
@@ -31,12 +31,82 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
+/// One closed-loop worker: its own picker and one connection per target.
+struct Worker {
+    picker: Picker,
+    connections: Vec<Dedicated>,
+    template: super::client::Template,
+    seq: Arc<AtomicU64>,
+    stopping: Arc<AtomicBool>,
+    events: mpsc::Sender<Batch>,
+    counters: Arc<Counters>,
+    start: Instant,
+    deadline: Instant,
+    timeout: Duration,
+    think: Duration,
+}
+
+impl Worker {
+    /// Sends until the deadline or a stop; returns how many it sent.
+    async fn run(mut self) -> u64 {
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut sent = 0;
+        // Sequence numbers are taken from the shared counter a block at a time.
+        let (mut next, mut end) = (0, 0);
+        while Instant::now() < self.deadline && !self.stopping.load(Ordering::Relaxed) {
+            if next == end {
+                next = self.seq.fetch_add(BATCH as u64, Ordering::Relaxed);
+                end = next + BATCH as u64;
+            }
+            let n = next;
+            next += 1;
+            sent += 1;
+            let (key, target) = self.picker.pick(n);
+            let sent_us = self.start.elapsed().as_micros() as u64;
+            let answer = self.connections[target]
+                .send(&self.template, key, self.timeout)
+                .await;
+            let event = Event {
+                seq: n,
+                key: key.to_string(),
+                replica: target as u32,
+                intended_us: sent_us,
+                sent_us,
+                done_us: self.start.elapsed().as_micros() as u64,
+                status: answer.status,
+                outcome: answer.outcome,
+                error: answer.error,
+            };
+            batch.push(event);
+            if batch.len() == BATCH {
+                self.counters.count_all(&batch);
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                let _ = self.events.send(full).await;
+            }
+            if !self.think.is_zero() {
+                tokio::time::sleep(self.think).await;
+            }
+        }
+        if !batch.is_empty() {
+            self.counters.count_all(&batch);
+            let _ = self.events.send(batch).await;
+        }
+        sent
+    }
+}
+
+/// Runs the workers on one thread per core, each with a single-threaded
+/// runtime of its own (as wrk runs one event loop per thread): a worker's
+/// connection is never handed between threads.
 pub async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
     let seq = Arc::new(AtomicU64::new(0));
     let deadline = l.start + l.plan.duration;
-    let mut workers = JoinSet::new();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(l.concurrency.max(1) as usize);
+    let mut groups: Vec<Vec<Worker>> = (0..threads).map(|_| Vec::new()).collect();
     for w in 0..l.concurrency {
-        let mut picker = Picker::new(
+        let picker = Picker::new(
             l.plan.keys,
             l.plan.key_distribution,
             l.plan.targets.len(),
@@ -45,50 +115,65 @@ pub async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
                 .seed
                 .wrapping_add(u64::from(w).wrapping_mul(0x9E37_79B9)),
         );
-        let (seq, stopping) = (seq.clone(), l.stopping.clone());
-        let (events, counters, start) = (l.events.clone(), l.counters.clone(), l.start);
-        let template = l.plan.template.clone();
-        let (timeout, think) = (l.plan.timeout, l.think);
-        // Each worker owns one connection per target, as wrk's do.
-        let mut connections: Vec<Dedicated> =
-            l.plan.targets.iter().cloned().map(Dedicated::new).collect();
-        workers.spawn(async move {
-            while Instant::now() < deadline && !stopping.load(Ordering::Relaxed) {
-                let n = seq.fetch_add(1, Ordering::Relaxed);
-                let (key, target) = picker.pick(n);
-                let sent_us = start.elapsed().as_micros() as u64;
-                let answer = connections[target].send(&template, key, timeout).await;
-                let event = Event {
-                    seq: n,
-                    key: key.to_string(),
-                    replica: target as u32,
-                    intended_us: sent_us,
-                    sent_us,
-                    done_us: start.elapsed().as_micros() as u64,
-                    status: answer.status,
-                    outcome: answer.outcome,
-                    error: answer.error,
-                };
-                counters.count(&event);
-                let _ = events.send(event).await;
-                if !think.is_zero() {
-                    tokio::time::sleep(think).await;
-                }
-            }
+        groups[w as usize % threads].push(Worker {
+            picker,
+            connections: l.plan.targets.iter().cloned().map(Dedicated::new).collect(),
+            template: l.plan.template.clone(),
+            seq: seq.clone(),
+            stopping: l.stopping.clone(),
+            events: l.events.clone(),
+            counters: l.counters.clone(),
+            start: l.start,
+            deadline,
+            timeout: l.plan.timeout,
+            think: l.think,
         });
     }
+    let (done_tx, mut done_rx) = mpsc::channel::<u64>(threads);
+    for group in groups {
+        let done = done_tx.clone();
+        std::thread::spawn(move || {
+            let sent = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(async {
+                    let mut workers = JoinSet::new();
+                    for w in group {
+                        workers.spawn(w.run());
+                    }
+                    let mut sent = 0;
+                    while let Some(n) = workers.join_next().await {
+                        sent += n.unwrap_or(0);
+                    }
+                    sent
+                }),
+                Err(e) => {
+                    tracing::warn!("closed loop: cannot start a worker thread's runtime: {e}");
+                    0
+                }
+            };
+            let _ = done.blocking_send(sent);
+        });
+    }
+    drop(done_tx);
+    // Resolves when every thread has reported (or dropped its sender).
+    let all_done = async {
+        let mut sent = 0;
+        while let Some(n) = done_rx.recv().await {
+            sent += n;
+        }
+        sent
+    };
     tokio::pin!(stop);
-    let interrupted = tokio::select! {
-        () = async { while workers.join_next().await.is_some() {} } => false,
+    tokio::pin!(all_done);
+    let (sent, interrupted) = tokio::select! {
+        sent = &mut all_done => (sent, false),
         () = &mut stop => {
             l.stopping.store(true, Ordering::Relaxed);
             // Each worker finishes its request in flight (bounded by its timeout).
-            while workers.join_next().await.is_some() {}
-            true
+            (all_done.await, true)
         }
     };
-    Outcome {
-        sent: seq.load(Ordering::Relaxed),
-        interrupted,
-    }
+    Outcome { sent, interrupted }
 }

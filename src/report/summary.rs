@@ -171,6 +171,14 @@ fn latency(p: &Percentiles) -> Latency {
     }
 }
 
+/// The generator fell behind: achieved below 99% of the target, or
+/// schedule lag p99 (ms) above 10 ms. A closed loop (target 0) has no
+/// schedule to fall behind.
+pub fn saturated(achieved_rps: f64, target_rps: f64, lag_p99_ms: f64) -> bool {
+    target_rps > 0.0
+        && (achieved_rps < SATURATED_BELOW * target_rps || lag_p99_ms > SATURATED_LAG_P99_MS)
+}
+
 pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
     let c = &f.counts;
     let achieved = if run.send_window_s > 0.0 {
@@ -208,9 +216,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
         rate: Rate {
             target_rps: run.target_rps,
             achieved_rps: (achieved * 10.0).round() / 10.0,
-            generator_saturated: c.sent > 0
-                && (achieved < SATURATED_BELOW * run.target_rps
-                    || f.lag.p99 > SATURATED_LAG_P99_MS),
+            generator_saturated: c.sent > 0 && saturated(achieved, run.target_rps, f.lag.p99),
         },
         correctness: f.verdict.as_ref().map(|v| Correctness {
             allowed_max: v.allowed_max,
@@ -278,4 +284,20 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
 pub fn write(path: &Path, summary: &Summary) -> Result<(), String> {
     let json = serde_json::to_string_pretty(summary).map_err(|e| format!("summary.json: {e}"))?;
     std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saturated;
+
+    #[test]
+    fn saturation_starts_below_99_percent_or_above_10_ms_of_lag() {
+        // The boundary itself is not saturated.
+        assert!(!saturated(990.0, 1000.0, 10.0));
+        assert!(saturated(989.9, 1000.0, 0.1));
+        assert!(saturated(1000.0, 1000.0, 10.01));
+        assert!(!saturated(1003.0, 1000.0, 0.2));
+        // A closed loop has no target to miss.
+        assert!(!saturated(55_000.0, 0.0, 0.0));
+    }
 }
