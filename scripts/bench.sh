@@ -124,3 +124,10 @@ EOF
   "$bin" run "$work/rss.toml" --duration "$rss_for" --out "$work/rss-run" --quiet >"$work/rss.table"
 grep -E '^(local|rate of|generator|errors)' "$work/rss.table"
 awk '{ printf "peak RSS: %.0f MB (limit 200 MB; includes the replica if larger)\n", $1 / 1024 }' "$work/rss.kb"
+
+# --- 5. reading a long run back ----------------------------------------------
+events=$(($(wc -l <"$work/rss-run/events/local.csv") - 1))
+started=$(date +%s.%N)
+"$bin" report "$work/rss-run" >/dev/null
+awk -v s="$started" -v e="$(date +%s.%N)" -v n="$events" \
+  'BEGIN { printf "rlbench report of that run (%d events read back from CSV, verified, rendered): %.1f s\n", n, e - s }'
