@@ -33,6 +33,10 @@ fn main() -> ExitCode {
     };
     // Don't wait for stray blocking tasks (e.g. a stdin reader).
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    if let Ok(usage) = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF) {
+        // Linux reports kB. Children (replicas, redis-server) are not included.
+        tracing::debug!("peak RSS of rlbench itself: {} MB", usage.max_rss() / 1024);
+    }
     code
 }
 

@@ -423,8 +423,13 @@ fn a_generator_that_falls_behind_says_so() {
 #[test]
 fn closed_loop_workers_send_back_to_back_until_the_end() {
     let dir = tempfile::tempdir().unwrap();
+    // Back-to-back requests straddle every window edge, and with ~15 admits
+    // allowed in a second one admit decided a little after its send time is
+    // already 7% against the ideal replay: the ratio bound is for open-loop
+    // runs; the sound bound (0 definite violations) stays.
     let scenario = common::small_scenario("1s", "")
-        .replace("rate = 300", "schedule = \"closed\"\nconcurrency = 2");
+        .replace("rate = 300", "schedule = \"closed\"\nconcurrency = 2")
+        .replace("max_over_admission_ratio = 1.05\n", "");
     let started = std::time::Instant::now();
     run_single(dir.path(), &scenario);
     assert!(started.elapsed() < Duration::from_secs(10));
