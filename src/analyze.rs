@@ -122,25 +122,66 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
 }
 
-/// One request of a key as kept until the verifier reads it: 16 bytes, so
-/// the per-key traces of a long run stay small (6 M requests ≈ 100 MB).
+/// One request of a key as kept until the verifier reads it: 12 bytes, so
+/// the per-key traces of a long run stay small (6 M requests ≈ 72 MB).
 #[derive(Clone, Copy)]
+#[repr(C, packed(4))]
 struct Compact {
-    sent: i64,
-    /// done − sent, µs.
+    /// Send time in µs (low 62 bits) and the decision (top 2 bits).
+    sent_decided: u64,
+    /// done − sent: µs below 2³¹, else whole milliseconds rounded up with
+    /// the top bit set. Rounding up only widens `[sent, done]`, which only
+    /// ever makes a verdict milder.
     took: u32,
-    decided: Decided,
+}
+
+const SENT_MASK: u64 = (1 << 62) - 1;
+const IN_MS: u32 = 1 << 31;
+
+impl Compact {
+    fn new(sent_us: u64, took_us: u64, decided: Decided) -> Self {
+        let d: u64 = match decided {
+            Decided::Admitted => 0,
+            Decided::Rejected => 1,
+            Decided::Unknown => 2,
+        };
+        let took = if took_us < u64::from(IN_MS) {
+            took_us as u32
+        } else {
+            IN_MS | took_us.div_ceil(1_000).min(u64::from(IN_MS - 1)) as u32
+        };
+        Compact {
+            sent_decided: (sent_us & SENT_MASK) | (d << 62),
+            took,
+        }
+    }
+
+    fn decided(self) -> Decided {
+        match self.sent_decided >> 62 {
+            0 => Decided::Admitted,
+            1 => Decided::Rejected,
+            _ => Decided::Unknown,
+        }
+    }
+
+    fn obs(self) -> Obs {
+        let sent = (self.sent_decided & SENT_MASK) as i64;
+        let took = self.took;
+        let took = if took & IN_MS == 0 {
+            i64::from(took)
+        } else {
+            i64::from(took & !IN_MS) * 1_000
+        };
+        Obs {
+            sent,
+            done: sent + took,
+            decided: self.decided(),
+        }
+    }
 }
 
 fn expand(requests: &[Compact]) -> Vec<Obs> {
-    requests
-        .iter()
-        .map(|c| Obs {
-            sent: c.sent,
-            done: c.sent + i64::from(c.took),
-            decided: c.decided,
-        })
-        .collect()
+    requests.iter().map(|c| c.obs()).collect()
 }
 
 pub fn analyze(
@@ -184,11 +225,11 @@ pub fn analyze(
             Outcome::Rejected => Decided::Rejected,
             Outcome::Error | Outcome::Timeout => Decided::Unknown,
         };
-        keys.entry(e.key).or_default().push(Compact {
-            sent: e.sent_us as i64,
-            took: e.done_us.saturating_sub(e.sent_us).min(u64::from(u32::MAX)) as u32,
+        keys.entry(e.key).or_default().push(Compact::new(
+            e.sent_us,
+            e.done_us.saturating_sub(e.sent_us),
             decided,
-        });
+        ));
     }
     // One key's trace at a time is expanded for the verifier.
     let verdict = policy.map(|p| {
@@ -200,7 +241,7 @@ pub fn analyze(
     });
     let busiest = keys.values().max_by_key(|obs| {
         obs.iter()
-            .filter(|o| o.decided == Decided::Admitted)
+            .filter(|o| o.decided() == Decided::Admitted)
             .count()
     });
     let timeline = match (policy, busiest) {
@@ -251,4 +292,30 @@ fn timeline(policy: &Policy, obs: &[Obs]) -> Vec<(f64, f64)> {
         t += step;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_requests_keep_times_and_decisions() {
+        assert_eq!(std::mem::size_of::<Compact>(), 12);
+        for (sent, took, decided) in [
+            (0, 0, Decided::Admitted),
+            (123_456_789_012, 1_500, Decided::Rejected),
+            (7, u64::from(IN_MS) - 1, Decided::Unknown),
+        ] {
+            let o = Compact::new(sent, took, decided).obs();
+            let back = (o.sent as u64, (o.done - o.sent) as u64, o.decided);
+            assert_eq!(back, (sent, took, decided));
+        }
+        // Past ~35 minutes in milliseconds, rounded up: never narrower.
+        for took in [u64::from(IN_MS), 3_600_000_001, 86_400_000_000] {
+            let o = Compact::new(5, took, Decided::Admitted).obs();
+            let kept = (o.done - o.sent) as u64;
+            assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
+            assert_eq!(o.decided, Decided::Admitted);
+        }
+    }
 }

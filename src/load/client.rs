@@ -19,6 +19,9 @@ use tokio::net::TcpStream;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Idle open-loop connections kept per target (each holds buffers).
+const MAX_IDLE_PER_TARGET: usize = 1_024;
+
 pub type HttpClient = Client<HttpConnector, Empty<Bytes>>;
 
 pub fn new(max_idle_per_target: usize) -> HttpClient {
@@ -149,7 +152,10 @@ impl Connections {
         let mut connection = idle.unwrap_or_else(|| Dedicated::new(self.targets[target].clone()));
         let answer = connection.send(template, key, timeout).await;
         if let Ok(mut idle) = self.idle[target].lock() {
-            idle.push(connection);
+            // A burst of slow answers can open thousands; keep a bounded few.
+            if idle.len() < MAX_IDLE_PER_TARGET {
+                idle.push(connection);
+            }
         }
         answer
     }
