@@ -4,7 +4,8 @@
 //! re-analyzed later.
 
 use crate::events::{self, ErrorKind, Outcome};
-use crate::verify::{self, Decided, Obs, Verdict};
+use crate::phases::{PhaseFigures, Phases};
+use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict};
 use hdrhistogram::Histogram;
 use reference_api::Policy;
 use std::collections::{BTreeMap, HashMap};
@@ -20,7 +21,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, outcome: Outcome) {
+    pub(crate) fn add(&mut self, outcome: Outcome) {
         self.sent += 1;
         match outcome {
             Outcome::Admitted => self.admitted += 1,
@@ -50,7 +51,7 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    fn of(h: &Histogram<u64>) -> Self {
+    pub(crate) fn of(h: &Histogram<u64>) -> Self {
         let ms = |us: u64| us as f64 / 1_000.0;
         if h.is_empty() {
             return Percentiles::default();
@@ -88,6 +89,10 @@ pub struct ArmFigures {
     /// The busiest key's admits in the trailing policy window over the
     /// limit, sampled over the run: (seconds, ratio).
     pub timeline: Vec<(f64, f64)>,
+    /// With faults: before / during / after each (empty otherwise).
+    pub phases: Vec<PhaseFigures>,
+    /// Each fault's recovery (ms), `None` when nothing was decided after it.
+    pub recovery_ms: Vec<Option<f64>>,
 }
 
 /// Latency from the intended send time and service time from the actual
@@ -117,7 +122,7 @@ impl Histograms {
     }
 }
 
-fn histogram() -> Histogram<u64> {
+pub(crate) fn histogram() -> Histogram<u64> {
     // 1 µs to 1 hour at 3 significant digits.
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
 }
@@ -189,7 +194,9 @@ pub fn analyze(
     policy: Option<&Policy>,
     opts: &verify::Options,
     replicas: usize,
+    fault_windows: &[(i64, i64)],
 ) -> Result<ArmFigures, String> {
+    let mut phases = Phases::new(fault_windows);
     let mut counts = Counts::default();
     let mut per_replica = vec![Counts::default(); replicas];
     let mut per_replica_histograms: Vec<Histograms> =
@@ -217,6 +224,7 @@ pub fn analyze(
         histograms.record(&e);
         per_replica_histograms[r].record(&e);
         lag.saturating_record(e.lag_us().max(1));
+        phases.record(&e);
         if policy.is_none() {
             continue;
         }
@@ -232,13 +240,27 @@ pub fn analyze(
         ));
     }
     // One key's trace at a time is expanded for the verifier.
+    let spans = phases.spans().to_vec();
+    let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
     let verdict = policy.map(|p| {
         keys.values()
             .fold(Verdict::default(), |mut total, requests| {
-                total.merge(&verify::verify_key(p, &expand(requests), opts));
+                let obs = expand(requests);
+                total.merge(&verify::verify_key(p, &obs, opts));
+                if !spans.is_empty() {
+                    for (sent, done) in verify::false_reject_times(p, &obs, opts) {
+                        phases.wrong(sent, done);
+                    }
+                }
+                for (sum, &(from, to)) in phase_verdicts.iter_mut().zip(&spans) {
+                    let v = verify::verify_phase(p, &obs, opts, from, to);
+                    sum.definite_violations += v.definite_violations;
+                    sum.false_rejects += v.false_rejects;
+                }
                 total
             })
     });
+    let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
     let busiest = keys.values().max_by_key(|obs| {
         obs.iter()
             .filter(|o| o.decided() == Decided::Admitted)
@@ -260,6 +282,8 @@ pub fn analyze(
         histograms,
         per_replica_histograms,
         timeline,
+        phases,
+        recovery_ms,
     })
 }
 

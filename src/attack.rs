@@ -249,7 +249,8 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
     let writer = EventWriter::create(&folder.events(ARM)).map_err(Error::environment)?;
     let counters = Arc::new(Counters::default());
     let progress = (!args.quiet).then(|| Progress::start(ARM, attack.duration, counters.clone()));
-    let report = load::run(&plan, writer.sender(), counters, interrupt.wait()).await;
+    let start = tokio::time::Instant::now();
+    let report = load::run(&plan, writer.sender(), counters, interrupt.wait(), start).await;
     if let Some(p) = progress {
         p.finish();
     }
@@ -266,6 +267,7 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,
         redis_fallbacks: None,
+        faults: Vec::new(),
     };
     let run = RunRecord {
         scenario: ARM.to_string(),

@@ -56,6 +56,9 @@ pub enum Command {
         /// Marks the process as belonging to one rlbench run.
         #[arg(long)]
         run_id: Option<String>,
+        /// Listen here (a replica restarted on its port) instead of a free port.
+        #[arg(long)]
+        listen: Option<String>,
     },
 }
 

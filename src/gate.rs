@@ -92,6 +92,8 @@ mod tests {
             histograms: crate::analyze::Histograms::empty(),
             per_replica_histograms: vec![],
             timeline: vec![],
+            phases: vec![],
+            recovery_ms: vec![],
             errors_by_kind: Default::default(),
             statuses: Default::default(),
             verdict: Some(Verdict {

@@ -20,7 +20,11 @@ fn main() -> ExitCode {
         }
     };
     let code = match cli.command {
-        Command::Replica { config_json, .. } => runtime.block_on(replica(&config_json)),
+        Command::Replica {
+            config_json,
+            listen,
+            ..
+        } => runtime.block_on(replica(&config_json, listen.as_deref())),
         command => {
             let quiet = match &command {
                 Command::Run(a) => a.quiet,
@@ -124,14 +128,22 @@ async fn dispatch(command: Command) -> ExitCode {
 }
 
 /// Runs as one replica of the reference API (rlbench starts these itself).
-async fn replica(config_json: &str) -> ExitCode {
+async fn replica(config_json: &str, listen: Option<&str>) -> ExitCode {
     use reference_api::{replica, ReplicaConfig};
     let config: ReplicaConfig = match serde_json::from_str(config_json) {
         Ok(c) => c,
         Err(e) => return fail(&Error::input(format!("replica config: {e}"))),
     };
     let announce = |addr: std::net::SocketAddr| println!("{}http://{addr}", replica::READY_PREFIX);
-    let listen = ([127, 0, 0, 1], 0).into();
+    let listen = match listen.map(str::parse::<std::net::SocketAddr>) {
+        None => ([127, 0, 0, 1], 0).into(),
+        Some(Ok(addr)) => addr,
+        Some(Err(_)) => {
+            return fail(&Error::input(format!(
+                "--listen {listen:?}: not an address"
+            )))
+        }
+    };
     match replica::run(config, listen, announce, replica::shutdown_signal(true)).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&Error::environment(e)),

@@ -41,6 +41,9 @@ pub struct ArmRecord {
     pub interrupted: bool,
     /// Redis modes: each replica's decisions taken without Redis.
     pub redis_fallbacks: Option<Vec<Fallbacks>>,
+    /// The scenario's `[[faults]]` as they happened in this arm.
+    #[serde(default)]
+    pub faults: Vec<crate::faults::Applied>,
 }
 
 pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {

@@ -6,6 +6,7 @@
 use crate::cli::RunArgs;
 use crate::error::{Error, Exit};
 use crate::events::EventWriter;
+use crate::faults;
 use crate::interrupt::Interrupt;
 use crate::load::client::Template;
 use crate::load::schedule::Shape;
@@ -23,7 +24,7 @@ use reference_api::ReplicaConfig;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
-use tracing::info;
+use tracing::{info, warn};
 
 /// Set to make rlbench panic right after the first stack is up: lets a
 /// test prove that a panic leaves no replica behind.
@@ -42,6 +43,17 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
     if let Some(d) = &args.duration {
         scenario.duration =
             units::duration(d).map_err(|e| Error::input(format!("--duration: {e}")))?;
+        if let Some(f) = scenario
+            .faults
+            .iter()
+            .find(|f| f.at + f.lasts > scenario.duration)
+        {
+            return Err(Error::input(format!(
+                "--duration {d}: the {} fault ends at {:?}, after it",
+                f.action.name(),
+                f.at + f.lasts
+            )));
+        }
     }
     let arms = select_arms(&scenario, &args.arms)?;
     let started = SystemTime::now();
@@ -267,7 +279,15 @@ async fn run_arm(
     }
     let progress =
         (!quiet).then(|| Progress::start(&arm.name, scenario.duration, counters.clone()));
-    let report = load::run(&plan, writer.sender(), counters, interrupt.wait()).await;
+    let start = tokio::time::Instant::now();
+    let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
+    let faults = faults::drive(&mut stack, &scenario.faults, start, interrupt.wait());
+    let (report, faults) = tokio::join!(load, faults);
+    for f in &faults {
+        if let Some(e) = &f.error {
+            warn!("arm {}: undoing {}: {e}", arm.name, f.fault);
+        }
+    }
     if let Some(p) = progress {
         p.finish();
     }
@@ -290,6 +310,7 @@ async fn run_arm(
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,
+        faults,
     };
     record::write(&folder.arm_record(&arm.name), &record).map_err(Error::environment)?;
     Ok(record)

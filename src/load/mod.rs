@@ -72,13 +72,15 @@ fn wall_clock_at(start: Instant) -> (i64, i64) {
         .unwrap_or((wall_now_us(), 1_000))
 }
 
-/// Runs the plan until its schedule ends or `stop` resolves, then waits (at
-/// most one timeout) for requests in flight, so every request sent is recorded.
+/// Runs the plan from `start` (trace time 0) until its schedule ends or
+/// `stop` resolves, then waits (at most one timeout) for requests in
+/// flight, so every request sent is recorded.
 pub async fn run(
     plan: &Plan,
     events: mpsc::Sender<Batch>,
     counters: Arc<Counters>,
     stop: impl Future<Output = ()>,
+    start: Instant,
 ) -> LoadReport {
     let picker = Picker::new(
         plan.keys,
@@ -88,7 +90,6 @@ pub async fn run(
         plan.seed,
     );
     let permits = Arc::new(Semaphore::new(plan.max_in_flight));
-    let start = Instant::now();
     let (epoch_offset_us, epoch_uncertainty_us) = wall_clock_at(start);
     let schedule = Schedule::new(&plan.shape, plan.duration, plan.seed, epoch_offset_us);
     let stopping = Arc::new(AtomicBool::new(false));

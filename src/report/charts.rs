@@ -105,6 +105,32 @@ fn admitted_vs_limit(path: &Path, arms: &[ArmData]) -> Result<(), String> {
         .axis_desc_style((FONT, 16))
         .draw()
         .map_err(err)?;
+    // Fault windows, shaded (arms run the same faults at the same times).
+    // Shaded once each: the same fault differs between arms by a few ms.
+    let mut windows: Vec<(f64, f64)> = Vec::new();
+    for p in arms.iter().flat_map(|a| &a.figures.phases) {
+        if let (true, Some(from), Some(to)) = (p.name.starts_with("during "), p.from_us, p.to_us) {
+            let w = (from as f64 / 1e6, to as f64 / 1e6);
+            if !windows
+                .iter()
+                .any(|o| (o.0 - w.0).abs() < 0.1 && (o.1 - w.1).abs() < 0.1)
+            {
+                windows.push(w);
+            }
+        }
+    }
+    if !windows.is_empty() {
+        let shade = RGBColor(255, 170, 60).mix(0.18).filled();
+        chart
+            .draw_series(
+                windows
+                    .iter()
+                    .map(|&(from, to)| Rectangle::new([(from, 0.0), (to, y_max)], shade)),
+            )
+            .map_err(err)?
+            .label("fault")
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 24, y + 6)], shade));
+    }
     chart
         .draw_series(DashedLineSeries::new(
             vec![(0.0, 1.0), (x_max, 1.0)],

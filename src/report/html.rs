@@ -141,6 +141,38 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     }
     h.push_str("</ul>");
 
+    if s.arms.iter().any(|a| !a.faults.is_empty()) {
+        h.push_str("<h2>Faults</h2><ul class=\"verdicts\">");
+        for a in &s.arms {
+            for sentence in super::faults::sentences(a) {
+                let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(&sentence));
+            }
+        }
+        h.push_str("</ul><table><tr><th>arm</th><th>phase</th><th>from s</th><th>to s</th><th>sent</th><th>admitted</th><th>rejected</th><th>failed</th><th>definite</th><th>false rejects</th><th>p99 ms</th></tr>");
+        let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.3}"));
+        let count = |v: Option<u64>| v.map_or("–".to_string(), thousands);
+        for a in &s.arms {
+            for p in &a.phases {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td></tr>",
+                    esc(&a.name),
+                    esc(&p.name),
+                    opt(p.from_s),
+                    opt(p.to_s),
+                    thousands(p.sent),
+                    thousands(p.admitted),
+                    thousands(p.rejected),
+                    thousands(p.errors),
+                    count(p.definite_violations),
+                    count(p.false_rejects),
+                    p.p99_ms
+                );
+            }
+        }
+        h.push_str("</table>");
+    }
+
     h.push_str("<h2>Expectations</h2><table><tr><th>arm</th><th>expectation</th><th>bound</th><th>value</th><th>result</th></tr>");
     for a in &s.arms {
         for e in &a.expect {

@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod faults;
 pub mod folder;
 pub mod hgrm;
 pub mod html;
@@ -41,6 +42,12 @@ pub fn build(
             record.policy.as_ref(),
             &opts,
             record.replicas,
+            &record
+                .faults
+                .iter()
+                .filter(|f| f.applied)
+                .map(|f| (f.from_us as i64, f.to_us as i64))
+                .collect::<Vec<_>>(),
         )?;
         let checks = gate::evaluate(expect, &figures);
         for (path, h) in [

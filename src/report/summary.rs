@@ -50,6 +50,48 @@ pub struct ArmSummary {
     pub redis_errors: Option<RedisErrors>,
     pub histograms: Hdr,
     pub expect: Vec<Expect>,
+    /// The scenario's `[[faults]]` as they happened in this arm.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultSummary>,
+    /// With faults: figures before, during and after each, by send time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FaultSummary {
+    /// e.g. "redis_down (pause)"
+    pub fault: String,
+    /// From just before it was applied to just after it was undone, in
+    /// seconds from the arm's load start.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// False when the arm had nothing to break (a Redis fault on a local arm).
+    pub applied: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// From the fault's end to the answer of the first request sent after
+    /// it that got a decision (2xx or 429); null when none did.
+    pub recovery_ms: Option<f64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Phase {
+    /// "before", "during 1", "after 1", ...
+    pub name: String,
+    /// Seconds from the load start; null at the open ends.
+    pub from_s: Option<f64>,
+    pub to_s: Option<f64>,
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    /// Errors and timeouts.
+    pub errors: u64,
+    pub p99_ms: f64,
+    /// Proven among this phase's admits alone; null without a policy.
+    pub definite_violations: Option<u64>,
+    /// This phase's rejects judged against every admit; null without a policy.
+    pub false_rejects: Option<u64>,
 }
 
 /// HdrHistogram V2 encodings, base64, values in µs: merge runs or replicas
@@ -278,7 +320,48 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 detail: check.describe(),
             })
             .collect(),
+        faults: faults(run, f),
+        phases: f
+            .phases
+            .iter()
+            .map(|p| Phase {
+                name: p.name.clone(),
+                from_s: p.from_us.map(seconds),
+                to_s: p.to_us.map(seconds),
+                sent: p.counts.sent,
+                admitted: p.counts.admitted,
+                rejected: p.counts.rejected,
+                errors: p.counts.errors + p.counts.timeouts,
+                p99_ms: p.latency.p99,
+                definite_violations: p.verdict.map(|v| v.definite_violations),
+                false_rejects: p.verdict.map(|v| v.false_rejects),
+            })
+            .collect(),
     }
+}
+
+fn seconds(us: i64) -> f64 {
+    (us as f64 / 1_000.0).round() / 1_000.0
+}
+
+/// Recovery figures follow the applied faults in order.
+fn faults(run: &ArmRecord, f: &ArmFigures) -> Vec<FaultSummary> {
+    let mut recovery = f.recovery_ms.iter();
+    run.faults
+        .iter()
+        .map(|a| FaultSummary {
+            fault: a.fault.clone(),
+            from_s: seconds(a.from_us as i64),
+            to_s: seconds(a.to_us as i64),
+            applied: a.applied,
+            error: a.error.clone(),
+            recovery_ms: if a.applied {
+                recovery.next().copied().flatten()
+            } else {
+                None
+            },
+        })
+        .collect()
 }
 
 pub fn write(path: &Path, summary: &Summary) -> Result<(), String> {

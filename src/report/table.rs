@@ -96,6 +96,9 @@ pub fn render(s: &Summary) -> String {
         if let Some(line) = errors_line(a) {
             out.push_str(&line);
         }
+        for sentence in super::faults::sentences(a) {
+            out.push_str(&format!("fault in {}: {sentence}\n", a.name));
+        }
     }
     for a in s.arms.iter().filter(|a| a.rate.generator_saturated) {
         out.push_str(&format!(

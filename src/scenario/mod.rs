@@ -21,6 +21,44 @@ pub struct Scenario {
     pub load: LoadSpec,
     pub redis: RedisSpec,
     pub arms: Vec<Arm>,
+    /// Applied in order to every arm that runs them (from the load's start).
+    pub faults: Vec<Fault>,
+}
+
+/// `[[faults]]`: an action from `at` for `lasts`, then undone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub at: Duration,
+    pub lasts: Duration,
+    pub action: FaultAction,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultAction {
+    /// Stop the arm's Redis: `restart` kills it and starts a fresh one on
+    /// the same port at the end (empty, script cache gone); otherwise it is
+    /// paused (SIGSTOP) and resumed (SIGCONT).
+    RedisDown { restart: bool },
+    /// Kill one replica hard (SIGKILL) and start it again on its port at the end.
+    ReplicaRestart { replica: usize },
+}
+
+impl FaultAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultAction::RedisDown { .. } => "redis_down",
+            FaultAction::ReplicaRestart { .. } => "replica_restart",
+        }
+    }
+
+    /// In words, e.g. "redis_down (pause)" or "replica_restart (r1)".
+    pub fn describe(self) -> String {
+        match self {
+            FaultAction::RedisDown { restart: false } => "redis_down (pause)".to_string(),
+            FaultAction::RedisDown { restart: true } => "redis_down (restart)".to_string(),
+            FaultAction::ReplicaRestart { replica } => format!("replica_restart (r{replica})"),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

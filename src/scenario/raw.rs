@@ -16,6 +16,19 @@ pub struct RawScenario {
     pub redis: Option<RawRedis>,
     pub load: Spanned<RawLoad>,
     pub arms: Spanned<Vec<Spanned<RawArm>>>,
+    pub faults: Option<Vec<Spanned<RawFault>>>,
+}
+
+/// One `[[faults]]` entry: what to break, when, and for how long.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFault {
+    pub at: Spanned<String>,
+    #[serde(rename = "for")]
+    pub lasts: Spanned<String>,
+    pub action: Spanned<String>,
+    pub variant: Option<Spanned<String>>,
+    pub replica: Option<Spanned<i64>>,
 }
 
 /// Also an arm's `[arms.policy]`: naming an `algorithm` there replaces the
@@ -97,6 +110,7 @@ pub struct RawExpect {
     pub min_definite_violations: Option<Spanned<i64>>,
     pub max_possible_violations: Option<Spanned<i64>>,
     pub max_false_reject_ratio: Option<Spanned<f64>>,
+    pub min_false_reject_ratio: Option<Spanned<f64>>,
     pub max_p99_ms: Option<Spanned<f64>>,
     pub max_error_ratio: Option<Spanned<f64>>,
     pub max_peak_window_ratio: Option<Spanned<f64>>,

@@ -139,6 +139,10 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         }
         arms.push(arm);
     }
+    let faults = match &raw.faults {
+        Some(list) => faults::faults(&src, list, duration, &arms, &redis)?,
+        None => Vec::new(),
+    };
     Ok(Scenario {
         name,
         duration,
@@ -147,6 +151,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         load,
         redis,
         arms,
+        faults,
     })
 }
 
@@ -331,6 +336,12 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
             FalseRejectRatio,
             AtMost,
         ),
+        (
+            "min_false_reject_ratio",
+            &e.min_false_reject_ratio,
+            FalseRejectRatio,
+            AtLeast,
+        ),
         ("max_p99_ms", &e.max_p99_ms, P99Ms, AtMost),
         ("max_error_ratio", &e.max_error_ratio, ErrorRatio, AtMost),
         (
@@ -395,6 +406,7 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
     Ok(out)
 }
 
+mod faults;
 mod load;
 mod policy;
 #[cfg(test)]

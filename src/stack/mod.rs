@@ -28,6 +28,10 @@ const HEALTHY_WITHIN: Duration = Duration::from_secs(5);
 pub struct Stack {
     replicas: Vec<Replica>,
     redis: Option<RedisServer>,
+    /// What each replica was started with (to start it again).
+    configs: Vec<ReplicaConfig>,
+    run_id: String,
+    exe: PathBuf,
 }
 
 impl Stack {
@@ -43,6 +47,9 @@ impl Stack {
         let mut stack = Stack {
             replicas: Vec::with_capacity(configs.len()),
             redis: None,
+            configs: Vec::new(),
+            run_id: run_id.to_string(),
+            exe: exe.clone(),
         };
         let mut configs = configs.to_vec();
         if managed_redis {
@@ -55,7 +62,7 @@ impl Stack {
             stack.redis = Some(server);
         }
         for config in &configs {
-            match Replica::start(&exe, config, run_id, READY_WITHIN).await {
+            match Replica::start(&exe, config, run_id, READY_WITHIN, None).await {
                 Ok(replica) => stack.replicas.push(replica),
                 Err(e) => {
                     stack.down().await;
@@ -63,6 +70,7 @@ impl Stack {
                 }
             }
         }
+        stack.configs = configs;
         if let Err(e) = stack.wait_healthy().await {
             stack.down().await;
             return Err(e);
@@ -84,6 +92,65 @@ impl Stack {
 
     pub fn redis_url(&self) -> Option<&str> {
         self.redis.as_ref().map(|r| r.url.as_str())
+    }
+
+    /// Pauses the managed Redis (SIGSTOP); false when there is none.
+    pub fn pause_redis(&self) -> bool {
+        self.redis.as_ref().map(RedisServer::pause).is_some()
+    }
+
+    pub fn resume_redis(&self) {
+        if let Some(r) = &self.redis {
+            r.resume();
+        }
+    }
+
+    /// Kills the managed Redis; false when there is none.
+    pub async fn kill_redis(&mut self) -> bool {
+        match &mut self.redis {
+            Some(r) => {
+                r.kill().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts a fresh Redis on the killed one's port.
+    pub async fn restart_redis(&mut self) -> Result<(), String> {
+        match &mut self.redis {
+            Some(r) => r.restart(&self.run_id).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Kills replica `i` hard; false when there is no such replica.
+    pub async fn kill_replica(&mut self, i: usize) -> bool {
+        match self.replicas.get_mut(i) {
+            Some(r) => {
+                r.kill().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts replica `i` again on its old port, with its old config.
+    pub async fn restart_replica(&mut self, i: usize) -> Result<(), String> {
+        let (Some(old), Some(config)) = (self.replicas.get(i), self.configs.get(i)) else {
+            return Ok(());
+        };
+        let address = old.address().to_string();
+        let fresh = Replica::start(
+            &self.exe,
+            config,
+            &self.run_id,
+            READY_WITHIN,
+            Some(&address),
+        )
+        .await?;
+        self.replicas[i] = fresh;
+        Ok(())
     }
 
     async fn wait_healthy(&mut self) -> Result<(), String> {

@@ -118,6 +118,32 @@ impl RedisServer {
     pub async fn stop(&mut self) {
         self.process.stop().await;
     }
+
+    /// SIGSTOP: the server keeps its port and its data but answers nothing.
+    pub fn pause(&self) {
+        self.process.signal(nix::sys::signal::Signal::SIGSTOP);
+    }
+
+    /// SIGCONT after `pause`.
+    pub fn resume(&self) {
+        self.process.signal(nix::sys::signal::Signal::SIGCONT);
+    }
+
+    /// SIGKILL (a crash: data and script cache gone), and reaped.
+    pub async fn kill(&mut self) {
+        self.process.signal(nix::sys::signal::Signal::SIGKILL);
+        let _ = self.process.wait_exit().await;
+    }
+
+    /// A fresh server on the same port (after `kill`), marked like the first.
+    pub async fn restart(&mut self, label: &str) -> Result<(), String> {
+        let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
+        let fresh = Self::start_on(&exe, self.port, label)
+            .await
+            .map_err(|(_, why)| why)?;
+        *self = fresh;
+        Ok(())
+    }
 }
 
 /// One PING round trip.

@@ -26,17 +26,22 @@ pub struct Replica {
 }
 
 impl Replica {
+    /// Starts a replica on `listen`, or on a free port when `None`.
     pub async fn start(
         exe: &Path,
         config: &ReplicaConfig,
         run_id: &str,
         ready_within: Duration,
+        listen: Option<&str>,
     ) -> Result<Replica, String> {
         let name = config.replica.clone();
         let json = serde_json::to_string(config).map_err(|e| format!("replica {name}: {e}"))?;
         let mut command = Command::new(exe);
+        command.args(["replica", "--run-id", run_id, "--config-json", &json]);
+        if let Some(addr) = listen {
+            command.args(["--listen", addr]);
+        }
         command
-            .args(["replica", "--run-id", run_id, "--config-json", &json])
             .env(super::RUN_ENV, run_id)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -124,5 +129,16 @@ impl Replica {
     pub async fn stop(&mut self) {
         drop(self.stdin.take());
         self.process.stop().await;
+    }
+
+    /// SIGKILL, no grace (a crash), and reaped.
+    pub async fn kill(&mut self) {
+        self.process.signal(nix::sys::signal::Signal::SIGKILL);
+        let _ = self.process.wait_exit().await;
+    }
+
+    /// `127.0.0.1:PORT` of its URL.
+    pub fn address(&self) -> &str {
+        self.url.trim_start_matches("http://")
     }
 }

@@ -17,6 +17,14 @@ pub enum RejectCheck {
 
 /// `admits`: possible admits as `x = sent, y = done`; `rejects` likewise.
 pub fn count(check: RejectCheck, admits: &[Item], rejects: &[Item], slack: i64) -> u64 {
+    flags(check, admits, rejects, slack)
+        .into_iter()
+        .filter(|&f| f)
+        .count() as u64
+}
+
+/// For each of `rejects`, in order: whether it is a false reject.
+pub fn flags(check: RejectCheck, admits: &[Item], rejects: &[Item], slack: i64) -> Vec<bool> {
     let mut sents: Vec<i64> = admits.iter().map(|a| a.x).collect();
     sents.sort_unstable();
     let up_to = |t: i64| sents.partition_point(|&s| s <= t) as u64;
@@ -26,12 +34,12 @@ pub fn count(check: RejectCheck, admits: &[Item], rejects: &[Item], slack: i64) 
             dones.sort_unstable();
             rejects
                 .iter()
-                .filter(|r| {
+                .map(|r| {
                     // Admits decided before s - span - slack cannot count.
                     let gone = dones.partition_point(|&d| d < r.x - span - slack) as u64;
                     up_to(r.y + slack) - gone < limit
                 })
-                .count() as u64
+                .collect()
         }
         RejectCheck::Bucket { burst, count, per } => {
             bucket(burst, count, per, &sents, rejects, admits, slack)
@@ -50,12 +58,12 @@ fn bucket(
     rejects: &[Item],
     admits: &[Item],
     slack: i64,
-) -> u64 {
+) -> Vec<bool> {
     let (count, per) = (count as i128, per as i128);
     let delta = admits.iter().map(|a| a.y - a.x).max().unwrap_or(0) + slack;
     let full = burst as i128 * per;
-    let mut order: Vec<&Item> = rejects.iter().collect();
-    order.sort_by_key(|r| r.x);
+    let mut order: Vec<usize> = (0..rejects.len()).collect();
+    order.sort_by_key(|&i| rejects[i].x);
     let (mut tokens, mut last, mut next) = (full, i64::MIN, 0usize);
     let mut advance = |tokens: &mut i128, t: i64| {
         if last != i64::MIN {
@@ -63,8 +71,9 @@ fn bucket(
         }
         last = t;
     };
-    let mut false_rejects = 0;
-    for r in order {
+    let mut flags = vec![false; rejects.len()];
+    for i in order {
+        let r = &rejects[i];
         while next < sents.len() && sents[next] <= r.x {
             advance(&mut tokens, sents[next]);
             tokens -= per;
@@ -72,11 +81,9 @@ fn bucket(
         }
         advance(&mut tokens, r.x);
         let later = (sents.partition_point(|&s| s <= r.y + slack) - next) as i128;
-        if tokens - later * per - delta as i128 * count >= per {
-            false_rejects += 1;
-        }
+        flags[i] = tokens - later * per - delta as i128 * count >= per;
     }
-    false_rejects
+    flags
 }
 
 #[cfg(test)]

@@ -110,6 +110,93 @@ pub fn window(policy: &Policy) -> (u64, i64) {
     rules::for_policy(policy, false).peak
 }
 
+/// The fewest of `items` to drop so that no rule of the policy is broken.
+fn most_removals(rules: &rules::Rules, items: &[Item], opts: &Options, slack: i64) -> u64 {
+    let on_grid = rules.grid.map_or(0, |g| {
+        grid::min_removals(items, g, opts.epoch_offset_us, slack)
+    });
+    rules
+        .definite
+        .iter()
+        .map(|&b| removal::min_removals(items, b, slack))
+        .fold(on_grid, u64::max)
+}
+
+/// One stretch of a run (e.g. while a fault lasted), judged soundly.
+/// `definite_violations`: how many the admits sent in it add to those of
+/// everything sent before it (the fewest admits to drop can only grow as
+/// admits are added, so the phases of a run add up to its total, and a
+/// correct limiter scores 0 in each). `false_rejects`: its rejects, judged
+/// against every admit of the key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseVerdict {
+    pub definite_violations: u64,
+    pub false_rejects: u64,
+}
+
+/// Judges the requests of one key sent in `[from, to)` (µs).
+pub fn verify_phase(
+    policy: &Policy,
+    requests: &[Obs],
+    opts: &Options,
+    from: i64,
+    to: i64,
+) -> PhaseVerdict {
+    let rules = rules::for_policy(policy, opts.aligned);
+    let span = |o: &Obs| Item {
+        x: o.sent,
+        y: o.done,
+    };
+    let admits_before = |t: i64| -> Vec<Item> {
+        requests
+            .iter()
+            .filter(|o| o.decided == Decided::Admitted && o.sent < t)
+            .map(span)
+            .collect()
+    };
+    let maybe_admits: Vec<Item> = requests
+        .iter()
+        .filter(|o| o.decided != Decided::Rejected)
+        .map(span)
+        .collect();
+    let rejects: Vec<Item> = requests
+        .iter()
+        .filter(|o| o.decided == Decided::Rejected && o.sent >= from && o.sent < to)
+        .map(span)
+        .collect();
+    let upto = most_removals(&rules, &admits_before(to), opts, opts.slack_us);
+    let before = most_removals(&rules, &admits_before(from), opts, opts.slack_us);
+    PhaseVerdict {
+        definite_violations: upto.saturating_sub(before),
+        false_rejects: false_reject::count(rules.reject, &maybe_admits, &rejects, opts.slack_us),
+    }
+}
+
+/// The false rejects of one key as (sent, done) µs.
+pub fn false_reject_times(policy: &Policy, requests: &[Obs], opts: &Options) -> Vec<(i64, i64)> {
+    let rules = rules::for_policy(policy, opts.aligned);
+    let span = |o: &Obs| Item {
+        x: o.sent,
+        y: o.done,
+    };
+    let maybe_admits: Vec<Item> = requests
+        .iter()
+        .filter(|o| o.decided != Decided::Rejected)
+        .map(span)
+        .collect();
+    let rejects: Vec<Item> = requests
+        .iter()
+        .filter(|o| o.decided == Decided::Rejected)
+        .map(span)
+        .collect();
+    false_reject::flags(rules.reject, &maybe_admits, &rejects, opts.slack_us)
+        .into_iter()
+        .zip(&rejects)
+        .filter(|(f, _)| *f)
+        .map(|(_, r)| (r.x, r.y))
+        .collect()
+}
+
 /// Judges one key's requests.
 pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict {
     let rules = rules::for_policy(policy, opts.aligned);
@@ -133,16 +220,7 @@ pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict 
         .map(span)
         .collect();
     let swapped: Vec<Item> = admits.iter().map(|i| Item { x: i.y, y: i.x }).collect();
-    let most = |items: &[Item], slack| {
-        let on_grid = rules.grid.map_or(0, |g| {
-            grid::min_removals(items, g, opts.epoch_offset_us, slack)
-        });
-        rules
-            .definite
-            .iter()
-            .map(|&b| removal::min_removals(items, b, slack))
-            .fold(on_grid, u64::max)
-    };
+    let most = |items: &[Item], slack| most_removals(&rules, items, opts, slack);
     let mut sends: Vec<i64> = requests.iter().map(|o| o.sent).collect();
     sends.sort_unstable();
     let (peak_limit, peak_span) = rules.peak;

@@ -1,0 +1,101 @@
+//! `[[faults]]`: what to break, when and for how long — checked against the
+//! scenario's duration, its arms' replicas, and where Redis runs (a Redis
+//! fault needs the Redis rlbench starts itself).
+
+use super::{Result, Source};
+use crate::scenario::raw::RawFault;
+use crate::scenario::{Arm, Fault, FaultAction, RedisSpec};
+use std::time::Duration;
+use toml::Spanned;
+
+pub(super) fn faults(
+    src: &Source,
+    raw: &[Spanned<RawFault>],
+    duration: Duration,
+    arms: &[Arm],
+    redis: &RedisSpec,
+) -> Result<Vec<Fault>> {
+    let mut out: Vec<Fault> = Vec::new();
+    for spanned in raw {
+        let r = spanned.get_ref();
+        let at = src.duration(&r.at)?;
+        let lasts = src.duration(&r.lasts)?;
+        if at + lasts > duration {
+            return Err(src.at(
+                &r.lasts,
+                format!(
+                    "the fault ends at {:?}, after the run ({:?})",
+                    at + lasts,
+                    duration
+                ),
+            ));
+        }
+        let action = action(src, r, arms, redis)?;
+        if let Some(previous) = out.last() {
+            if at < previous.at + previous.lasts {
+                return Err(src.at(
+                    &r.at,
+                    "faults must come in order and not overlap: this one starts before the previous one ends",
+                ));
+            }
+        }
+        out.push(Fault { at, lasts, action });
+    }
+    Ok(out)
+}
+
+fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result<FaultAction> {
+    let name = r.action.get_ref().as_str();
+    let not_for = |key: &str, span: &dyn Fn() -> Option<std::ops::Range<usize>>| {
+        Err(src.error(span(), format!("{key:?} does not apply to {name}")))
+    };
+    match name {
+        "redis_down" => {
+            if let Some(replica) = &r.replica {
+                return not_for("replica", &|| Some(replica.span()));
+            }
+            if redis.url.is_some() {
+                return Err(src.at(
+                    &r.action,
+                    "redis_down stops the Redis rlbench starts itself: remove [redis] url",
+                ));
+            }
+            let restart = match r.variant.as_ref().map(|v| v.get_ref().as_str()) {
+                None | Some("pause") => false,
+                Some("restart") => true,
+                Some(other) => {
+                    let v = r.variant.as_ref().map(|v| v.span());
+                    return Err(src.error(
+                        v,
+                        format!("unknown variant {other:?}, expected pause (SIGSTOP) or restart (kill, start again on the same port)"),
+                    ));
+                }
+            };
+            Ok(FaultAction::RedisDown { restart })
+        }
+        "replica_restart" => {
+            if let Some(variant) = &r.variant {
+                return not_for("variant", &|| Some(variant.span()));
+            }
+            let replica = match &r.replica {
+                Some(v) => src.count(v, "replica", 0, 63)? as usize,
+                None => 0,
+            };
+            if let Some(arm) = arms.iter().find(|a| a.replicas <= replica) {
+                let at = r.replica.as_ref().map_or(r.action.span(), |v| v.span());
+                return Err(src.error(
+                    Some(at),
+                    format!(
+                        "replica {replica} does not exist in arm {:?}, which has {} (numbered from 0)",
+                        arm.name, arm.replicas
+                    ),
+                ));
+            }
+            Ok(FaultAction::ReplicaRestart { replica })
+        }
+        other => Err(src.at(
+            &r.action,
+            format!("unknown action {other:?}, expected redis_down or replica_restart"),
+        )),
+    }
+}

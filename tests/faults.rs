@@ -1,0 +1,293 @@
+//! `[[faults]]` end to end through the real binary, with real redis-server
+//! and replica processes: a paused Redis (fail open vs fail closed), a
+//! killed and restarted Redis (scripts reloaded, errors stop), a killed and
+//! restarted replica (local counts forgotten, Redis counts kept) — and
+//! nothing left running afterwards.
+
+mod common;
+
+use common::{text, wait_no_replicas, write};
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn run(dir: &std::path::Path, scenario: &str, extra: &[&str]) -> (std::process::Output, u32) {
+    let path = write(dir, "s.toml", scenario);
+    let child = Command::new(common::bin())
+        .args(["run", path.to_str().unwrap(), "--out", "out", "-q"])
+        .args(extra)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
+}
+
+fn passed(dir: &std::path::Path, scenario: &str) -> Value {
+    let (out, pid) = run(dir, scenario, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        wait_no_replicas(pid, Duration::from_secs(3)).is_empty(),
+        "a replica or redis-server survived"
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
+            .unwrap();
+    // The terminal says what each fault did.
+    assert!(
+        text(&out.stdout).contains("fault in "),
+        "{}",
+        text(&out.stdout)
+    );
+    s
+}
+
+fn arm(s: &Value, name: &str) -> Value {
+    s["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap()
+        .clone()
+}
+
+fn phase(a: &Value, name: &str) -> Value {
+    a["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no phase {name}: {a}"))
+        .clone()
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn outage(variant: &str) -> String {
+    format!(
+        r#"
+name = "outage"
+duration = "4s"
+seed = 3
+[policy]
+algorithm = "sliding_log"
+limit = 10
+window = "1s"
+[cluster]
+replicas = 2
+[load]
+rate = 200
+keys = 4
+[redis]
+timeout = "50ms"
+[[faults]]
+at = "1500ms"
+for = "1s"
+action = "redis_down"
+variant = "{variant}"
+[[arms]]
+name = "open"
+mode = "redis_lua"
+on_redis_error = "fail_open"
+[arms.expect]
+min_definite_violations = 1
+[[arms]]
+name = "closed"
+mode = "redis_lua"
+on_redis_error = "fail_closed"
+[arms.expect]
+max_definite_violations = 0
+"#
+    )
+}
+
+/// Figures every outage shows, whichever way Redis went away.
+fn check_outage(s: &Value) {
+    for name in ["open", "closed"] {
+        let a = arm(s, name);
+        let fault = &a["faults"][0];
+        assert_eq!(fault["applied"], true, "{a}");
+        let from = fault["from_s"].as_f64().unwrap();
+        assert!((1.45..1.7).contains(&from), "{fault}");
+        let names: Vec<&str> = a["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["before", "during 1", "after 1"]);
+        // The replicas answered every request: none crashed or hung.
+        assert_eq!(
+            n(&a["requests"]["errors"]) + n(&a["requests"]["timeouts"]),
+            0,
+            "{a}"
+        );
+        assert!(n(&a["redis_errors"]["total"]) > 0, "{a}");
+        assert_eq!(n(&phase(&a, "before")["definite_violations"]), 0);
+        assert!(fault["recovery_ms"].as_f64().is_some(), "{fault}");
+        // Phase figures add up to the arm's.
+        let sent: u64 = a["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| n(&p["sent"]))
+            .sum();
+        assert_eq!(sent, n(&a["requests"]["sent"]));
+        let definite: u64 = a["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| n(&p["definite_violations"]))
+            .sum();
+        assert_eq!(definite, n(&a["correctness"]["definite_violations"]), "{a}");
+    }
+    let open = phase(&arm(s, "open"), "during 1");
+    assert!(n(&open["admitted"]) * 10 >= n(&open["sent"]) * 9, "{open}");
+    assert!(n(&open["definite_violations"]) > 0, "{open}");
+    let closed = phase(&arm(s, "closed"), "during 1");
+    assert!(
+        n(&closed["admitted"]) * 10 <= n(&closed["sent"]),
+        "{closed}"
+    );
+    assert!(n(&closed["false_rejects"]) > 0, "{closed}");
+}
+
+#[test]
+fn a_paused_redis_makes_fail_open_over_admit_and_fail_closed_lock_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = passed(dir.path(), &outage("pause"));
+    check_outage(&s);
+    assert!(std::fs::read_to_string(dir.path().join("out/report.html"))
+        .unwrap()
+        .contains("<h2>Faults</h2>"));
+}
+
+#[test]
+fn a_restarted_redis_gets_its_scripts_again_and_errors_stop_within_a_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = passed(dir.path(), &outage("restart"));
+    check_outage(&s);
+    for name in ["open", "closed"] {
+        let a = arm(&s, name);
+        // The new server has no scripts (NOSCRIPT): admits after the
+        // restart prove they were loaded again.
+        assert!(n(&phase(&a, "after 1")["admitted"]) > 0, "{a}");
+        // Fallbacks end one Redis timeout (50 ms) after the server is back,
+        // plus the replica's reconnect: bounded well below the 1.5 s left.
+        let recovery = a["faults"][0]["recovery_ms"].as_f64().unwrap();
+        assert!(recovery < 500.0, "{name}: recovery {recovery} ms");
+    }
+}
+
+#[test]
+fn a_restarted_replica_forgets_local_counts_and_redis_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = r#"
+name = "restart"
+duration = "3s"
+seed = 5
+[policy]
+algorithm = "sliding_log"
+limit = 5
+window = "1m"
+[load]
+rate = 100
+keys = 4
+[[faults]]
+at = "1s"
+for = "500ms"
+action = "replica_restart"
+[[arms]]
+name = "local"
+mode = "local"
+[arms.expect]
+min_definite_violations = 1
+[[arms]]
+name = "redis"
+mode = "redis_lua"
+on_redis_error = "fail_closed"
+[arms.expect]
+max_definite_violations = 0
+"#;
+    let s = passed(dir.path(), scenario);
+    for name in ["local", "redis"] {
+        let a = arm(&s, name);
+        // Down: refused connections, counted as errors, never as admits.
+        let during = phase(&a, "during 1");
+        assert_eq!(n(&during["admitted"]), 0, "{a}");
+        assert!(n(&during["errors"]) > 0, "{a}");
+        assert!(
+            n(&a["requests"]["errors_by_kind"]["connect_refused"]) > 0,
+            "{a}"
+        );
+        // Back on the same port: answered again.
+        assert_eq!(n(&phase(&a, "after 1")["errors"]), 0, "{a}");
+    }
+    // Every key was at its limit before; local admits it all again after.
+    let local = phase(&arm(&s, "local"), "after 1");
+    assert_eq!(n(&local["definite_violations"]), 4 * 5, "{local}");
+    let redis = arm(&s, "redis");
+    assert_eq!(n(&phase(&redis, "after 1")["admitted"]), 0, "{redis}");
+}
+
+#[test]
+fn a_duration_that_cuts_a_fault_short_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run(dir.path(), &outage("pause"), &["--duration", "2s"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--duration 2s: the redis_down fault ends at"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn ctrl_c_during_an_outage_leaves_no_paused_redis_behind() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = outage("pause")
+        .replace("duration = \"4s\"", "duration = \"30s\"")
+        .replace("for = \"1s\"", "for = \"10s\"");
+    let path = write(dir.path(), "s.toml", &scenario);
+    let args = ["run", path.to_str().unwrap(), "--out", "out", "-q"];
+    let child = common::spawn(dir.path(), &args, &[]);
+    let pid = child.id();
+    let events = dir.path().join("out/events/open.csv");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !events.exists() || common::replicas_of(pid).is_empty() {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The pause starts at 1.5 s into the load: interrupt inside it.
+    std::thread::sleep(Duration::from_millis(2_200));
+    kill(Pid::from_raw(pid as i32), Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        wait_no_replicas(pid, Duration::from_secs(5)).is_empty(),
+        "a replica or the paused redis-server survived"
+    );
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s["partial"], true);
+    let fault = &s["arms"][0]["faults"][0];
+    assert_eq!(fault["applied"], true, "{s}");
+    // Undone when the interrupt came, not at its planned end (11.5 s).
+    assert!(fault["to_s"].as_f64().unwrap() < 10.0, "{fault}");
+}
