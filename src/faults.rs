@@ -70,6 +70,7 @@ async fn apply(stack: &mut Stack, action: FaultAction) -> bool {
         FaultAction::RedisDown { restart: false } => stack.pause_redis(),
         FaultAction::RedisDown { restart: true } => stack.kill_redis().await,
         FaultAction::ReplicaRestart { replica } => stack.kill_replica(replica).await,
+        FaultAction::RedisLatency { delay, jitter } => stack.delay_redis(delay, jitter),
     }
 }
 
@@ -81,5 +82,9 @@ async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), String> {
         }
         FaultAction::RedisDown { restart: true } => stack.restart_redis().await,
         FaultAction::ReplicaRestart { replica } => stack.restart_replica(replica).await,
+        FaultAction::RedisLatency { .. } => {
+            stack.delay_redis(std::time::Duration::ZERO, std::time::Duration::ZERO);
+            Ok(())
+        }
     }
 }

@@ -225,7 +225,7 @@ async fn run_arm(
     let mut stack = tokio::select! {
         biased;
         () = interrupt.wait() => return Err(Error::interrupted()),
-        stack = Stack::up(&configs, managed, run_id) => stack.map_err(Error::environment)?,
+        stack = Stack::up(&configs, managed, managed && scenario.faults.iter().any(|f| f.action.needs_proxy()), run_id) => stack.map_err(Error::environment)?,
     };
     if let (false, Some(url)) = (quiet, stack.redis_url()) {
         info!("arm {}: redis-server at {url}", arm.name);

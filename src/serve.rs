@@ -25,7 +25,7 @@ pub async fn serve(path: &Path, arm: Option<&str>) -> Result<(), Error> {
     let run_id = format!("rlbench-serve-{}", std::process::id());
     let configs = replica_configs(&scenario, chosen, &run_id);
     let managed = needs_managed_redis(&scenario, chosen);
-    let mut stack = Stack::up(&configs, managed, &run_id)
+    let mut stack = Stack::up(&configs, managed, false, &run_id)
         .await
         .map_err(Error::environment)?;
     if let Some(url) = stack.redis_url() {

@@ -134,7 +134,6 @@ fn check_outage(s: &Value) {
             "{a}"
         );
         assert!(n(&a["redis_errors"]["total"]) > 0, "{a}");
-        assert_eq!(n(&phase(&a, "before")["definite_violations"]), 0);
         assert!(fault["recovery_ms"].as_f64().is_some(), "{fault}");
         // Phase figures add up to the arm's.
         let sent: u64 = a["phases"]
@@ -155,6 +154,12 @@ fn check_outage(s: &Value) {
     let open = phase(&arm(s, "open"), "during 1");
     assert!(n(&open["admitted"]) * 10 >= n(&open["sent"]) * 9, "{open}");
     assert!(n(&open["definite_violations"]) > 0, "{open}");
+    // Failing closed never admits beyond the policy, in any phase. (Failing
+    // open may, even before the fault: on a busy machine a Redis call can
+    // miss its 50 ms and be admitted.)
+    for p in arm(s, "closed")["phases"].as_array().unwrap() {
+        assert_eq!(n(&p["definite_violations"]), 0, "{p}");
+    }
     let closed = phase(&arm(s, "closed"), "during 1");
     assert!(
         n(&closed["admitted"]) * 10 <= n(&closed["sent"]),

@@ -41,6 +41,9 @@ pub enum FaultAction {
     RedisDown { restart: bool },
     /// Kill one replica hard (SIGKILL) and start it again on its port at the end.
     ReplicaRestart { replica: usize },
+    /// Delay everything between the replicas and Redis by `delay` plus up
+    /// to `jitter` (through a proxy rlbench runs in front of its Redis).
+    RedisLatency { delay: Duration, jitter: Duration },
 }
 
 impl FaultAction {
@@ -48,7 +51,13 @@ impl FaultAction {
         match self {
             FaultAction::RedisDown { .. } => "redis_down",
             FaultAction::ReplicaRestart { .. } => "replica_restart",
+            FaultAction::RedisLatency { .. } => "redis_latency",
         }
+    }
+
+    /// Whether the arm's Redis needs the delaying proxy in front.
+    pub fn needs_proxy(self) -> bool {
+        matches!(self, FaultAction::RedisLatency { .. })
     }
 
     /// In words, e.g. "redis_down (pause)" or "replica_restart (r1)".
@@ -57,6 +66,12 @@ impl FaultAction {
             FaultAction::RedisDown { restart: false } => "redis_down (pause)".to_string(),
             FaultAction::RedisDown { restart: true } => "redis_down (restart)".to_string(),
             FaultAction::ReplicaRestart { replica } => format!("replica_restart (r{replica})"),
+            FaultAction::RedisLatency { delay, jitter } if jitter.is_zero() => {
+                format!("redis_latency (+{delay:?})")
+            }
+            FaultAction::RedisLatency { delay, jitter } => {
+                format!("redis_latency (+{delay:?} to +{:?})", delay + jitter)
+            }
         }
     }
 }

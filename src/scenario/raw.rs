@@ -29,6 +29,8 @@ pub struct RawFault {
     pub action: Spanned<String>,
     pub variant: Option<Spanned<String>>,
     pub replica: Option<Spanned<i64>>,
+    pub delay: Option<Spanned<String>>,
+    pub jitter: Option<Spanned<String>>,
 }
 
 /// Also an arm's `[arms.policy]`: naming an `algorithm` there replaces the

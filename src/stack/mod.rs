@@ -6,6 +6,7 @@
 
 mod child;
 pub mod metrics;
+pub mod proxy;
 pub mod redis;
 mod replica;
 
@@ -28,6 +29,8 @@ const HEALTHY_WITHIN: Duration = Duration::from_secs(5);
 pub struct Stack {
     replicas: Vec<Replica>,
     redis: Option<RedisServer>,
+    /// In front of the managed Redis when the scenario adds latency.
+    proxy: Option<proxy::Proxy>,
     /// What each replica was started with (to start it again).
     configs: Vec<ReplicaConfig>,
     run_id: String,
@@ -35,18 +38,21 @@ pub struct Stack {
 }
 
 impl Stack {
-    /// Starts Redis if `managed_redis` (its URL replaces the one in every
+    /// Starts Redis if `managed_redis` (its URL — or, with `latency_proxy`,
+    /// a delaying proxy's in front of it — replaces the one in every
     /// Redis-backed config), then one replica per config. On any failure
     /// what was started is stopped before the error returns.
     pub async fn up(
         configs: &[ReplicaConfig],
         managed_redis: bool,
+        latency_proxy: bool,
         run_id: &str,
     ) -> Result<Stack, String> {
         let exe = current_exe()?;
         let mut stack = Stack {
             replicas: Vec::with_capacity(configs.len()),
             redis: None,
+            proxy: None,
             configs: Vec::new(),
             run_id: run_id.to_string(),
             exe: exe.clone(),
@@ -54,12 +60,26 @@ impl Stack {
         let mut configs = configs.to_vec();
         if managed_redis {
             let server = RedisServer::start(run_id).await?;
-            for config in &mut configs {
-                if let Backend::Redis(b) = &mut config.backend {
-                    b.url = server.url.clone();
+            let mut url = server.url.clone();
+            stack.redis = Some(server);
+            if latency_proxy {
+                let port = stack.redis.as_ref().map_or(0, |r| r.port);
+                match proxy::Proxy::start(format!("127.0.0.1:{port}")).await {
+                    Ok(p) => {
+                        url = format!("redis://{}", p.address);
+                        stack.proxy = Some(p);
+                    }
+                    Err(e) => {
+                        stack.down().await;
+                        return Err(e);
+                    }
                 }
             }
-            stack.redis = Some(server);
+            for config in &mut configs {
+                if let Backend::Redis(b) = &mut config.backend {
+                    b.url = url.clone();
+                }
+            }
         }
         for config in &configs {
             match Replica::start(&exe, config, run_id, READY_WITHIN, None).await {
@@ -103,6 +123,12 @@ impl Stack {
         if let Some(r) = &self.redis {
             r.resume();
         }
+    }
+
+    /// Delays everything between the replicas and Redis; false when there
+    /// is no proxy (no managed Redis in this arm).
+    pub fn delay_redis(&self, delay: Duration, jitter: Duration) -> bool {
+        self.proxy.as_ref().map(|p| p.set(delay, jitter)).is_some()
     }
 
     /// Kills the managed Redis; false when there is none.
@@ -203,6 +229,7 @@ impl Stack {
             replica.stop().await;
         }
         self.replicas.clear();
+        self.proxy = None;
         if let Some(mut redis) = self.redis.take() {
             redis.stop().await;
         }

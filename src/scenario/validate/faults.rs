@@ -49,7 +49,52 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
     let not_for = |key: &str, span: &dyn Fn() -> Option<std::ops::Range<usize>>| {
         Err(src.error(span(), format!("{key:?} does not apply to {name}")))
     };
+    if name != "redis_latency" {
+        for (key, value) in [("delay", &r.delay), ("jitter", &r.jitter)] {
+            if let Some(v) = value {
+                return not_for(key, &|| Some(v.span()));
+            }
+        }
+    }
     match name {
+        "redis_latency" => {
+            for (key, value) in [
+                ("variant", &r.variant.as_ref().map(|v| v.span())),
+                ("replica", &r.replica.as_ref().map(|v| v.span())),
+            ] {
+                if let Some(span) = value {
+                    return not_for(key, &|| Some(span.clone()));
+                }
+            }
+            if redis.url.is_some() {
+                return Err(src.at(
+                    &r.action,
+                    "redis_latency needs the Redis rlbench starts itself (it puts a proxy in front): remove [redis] url",
+                ));
+            }
+            let delay = match &r.delay {
+                Some(d) => zero_or_duration(src, d)?,
+                None => {
+                    return Err(src.at(
+                        &r.action,
+                        "redis_latency needs \"delay\", e.g. delay = \"20ms\"",
+                    ))
+                }
+            };
+            let jitter = match &r.jitter {
+                Some(j) => zero_or_duration(src, j)?,
+                None => Duration::ZERO,
+            };
+            if delay + jitter > Duration::from_secs(60) {
+                return Err(src.at(
+                    r.jitter
+                        .as_ref()
+                        .unwrap_or(r.delay.as_ref().unwrap_or(&r.action)),
+                    "delay plus jitter of at most 60s",
+                ));
+            }
+            Ok(FaultAction::RedisLatency { delay, jitter })
+        }
         "redis_down" => {
             if let Some(replica) = &r.replica {
                 return not_for("replica", &|| Some(replica.span()));
@@ -95,7 +140,22 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
         }
         other => Err(src.at(
             &r.action,
-            format!("unknown action {other:?}, expected redis_down or replica_restart"),
+            format!(
+                "unknown action {other:?}, expected redis_down, redis_latency or replica_restart"
+            ),
         )),
     }
+}
+
+/// A duration that may be "0s" (no delay).
+fn zero_or_duration(src: &Source, value: &Spanned<String>) -> Result<Duration> {
+    if value
+        .get_ref()
+        .trim()
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        == "0"
+    {
+        return Ok(Duration::ZERO);
+    }
+    src.duration(value)
 }

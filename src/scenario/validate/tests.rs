@@ -441,8 +441,14 @@ action = "redis_down"
 variant = "restart"
 [[faults]]
 at = "3s"
-for = "2s"
+for = "1s"
 action = "replica_restart"
+[[faults]]
+at = "4s"
+for = "1s"
+action = "redis_latency"
+delay = "20ms"
+jitter = "0ms"
 "#,
         ),
     )
@@ -462,8 +468,16 @@ action = "replica_restart"
             },
             Fault {
                 at: Duration::from_secs(3),
-                lasts: Duration::from_secs(2),
+                lasts: Duration::from_secs(1),
                 action: FaultAction::ReplicaRestart { replica: 0 },
+            },
+            Fault {
+                at: Duration::from_secs(4),
+                lasts: Duration::from_secs(1),
+                action: FaultAction::RedisLatency {
+                    delay: Duration::from_millis(20),
+                    jitter: Duration::ZERO,
+                },
             },
         ]
     );
@@ -504,6 +518,16 @@ fn bad_faults_say_what_and_where() {
         e.contains("\"replica\" does not apply to redis_down"),
         "{e}"
     );
+    let e = fault("at = \"1s\"\nfor = \"1s\"\naction = \"redis_latency\"");
+    assert!(e.contains("redis_latency needs \"delay\""), "{e}");
+    let e = fault("at = \"1s\"\nfor = \"1s\"\naction = \"redis_down\"\ndelay = \"5ms\"");
+    assert!(e.contains("\"delay\" does not apply to redis_down"), "{e}");
+    let e = fault("at = \"1s\"\nfor = \"1s\"\naction = \"redis_latency\"\ndelay = \"fast\"");
+    assert!(e.contains("\"fast\""), "{e}");
+    let e = fault(
+        "at = \"1s\"\nfor = \"1s\"\naction = \"redis_latency\"\ndelay = \"50s\"\njitter = \"20s\"",
+    );
+    assert!(e.contains("at most 60s"), "{e}");
     let e = fault("at = \"1s\"\nuntil = \"2s\"\naction = \"redis_down\"");
     assert!(e.contains("unknown field `until`"), "{e}");
     let e = error_of(&with_faults(

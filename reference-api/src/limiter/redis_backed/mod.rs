@@ -45,7 +45,13 @@ impl RedisLimiter {
                 policy.algorithm()
             ));
         }
-        let client = redis::Client::open(backend.url.as_str())
+        // TCP_NODELAY: redis-rs leaves Nagle on, and when Redis' answer (and
+        // with it the ACK) is slow, the next command waits for the delayed
+        // ACK — up to 40 ms on a decision with a 50 ms budget.
+        let info = redis::IntoConnectionInfo::into_connection_info(backend.url.as_str())
+            .map_err(|e| format!("bad redis url {:?}: {e}", backend.url))?
+            .set_tcp_settings(redis::io::tcp::TcpSettings::default().set_nodelay(true));
+        let client = redis::Client::open(info)
             .map_err(|e| format!("bad redis url {:?}: {e}", backend.url))?;
         let timeout = Duration::from_micros(backend.timeout_us.max(1));
         let config = ConnectionManagerConfig::new()
