@@ -10,6 +10,16 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Like any Unix tool, end quietly when stdout is a closed pipe
+    // (`rlbench run … | head`) instead of panicking on the write; by the
+    // time anything is printed the reports are written and the stack is down.
+    // SAFETY: called first thing, before any other thread exists.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigDfl,
+        );
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -117,3 +117,24 @@ fn an_unwritable_run_folder_exits_3() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    // `head -c0` exits at once, so rlbench writes into a closed pipe.
+    let script = format!(
+        "{} check {} 2>err | head -c0; sleep 0.2; cat err",
+        common::bin().display(),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/race.toml")
+            .display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stdout);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
