@@ -71,6 +71,15 @@ async fn apply(stack: &mut Stack, action: FaultAction) -> bool {
         FaultAction::RedisDown { restart: true } => stack.kill_redis().await,
         FaultAction::ReplicaRestart { replica } => stack.kill_replica(replica).await,
         FaultAction::RedisLatency { delay, jitter } => stack.delay_redis(delay, jitter),
+        FaultAction::ClockStep { replica, step_us } => {
+            match stack.step_clock(replica, step_us).await {
+                Ok(applied) => applied,
+                Err(e) => {
+                    tracing::warn!("clock_step: {e}");
+                    false
+                }
+            }
+        }
     }
 }
 
@@ -86,5 +95,6 @@ async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), String> {
             stack.delay_redis(std::time::Duration::ZERO, std::time::Duration::ZERO);
             Ok(())
         }
+        FaultAction::ClockStep { replica, .. } => stack.step_clock(replica, 0).await.map(|_| ()),
     }
 }

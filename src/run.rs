@@ -16,9 +16,10 @@ use crate::record::{self, ArmRecord, RunRecord};
 use crate::report;
 use crate::report::folder::RunFolder;
 use crate::report::summary::Summary;
-use crate::scenario::{self, units, Arm, Expectation, Mode, Scenario};
+use crate::scenario::{self, units, Arm, Expectation, FaultAction, Mode, Scenario};
 use crate::stack::Stack;
 use crate::verify;
+use reference_api::config::ClockSource;
 use reference_api::config::{Backend, RedisBackend, RedisMode};
 use reference_api::ReplicaConfig;
 use std::path::PathBuf;
@@ -166,6 +167,8 @@ pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<Repl
             c.key_header = arm.key_header.clone();
             c.clock_skew_us = arm.skew_of(i);
             c.backend = backend.clone();
+            // rlbench steps replica clocks itself (clock_step faults).
+            c.admin = true;
             c
         })
         .collect()
@@ -201,7 +204,13 @@ fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
             .iter()
             .any(|p| url.starts_with(p)),
     };
-    arm.clocks_aligned() && (arm.mode == Mode::Local || redis_is_local)
+    // A stepped replica clock shifts its windows off the epoch grid.
+    let stepped = arm.clock == ClockSource::Replica
+        && scenario
+            .faults
+            .iter()
+            .any(|f| matches!(f.action, FaultAction::ClockStep { .. }));
+    arm.clocks_aligned() && !stepped && (arm.mode == Mode::Local || redis_is_local)
 }
 
 async fn run_arm(

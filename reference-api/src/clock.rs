@@ -22,6 +22,12 @@ impl Clock {
         self.skew_us.load(Ordering::Relaxed)
     }
 
+    /// Steps the clock (an admin action; decisions in flight keep the time
+    /// they read).
+    pub fn set_skew_us(&self, skew_us: i64) {
+        self.skew_us.store(skew_us, Ordering::Relaxed);
+    }
+
     pub fn now_us(&self) -> i64 {
         wall_now_us() + self.skew_us()
     }

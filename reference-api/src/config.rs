@@ -26,6 +26,10 @@ pub struct ReplicaConfig {
     pub max_keys: usize,
     #[serde(default)]
     pub backend: Backend,
+    /// Serve `PUT /admin/clock-skew?us=N` (to loopback peers only): how
+    /// rlbench steps the clock of a replica it started. Off unless set.
+    #[serde(default)]
+    pub admin: bool,
 }
 
 fn default_key_header() -> String {
@@ -50,6 +54,7 @@ impl ReplicaConfig {
             clock_skew_us: 0,
             max_keys: default_max_keys(),
             backend: Backend::Local,
+            admin: false,
         }
     }
 }

@@ -87,10 +87,14 @@ impl AppState {
 }
 
 pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+    let mut router = Router::new()
         .route("/api/transfers", post(transfer))
         .route("/healthz", get(|| async { "ok\n" }))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics));
+    if state.config.admin {
+        router = router.route("/admin/clock-skew", axum::routing::put(set_clock_skew));
+    }
+    router
         .layer(middleware::from_fn_with_state(state.clone(), tag_replica))
         .with_state(state)
 }
@@ -101,7 +105,8 @@ pub async fn serve(
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
+    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
 }
@@ -181,4 +186,32 @@ async fn metrics(State(app): State<Arc<AppState>>) -> String {
         ));
     }
     text
+}
+
+/// `PUT /admin/clock-skew?us=N`: sets this replica's clock skew (µs), for
+/// loopback peers only, and only when the config enables it.
+async fn set_clock_skew(
+    State(app): State<Arc<AppState>>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    if !peer.ip().is_loopback() {
+        return (axum::http::StatusCode::FORBIDDEN, "loopback only\n").into_response();
+    }
+    let skew = query
+        .as_deref()
+        .and_then(|q| q.strip_prefix("us="))
+        .and_then(|v| v.parse::<i64>().ok())
+        .filter(|v| v.unsigned_abs() <= 86_400_000_000);
+    match skew {
+        Some(us) => {
+            app.clock.set_skew_us(us);
+            format!("clock_skew_us {us}\n").into_response()
+        }
+        None => (
+            axum::http::StatusCode::BAD_REQUEST,
+            "expected ?us=<microseconds, at most a day either way>\n",
+        )
+            .into_response(),
+    }
 }

@@ -171,3 +171,61 @@ async fn a_custom_key_header_is_honoured() {
         StatusCode::TOO_MANY_REQUESTS
     );
 }
+
+#[tokio::test]
+async fn the_clock_can_be_stepped_only_when_the_admin_endpoint_is_on() {
+    let policy = Policy::SlidingLog {
+        limit: 1,
+        window_us: 10_000_000,
+    };
+    // Off by default: no such route.
+    let (addr, stop, task) = start(ReplicaConfig::new("r0", policy.clone())).await;
+    let c = client();
+    let url = format!("http://{addr}/admin/clock-skew?us=20000000");
+    assert_eq!(
+        call(&c, Method::PUT, url, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let _ = stop.send(());
+    task.await.unwrap();
+
+    let mut config = ReplicaConfig::new("r0", policy);
+    config.admin = true;
+    let (addr, stop, task) = start(config).await;
+    let transfer = format!("http://{addr}/api/transfers");
+    assert_eq!(
+        call(&c, Method::POST, transfer.clone(), Some("k"))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(&c, Method::POST, transfer.clone(), Some("k"))
+            .await
+            .status,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // Twenty seconds ahead, the one admit of the 10 s window has expired.
+    let step = call(
+        &c,
+        Method::PUT,
+        format!("http://{addr}/admin/clock-skew?us=20000000"),
+        None,
+    )
+    .await;
+    assert_eq!(step.status, StatusCode::OK, "{}", step.body);
+    assert_eq!(
+        call(&c, Method::POST, transfer, Some("k")).await.status,
+        StatusCode::OK
+    );
+    let bad = call(
+        &c,
+        Method::PUT,
+        format!("http://{addr}/admin/clock-skew?us=soon"),
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let _ = stop.send(());
+    task.await.unwrap();
+}

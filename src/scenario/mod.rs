@@ -44,6 +44,8 @@ pub enum FaultAction {
     /// Delay everything between the replicas and Redis by `delay` plus up
     /// to `jitter` (through a proxy rlbench runs in front of its Redis).
     RedisLatency { delay: Duration, jitter: Duration },
+    /// Step one replica's clock by `step_us` (µs, either way), and back.
+    ClockStep { replica: usize, step_us: i64 },
 }
 
 impl FaultAction {
@@ -52,6 +54,7 @@ impl FaultAction {
             FaultAction::RedisDown { .. } => "redis_down",
             FaultAction::ReplicaRestart { .. } => "replica_restart",
             FaultAction::RedisLatency { .. } => "redis_latency",
+            FaultAction::ClockStep { .. } => "clock_step",
         }
     }
 
@@ -71,6 +74,9 @@ impl FaultAction {
             }
             FaultAction::RedisLatency { delay, jitter } => {
                 format!("redis_latency (+{delay:?} to +{:?})", delay + jitter)
+            }
+            FaultAction::ClockStep { replica, step_us } => {
+                format!("clock_step (r{replica}, {step_us:+} µs)")
             }
         }
     }

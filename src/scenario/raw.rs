@@ -31,6 +31,7 @@ pub struct RawFault {
     pub replica: Option<Spanned<i64>>,
     pub delay: Option<Spanned<String>>,
     pub jitter: Option<Spanned<String>>,
+    pub step: Option<Spanned<String>>,
 }
 
 /// Also an arm's `[arms.policy]`: naming an `algorithm` there replaces the

@@ -150,6 +150,26 @@ impl Stack {
         }
     }
 
+    /// Sets replica `i`'s clock to its configured skew plus `step_us`
+    /// (through its loopback-only admin endpoint); false when there is no
+    /// such replica.
+    pub async fn step_clock(&self, i: usize, step_us: i64) -> Result<bool, String> {
+        let (Some(replica), Some(config)) = (self.replicas.get(i), self.configs.get(i)) else {
+            return Ok(false);
+        };
+        let skew = config.clock_skew_us + step_us;
+        let uri: hyper::Uri = format!("{}/admin/clock-skew?us={skew}", replica.url)
+            .parse()
+            .map_err(|e| format!("replica {}: {e}", replica.name))?;
+        match client::put_status(&client::new(1), &uri, Duration::from_secs(2)).await {
+            Some(200) => Ok(true),
+            other => Err(format!(
+                "replica {} did not take the clock step (status {other:?})",
+                replica.name
+            )),
+        }
+    }
+
     /// Kills replica `i` hard; false when there is no such replica.
     pub async fn kill_replica(&mut self, i: usize) -> bool {
         match self.replicas.get_mut(i) {

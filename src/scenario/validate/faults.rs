@@ -4,7 +4,7 @@
 
 use super::{Result, Source};
 use crate::scenario::raw::RawFault;
-use crate::scenario::{Arm, Fault, FaultAction, RedisSpec};
+use crate::scenario::{units, Arm, Fault, FaultAction, RedisSpec};
 use std::time::Duration;
 use toml::Spanned;
 
@@ -56,7 +56,29 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
             }
         }
     }
+    if name != "clock_step" {
+        if let Some(v) = &r.step {
+            return not_for("step", &|| Some(v.span()));
+        }
+    }
     match name {
+        "clock_step" => {
+            if let Some(variant) = &r.variant {
+                return not_for("variant", &|| Some(variant.span()));
+            }
+            let replica = replica(src, r, arms)?;
+            let Some(step) = &r.step else {
+                return Err(src.at(
+                    &r.action,
+                    "clock_step needs \"step\", e.g. step = \"+2s\" or \"-500ms\"",
+                ));
+            };
+            let step_us = units::signed_micros(step.get_ref()).map_err(|e| src.at(step, e))?;
+            if step_us.unsigned_abs() > 3_600_000_000 {
+                return Err(src.at(step, "a step of at most one hour either way"));
+            }
+            Ok(FaultAction::ClockStep { replica, step_us })
+        }
         "redis_latency" => {
             for (key, value) in [
                 ("variant", &r.variant.as_ref().map(|v| v.span())),
@@ -122,26 +144,14 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
             if let Some(variant) = &r.variant {
                 return not_for("variant", &|| Some(variant.span()));
             }
-            let replica = match &r.replica {
-                Some(v) => src.count(v, "replica", 0, 63)? as usize,
-                None => 0,
-            };
-            if let Some(arm) = arms.iter().find(|a| a.replicas <= replica) {
-                let at = r.replica.as_ref().map_or(r.action.span(), |v| v.span());
-                return Err(src.error(
-                    Some(at),
-                    format!(
-                        "replica {replica} does not exist in arm {:?}, which has {} (numbered from 0)",
-                        arm.name, arm.replicas
-                    ),
-                ));
-            }
-            Ok(FaultAction::ReplicaRestart { replica })
+            Ok(FaultAction::ReplicaRestart {
+                replica: replica(src, r, arms)?,
+            })
         }
         other => Err(src.at(
             &r.action,
             format!(
-                "unknown action {other:?}, expected redis_down, redis_latency or replica_restart"
+                "unknown action {other:?}, expected redis_down, redis_latency, replica_restart or clock_step"
             ),
         )),
     }
@@ -158,4 +168,23 @@ fn zero_or_duration(src: &Source, value: &Spanned<String>) -> Result<Duration> {
         return Ok(Duration::ZERO);
     }
     src.duration(value)
+}
+
+/// `replica` (default 0), which must exist in every arm.
+fn replica(src: &Source, r: &RawFault, arms: &[Arm]) -> Result<usize> {
+    let replica = match &r.replica {
+        Some(v) => src.count(v, "replica", 0, 63)? as usize,
+        None => 0,
+    };
+    if let Some(arm) = arms.iter().find(|a| a.replicas <= replica) {
+        let at = r.replica.as_ref().map_or(r.action.span(), |v| v.span());
+        return Err(src.error(
+            Some(at),
+            format!(
+                "replica {replica} does not exist in arm {:?}, which has {} (numbered from 0)",
+                arm.name, arm.replicas
+            ),
+        ));
+    }
+    Ok(replica)
 }

@@ -528,6 +528,27 @@ fn bad_faults_say_what_and_where() {
         "at = \"1s\"\nfor = \"1s\"\naction = \"redis_latency\"\ndelay = \"50s\"\njitter = \"20s\"",
     );
     assert!(e.contains("at most 60s"), "{e}");
+    let e = fault("at = \"1s\"\nfor = \"1s\"\naction = \"clock_step\"");
+    assert!(e.contains("clock_step needs \"step\""), "{e}");
+    let e = fault("at = \"1s\"\nfor = \"1s\"\naction = \"clock_step\"\nstep = \"soon\"");
+    assert!(e.contains("\"soon\""), "{e}");
+    let e = fault("at = \"1s\"\nfor = \"1s\"\naction = \"clock_step\"\nstep = \"+2h\"");
+    assert!(e.contains("at most one hour"), "{e}");
+    let e = fault("at = \"1s\"\nfor = \"1s\"\naction = \"redis_down\"\nstep = \"+1s\"");
+    assert!(e.contains("\"step\" does not apply to redis_down"), "{e}");
+    assert_eq!(
+        parse(
+            "s.toml",
+            &with_faults("[[faults]]\nat = \"1s\"\nfor = \"1s\"\naction = \"clock_step\"\nstep = \"-500ms\"\n")
+        )
+        .unwrap()
+        .faults[0]
+            .action,
+        crate::scenario::FaultAction::ClockStep {
+            replica: 0,
+            step_us: -500_000
+        }
+    );
     let e = fault("at = \"1s\"\nuntil = \"2s\"\naction = \"redis_down\"");
     assert!(e.contains("unknown field `until`"), "{e}");
     let e = error_of(&with_faults(

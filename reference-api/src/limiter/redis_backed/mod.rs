@@ -57,7 +57,11 @@ impl RedisLimiter {
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(2)))
             .set_response_timeout(Some(timeout.max(Duration::from_millis(100))))
-            .set_number_of_retries(1);
+            .set_number_of_retries(1)
+            // Reconnect on the scale of a decision's budget, not the
+            // default 100 ms doubling: Redis back means decisions back.
+            .set_min_delay(Duration::from_millis(10))
+            .set_max_delay(timeout.max(Duration::from_millis(10)));
         let conn = ConnectionManager::new_with_config(client, config)
             .await
             .map_err(|e| format!("cannot connect to redis at {}: {e}", backend.url))?;
