@@ -359,3 +359,49 @@ async fn a_late_request_still_finds_its_window_before_it_expires() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_request_that_timed_out_is_counted_once_never_twice() {
+    use rlbench::stack::proxy::Proxy;
+    let server = RedisServer::start("rlbench-test").await.unwrap();
+    // The replica reaches Redis through a proxy adding 80 ms each way: far
+    // past its 50 ms budget, so every call times out and falls back — yet
+    // each script still reaches Redis and runs there, late.
+    let proxy = Proxy::start(format!("127.0.0.1:{}", server.port))
+        .await
+        .unwrap();
+    let policy = Policy::SlidingLog {
+        limit: 100,
+        window_us: 600_000_000,
+    };
+    let url = format!("redis://{}", proxy.address);
+    let l = RedisLimiter::connect(
+        backend(&url, "late:", RedisMode::Lua, OnError::FailClosed),
+        policy,
+        "r0",
+    )
+    .await
+    .unwrap();
+    let now = 1_790_000_000_000_000;
+    // One decision in time first, so Redis has the script (a late EVALSHA
+    // of an unknown script would only come back NOSCRIPT).
+    assert!(l.decide("k", now).await.allowed);
+    proxy.set(Duration::from_millis(80), Duration::ZERO);
+    for i in 1..6 {
+        assert!(!l.decide("k", now + i).await.allowed, "a fallback reject");
+    }
+    assert_eq!(l.fallbacks().failed_closed, 5);
+    // Let the late scripts land, then count what Redis holds for the key:
+    // one entry per request — a timed-out call is never sent again.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = redis_cmd(&server, &["ZCARD", "late:k"]).await;
+    assert_eq!(held, redis::Value::Int(6), "{held:?}");
+    // Without the delay the next decision is Redis' again, and counts 7.
+    proxy.set(Duration::ZERO, Duration::ZERO);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(l.decide("k", now + 10).await.allowed);
+    assert_eq!(
+        redis_cmd(&server, &["ZCARD", "late:k"]).await,
+        redis::Value::Int(7)
+    );
+}
