@@ -8,21 +8,10 @@ mod common;
 
 use common::{text, wait_no_replicas, write};
 use serde_json::Value;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn run(dir: &std::path::Path, scenario: &str, extra: &[&str]) -> (std::process::Output, u32) {
-    let path = write(dir, "s.toml", scenario);
-    let child = Command::new(common::bin())
-        .args(["run", path.to_str().unwrap(), "--out", "out", "-q"])
-        .args(extra)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    (child.wait_with_output().unwrap(), pid)
+    common::run_scenario(dir, scenario, &[], extra)
 }
 
 fn passed(dir: &std::path::Path, scenario: &str) -> Value {

@@ -53,19 +53,7 @@ fn run(
     env: &[(&str, &str)],
     extra: &[&str],
 ) -> (std::process::Output, u32) {
-    let path = write(dir, "s.toml", scenario);
-    let mut cmd = Command::new(common::bin());
-    cmd.args(["run", path.to_str().unwrap(), "--out", "out", "-q"])
-        .args(extra)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().unwrap();
-    let pid = child.id();
-    (child.wait_with_output().unwrap(), pid)
+    common::run_scenario(dir, scenario, env, extra)
 }
 
 #[test]

@@ -134,6 +134,23 @@ pub struct PhaseVerdict {
     pub false_rejects: u64,
 }
 
+/// The `[sent, done]` intervals of the requests `keep` selects.
+fn items(requests: &[Obs], keep: impl Fn(&Obs) -> bool) -> Vec<Item> {
+    requests
+        .iter()
+        .filter(|o| keep(o))
+        .map(|o| Item {
+            x: o.sent,
+            y: o.done,
+        })
+        .collect()
+}
+
+/// Admits, and errors and timeouts: what a limiter may have admitted.
+fn maybe_admitted(o: &Obs) -> bool {
+    o.decided != Decided::Rejected
+}
+
 /// Judges the requests of one key sent in `[from, to)` (µs).
 pub fn verify_phase(
     policy: &Policy,
@@ -143,82 +160,46 @@ pub fn verify_phase(
     to: i64,
 ) -> PhaseVerdict {
     let rules = rules::for_policy(policy, opts.aligned);
-    let span = |o: &Obs| Item {
-        x: o.sent,
-        y: o.done,
-    };
-    let admits_before = |t: i64| -> Vec<Item> {
-        requests
-            .iter()
-            .filter(|o| o.decided == Decided::Admitted && o.sent < t)
-            .map(span)
-            .collect()
-    };
-    let maybe_admits: Vec<Item> = requests
-        .iter()
-        .filter(|o| o.decided != Decided::Rejected)
-        .map(span)
-        .collect();
-    let rejects: Vec<Item> = requests
-        .iter()
-        .filter(|o| o.decided == Decided::Rejected && o.sent >= from && o.sent < to)
-        .map(span)
-        .collect();
+    let admits_before = |t: i64| items(requests, |o| o.decided == Decided::Admitted && o.sent < t);
+    let rejects = items(requests, |o| {
+        o.decided == Decided::Rejected && o.sent >= from && o.sent < to
+    });
     let upto = most_removals(&rules, &admits_before(to), opts, opts.slack_us);
     let before = most_removals(&rules, &admits_before(from), opts, opts.slack_us);
     PhaseVerdict {
         definite_violations: upto.saturating_sub(before),
-        false_rejects: false_reject::count(rules.reject, &maybe_admits, &rejects, opts.slack_us),
+        false_rejects: false_reject::count(
+            rules.reject,
+            &items(requests, maybe_admitted),
+            &rejects,
+            opts.slack_us,
+        ),
     }
 }
 
 /// The false rejects of one key as (sent, done) µs.
 pub fn false_reject_times(policy: &Policy, requests: &[Obs], opts: &Options) -> Vec<(i64, i64)> {
     let rules = rules::for_policy(policy, opts.aligned);
-    let span = |o: &Obs| Item {
-        x: o.sent,
-        y: o.done,
-    };
-    let maybe_admits: Vec<Item> = requests
-        .iter()
-        .filter(|o| o.decided != Decided::Rejected)
-        .map(span)
-        .collect();
-    let rejects: Vec<Item> = requests
-        .iter()
-        .filter(|o| o.decided == Decided::Rejected)
-        .map(span)
-        .collect();
-    false_reject::flags(rules.reject, &maybe_admits, &rejects, opts.slack_us)
-        .into_iter()
-        .zip(&rejects)
-        .filter(|(f, _)| *f)
-        .map(|(_, r)| (r.x, r.y))
-        .collect()
+    let rejects = items(requests, |o| o.decided == Decided::Rejected);
+    false_reject::flags(
+        rules.reject,
+        &items(requests, maybe_admitted),
+        &rejects,
+        opts.slack_us,
+    )
+    .into_iter()
+    .zip(&rejects)
+    .filter(|(f, _)| *f)
+    .map(|(_, r)| (r.x, r.y))
+    .collect()
 }
 
 /// Judges one key's requests.
 pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict {
     let rules = rules::for_policy(policy, opts.aligned);
-    let span = |o: &Obs| Item {
-        x: o.sent,
-        y: o.done,
-    };
-    let admits: Vec<Item> = requests
-        .iter()
-        .filter(|o| o.decided == Decided::Admitted)
-        .map(span)
-        .collect();
-    let maybe_admits: Vec<Item> = requests
-        .iter()
-        .filter(|o| o.decided != Decided::Rejected)
-        .map(span)
-        .collect();
-    let rejects: Vec<Item> = requests
-        .iter()
-        .filter(|o| o.decided == Decided::Rejected)
-        .map(span)
-        .collect();
+    let admits = items(requests, |o| o.decided == Decided::Admitted);
+    let maybe_admits = items(requests, maybe_admitted);
+    let rejects = items(requests, |o| o.decided == Decided::Rejected);
     let swapped: Vec<Item> = admits.iter().map(|i| Item { x: i.y, y: i.x }).collect();
     let most = |items: &[Item], slack| most_removals(&rules, items, opts, slack);
     let mut sends: Vec<i64> = requests.iter().map(|o| o.sent).collect();

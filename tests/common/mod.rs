@@ -136,3 +136,26 @@ pub fn run_small(dir: &Path, duration: &str) -> PathBuf {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     out_dir
 }
+
+/// `rlbench run SCENARIO --out out -q` in `dir` (the scenario written to
+/// `s.toml`), with extra arguments and environment: its output and pid.
+pub fn run_scenario(
+    dir: &Path,
+    scenario: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> (Output, u32) {
+    let path = write(dir, "s.toml", scenario);
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", path.to_str().unwrap(), "--out", "out", "-q"])
+        .args(extra)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
+}
