@@ -1,7 +1,7 @@
 //! `rlbench attack URL...`: the load engine without a scenario file, for
 //! ad-hoc runs against any loopback URL — open loop at `--rate`, or closed
 //! loop with `--concurrency` workers — printing the same summary table as
-//! `rlbench run`. Nothing is judged without a policy; with `--out` the
+//! `rlbench run`. Nothing is judged without `--policy`; with `--out` the
 //! whole run folder (summary.json, histograms, charts, report.html) is kept.
 
 use crate::cli::AttackArgs;
@@ -43,6 +43,8 @@ pub struct Attack {
     pub fanout: Fanout,
     pub timeout: Duration,
     pub max_in_flight: usize,
+    /// What the answers are judged against (`--policy`).
+    pub policy: Option<reference_api::Policy>,
 }
 
 pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
@@ -112,6 +114,12 @@ pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
         })?,
         timeout,
         max_in_flight: args.max_in_flight,
+        policy: args
+            .policy
+            .as_deref()
+            .map(crate::scenario::inline_policy)
+            .transpose()
+            .map_err(|e| Error::input(e.to_string()))?,
     })
 }
 
@@ -259,7 +267,9 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         name: ARM.to_string(),
         mode: "external".to_string(),
         replicas: attack.targets.len(),
-        policy: None,
+        policy: attack.policy.clone(),
+        // Another process's clock and windows: only bounds that hold for
+        // any alignment count.
         aligned: false,
         epoch_offset_us: report.epoch_offset_us,
         epoch_uncertainty_us: report.epoch_uncertainty_us,
@@ -267,6 +277,7 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,
         redis_fallbacks: None,
+        unknown_history: true,
         faults: Vec::new(),
     };
     let run = RunRecord {

@@ -115,6 +115,10 @@ pub struct AttackArgs {
     /// Open loop: at most this many requests in flight.
     #[arg(long, default_value_t = 10_000)]
     pub max_in_flight: usize,
+    /// Judge the answers against this policy, given as the keys of a
+    /// [policy] table: 'algorithm = "sliding_log", limit = 10, window = "1s"'.
+    #[arg(long, value_name = "KEYS")]
+    pub policy: Option<String>,
     /// Keep the run folder (events, summary.json, report.html) here.
     #[arg(long)]
     pub out: Option<PathBuf>,

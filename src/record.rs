@@ -41,6 +41,10 @@ pub struct ArmRecord {
     pub interrupted: bool,
     /// Redis modes: each replica's decisions taken without Redis.
     pub redis_fallbacks: Option<Vec<Fallbacks>>,
+    /// The target may hold rate-limit state from before the trace (rlbench
+    /// did not start it): early rejects are not judged.
+    #[serde(default)]
+    pub unknown_history: bool,
     /// The scenario's `[[faults]]` as they happened in this arm.
     #[serde(default)]
     pub faults: Vec<crate::faults::Applied>,

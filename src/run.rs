@@ -319,6 +319,9 @@ async fn run_arm(
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,
+        // Replicas (and a managed Redis) start empty; a Redis given by
+        // URL is under a prefix of its own for this run.
+        unknown_history: false,
         faults,
     };
     record::write(&folder.arm_record(&arm.name), &record).map_err(Error::environment)?;

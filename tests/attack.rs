@@ -281,3 +281,66 @@ fn bad_targets_fail_with_one_line() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn attack_with_a_policy_judges_the_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut serve, url) = serve_replica(dir.path());
+    // The replica allows 5 per hour per key (a fixed window).
+    let attack = |policy: &str, out: &str| {
+        let out = dir.path().join(out);
+        let o = rlbench(
+            &[
+                "attack",
+                &url,
+                "-m",
+                "POST",
+                "--key-header",
+                "X-Customer-Id",
+                "--keys",
+                "2",
+                "--rate",
+                "100",
+                "-d",
+                "1s",
+                "-q",
+                "--policy",
+                policy,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        summary(&out)["arms"][0].clone()
+    };
+    // Both attacks use the same two keys, so the first one uses them up.
+    let wrong = attack(
+        r#"algorithm = "sliding_log", limit = 2, window = "1h""#,
+        "wrong",
+    );
+    let right = attack(
+        r#"algorithm = "fixed_window", limit = 5, window = "1h""#,
+        "right",
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+    // The replica admitted 5 per key; a policy of 2 proves 3 per key too many.
+    assert_eq!(wrong["requests"]["admitted"].as_u64(), Some(10), "{wrong}");
+    assert_eq!(
+        wrong["correctness"]["definite_violations"].as_u64(),
+        Some(6),
+        "{wrong}"
+    );
+    // The second finds both keys used up within the hour: every answer a
+    // 429. Its trace holds no admit, so an empty limiter would have been
+    // wrong — but this one holds state from before the trace, and rejects
+    // within one window of the start are not judged: no false rejects.
+    assert_eq!(right["requests"]["admitted"].as_u64(), Some(0), "{right}");
+    assert_eq!(right["correctness"]["definite_violations"], 0, "{right}");
+    assert_eq!(right["correctness"]["false_rejects"], 0, "{right}");
+    assert!(right["policy_text"]
+        .as_str()
+        .unwrap()
+        .contains("fixed_window"));
+}

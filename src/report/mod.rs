@@ -35,6 +35,7 @@ pub fn build(
             epoch_offset_us: record.epoch_offset_us,
             epoch_uncertainty_us: record.epoch_uncertainty_us,
             aligned: record.aligned,
+            unknown_history: record.unknown_history,
             ..verify::Options::default()
         };
         let figures = analyze::analyze(

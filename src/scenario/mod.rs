@@ -284,3 +284,11 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     validate::scenario(file, text)
 }
+
+/// A policy given inline, as the keys of a `[policy]` table separated by
+/// commas: `algorithm = "sliding_log", limit = 10, window = "1s"` (for
+/// `rlbench attack --policy`). Errors read like a scenario's, located in
+/// the text given.
+pub fn inline_policy(text: &str) -> Result<Policy, ScenarioError> {
+    validate::inline_policy(text)
+}

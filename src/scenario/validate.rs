@@ -77,6 +77,38 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
+/// `--policy` text: the keys of a `[policy]` table, comma-separated.
+pub(super) fn inline_policy(text: &str) -> Result<Policy> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped {
+        policy: Spanned<RawPolicy>,
+    }
+    const OPEN: &str = "policy = { ";
+    let wrapped = format!("{OPEN}{text} }}");
+    let src = Source {
+        file: "--policy",
+        text: &wrapped,
+    };
+    // Report columns in the text as given, not in the wrapper.
+    let shift = |mut e: ScenarioError| {
+        e.line = 0;
+        e.message = format!("{text:?}: {}", e.message);
+        e
+    };
+    let raw: Wrapped = toml::from_str(&wrapped).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        shift(src.error(e.span(), message))
+    })?;
+    if raw.policy.get_ref().algorithm.is_none() {
+        return Err(shift(src.error(
+            None,
+            "name the algorithm, e.g. algorithm = \"sliding_log\", limit = 10, window = \"1s\"",
+        )));
+    }
+    policy::policy(&src, raw.policy.span(), raw.policy.get_ref()).map_err(shift)
+}
+
 pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     let src = Source { file, text };
     let raw: RawScenario = toml::from_str(text).map_err(|e| {

@@ -15,6 +15,18 @@ pub enum RejectCheck {
     Bucket { burst: u64, count: u64, per: i64 },
 }
 
+/// How long a limiter remembers an admit (µs): its window, or the time a
+/// bucket takes to refill from empty.
+pub fn memory(check: RejectCheck) -> i64 {
+    match check {
+        RejectCheck::Lookback { span, .. } => span,
+        RejectCheck::Bucket { burst, count, per } => {
+            let count = count.max(1) as i128;
+            ((burst as i128 * per as i128 + count - 1) / count).min(i64::MAX as i128) as i64
+        }
+    }
+}
+
 /// `admits`: possible admits as `x = sent, y = done`; `rejects` likewise.
 pub fn count(check: RejectCheck, admits: &[Item], rejects: &[Item], slack: i64) -> u64 {
     flags(check, admits, rejects, slack)

@@ -48,6 +48,10 @@ pub struct Options {
     /// Every decision read this machine's wall clock, so epoch-aligned
     /// windows are known in trace time and the sharper grid rules apply.
     pub aligned: bool,
+    /// The limiter may hold state from before the trace (a target rlbench
+    /// did not start): rejects sent within one window (a bucket's refill
+    /// time) of the start may be due to it and are never counted false.
+    pub unknown_history: bool,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
             epoch_offset_us: 0,
             epoch_uncertainty_us: 0,
             aligned: false,
+            unknown_history: false,
         }
     }
 }
@@ -146,6 +151,12 @@ fn items(requests: &[Obs], keep: impl Fn(&Obs) -> bool) -> Vec<Item> {
         .collect()
 }
 
+/// Rejects that can be judged: with an unknown history, those sent after
+/// what happened before the trace can no longer matter.
+fn judgeable(rules: &rules::Rules, opts: &Options, o: &Obs) -> bool {
+    !opts.unknown_history || o.sent > false_reject::memory(rules.reject) + opts.slack_us
+}
+
 /// Admits, and errors and timeouts: what a limiter may have admitted.
 fn maybe_admitted(o: &Obs) -> bool {
     o.decided != Decided::Rejected
@@ -162,7 +173,10 @@ pub fn verify_phase(
     let rules = rules::for_policy(policy, opts.aligned);
     let admits_before = |t: i64| items(requests, |o| o.decided == Decided::Admitted && o.sent < t);
     let rejects = items(requests, |o| {
-        o.decided == Decided::Rejected && o.sent >= from && o.sent < to
+        o.decided == Decided::Rejected
+            && o.sent >= from
+            && o.sent < to
+            && judgeable(&rules, opts, o)
     });
     let upto = most_removals(&rules, &admits_before(to), opts, opts.slack_us);
     let before = most_removals(&rules, &admits_before(from), opts, opts.slack_us);
@@ -180,7 +194,9 @@ pub fn verify_phase(
 /// The false rejects of one key as (sent, done) µs.
 pub fn false_reject_times(policy: &Policy, requests: &[Obs], opts: &Options) -> Vec<(i64, i64)> {
     let rules = rules::for_policy(policy, opts.aligned);
-    let rejects = items(requests, |o| o.decided == Decided::Rejected);
+    let rejects = items(requests, |o| {
+        o.decided == Decided::Rejected && judgeable(&rules, opts, o)
+    });
     false_reject::flags(
         rules.reject,
         &items(requests, maybe_admitted),
@@ -200,6 +216,13 @@ pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict 
     let admits = items(requests, |o| o.decided == Decided::Admitted);
     let maybe_admits = items(requests, maybe_admitted);
     let rejects = items(requests, |o| o.decided == Decided::Rejected);
+    let judged: Vec<Item> = if opts.unknown_history {
+        items(requests, |o| {
+            o.decided == Decided::Rejected && judgeable(&rules, opts, o)
+        })
+    } else {
+        rejects.clone()
+    };
     let swapped: Vec<Item> = admits.iter().map(|i| Item { x: i.y, y: i.x }).collect();
     let most = |items: &[Item], slack| most_removals(&rules, items, opts, slack);
     let mut sends: Vec<i64> = requests.iter().map(|o| o.sent).collect();
@@ -213,7 +236,7 @@ pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict 
         allowed_max: ideal::allowed(policy, &sends, opts.epoch_offset_us),
         definite_violations: most(&admits, opts.slack_us),
         possible_violations: most(&swapped, 0),
-        false_rejects: false_reject::count(rules.reject, &maybe_admits, &rejects, opts.slack_us),
+        false_rejects: false_reject::count(rules.reject, &maybe_admits, &judged, opts.slack_us),
         peak_window_ratio: peak as f64 / peak_limit as f64,
     }
 }

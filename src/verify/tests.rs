@@ -27,6 +27,7 @@ fn exact() -> Options {
         epoch_offset_us: 0,
         epoch_uncertainty_us: 0,
         aligned: false,
+        unknown_history: false,
     }
 }
 fn definite(p: &Policy, trace: &[Obs]) -> u64 {
@@ -255,6 +256,7 @@ fn correct_limiters_score_zero_under_jitter() {
                 epoch_offset_us: epoch,
                 epoch_uncertainty_us: 0,
                 aligned: true,
+                unknown_history: false,
             };
             let v = verify_key(p, &trace, &opts);
             assert!(v.rejected > 100, "{p:?}: the load must press the limit");
@@ -336,6 +338,7 @@ fn phases_add_up_to_the_whole_and_a_correct_limiter_scores_zero_in_each() {
         epoch_offset_us: epoch,
         epoch_uncertainty_us: 0,
         aligned: true,
+        unknown_history: false,
     };
     let policies = [
         Policy::SlidingLog {
@@ -415,4 +418,35 @@ fn a_phase_counts_its_own_rejects_against_every_admit() {
         verify_phase(&p, &spare, &exact(), i64::MIN, 500_000).false_rejects,
         0
     );
+}
+
+#[test]
+fn with_an_unknown_history_early_rejects_are_not_judged() {
+    let p = Policy::SlidingLog {
+        limit: 2,
+        window_us: 1_000_000,
+    };
+    let unknown = Options {
+        unknown_history: true,
+        ..exact()
+    };
+    // No admit seen, yet rejected: false if the limiter started empty,
+    // unjudgeable if it may remember admits from before the trace.
+    let early = [reject(500_000, 500_100)];
+    assert_eq!(verify_key(&p, &early, &exact()).false_rejects, 1);
+    assert_eq!(verify_key(&p, &early, &unknown).false_rejects, 0);
+    // The boundary: sent exactly one window after the start (plus slack,
+    // here 0) is still unjudged; just after it, a reject with room is false.
+    let at = [reject(1_000_000, 1_000_100)];
+    assert_eq!(verify_key(&p, &at, &unknown).false_rejects, 0);
+    let after = [reject(1_000_001, 1_000_100)];
+    assert_eq!(verify_key(&p, &after, &unknown).false_rejects, 1);
+    assert_eq!(
+        verify_phase(&p, &after, &unknown, i64::MIN, i64::MAX).false_rejects,
+        1
+    );
+    assert_eq!(false_reject_times(&p, &early, &unknown), []);
+    // Violations are judged all the same: history can only add admits.
+    let three = [admit(10, 20), admit(30, 40), admit(50, 60)];
+    assert_eq!(verify_key(&p, &three, &unknown).definite_violations, 1);
 }

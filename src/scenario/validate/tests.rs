@@ -570,3 +570,42 @@ fn bad_faults_say_what_and_where() {
         "{e} (line {line})"
     );
 }
+
+#[test]
+fn an_inline_policy_is_a_policy_table_on_one_line() {
+    use crate::scenario::inline_policy;
+    assert_eq!(
+        inline_policy(r#"algorithm = "sliding_log", limit = 10, window = "1s""#).unwrap(),
+        Policy::SlidingLog {
+            limit: 10,
+            window_us: 1_000_000
+        }
+    );
+    assert_eq!(
+        inline_policy(r#"algorithm = "token_bucket", capacity = 5, refill = "10/1s""#).unwrap(),
+        Policy::TokenBucket {
+            capacity: 5,
+            refill: Rate {
+                count: 10,
+                per_us: 1_000_000
+            }
+        }
+    );
+    for (bad, says) in [
+        (r#"limit = 10, window = "1s""#, "name the algorithm"),
+        (
+            r#"algorithm = "sliding_log", limit = 10"#,
+            "needs \"window\"",
+        ),
+        (
+            r#"algorithm = "sliding_log", limit = 10, window = "1s", burst = 2"#,
+            "\"burst\"",
+        ),
+        (r#"algorithm = "sliding_log", limt = 10"#, "limt"),
+        ("algorithm = sliding_log", "--policy"),
+    ] {
+        let e = inline_policy(bad).unwrap_err().to_string();
+        assert!(e.starts_with("--policy: "), "{e}");
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
