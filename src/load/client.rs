@@ -13,6 +13,7 @@ use hyper::{Method, Request, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -213,6 +214,19 @@ impl Dedicated {
         else {
             return failed(ErrorKind::Other);
         };
+        // An idle connection the server closed meanwhile (a restarted
+        // replica) has ended: one poll of it tells, before a request is
+        // lost on it.
+        if let Some((_, connection)) = self.live.as_mut() {
+            let ended = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(connection.as_mut().poll(cx).is_ready())
+            })
+            .await;
+            if ended {
+                // Finished: dropped here, never polled again.
+                self.live = None;
+            }
+        }
         let exchange = async {
             if !self.live.as_ref().is_some_and(|(s, _)| !s.is_closed()) {
                 self.connect().await?;
@@ -234,14 +248,26 @@ impl Dedicated {
                     .map_err(|e| error_kind(&e))?;
                 Ok(status)
             };
+            tokio::pin!(response);
             tokio::select! {
-                r = response => r,
-                // The connection ended before the answer did.
-                r = connection.as_mut() => Err(r.err().map_or(ErrorKind::Closed, |e| error_kind(&e))),
+                biased;
+                r = &mut response => r.map(|status| (status, false)),
+                r = connection.as_mut() => match r {
+                    Err(e) => Err(error_kind(&e)),
+                    // It ended cleanly (the server closed after answering):
+                    // an answer it delivered first still counts.
+                    Ok(()) => response.await.map(|status| (status, true)),
+                },
             }
         };
         let answer = match tokio::time::timeout(timeout, exchange).await {
-            Ok(Ok(status)) => answered(status),
+            Ok(Ok((status, ended))) => {
+                if ended {
+                    // A finished connection must not be polled again.
+                    self.live = None;
+                }
+                answered(status)
+            }
             Ok(Err(kind)) => failed(kind),
             Err(_) => timed_out(),
         };
@@ -372,6 +398,35 @@ mod tests {
         ] {
             assert_eq!(error_kind(&Wrapped(Error::from(io))), kind, "{io:?}");
             assert_eq!(error_kind(&Error::from(io)), kind, "{io:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_the_server_closed_is_not_used_again() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // Answers one request per connection, then hangs up (as a replica
+        // that restarted would have).
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                let _ = s
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+            }
+        });
+        let template = Template {
+            method: Method::GET,
+            headers: HeaderMap::new(),
+            key_header: None,
+        };
+        let mut c = Dedicated::new(format!("http://{addr}/").parse().unwrap());
+        for _ in 0..3 {
+            let a = c.send(&template, "k", Duration::from_secs(2)).await;
+            assert_eq!((a.status, a.error), (200, None));
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
