@@ -81,6 +81,10 @@ pub struct ArmFigures {
     pub errors_by_kind: BTreeMap<ErrorKind, u64>,
     /// Answers by HTTP status.
     pub statuses: BTreeMap<u16, u64>,
+    /// Answers that were neither an admit nor a limit, by HTTP status.
+    pub error_statuses: BTreeMap<u16, u64>,
+    /// What the rate-limit headers said, and how it squares with the trace.
+    pub headers: crate::header_checks::HeaderSummary,
     /// `None` when no policy was given to judge against.
     pub verdict: Option<Verdict>,
     /// The arm's histograms (µs), then each replica's.
@@ -195,7 +199,9 @@ pub fn analyze(
     opts: &verify::Options,
     replicas: usize,
     fault_windows: &[(i64, i64)],
+    probes: &[crate::probe::Probe],
 ) -> Result<ArmFigures, String> {
+    let mut headers = crate::header_checks::Collector::default();
     let mut phases = Phases::new(fault_windows);
     let mut counts = Counts::default();
     let mut per_replica = vec![Counts::default(); replicas];
@@ -206,6 +212,7 @@ pub fn analyze(
     let mut keys: HashMap<String, Vec<Compact>> = HashMap::new();
     let mut errors_by_kind = BTreeMap::new();
     let mut statuses = BTreeMap::new();
+    let mut error_statuses = BTreeMap::new();
     for event in events::read(events_path)? {
         let e = event?;
         counts.add(e.outcome);
@@ -214,6 +221,9 @@ pub fn analyze(
         }
         if e.status != 0 {
             *statuses.entry(e.status).or_insert(0) += 1;
+            if e.outcome == Outcome::Error {
+                *error_statuses.entry(e.status).or_insert(0) += 1;
+            }
         }
         let r = e.replica as usize;
         if r >= per_replica.len() {
@@ -225,6 +235,7 @@ pub fn analyze(
         per_replica_histograms[r].record(&e);
         lag.saturating_record(e.lag_us().max(1));
         phases.record(&e);
+        headers.add(&e);
         if policy.is_none() {
             continue;
         }
@@ -278,6 +289,8 @@ pub fn analyze(
         per_replica,
         errors_by_kind,
         statuses,
+        error_statuses,
+        headers: headers.finish(policy, probes.to_vec()),
         verdict,
         histograms,
         per_replica_histograms,

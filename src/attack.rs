@@ -101,6 +101,8 @@ pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
             method,
             headers,
             key_header,
+            key_affix: Default::default(),
+            limited: limited_statuses(&args.limited_status).map_err(Error::input)?,
         },
         shape,
         duration,
@@ -121,6 +123,19 @@ pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
             .transpose()
             .map_err(|e| Error::input(e.to_string()))?,
     })
+}
+
+/// `--limited-status`: HTTP statuses other than 2xx (a 2xx is an admit).
+pub fn limited_statuses(codes: &[u16]) -> Result<Vec<u16>, String> {
+    if codes.is_empty() {
+        return Err("--limited-status: give at least one status".to_string());
+    }
+    match codes.iter().find(|&&c| !(300..=599).contains(&c)) {
+        Some(c) => Err(format!(
+            "--limited-status {c}: expected a status from 300 to 599 (2xx means admitted)"
+        )),
+        None => Ok(codes.to_vec()),
+    }
 }
 
 fn positive_duration(flag: &str, text: &str) -> Result<Duration, Error> {
@@ -203,7 +218,7 @@ pub fn loopback_url(text: &str) -> Result<Uri, String> {
 }
 
 /// Fails with one line when a target does not accept connections.
-async fn reachable(targets: &[Uri]) -> Result<(), Error> {
+pub async fn reachable(targets: &[Uri]) -> Result<(), Error> {
     for uri in targets {
         let host = uri.host().unwrap_or_default();
         let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -279,6 +294,7 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         redis_fallbacks: None,
         unknown_history: true,
         faults: Vec::new(),
+        probes: Vec::new(),
     };
     let run = RunRecord {
         scenario: ARM.to_string(),

@@ -119,6 +119,15 @@ pub struct AttackArgs {
     /// [policy] table: 'algorithm = "sliding_log", limit = 10, window = "1s"'.
     #[arg(long, value_name = "KEYS")]
     pub policy: Option<String>,
+    /// Statuses that mean "limited" (comma-separated); nginx's limit_req
+    /// answers 503 unless configured otherwise.
+    #[arg(
+        long,
+        value_name = "CODES",
+        value_delimiter = ',',
+        default_value = "429"
+    )]
+    pub limited_status: Vec<u16>,
     /// Keep the run folder (events, summary.json, report.html) here.
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -3,8 +3,11 @@
 //! Columns: `seq,key,replica,intended_us,sent_us,done_us,status,outcome,error`,
 //! times in µs since the load started, on the generator's monotonic clock;
 //! `error` names why a request got no answer (empty otherwise; a file
-//! written before the column existed reads as empty).
+//! written before the column existed reads as empty). The `rl_*` and
+//! `retry_after_ms` columns hold what the answer's rate-limit headers
+//! advertised (see `advertised`), empty when it had none.
 
+use crate::advertised::Advertised;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -63,6 +66,7 @@ impl ErrorKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Row")]
 pub struct Event {
     pub seq: u64,
     pub key: String,
@@ -79,6 +83,64 @@ pub struct Event {
     pub outcome: Outcome,
     #[serde(default)]
     pub error: Option<ErrorKind>,
+    /// The answer's rate-limit headers.
+    #[serde(skip)]
+    pub advertised: Option<Advertised>,
+}
+
+/// A line of the file as it is (older files lack the later columns).
+#[derive(Deserialize)]
+struct Row {
+    seq: u64,
+    key: String,
+    replica: u32,
+    intended_us: u64,
+    sent_us: u64,
+    done_us: u64,
+    status: u16,
+    outcome: Outcome,
+    #[serde(default)]
+    error: Option<ErrorKind>,
+    #[serde(default)]
+    rl_limit: Option<u64>,
+    #[serde(default)]
+    rl_window_s: Option<u64>,
+    #[serde(default)]
+    rl_remaining: Option<u64>,
+    #[serde(default)]
+    rl_reset_ms: Option<u64>,
+    #[serde(default)]
+    retry_after_ms: Option<u64>,
+    #[serde(default)]
+    rl_present: Option<u8>,
+    #[serde(default)]
+    rl_malformed: Option<u8>,
+}
+
+impl From<Row> for Event {
+    fn from(r: Row) -> Self {
+        let advertised = r.rl_present.filter(|&p| p != 0).map(|present| Advertised {
+            limit: r.rl_limit,
+            window_s: r.rl_window_s,
+            remaining: r.rl_remaining,
+            reset_ms: r.rl_reset_ms,
+            retry_after_ms: r.retry_after_ms,
+            present,
+            malformed: r.rl_malformed.unwrap_or(0),
+        });
+        Event {
+            seq: r.seq,
+            key: r.key,
+            replica: r.replica,
+            intended_us: r.intended_us,
+            sent_us: r.sent_us,
+            done_us: r.done_us,
+            status: r.status,
+            outcome: r.outcome,
+            error: r.error,
+            advertised,
+        }
+    }
 }
 
 impl Event {
@@ -100,7 +162,8 @@ pub type Batch = Vec<Event>;
 /// A closed-loop worker's batch size.
 pub const BATCH: usize = 64;
 
-const HEADER: &[u8] = b"seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n";
+const HEADER: &[u8] = b"seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,\
+rl_limit,rl_window_s,rl_remaining,rl_reset_ms,retry_after_ms,rl_present,rl_malformed\n";
 
 impl Outcome {
     pub fn name(self) -> &'static str {
@@ -141,6 +204,25 @@ fn write_line(out: &mut impl Write, e: &Event) -> std::io::Result<()> {
     out.write_all(b",")?;
     if let Some(kind) = e.error {
         out.write_all(kind.name().as_bytes())?;
+    }
+    match &e.advertised {
+        None => out.write_all(b",,,,,,,")?,
+        Some(a) => {
+            for v in [
+                a.limit,
+                a.window_s,
+                a.remaining,
+                a.reset_ms,
+                a.retry_after_ms,
+                Some(u64::from(a.present)),
+                Some(u64::from(a.malformed)),
+            ] {
+                out.write_all(b",")?;
+                if let Some(v) = v {
+                    out.write_all(n.format(v).as_bytes())?;
+                }
+            }
+        }
     }
     out.write_all(b"\n")
 }
@@ -224,12 +306,22 @@ mod tests {
             status: 429,
             outcome: Outcome::Rejected,
             error: None,
+            advertised: Some(Advertised {
+                limit: Some(10),
+                window_s: None,
+                remaining: Some(0),
+                reset_ms: Some(1_500),
+                retry_after_ms: Some(2_000),
+                present: 9,
+                malformed: 0,
+            }),
         };
         let refused = Event {
             seq: 4,
             status: 0,
             outcome: Outcome::Error,
             error: Some(ErrorKind::ConnectRefused),
+            advertised: None,
             ..e.clone()
         };
         let odd = Event {
@@ -244,10 +336,13 @@ mod tests {
         assert_eq!(writer.finish().unwrap(), 3);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
-            text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n"),
+            text.starts_with(
+                "seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,rl_"
+            ),
             "{text}"
         );
-        assert!(text.contains(",error,connect_refused\n"), "{text}");
+        assert!(text.contains(",error,connect_refused,,,,,,,\n"), "{text}");
+        assert!(text.contains(",rejected,,10,,0,1500,2000,9,0\n"), "{text}");
         let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
         assert_eq!(back, vec![e.clone(), refused, odd]);
         assert_eq!(e.latency_us(), 2_000);

@@ -96,6 +96,8 @@ mod tests {
             recovery_ms: vec![],
             errors_by_kind: Default::default(),
             statuses: Default::default(),
+            error_statuses: Default::default(),
+            headers: Default::default(),
             verdict: Some(Verdict {
                 admitted,
                 allowed_max,

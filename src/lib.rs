@@ -5,6 +5,7 @@
 //! Data flow: scenario → (per arm) stack up → load → stack down →
 //! analyze (verify + stats) → report → gate.
 
+pub mod advertised;
 pub mod analyze;
 pub mod attack;
 pub mod cli;
@@ -13,9 +14,11 @@ pub mod error;
 pub mod events;
 pub mod faults;
 pub mod gate;
+pub mod header_checks;
 pub mod interrupt;
 pub mod load;
 pub mod phases;
+pub mod probe;
 pub mod progress;
 pub mod rebuild;
 pub mod record;

@@ -167,6 +167,7 @@ mod tests {
             status: 0,
             outcome,
             error: None,
+            advertised: None,
         }
     }
 

@@ -48,6 +48,9 @@ pub struct ArmRecord {
     /// The scenario's `[[faults]]` as they happened in this arm.
     #[serde(default)]
     pub faults: Vec<crate::faults::Applied>,
+    /// Retry-After probes sent after the load.
+    #[serde(default)]
+    pub probes: Vec<crate::probe::Probe>,
 }
 
 pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {

@@ -147,7 +147,7 @@ fn select_arms<'a>(scenario: &'a Scenario, names: &[String]) -> Result<Vec<&'a A
 /// managed Redis the URL is filled in once the server is up.
 pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<ReplicaConfig> {
     let backend = match arm.mode {
-        Mode::Local => Backend::Local,
+        Mode::Local | Mode::External => Backend::Local,
         Mode::RedisNaive | Mode::RedisLua => Backend::Redis(RedisBackend {
             url: scenario.redis.url.clone().unwrap_or_default(),
             prefix: format!("rlbench:{run_id}:{}:", arm.name),
@@ -210,17 +210,23 @@ fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
             .faults
             .iter()
             .any(|f| matches!(f.action, FaultAction::ClockStep { .. }));
-    arm.clocks_aligned() && !stepped && (arm.mode == Mode::Local || redis_is_local)
+    let ours = match arm.mode {
+        Mode::Local => true,
+        Mode::RedisNaive | Mode::RedisLua => redis_is_local,
+        // Another process's clock and windows (maybe anchored at first hit).
+        Mode::External => false,
+    };
+    arm.clocks_aligned() && !stepped && ours
 }
 
-async fn run_arm(
+/// Starts the arm's replicas (and Redis), unless interrupted first.
+async fn up(
     scenario: &Scenario,
     arm: &Arm,
-    folder: &RunFolder,
     run_id: &str,
     interrupt: &Interrupt,
     quiet: bool,
-) -> Result<ArmRecord, Error> {
+) -> Result<Stack, Error> {
     if !quiet {
         info!(
             "arm {}: starting {} {} replica(s)",
@@ -231,10 +237,11 @@ async fn run_arm(
     }
     let configs = replica_configs(scenario, arm, run_id);
     let managed = needs_managed_redis(scenario, arm);
-    let mut stack = tokio::select! {
+    let proxy = managed && scenario.faults.iter().any(|f| f.action.needs_proxy());
+    let stack = tokio::select! {
         biased;
         () = interrupt.wait() => return Err(Error::interrupted()),
-        stack = Stack::up(&configs, managed, managed && scenario.faults.iter().any(|f| f.action.needs_proxy()), run_id) => stack.map_err(Error::environment)?,
+        stack = Stack::up(&configs, managed, proxy, run_id) => stack.map_err(Error::environment)?,
     };
     if let (false, Some(url)) = (quiet, stack.redis_url()) {
         info!("arm {}: redis-server at {url}", arm.name);
@@ -245,20 +252,39 @@ async fn run_arm(
             stack.pids().len()
         );
     }
-    let targets = stack
-        .urls()
-        .iter()
-        .map(|u| format!("{u}/api/transfers").parse())
-        .collect::<Result<Vec<hyper::Uri>, _>>()
-        .map_err(|e| Error::environment(format!("a replica reported a bad address: {e}")))?;
-    let key_header = arm
-        .key_header
-        .parse()
-        .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
-    let template = Template {
-        method: hyper::Method::POST,
-        headers: hyper::HeaderMap::new(),
-        key_header: Some(key_header),
+    Ok(stack)
+}
+
+async fn run_arm(
+    scenario: &Scenario,
+    arm: &Arm,
+    folder: &RunFolder,
+    run_id: &str,
+    interrupt: &Interrupt,
+    quiet: bool,
+) -> Result<ArmRecord, Error> {
+    let (mut stack, targets, template) = match &scenario.external {
+        Some(external) => {
+            crate::attack::reachable(&arm.urls).await?;
+            (None, arm.urls.clone(), external.template.clone())
+        }
+        None => {
+            let stack = up(scenario, arm, run_id, interrupt, quiet).await?;
+            let targets = stack
+                .urls()
+                .iter()
+                .map(|u| format!("{u}/api/transfers").parse())
+                .collect::<Result<Vec<hyper::Uri>, _>>()
+                .map_err(|e| {
+                    Error::environment(format!("a replica reported a bad address: {e}"))
+                })?;
+            let key_header = arm
+                .key_header
+                .parse()
+                .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
+            let template = Template::new(hyper::Method::POST, Some(key_header));
+            (Some(stack), targets, template)
+        }
     };
     let shape = shape_for(scenario, arm);
     let target_rps = shape.target_rate(scenario.duration);
@@ -283,14 +309,23 @@ async fn run_arm(
             target_rps,
             plan.shape.name(),
             scenario.duration,
-            stack.urls().join(", ")
+            plan.targets
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     let progress =
         (!quiet).then(|| Progress::start(&arm.name, scenario.duration, counters.clone()));
     let start = tokio::time::Instant::now();
     let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
-    let faults = faults::drive(&mut stack, &scenario.faults, start, interrupt.wait());
+    let faults = async {
+        match stack.as_mut() {
+            Some(stack) => faults::drive(stack, &scenario.faults, start, interrupt.wait()).await,
+            None => Vec::new(),
+        }
+    };
     let (report, faults) = tokio::join!(load, faults);
     for f in &faults {
         if let Some(e) = &f.error {
@@ -300,12 +335,30 @@ async fn run_arm(
     if let Some(p) = progress {
         p.finish();
     }
-    let fallbacks = if arm.mode.uses_redis() {
-        Some(stack.redis_fallbacks().await)
+    let probes = if report.interrupted || scenario.checks.retry_after_probes == 0 {
+        Vec::new()
     } else {
-        None
+        let n = scenario.checks.retry_after_probes.min(scenario.load.keys) as usize;
+        let keys = &crate::load::pick::key_names(scenario.load.keys)[..n];
+        tokio::select! {
+            biased;
+            () = interrupt.wait() => Vec::new(),
+            probes = crate::probe::run(
+                &plan.targets,
+                &plan.template,
+                keys,
+                scenario.load.timeout,
+                scenario.checks.retry_after_max_wait,
+            ) => probes,
+        }
     };
-    stack.down().await;
+    let fallbacks = match stack.as_mut() {
+        Some(stack) if arm.mode.uses_redis() => Some(stack.redis_fallbacks().await),
+        _ => None,
+    };
+    if let Some(mut stack) = stack {
+        stack.down().await;
+    }
     writer.finish().map_err(Error::environment)?;
     let record = ArmRecord {
         name: arm.name.clone(),
@@ -320,9 +373,11 @@ async fn run_arm(
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,
         // Replicas (and a managed Redis) start empty; a Redis given by
-        // URL is under a prefix of its own for this run.
-        unknown_history: false,
+        // URL is under a prefix of its own for this run. An external
+        // limiter may remember requests from before the run.
+        unknown_history: arm.mode == Mode::External,
         faults,
+        probes,
     };
     record::write(&folder.arm_record(&arm.name), &record).map_err(Error::environment)?;
     Ok(record)

@@ -11,6 +11,12 @@ use std::path::Path;
 
 pub async fn serve(path: &Path, arm: Option<&str>) -> Result<(), Error> {
     let scenario = scenario::load(path)?;
+    if scenario.external.is_some() {
+        return Err(Error::input(format!(
+            "{}: the target is external, rlbench has nothing of its own to serve",
+            path.display()
+        )));
+    }
     let chosen = match arm {
         None => &scenario.arms[0],
         Some(name) => scenario

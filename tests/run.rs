@@ -128,9 +128,26 @@ fn a_run_shows_the_fake_global_and_passes_its_gate() {
 
     let events = std::fs::read_to_string(latest.join("events/local.csv")).unwrap();
     assert!(
-        events.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n")
+        events.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,"),
+        "{}",
+        &events[..200]
     );
     assert_eq!(events.lines().count(), 901);
+
+    // The reference API's headers: on every answer, exact for one replica,
+    // and each replica's own count (so contradicted) across three.
+    let h = &single["headers"];
+    assert_eq!(h["conventions"]["ratelimit"]["present"], 900, "{h}");
+    assert_eq!(h["conventions"]["ratelimit"]["malformed"], 0, "{h}");
+    assert!(h["remaining"]["checked"].as_u64().unwrap() > 0, "{h}");
+    assert_eq!(h["remaining"]["contradicted"], 0, "{h}");
+    assert_eq!(h["findings"].as_array().unwrap().len(), 0, "{h}");
+    let probes = h["retry_after_probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 2, "{h}");
+    assert!(probes.iter().all(|p| p["result"] == "admitted"), "{h}");
+    let h = &local["headers"];
+    assert!(h["remaining"]["contradicted"].as_u64().unwrap() > 0, "{h}");
+    assert!(stdout.contains("headers of local:"), "{stdout}");
 }
 
 #[test]

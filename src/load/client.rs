@@ -5,6 +5,7 @@
 //! ...). A general pooled client serves the few control requests
 //! (health, metrics).
 
+use crate::advertised::{self, Advertised};
 use crate::events::{ErrorKind, Outcome};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
@@ -35,13 +36,21 @@ pub fn new(max_idle_per_target: usize) -> HttpClient {
         .build(connector)
 }
 
-pub fn classify(status: u16) -> Outcome {
+/// The outcome an answer means: a status in `limited` is the limiter's
+/// no (checked first: a target may limit with any status), 2xx a yes, and
+/// anything else an error.
+pub fn classify(status: u16, limited: &[u16]) -> Outcome {
+    if limited.contains(&status) {
+        return Outcome::Rejected;
+    }
     match status {
         200..=299 => Outcome::Admitted,
-        429 => Outcome::Rejected,
         _ => Outcome::Error,
     }
 }
+
+/// What a limiter answers by default when it says no.
+pub const DEFAULT_LIMITED: &[u16] = &[429];
 
 /// What every request of a load carries besides its target and key.
 #[derive(Clone, Debug)]
@@ -51,6 +60,24 @@ pub struct Template {
     pub headers: HeaderMap,
     /// The header that carries the rate-limit key; none sends no key.
     pub key_header: Option<HeaderName>,
+    /// The key header's value around the key (a `key_template` such as
+    /// `"Bearer {key}"`); both empty sends the key as it is.
+    pub key_affix: (String, String),
+    /// Statuses that mean "limited" (429 by default; nginx says 503).
+    pub limited: Vec<u16>,
+}
+
+impl Template {
+    /// `method`, no extra headers, the key in `key_header` as it is, 429 limited.
+    pub fn new(method: Method, key_header: Option<HeaderName>) -> Self {
+        Template {
+            method,
+            headers: HeaderMap::new(),
+            key_header,
+            key_affix: Default::default(),
+            limited: DEFAULT_LIMITED.to_vec(),
+        }
+    }
 }
 
 /// How one exchange ended.
@@ -61,6 +88,8 @@ pub struct Answer {
     pub outcome: Outcome,
     /// Why there was no answer.
     pub error: Option<ErrorKind>,
+    /// The answer's rate-limit headers, if it had any.
+    pub advertised: Option<Advertised>,
 }
 
 /// What every request to one target shares: the path for the request
@@ -90,7 +119,12 @@ impl Prepared {
         *request.uri_mut() = self.origin.clone();
         *request.headers_mut() = self.headers.clone();
         if let Some(name) = &template.key_header {
-            let value = hyper::header::HeaderValue::from_str(key).ok()?;
+            let (before, after) = &template.key_affix;
+            let value = if before.is_empty() && after.is_empty() {
+                hyper::header::HeaderValue::from_str(key).ok()?
+            } else {
+                hyper::header::HeaderValue::from_str(&format!("{before}{key}{after}")).ok()?
+            };
             request.headers_mut().insert(name.clone(), value);
         }
         Some(request)
@@ -102,6 +136,7 @@ fn failed(kind: ErrorKind) -> Answer {
         status: 0,
         outcome: Outcome::Error,
         error: Some(kind),
+        advertised: None,
     }
 }
 
@@ -110,14 +145,16 @@ fn timed_out() -> Answer {
         status: 0,
         outcome: Outcome::Timeout,
         error: None,
+        advertised: None,
     }
 }
 
-fn answered(status: u16) -> Answer {
+fn answered(status: u16, limited: &[u16], advertised: Option<Advertised>) -> Answer {
     Answer {
         status,
-        outcome: classify(status),
+        outcome: classify(status, limited),
         error: None,
+        advertised,
     }
 }
 
@@ -241,32 +278,33 @@ impl Dedicated {
                     .await
                     .map_err(|e| error_kind(&e))?;
                 let status = response.status().as_u16();
+                let advertised = advertised::parse(response.headers());
                 response
                     .into_body()
                     .collect()
                     .await
                     .map_err(|e| error_kind(&e))?;
-                Ok(status)
+                Ok((status, advertised))
             };
             tokio::pin!(response);
             tokio::select! {
                 biased;
-                r = &mut response => r.map(|status| (status, false)),
+                r = &mut response => r.map(|answer| (answer, false)),
                 r = connection.as_mut() => match r {
                     Err(e) => Err(error_kind(&e)),
                     // It ended cleanly (the server closed after answering):
                     // an answer it delivered first still counts.
-                    Ok(()) => response.await.map(|status| (status, true)),
+                    Ok(()) => response.await.map(|answer| (answer, true)),
                 },
             }
         };
         let answer = match tokio::time::timeout(timeout, exchange).await {
-            Ok(Ok((status, ended))) => {
+            Ok(Ok(((status, advertised), ended))) => {
                 if ended {
                     // A finished connection must not be polled again.
                     self.live = None;
                 }
-                answered(status)
+                answered(status, &template.limited, advertised)
             }
             Ok(Err(kind)) => failed(kind),
             Err(_) => timed_out(),
@@ -360,11 +398,15 @@ mod tests {
 
     #[test]
     fn statuses_map_to_outcomes() {
-        assert_eq!(classify(200), Outcome::Admitted);
-        assert_eq!(classify(204), Outcome::Admitted);
-        assert_eq!(classify(429), Outcome::Rejected);
-        assert_eq!(classify(400), Outcome::Error);
-        assert_eq!(classify(503), Outcome::Error);
+        assert_eq!(classify(200, DEFAULT_LIMITED), Outcome::Admitted);
+        assert_eq!(classify(204, DEFAULT_LIMITED), Outcome::Admitted);
+        assert_eq!(classify(429, DEFAULT_LIMITED), Outcome::Rejected);
+        assert_eq!(classify(400, DEFAULT_LIMITED), Outcome::Error);
+        assert_eq!(classify(503, DEFAULT_LIMITED), Outcome::Error);
+        // nginx limits with 503 unless told otherwise; then 429 is an error.
+        assert_eq!(classify(503, &[503]), Outcome::Rejected);
+        assert_eq!(classify(429, &[503]), Outcome::Error);
+        assert_eq!(classify(200, &[503, 429]), Outcome::Admitted);
     }
 
     /// An error whose cause is `inner`, as hyper wraps I/O errors.
@@ -417,11 +459,7 @@ mod tests {
                     .await;
             }
         });
-        let template = Template {
-            method: Method::GET,
-            headers: HeaderMap::new(),
-            key_header: None,
-        };
+        let template = Template::new(Method::GET, None);
         let mut c = Dedicated::new(format!("http://{addr}/").parse().unwrap());
         for _ in 0..3 {
             let a = c.send(&template, "k", Duration::from_secs(2)).await;
@@ -435,11 +473,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         drop(listener);
-        let template = Template {
-            method: Method::GET,
-            headers: HeaderMap::new(),
-            key_header: None,
-        };
+        let template = Template::new(Method::GET, None);
         let uri: Uri = format!("http://{addr}/x").parse().unwrap();
         let mut c = Dedicated::new(uri);
         let a = c.send(&template, "k", Duration::from_secs(2)).await;

@@ -76,6 +76,7 @@ impl Worker {
                 status: answer.status,
                 outcome: answer.outcome,
                 error: answer.error,
+                advertised: answer.advertised,
             };
             batch.push(event);
             if batch.len() == BATCH {

@@ -6,7 +6,7 @@
 pub(crate) mod client;
 mod closed;
 mod pacer;
-mod pick;
+pub(crate) mod pick;
 pub mod schedule;
 
 use crate::events::{Batch, Event, Outcome};
@@ -261,6 +261,7 @@ impl Request {
             status: answer.status,
             outcome: answer.outcome,
             error: answer.error,
+            advertised: answer.advertised,
         }
     }
 }

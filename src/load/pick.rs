@@ -17,6 +17,14 @@ pub struct Picker {
     rng: SmallRng,
 }
 
+/// The load's keys: `customer-0000`, `customer-0001`, ...
+pub fn key_names(keys: u32) -> Vec<String> {
+    let width = keys.to_string().len().max(4);
+    (0..keys.max(1))
+        .map(|i| format!("customer-{i:0width$}"))
+        .collect()
+}
+
 impl Picker {
     pub fn new(
         keys: u32,
@@ -25,15 +33,12 @@ impl Picker {
         fanout: Fanout,
         seed: u64,
     ) -> Self {
-        let width = keys.to_string().len().max(4);
         let zipf = match distribution {
             KeyDistribution::Zipf { s } => Zipf::new(keys.max(1) as f64, s).ok(),
             _ => None,
         };
         Picker {
-            keys: (0..keys.max(1))
-                .map(|i| format!("customer-{i:0width$}"))
-                .collect(),
+            keys: key_names(keys),
             targets: targets.max(1),
             fanout,
             distribution,

@@ -97,7 +97,7 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;bord
 .meta{color:#666}.gate{padding:.6rem 1rem;border-radius:6px;font-weight:600}.pass{background:#e6f4ea;color:#137333}.fail{background:#fce8e6;color:#a50e0e}
 ul.verdicts li{margin:.35rem 0}table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}
 th,td{border-bottom:1px solid #eee;padding:.3rem .5rem;text-align:right}th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
-td.ok{color:#137333;font-weight:600}td.bad{color:#a50e0e;font-weight:600}img{width:100%;height:auto;border:1px solid #eee;margin:.5rem 0}";
+td.ok{color:#137333;font-weight:600}td.bad{color:#a50e0e;font-weight:600}li.finding{color:#a50e0e}img{width:100%;height:auto;border:1px solid #eee;margin:.5rem 0}";
 
 pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     let mut h = String::new();
@@ -171,6 +171,17 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
             }
         }
         h.push_str("</table>");
+    }
+
+    if s.arms.iter().any(|a| a.headers.responses > 0) {
+        h.push_str("<h2 id=\"headers\">Rate-limit headers</h2><ul class=\"verdicts\">");
+        for a in &s.arms {
+            for (i, sentence) in super::headers::sentences(a).iter().enumerate() {
+                let class = if i == 0 { "" } else { " class=\"finding\"" };
+                let _ = write!(h, "<li{class}>{}: {}</li>", esc(&a.name), esc(sentence));
+            }
+        }
+        h.push_str("</ul>");
     }
 
     h.push_str("<h2>Expectations</h2><table><tr><th>arm</th><th>expectation</th><th>bound</th><th>value</th><th>result</th></tr>");

@@ -6,6 +6,7 @@ pub mod charts;
 pub mod compare;
 pub mod faults;
 pub mod folder;
+pub mod headers;
 pub mod hgrm;
 pub mod html;
 pub mod junit;
@@ -49,6 +50,7 @@ pub fn build(
                 .filter(|f| f.applied)
                 .map(|f| (f.from_us as i64, f.to_us as i64))
                 .collect::<Vec<_>>(),
+            &record.probes,
         )?;
         let checks = gate::evaluate(expect, &figures);
         for (path, h) in [

@@ -56,6 +56,9 @@ pub struct ArmSummary {
     /// With faults: figures before, during and after each, by send time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,
+    /// What the rate-limit headers said, checked against the trace and policy.
+    #[serde(default)]
+    pub headers: crate::header_checks::HeaderSummary,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -126,6 +129,9 @@ pub struct Requests {
     /// Answers by HTTP status.
     #[serde(default)]
     pub status_codes: BTreeMap<String, u64>,
+    /// Answers counted as errors (neither admitted nor a limited status), by status.
+    #[serde(default)]
+    pub error_status_codes: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -254,6 +260,11 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 .iter()
                 .map(|(s, n)| (s.to_string(), *n))
                 .collect(),
+            error_status_codes: f
+                .error_statuses
+                .iter()
+                .map(|(s, n)| (s.to_string(), *n))
+                .collect(),
         },
         rate: Rate {
             target_rps: run.target_rps,
@@ -321,6 +332,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             })
             .collect(),
         faults: faults(run, f),
+        headers: f.headers.clone(),
         phases: f
             .phases
             .iter()

@@ -99,6 +99,9 @@ pub fn render(s: &Summary) -> String {
         for sentence in super::faults::sentences(a) {
             out.push_str(&format!("fault in {}: {sentence}\n", a.name));
         }
+        for sentence in super::headers::sentences(a) {
+            out.push_str(&format!("headers of {}: {sentence}\n", a.name));
+        }
     }
     for a in s.arms.iter().filter(|a| a.rate.generator_saturated) {
         out.push_str(&format!(
@@ -138,9 +141,8 @@ fn errors_line(a: &ArmSummary) -> Option<String> {
     }
     parts.extend(r.errors_by_kind.iter().map(|(k, n)| format!("{n} {k}")));
     parts.extend(
-        r.status_codes
+        r.error_status_codes
             .iter()
-            .filter(|(code, _)| !(code.starts_with('2') || code.as_str() == "429"))
             .map(|(code, n)| format!("{n} status {code}")),
     );
     (!parts.is_empty()).then(|| format!("errors of {}: {}\n", a.name, parts.join(", ")))

@@ -23,6 +23,39 @@ pub struct Scenario {
     pub arms: Vec<Arm>,
     /// Applied in order to every arm that runs them (from the load's start).
     pub faults: Vec<Fault>,
+    /// `[target] kind = "external"`: endpoints rlbench does not run;
+    /// `None`: the reference API's replicas.
+    pub external: Option<ExternalTarget>,
+    pub checks: Checks,
+}
+
+/// `[checks]`: what rlbench does after each arm's load to test the
+/// limiter's headers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checks {
+    /// Keys whose Retry-After is probed (0: none).
+    pub retry_after_probes: u32,
+    /// A longer advertised wait is reported, not waited for.
+    pub retry_after_max_wait: Duration,
+}
+
+impl Default for Checks {
+    fn default() -> Self {
+        Checks {
+            retry_after_probes: 2,
+            retry_after_max_wait: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Someone else's limiter: where requests go and what they look like.
+#[derive(Clone, Debug)]
+pub struct ExternalTarget {
+    /// The scenario's URLs (arms may name their own).
+    pub urls: Vec<hyper::Uri>,
+    /// `[target] path`, put on every URL (an arm's too).
+    pub path: Option<String>,
+    pub template: crate::load::client::Template,
 }
 
 /// `[[faults]]`: an action from `at` for `lasts`, then undone.
@@ -112,6 +145,8 @@ pub enum Mode {
     RedisNaive,
     /// Counts in Redis, one atomic Lua script per decision.
     RedisLua,
+    /// Not ours: `[target] kind = "external"`.
+    External,
 }
 
 impl Mode {
@@ -120,11 +155,12 @@ impl Mode {
             Mode::Local => "local",
             Mode::RedisNaive => "redis_naive",
             Mode::RedisLua => "redis_lua",
+            Mode::External => "external",
         }
     }
 
     pub fn uses_redis(&self) -> bool {
-        !matches!(self, Mode::Local)
+        matches!(self, Mode::RedisNaive | Mode::RedisLua)
     }
 }
 
@@ -180,6 +216,9 @@ pub struct Arm {
     /// The scenario's policy, or the arm's own (`[arms.policy]`).
     pub policy: Policy,
     pub expect: Vec<Expectation>,
+    /// An external target's URLs for this arm (`replicas` is their count);
+    /// empty for the reference API.
+    pub urls: Vec<hyper::Uri>,
 }
 
 impl Arm {

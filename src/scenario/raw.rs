@@ -17,6 +17,29 @@ pub struct RawScenario {
     pub load: Spanned<RawLoad>,
     pub arms: Spanned<Vec<Spanned<RawArm>>>,
     pub faults: Option<Vec<Spanned<RawFault>>>,
+    pub target: Option<Spanned<RawTarget>>,
+    pub checks: Option<RawChecks>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawChecks {
+    pub retry_after_probes: Option<Spanned<i64>>,
+    pub retry_after_max_wait: Option<Spanned<String>>,
+}
+
+/// `[target]`: the reference API (default) or any HTTP endpoints.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTarget {
+    pub kind: Spanned<String>,
+    pub urls: Option<Spanned<Vec<Spanned<String>>>>,
+    pub path: Option<Spanned<String>>,
+    pub method: Option<Spanned<String>>,
+    pub headers: Option<Spanned<std::collections::BTreeMap<String, Spanned<String>>>>,
+    pub key_header: Option<Spanned<String>>,
+    pub key_template: Option<Spanned<String>>,
+    pub limited_status: Option<Spanned<Vec<Spanned<i64>>>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.
@@ -40,6 +63,8 @@ pub struct RawFault {
 #[serde(deny_unknown_fields)]
 pub struct RawPolicy {
     pub algorithm: Option<Spanned<String>>,
+    pub preset: Option<Spanned<String>>,
+    pub nodelay: Option<Spanned<bool>>,
     pub limit: Option<Spanned<i64>>,
     pub window: Option<Spanned<String>>,
     pub segments: Option<Spanned<i64>>,
@@ -94,7 +119,8 @@ pub struct RawStage {
 #[serde(deny_unknown_fields)]
 pub struct RawArm {
     pub name: Spanned<String>,
-    pub mode: Spanned<String>,
+    pub mode: Option<Spanned<String>>,
+    pub urls: Option<Spanned<Vec<Spanned<String>>>>,
     pub replicas: Option<Spanned<i64>>,
     pub fanout: Option<Spanned<String>>,
     pub clock: Option<Spanned<String>>,

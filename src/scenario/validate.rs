@@ -100,7 +100,7 @@ pub(super) fn inline_policy(text: &str) -> Result<Policy> {
         let message = e.message().trim().replace('\n', " ");
         shift(src.error(e.span(), message))
     })?;
-    if raw.policy.get_ref().algorithm.is_none() {
+    if raw.policy.get_ref().algorithm.is_none() && raw.policy.get_ref().preset.is_none() {
         return Err(shift(src.error(
             None,
             "name the algorithm, e.g. algorithm = \"sliding_log\", limit = 10, window = \"1s\"",
@@ -117,6 +117,27 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     })?;
 
     let name = identifier(&src, &raw.name, "scenario name")?;
+    let external = match &raw.target {
+        Some(t) => target::target(&src, t)?,
+        None => None,
+    };
+    if external.is_some() {
+        let own_stack = [
+            raw.cluster.as_ref().map(|_| "[cluster]"),
+            raw.redis.as_ref().map(|_| "[redis]"),
+            raw.faults.as_ref().map(|_| "[[faults]]"),
+        ];
+        if let Some(table) = own_stack.into_iter().flatten().next() {
+            let at = raw.target.as_ref().map(|t| t.span());
+            return Err(src.error(
+                at,
+                format!(
+                    "{table} configures the reference API rlbench runs; an external target \
+                     takes its request settings in [target]"
+                ),
+            ));
+        }
+    }
     let duration = src.duration(&raw.duration)?;
     let seed = match &raw.seed {
         Some(s) => src.count(s, "seed", 0, i64::MAX)?,
@@ -147,6 +168,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         None => Vec::new(),
     };
     let redis = redis(&src, raw.redis.unwrap_or_default())?;
+    let checks = checks(&src, raw.checks.unwrap_or_default())?;
     let defaults = ArmDefaults {
         replicas,
         fanout: default_fanout,
@@ -154,6 +176,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         skew: &skew,
         policy: &policy,
         raw_policy: &raw.policy,
+        external: external.as_ref(),
     };
 
     if raw.arms.get_ref().is_empty() {
@@ -184,6 +207,8 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         redis,
         arms,
         faults,
+        external,
+        checks,
     })
 }
 
@@ -194,6 +219,7 @@ struct ArmDefaults<'a> {
     skew: &'a [i64],
     policy: &'a Policy,
     raw_policy: &'a Spanned<RawPolicy>,
+    external: Option<&'a super::ExternalTarget>,
 }
 
 fn skews(src: &Source, list: &Spanned<Vec<Spanned<String>>>) -> Result<Vec<i64>> {
@@ -239,6 +265,17 @@ fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
     Ok(RedisSpec { url, timeout })
 }
 
+fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<super::Checks> {
+    let mut c = super::Checks::default();
+    if let Some(n) = &raw.retry_after_probes {
+        c.retry_after_probes = src.count(n, "retry_after_probes", 0, 100)? as u32;
+    }
+    if let Some(w) = &raw.retry_after_max_wait {
+        c.retry_after_max_wait = src.duration(w)?;
+    }
+    Ok(c)
+}
+
 /// Names become folder and file names: letters, digits, `-`, `_`, `.`.
 fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<String> {
     let v = value.get_ref();
@@ -258,13 +295,25 @@ fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<Strin
 
 fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
     let name = identifier(src, &a.name, "arm name")?;
-    let mode = match a.mode.get_ref().as_str() {
+    if let Some(external) = defaults.external {
+        return external_arm(src, a, name, external, defaults);
+    }
+    if let Some(u) = &a.urls {
+        return Err(src.at(u, "urls belong to arms of a [target] kind = \"external\""));
+    }
+    let Some(mode_value) = &a.mode else {
+        return Err(src.at(
+            &a.name,
+            format!("arm {name:?} needs \"mode\": local, redis_naive or redis_lua"),
+        ));
+    };
+    let mode = match mode_value.get_ref().as_str() {
         "local" => Mode::Local,
         "redis_naive" => Mode::RedisNaive,
         "redis_lua" => Mode::RedisLua,
         other => {
             return Err(src.at(
-                &a.mode,
+                mode_value,
                 format!("unknown mode {other:?}, expected local, redis_naive or redis_lua"),
             ))
         }
@@ -280,7 +329,7 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
         )
     {
         return Err(src.at(
-            &a.mode,
+            mode_value,
             format!(
                 "redis_naive implements sliding_log, fixed_window and token_bucket, not {}",
                 policy.algorithm()
@@ -343,6 +392,73 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
         on_redis_error,
         policy,
         expect,
+        urls: Vec::new(),
+    })
+}
+
+/// An arm against someone else's limiter: its URLs (or the target's), the
+/// load's fan-out across them, the policy it is judged by, expectations.
+fn external_arm(
+    src: &Source,
+    a: &RawArm,
+    name: String,
+    target: &super::ExternalTarget,
+    defaults: &ArmDefaults,
+) -> Result<Arm> {
+    let ours = [
+        a.mode
+            .as_ref()
+            .filter(|m| m.get_ref() != "external")
+            .map(|m| (m.span(), "mode")),
+        a.replicas.as_ref().map(|v| (v.span(), "replicas")),
+        a.clock.as_ref().map(|v| (v.span(), "clock")),
+        a.clock_skew.as_ref().map(|v| (v.span(), "clock_skew")),
+        a.on_redis_error
+            .as_ref()
+            .map(|v| (v.span(), "on_redis_error")),
+    ];
+    if let Some((span, key)) = ours.into_iter().flatten().next() {
+        return Err(src.error(
+            Some(span),
+            format!(
+                "{key} configures the reference API; an external target's arm takes \
+                 name, urls, fanout, policy and expect"
+            ),
+        ));
+    }
+    let urls = match &a.urls {
+        Some(list) => target::urls(src, list, target.path.as_deref())?,
+        None => target.urls.clone(),
+    };
+    let policy = match &a.policy {
+        Some(p) => policy::arm_policy(src, defaults.raw_policy, p)?,
+        None => defaults.policy.clone(),
+    };
+    let fanout = match &a.fanout {
+        Some(f) => load::fanout(src, f)?,
+        None => defaults.fanout,
+    };
+    let expect = match &a.expect {
+        Some(e) => expectations(src, e)?,
+        None => Vec::new(),
+    };
+    Ok(Arm {
+        name,
+        mode: Mode::External,
+        replicas: urls.len(),
+        fanout,
+        key_header: target
+            .template
+            .key_header
+            .as_ref()
+            .map(|h| h.as_str().to_string())
+            .unwrap_or_default(),
+        clock: ClockSource::Replica,
+        clock_skew_us: Vec::new(),
+        on_redis_error: OnError::FailOpen,
+        policy,
+        expect,
+        urls,
     })
 }
 
@@ -441,5 +557,6 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
 mod faults;
 mod load;
 mod policy;
+mod target;
 #[cfg(test)]
 mod tests;

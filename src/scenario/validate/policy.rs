@@ -16,20 +16,35 @@ pub(super) fn arm_policy(
     arm: &Spanned<RawPolicy>,
 ) -> Result<Policy> {
     let a = arm.get_ref();
-    if a.algorithm.is_some() {
+    if a.algorithm.is_some() || a.preset.is_some() {
         return policy(src, arm.span(), a);
     }
     let mut merged = scenario.get_ref().clone();
     macro_rules! take {
         ($($field:ident),*) => { $( if a.$field.is_some() { merged.$field = a.$field.clone(); } )* };
     }
-    take!(limit, window, segments, capacity, refill, rate, burst);
+    take!(limit, window, segments, capacity, refill, rate, burst, nodelay);
     policy(src, arm.span(), &merged)
 }
 
 pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result<Policy> {
+    if let Some(preset_value) = &p.preset {
+        if let Some(a) = &p.algorithm {
+            return Err(src.at(
+                a,
+                "give either \"algorithm\" or \"preset\" (a preset names its algorithm)",
+            ));
+        }
+        return preset(src, table, preset_value, p);
+    }
+    if let Some(n) = &p.nodelay {
+        return Err(src.at(n, "\"nodelay\" belongs to preset = \"nginx_limit_req\""));
+    }
     let Some(algorithm_value) = &p.algorithm else {
-        return Err(src.error(Some(table), "[policy] needs \"algorithm\""));
+        return Err(src.error(
+            Some(table),
+            "[policy] needs \"algorithm\" (or a \"preset\": nginx_limit_req, redis_cell, governor)",
+        ));
     };
     let algorithm = algorithm_value.get_ref().as_str();
     let params: &[&str] = match algorithm {
@@ -138,5 +153,109 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
                 u32::MAX as i64,
             )?,
         },
+    })
+}
+
+/// The presets: real limiters' burst conventions, as the GCRA they are.
+/// All three schedule one admit per emission interval `1/rate`; they differ
+/// in how many may come at once (the bucket's capacity):
+///
+/// - `nginx_limit_req` (`rate=Rr/s burst=B [nodelay]`): B+1. Without
+///   `nodelay` the same requests are admitted, the excess ones answered late.
+///   nginx keeps time in whole milliseconds (the verifier's 1 ms slack
+///   covers it) and rounds refills down for `r/m` rates, so only `r/s`
+///   rates are accepted.
+/// - `redis_cell` (`CL.THROTTLE key max_burst count period`): max_burst+1.
+/// - `governor` (`Quota::with_period(period/count).allow_burst(B)`): B,
+///   default `count` (as `Quota::per_second(count)`).
+fn preset(
+    src: &Source,
+    table: Range<usize>,
+    name: &Spanned<String>,
+    p: &RawPolicy,
+) -> Result<Policy> {
+    const PRESETS: &str = "nginx_limit_req, redis_cell or governor";
+    let allowed: &[&str] = match name.get_ref().as_str() {
+        "nginx_limit_req" => &["rate", "burst", "nodelay"],
+        "redis_cell" | "governor" => &["rate", "burst"],
+        other => {
+            return Err(src.at(
+                name,
+                format!("unknown preset {other:?}, expected {PRESETS}"),
+            ))
+        }
+    };
+    let preset = name.get_ref().as_str();
+    let given: [(&str, Option<Range<usize>>); 8] = [
+        ("limit", p.limit.as_ref().map(|v| v.span())),
+        ("window", p.window.as_ref().map(|v| v.span())),
+        ("segments", p.segments.as_ref().map(|v| v.span())),
+        ("capacity", p.capacity.as_ref().map(|v| v.span())),
+        ("refill", p.refill.as_ref().map(|v| v.span())),
+        ("rate", p.rate.as_ref().map(|v| v.span())),
+        ("burst", p.burst.as_ref().map(|v| v.span())),
+        ("nodelay", p.nodelay.as_ref().map(|v| v.span())),
+    ];
+    for (key, span) in &given {
+        if span.is_some() && !allowed.contains(key) {
+            return Err(src.error(
+                span.clone(),
+                format!(
+                    "{key:?} is not a parameter of preset {preset}, expected {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+    let rate_value = p.rate.as_ref().ok_or_else(|| {
+        src.error(
+            Some(table.clone()),
+            format!("preset {preset} needs \"rate\", e.g. rate = \"10r/s\""),
+        )
+    })?;
+    let burst = |default: i64| -> Result<u64> {
+        match &p.burst {
+            Some(b) => src.count(b, "burst", 0, u32::MAX as i64 - 1),
+            None => Ok(default as u64),
+        }
+    };
+    Ok(match preset {
+        "nginx_limit_req" => {
+            let text = rate_value.get_ref().trim();
+            let per_second = text
+                .strip_suffix("r/s")
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .filter(|&n| n >= 1);
+            let Some(count) = per_second else {
+                return Err(src.at(
+                    rate_value,
+                    format!(
+                        "{text:?}: expected nginx's rate in requests per second, like \"10r/s\" \
+                         (for r/m nginx rounds its refills down; state the policy with \
+                         algorithm = \"gcra\" instead)"
+                    ),
+                ));
+            };
+            Policy::Gcra {
+                rate: reference_api::Rate {
+                    count,
+                    per_us: 1_000_000,
+                },
+                burst: burst(0)? + 1,
+            }
+        }
+        "redis_cell" => Policy::Gcra {
+            rate: src.rate(rate_value)?,
+            burst: burst(0)? + 1,
+        },
+        _ => {
+            let rate = src.rate(rate_value)?;
+            let b = burst(rate.count as i64)?;
+            if b == 0 {
+                let at = p.burst.as_ref().map(|v| v.span());
+                return Err(src.error(at, "governor's burst must be at least 1"));
+            }
+            Policy::Gcra { rate, burst: b }
+        }
     })
 }

@@ -1,0 +1,290 @@
+//! Judges what the limiter's response headers said against what it did
+//! and against the declared policy: which conventions are present and
+//! parse, whether `remaining` agrees with the admits rlbench observed,
+//! whether the advertised quota and window are the declared ones, and what
+//! the Retry-After probes found. Collected while the trace streams past,
+//! then computed once; every finding is one sentence for the report.
+//!
+//! The remaining check is sound for any algorithm whose spare capacity
+//! only grows with time and shrinks only by admits (all of the declared
+//! ones), as long as rlbench is the target's only client: a limited answer
+//! B contradicts an earlier answer A that said `remaining = R` when fewer
+//! than R requests could have been admitted between A's decision and B's.
+
+use crate::advertised::{Advertised, Convention};
+use crate::events::{Event, Outcome};
+use crate::probe::Probe;
+use reference_api::Policy;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// Beyond this many answers with a `remaining`, the check stops collecting
+/// (memory stays bounded) and says it judged a prefix.
+const MAX_REMEMBERED: usize = 4_000_000;
+
+/// How many of the latest earlier answers each limited answer is held against.
+const WITNESSES: usize = 4;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeaderSummary {
+    /// Answers (any status).
+    pub responses: u64,
+    /// Answers carrying any rate-limit header.
+    pub with_headers: u64,
+    /// Per convention: answers carrying it, and how many of those did not parse.
+    pub conventions: BTreeMap<String, ConventionCount>,
+    /// Advertised quotas (limit) and windows, by value: how many answers said each.
+    pub advertised_limit: BTreeMap<String, u64>,
+    pub advertised_window_s: BTreeMap<String, u64>,
+    pub remaining: RemainingCheck,
+    /// Requests sent after waiting out an advertised Retry-After.
+    pub retry_after_probes: Vec<Probe>,
+    /// What a person should know, one sentence each; empty when all agrees.
+    pub findings: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConventionCount {
+    pub present: u64,
+    pub malformed: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RemainingCheck {
+    /// Limited answers held against earlier `remaining` values.
+    pub checked: u64,
+    /// Of those, limited although an earlier answer promised spare capacity
+    /// that rlbench's requests could not have used up.
+    pub contradicted: u64,
+    /// Limited answers that themselves said `remaining > 0`.
+    pub limited_with_remaining: u64,
+    /// Answers whose `remaining` exceeded their own advertised limit.
+    pub above_limit: u64,
+    /// The first contradiction, in words.
+    #[serde(default)]
+    pub example: Option<String>,
+    /// Only a prefix of the trace was checked (it was very long).
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    sent: u64,
+    done: u64,
+    outcome: Outcome,
+    remaining: Option<u64>,
+}
+
+/// Fed every event of an arm, in any order.
+#[derive(Default)]
+pub struct Collector {
+    summary: HeaderSummary,
+    keys: HashMap<String, Vec<Rec>>,
+    remembered: usize,
+}
+
+impl Collector {
+    pub fn add(&mut self, e: &Event) {
+        let s = &mut self.summary;
+        if e.status != 0 {
+            s.responses += 1;
+        }
+        let Some(a) = e.advertised else {
+            self.remember(e, None);
+            return;
+        };
+        s.with_headers += 1;
+        for c in Convention::ALL {
+            if a.has(c) {
+                let count = s.conventions.entry(c.name().to_string()).or_default();
+                count.present += 1;
+                count.malformed += u64::from(a.is_malformed(c));
+            }
+        }
+        if let Some(l) = a.limit {
+            *s.advertised_limit.entry(l.to_string()).or_insert(0) += 1;
+        }
+        if let Some(w) = a.window_s {
+            *s.advertised_window_s.entry(w.to_string()).or_insert(0) += 1;
+        }
+        if let Some(r) = a.remaining {
+            if e.outcome == Outcome::Rejected && r > 0 {
+                s.remaining.limited_with_remaining += 1;
+            }
+            if a.limit.is_some_and(|l| r > l) {
+                s.remaining.above_limit += 1;
+            }
+        }
+        self.remember(e, Some(a));
+    }
+
+    fn remember(&mut self, e: &Event, a: Option<Advertised>) {
+        if self.remembered >= MAX_REMEMBERED {
+            self.summary.remaining.truncated = true;
+            return;
+        }
+        self.remembered += 1;
+        let outcome = match e.outcome {
+            Outcome::Timeout => Outcome::Error,
+            o => o,
+        };
+        self.keys.entry(e.key.clone()).or_default().push(Rec {
+            sent: e.sent_us,
+            done: e.done_us,
+            outcome,
+            remaining: a.and_then(|a| a.remaining),
+        });
+    }
+
+    /// The figures and findings, against `policy` when one was declared.
+    pub fn finish(mut self, policy: Option<&Policy>, probes: Vec<Probe>) -> HeaderSummary {
+        let mut keys: Vec<(&String, &Vec<Rec>)> = self.keys.iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
+        for (key, recs) in keys {
+            remaining_against_admits(key, recs, &mut self.summary.remaining);
+        }
+        let mut s = self.summary;
+        s.retry_after_probes = probes;
+        s.findings = findings(&s, policy);
+        s
+    }
+}
+
+/// For each limited answer of one key, the latest few earlier answers that
+/// advertised spare capacity: was it possibly used up in between?
+fn remaining_against_admits(key: &str, recs: &[Rec], out: &mut RemainingCheck) {
+    // Requests that may have been admitted (an unanswered one may have).
+    let mut sents: Vec<u64> = Vec::new();
+    let mut dones: Vec<u64> = Vec::new();
+    for r in recs.iter().filter(|r| r.outcome != Outcome::Rejected) {
+        sents.push(r.sent);
+        dones.push(r.done);
+    }
+    sents.sort_unstable();
+    dones.sort_unstable();
+    let mut witnesses: Vec<&Rec> = recs
+        .iter()
+        .filter(|r| r.remaining.is_some_and(|n| n > 0))
+        .collect();
+    if witnesses.is_empty() {
+        return;
+    }
+    witnesses.sort_by_key(|r| r.done);
+    for b in recs.iter().filter(|r| r.outcome == Outcome::Rejected) {
+        // Witnesses decided surely before B: done before B was sent.
+        let before = witnesses.partition_point(|w| w.done < b.sent);
+        if before == 0 {
+            continue;
+        }
+        out.checked += 1;
+        let contradiction = witnesses[before.saturating_sub(WITNESSES)..before]
+            .iter()
+            .rev()
+            .find_map(|a| {
+                let promised = a.remaining.unwrap_or(0);
+                // Possibly between A's decision and B's: sent before B was
+                // done, and not surely done before A was sent (A itself aside).
+                // A's own admit is in its remaining, unless already
+                // excluded as surely before A (a zero-length exchange).
+                let own = a.outcome == Outcome::Admitted && a.done > a.sent;
+                let maybe = (sents.partition_point(|&s| s < b.done)
+                    - dones.partition_point(|&d| d <= a.sent))
+                .saturating_sub(usize::from(own));
+                (promised > maybe as u64).then_some((a, promised, maybe))
+            });
+        if let Some((a, promised, maybe)) = contradiction {
+            out.contradicted += 1;
+            if out.example.is_none() {
+                out.example = Some(format!(
+                    "{key}: an answer at {:.3} s said remaining {promised}, yet the request \
+                     sent at {:.3} s was limited with at most {maybe} admitted in between",
+                    a.done as f64 / 1e6,
+                    b.sent as f64 / 1e6
+                ));
+            }
+        }
+    }
+}
+
+fn findings(s: &HeaderSummary, policy: Option<&Policy>) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.responses > 0 && s.with_headers == 0 {
+        out.push(format!(
+            "none of the {} answers carried rate-limit headers (RateLimit, RateLimit-Limit, \
+             X-RateLimit-*, Retry-After): clients cannot tell when to come back",
+            s.responses
+        ));
+    }
+    for c in Convention::ALL {
+        if let Some(n) = s.conventions.get(c.name()).filter(|n| n.malformed > 0) {
+            out.push(format!(
+                "{} of {} answers with {} had a value that does not parse",
+                n.malformed,
+                n.present,
+                c.headers()
+            ));
+        }
+    }
+    if let Some(p) = policy {
+        let (quota, window_us) = p.quota();
+        let window_s = window_us.div_ceil(1_000_000).max(1);
+        let other = |values: &BTreeMap<String, u64>, expected: u64| -> Vec<String> {
+            values
+                .iter()
+                .filter(|(v, _)| v.parse::<u64>().ok() != Some(expected))
+                .map(|(v, n)| format!("{v} (on {n} answers)"))
+                .collect()
+        };
+        let limits = other(&s.advertised_limit, quota);
+        if !limits.is_empty() {
+            out.push(format!(
+                "the headers advertise a limit of {}; the declared policy ({}) allows {quota}",
+                limits.join(", "),
+                p.describe()
+            ));
+        }
+        let windows = other(&s.advertised_window_s, window_s);
+        if !windows.is_empty() {
+            out.push(format!(
+                "the headers advertise a window of {} s; the declared policy's is {window_s} s",
+                windows.join(", ")
+            ));
+        }
+    }
+    let r = &s.remaining;
+    if r.contradicted > 0 {
+        out.push(format!(
+            "{} of {} limited answers came although an earlier answer's remaining could not \
+             have been used up by then (e.g. {}): remaining does not match the admits",
+            r.contradicted,
+            r.checked,
+            r.example.as_deref().unwrap_or("?")
+        ));
+    }
+    if r.limited_with_remaining > 0 {
+        out.push(format!(
+            "{} limited answers said remaining > 0",
+            r.limited_with_remaining
+        ));
+    }
+    if r.above_limit > 0 {
+        out.push(format!(
+            "{} answers said remaining above their own limit",
+            r.above_limit
+        ));
+    }
+    if r.truncated {
+        out.push(format!(
+            "remaining was checked on the first {MAX_REMEMBERED} answers only"
+        ));
+    }
+    out.extend(crate::probe::findings(
+        &s.retry_after_probes,
+        s.with_headers > 0,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,164 @@
+//! Retry-After probes: after an arm's load, for a few of its keys, send
+//! requests until one is limited, wait exactly the Retry-After it
+//! advertised, and send one more. A limiter that means its Retry-After
+//! admits that request. Bounded: at most [`MAX_REQUESTS`] requests per key
+//! to reach a limit, and no wait longer than the scenario's
+//! `retry_after_max_wait`.
+
+use crate::events::Outcome;
+use crate::load::client::{Dedicated, Template};
+use hyper::Uri;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Requests one probe may send to reach the limit.
+pub const MAX_REQUESTS: u32 = 1_000;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    pub key: String,
+    /// The limited answer's Retry-After, ms.
+    pub retry_after_ms: Option<u64>,
+    /// What the request sent after that wait got.
+    pub result: ProbeResult,
+    /// Its status (0: no answer, or not sent).
+    pub status: u16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeResult {
+    /// Admitted after the advertised wait: Retry-After held.
+    Admitted,
+    /// Limited again after the advertised wait.
+    LimitedAgain,
+    /// The limited answer carried no (parsable) Retry-After.
+    NoRetryAfter,
+    /// The advertised wait was longer than the scenario allows waiting.
+    WaitTooLong,
+    /// No request was limited within the probe's bound.
+    NeverLimited,
+    /// An error or timeout got in the way.
+    Failed,
+}
+
+/// The probes' findings, one sentence per kind of result (naming the
+/// keys). Missing Retry-After is left unsaid when the answers had no
+/// rate-limit headers at all (that is a finding of its own).
+pub fn findings(probes: &[Probe], any_headers: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for result in [
+        ProbeResult::LimitedAgain,
+        ProbeResult::NoRetryAfter,
+        ProbeResult::WaitTooLong,
+        ProbeResult::NeverLimited,
+        ProbeResult::Failed,
+    ] {
+        let these: Vec<&Probe> = probes.iter().filter(|p| p.result == result).collect();
+        let Some(first) = these.first() else {
+            continue;
+        };
+        let keys = these
+            .iter()
+            .map(|p| p.key.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let wait = |p: &Probe| {
+            p.retry_after_ms
+                .map_or(String::new(), |ms| format!("{:.1} s", ms as f64 / 1000.0))
+        };
+        out.push(match result {
+            ProbeResult::LimitedAgain => format!(
+                "limited again after waiting the advertised Retry-After ({}) for {keys}",
+                wait(first)
+            ),
+            ProbeResult::NoRetryAfter if !any_headers => continue,
+            ProbeResult::NoRetryAfter => format!(
+                "limited answers (status {}) carried no usable Retry-After ({keys})",
+                first.status
+            ),
+            ProbeResult::WaitTooLong => format!(
+                "Retry-After advertised {}, longer than retry_after_max_wait: not probed ({keys})",
+                wait(first)
+            ),
+            ProbeResult::NeverLimited => format!(
+                "not limited within {MAX_REQUESTS} back-to-back requests: Retry-After not probed ({keys})"
+            ),
+            ProbeResult::Admitted | ProbeResult::Failed => format!(
+                "the Retry-After probe failed (status {}, or no answer) for {keys}",
+                first.status
+            ),
+        });
+    }
+    out
+}
+
+/// One probe per key, all at once, each on its own connection to
+/// `targets[i % len]`.
+pub async fn run(
+    targets: &[Uri],
+    template: &Template,
+    keys: &[String],
+    timeout: Duration,
+    max_wait: Duration,
+) -> Vec<Probe> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, key) in keys.iter().enumerate() {
+        let Some(target) = targets.get(i % targets.len().max(1)).cloned() else {
+            break;
+        };
+        let (template, key) = (template.clone(), key.clone());
+        set.spawn(async move { (i, one(target, &template, key, timeout, max_wait).await) });
+    }
+    let mut out: Vec<(usize, Probe)> = set.join_all().await;
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, p)| p).collect()
+}
+
+async fn one(
+    target: Uri,
+    template: &Template,
+    key: String,
+    timeout: Duration,
+    max_wait: Duration,
+) -> Probe {
+    let mut connection = Dedicated::new(target);
+    let probe = |retry_after_ms, result, status| Probe {
+        key: key.clone(),
+        retry_after_ms,
+        result,
+        status,
+    };
+    let mut limited = None;
+    for _ in 0..MAX_REQUESTS {
+        let a = connection.send(template, &key, timeout).await;
+        match a.outcome {
+            Outcome::Admitted => continue,
+            Outcome::Rejected => {
+                limited = Some(a);
+                break;
+            }
+            Outcome::Error | Outcome::Timeout => {
+                return probe(None, ProbeResult::Failed, a.status);
+            }
+        }
+    }
+    let Some(limited) = limited else {
+        return probe(None, ProbeResult::NeverLimited, 0);
+    };
+    let Some(wait_ms) = limited.advertised.and_then(|a| a.retry_after_ms) else {
+        return probe(None, ProbeResult::NoRetryAfter, limited.status);
+    };
+    let wait = Duration::from_millis(wait_ms);
+    if wait > max_wait {
+        return probe(Some(wait_ms), ProbeResult::WaitTooLong, limited.status);
+    }
+    tokio::time::sleep(wait).await;
+    let a = connection.send(template, &key, timeout).await;
+    let result = match a.outcome {
+        Outcome::Admitted => ProbeResult::Admitted,
+        Outcome::Rejected => ProbeResult::LimitedAgain,
+        Outcome::Error | Outcome::Timeout => ProbeResult::Failed,
+    };
+    probe(Some(wait_ms), result, a.status)
+}

@@ -1,0 +1,173 @@
+//! `[target]`: which endpoints the load goes to. `kind = "reference"` (the
+//! default) is rlbench's own reference API; `kind = "external"` is any HTTP
+//! endpoints on this machine, with the request (method, path, headers, how
+//! the key is sent) and what "limited" looks like stated here.
+
+use super::{Result, Source};
+use crate::load::client::{Template, DEFAULT_LIMITED};
+use crate::scenario::raw::RawTarget;
+use crate::scenario::ExternalTarget;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Uri};
+use toml::Spanned;
+
+const KEYS: &str = "kind, urls, path, method, headers, key_header, key_template, limited_status";
+
+/// `None` for the reference API.
+pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
+    let t = raw.get_ref();
+    match t.kind.get_ref().as_str() {
+        "external" => {}
+        "reference" => {
+            let stray = [
+                t.urls.as_ref().map(|v| v.span()),
+                t.path.as_ref().map(|v| v.span()),
+                t.method.as_ref().map(|v| v.span()),
+                t.headers.as_ref().map(|v| v.span()),
+                t.key_header.as_ref().map(|v| v.span()),
+                t.key_template.as_ref().map(|v| v.span()),
+                t.limited_status.as_ref().map(|v| v.span()),
+            ];
+            if let Some(span) = stray.into_iter().flatten().next() {
+                return Err(src.error(
+                    Some(span),
+                    "only kind = \"external\" takes these keys (the reference API's are in [cluster])",
+                ));
+            }
+            return Ok(None);
+        }
+        other => {
+            return Err(src.at(
+                &t.kind,
+                format!("unknown target kind {other:?}, expected reference or external"),
+            ))
+        }
+    }
+    let path = t.path.as_ref().map(|p| {
+        let v = p.get_ref();
+        if v.starts_with('/') && v.parse::<hyper::http::uri::PathAndQuery>().is_ok() {
+            Ok(v.as_str())
+        } else {
+            Err(src.at(
+                p,
+                format!("path {v:?}: expected a path like \"/api/limited\""),
+            ))
+        }
+    });
+    let path = path.transpose()?;
+    let urls = match &t.urls {
+        Some(list) => urls(src, list, path)?,
+        None => {
+            return Err(src.error(
+                Some(raw.span()),
+                format!("an external target needs \"urls\" (its keys: {KEYS})"),
+            ))
+        }
+    };
+    let method = match &t.method {
+        Some(m) => Method::from_bytes(m.get_ref().to_ascii_uppercase().as_bytes())
+            .map_err(|_| src.at(m, format!("{:?} is not an HTTP method", m.get_ref())))?,
+        None => Method::GET,
+    };
+    let mut headers = HeaderMap::new();
+    if let Some(h) = &t.headers {
+        for (name, value) in h.get_ref() {
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| src.at(value, format!("{name:?} is not a header name")))?;
+            let v = HeaderValue::from_str(value.get_ref()).map_err(|_| {
+                src.at(
+                    value,
+                    format!("{:?} is not a header value", value.get_ref()),
+                )
+            })?;
+            headers.append(n, v);
+        }
+    }
+    let key_header = match &t.key_header {
+        Some(h) => Some(
+            HeaderName::from_bytes(h.get_ref().as_bytes())
+                .map_err(|_| src.at(h, format!("{:?} is not a header name", h.get_ref())))?,
+        ),
+        None => None,
+    };
+    let key_affix = match &t.key_template {
+        None => Default::default(),
+        Some(k) if key_header.is_none() => {
+            return Err(src.at(k, "key_template needs key_header (the header it fills)"))
+        }
+        Some(k) => {
+            let v = k.get_ref();
+            match v.split_once("{key}") {
+                Some((before, after)) if !after.contains("{key}") => {
+                    (before.to_string(), after.to_string())
+                }
+                _ => return Err(src.at(
+                    k,
+                    format!(
+                        "key_template {v:?}: expected \"{{key}}\" once, e.g. \"Bearer {{key}}\""
+                    ),
+                )),
+            }
+        }
+    };
+    let limited = match &t.limited_status {
+        None => DEFAULT_LIMITED.to_vec(),
+        Some(list) if list.get_ref().is_empty() => {
+            return Err(src.at(list, "limited_status needs at least one status"))
+        }
+        Some(list) => list
+            .get_ref()
+            .iter()
+            .map(|c| {
+                src.count(c, "a limited status (2xx means admitted)", 300, 599)
+                    .map(|c| c as u16)
+            })
+            .collect::<Result<Vec<u16>>>()?,
+    };
+    Ok(Some(ExternalTarget {
+        urls,
+        path: path.map(str::to_string),
+        template: Template {
+            method,
+            headers,
+            key_header,
+            key_affix,
+            limited,
+        },
+    }))
+}
+
+/// Loopback `http://` URLs, with `path` (when given) in place of theirs.
+pub(super) fn urls(
+    src: &Source,
+    list: &Spanned<Vec<Spanned<String>>>,
+    path: Option<&str>,
+) -> Result<Vec<Uri>> {
+    if list.get_ref().is_empty() {
+        return Err(src.at(list, "urls needs at least one URL"));
+    }
+    list.get_ref()
+        .iter()
+        .map(|u| {
+            let uri = crate::attack::loopback_url(u.get_ref()).map_err(|e| src.at(u, e))?;
+            match path {
+                None => Ok(uri),
+                Some(p) => {
+                    if uri.path() != "/" {
+                        return Err(src.at(
+                            u,
+                            format!(
+                                "{:?} has a path of its own and [target] gives path {p:?}: give one",
+                                u.get_ref()
+                            ),
+                        ));
+                    }
+                    let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+                    format!("http://{authority}{p}")
+                        .parse()
+                        .map_err(|e| src.at(u, format!("{:?} with path {p:?}: {e}", u.get_ref())))
+                }
+            }
+        })
+        .collect()
+}
