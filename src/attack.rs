@@ -360,6 +360,15 @@ mod tests {
     }
 
     #[test]
+    fn limited_statuses_are_3xx_to_5xx() {
+        assert_eq!(limited_statuses(&[503, 429]).unwrap(), [503, 429]);
+        assert_eq!(limited_statuses(&[300, 599]).unwrap(), [300, 599]);
+        for bad in [&[200][..], &[299], &[600], &[]] {
+            assert!(limited_statuses(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn headers_are_name_colon_value() {
         let (n, v) = header("X-Api-Key: abc:def").unwrap();
         assert_eq!(n.as_str(), "x-api-key");

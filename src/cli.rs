@@ -47,6 +47,9 @@ pub enum Command {
         /// The arm to serve (default: the first).
         #[arg(long)]
         arm: Option<String>,
+        /// Replica i listens on 127.0.0.1:(PORT + i) (default: free ports).
+        #[arg(long)]
+        port: Option<u16>,
     },
     /// Internal: run as one replica of the reference API.
     #[command(hide = true)]

@@ -127,12 +127,14 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
-        Command::Serve { scenario, arm } => {
-            match rlbench::serve::serve(&scenario, arm.as_deref()).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(&e),
-            }
-        }
+        Command::Serve {
+            scenario,
+            arm,
+            port,
+        } => match rlbench::serve::serve(&scenario, arm.as_deref(), port).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
+        },
         Command::Replica { .. } => unreachable!("handled before logging is set up"),
     }
 }

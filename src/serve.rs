@@ -9,7 +9,7 @@ use crate::scenario;
 use crate::stack::Stack;
 use std::path::Path;
 
-pub async fn serve(path: &Path, arm: Option<&str>) -> Result<(), Error> {
+pub async fn serve(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<(), Error> {
     let scenario = scenario::load(path)?;
     if scenario.external.is_some() {
         return Err(Error::input(format!(
@@ -31,7 +31,7 @@ pub async fn serve(path: &Path, arm: Option<&str>) -> Result<(), Error> {
     let run_id = format!("rlbench-serve-{}", std::process::id());
     let configs = replica_configs(&scenario, chosen, &run_id);
     let managed = needs_managed_redis(&scenario, chosen);
-    let mut stack = Stack::up(&configs, managed, false, &run_id)
+    let mut stack = Stack::up_on(&configs, managed, false, &run_id, port)
         .await
         .map_err(Error::environment)?;
     if let Some(url) = stack.redis_url() {

@@ -138,3 +138,34 @@ fn a_closed_stdout_ends_quietly_without_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
 }
+
+/// The README's "Verify your own limiter" scenarios are complete and valid,
+/// and say what the shipped files say.
+#[test]
+fn the_readme_external_scenarios_are_valid() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("## Verify your own limiter")
+        .expect("the section");
+    let section = &readme[start..];
+    let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
+    let mut checked = Vec::new();
+    for block in section[..end].split("```toml\n").skip(1) {
+        let toml = block.split("```").next().unwrap();
+        let s =
+            rlbench::scenario::parse("README.md", toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+        let shipped =
+            rlbench::scenario::load(&root.join(format!("scenarios/{}.toml", s.name))).unwrap();
+        assert_eq!(s.policy, shipped.policy, "{}", s.name);
+        let urls = |s: &rlbench::scenario::Scenario| {
+            s.arms
+                .iter()
+                .map(|a| format!("{}{:?}", a.name, a.urls))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(urls(&s), urls(&shipped), "{}", s.name);
+        checked.push(s.name);
+    }
+    assert_eq!(checked, ["nginx", "external-api"]);
+}

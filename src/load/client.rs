@@ -444,6 +444,41 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_key_goes_out_in_its_template_and_headers_come_back_parsed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let n = s.read(&mut buf).await.unwrap();
+            s.write_all(
+                b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 3\r\nx-ratelimit-remaining: 0\r\ncontent-length: 0\r\n\r\n",
+            )
+            .await
+            .unwrap();
+            String::from_utf8_lossy(&buf[..n]).to_lowercase()
+        });
+        let mut template =
+            Template::new(Method::GET, Some(HeaderName::from_static("authorization")));
+        template.key_affix = ("Bearer ".into(), ";v=1".into());
+        template.limited = vec![503];
+        let mut c = Dedicated::new(format!("http://{addr}/x").parse().unwrap());
+        let a = c
+            .send(&template, "customer-7", Duration::from_secs(2))
+            .await;
+        assert_eq!((a.status, a.outcome), (503, Outcome::Rejected));
+        let advertised = a.advertised.unwrap();
+        assert_eq!(advertised.retry_after_ms, Some(3_000));
+        assert_eq!(advertised.remaining, Some(0));
+        let request = server.await.unwrap();
+        assert!(
+            request.contains("authorization: bearer customer-7;v=1\r\n"),
+            "{request}"
+        );
+    }
+
+    #[tokio::test]
     async fn an_idle_connection_the_server_closed_is_not_used_again() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         // Answers one request per connection, then hangs up (as a replica

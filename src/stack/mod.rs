@@ -48,6 +48,18 @@ impl Stack {
         latency_proxy: bool,
         run_id: &str,
     ) -> Result<Stack, String> {
+        Self::up_on(configs, managed_redis, latency_proxy, run_id, None).await
+    }
+
+    /// As [`Stack::up`]; with `base_port`, replica i listens on
+    /// 127.0.0.1:(base_port + i) instead of a free port.
+    pub async fn up_on(
+        configs: &[ReplicaConfig],
+        managed_redis: bool,
+        latency_proxy: bool,
+        run_id: &str,
+        base_port: Option<u16>,
+    ) -> Result<Stack, String> {
         let exe = current_exe()?;
         let mut stack = Stack {
             replicas: Vec::with_capacity(configs.len()),
@@ -81,8 +93,16 @@ impl Stack {
                 }
             }
         }
-        for config in &configs {
-            match Replica::start(&exe, config, run_id, READY_WITHIN, None).await {
+        for (i, config) in configs.iter().enumerate() {
+            let listen = match base_port.map(|p| p.checked_add(i as u16)) {
+                None => None,
+                Some(Some(port)) => Some(format!("127.0.0.1:{port}")),
+                Some(None) => {
+                    stack.down().await;
+                    return Err(format!("--port: replica {i} would need a port above 65535"));
+                }
+            };
+            match Replica::start(&exe, config, run_id, READY_WITHIN, listen.as_deref()).await {
                 Ok(replica) => stack.replicas.push(replica),
                 Err(e) => {
                     stack.down().await;

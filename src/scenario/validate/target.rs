@@ -101,12 +101,14 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
                 Some((before, after)) if !after.contains("{key}") => {
                     (before.to_string(), after.to_string())
                 }
-                _ => return Err(src.at(
-                    k,
-                    format!(
+                _ => {
+                    return Err(src.at(
+                        k,
+                        format!(
                         "key_template {v:?}: expected \"{{key}}\" once, e.g. \"Bearer {{key}}\""
                     ),
-                )),
+                    ))
+                }
             }
         }
     };

@@ -5,6 +5,7 @@ use crate::load::schedule::{Shape, Stage};
 use reference_api::{Policy, Rate};
 use std::time::Duration;
 
+mod external;
 mod faults;
 
 const GOOD: &str = r#"

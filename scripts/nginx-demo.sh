@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Starts nginx with scenarios/nginx/nginx.conf (ports 18080 and 18081) in a
+# temporary folder, runs scenarios/nginx.toml against it, and stops nginx
+# on every way out. Needs nginx (Debian: apt-get install nginx-light) and a
+# built rlbench (cargo build --release). Extra arguments go to rlbench run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v nginx >/dev/null 2>&1 || {
+  echo "nginx-demo: nginx is not installed (Debian: apt-get install nginx-light)" >&2
+  exit 3
+}
+rlbench=./target/release/rlbench
+[ -x "$rlbench" ] || { echo "nginx-demo: build rlbench first: cargo build --release" >&2; exit 3; }
+
+prefix=$(mktemp -d)
+chmod 755 "$prefix" # nginx's workers run as another user
+cp -r scenarios/nginx/. "$prefix/"
+nginx -p "$prefix" -c nginx.conf -g "daemon off; pid $prefix/nginx.pid;" &
+nginx_pid=$!
+trap 'kill -TERM $nginx_pid 2>/dev/null; wait $nginx_pid 2>/dev/null; rm -rf "$prefix"' EXIT
+
+# Ready when both ports answer (at most 5 s).
+for _ in $(seq 50); do
+  if (exec 3<>/dev/tcp/127.0.0.1/18080) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/18081) 2>/dev/null; then
+    break
+  fi
+  kill -0 $nginx_pid 2>/dev/null || { echo "nginx-demo: nginx did not start (ports 18080/18081 in use?)" >&2; exit 3; }
+  sleep 0.1
+done
+
+"$rlbench" run scenarios/nginx.toml "$@"

@@ -1,0 +1,302 @@
+//! `[target] kind = "external"`, its arms, the policy presets and `[checks]`.
+
+use super::super::super::{parse, Mode};
+use super::error_of;
+use reference_api::{Policy, Rate};
+use std::time::Duration;
+
+const EXTERNAL: &str = r#"
+name = "ext"
+duration = "2s"
+
+[target]
+kind = "external"
+urls = ["http://127.0.0.1:8080", "http://[::1]:8081"]
+path = "/limited?x=1"
+method = "post"
+headers = { "X-Api-Key" = "secret" }
+key_header = "Authorization"
+key_template = "Bearer {key}"
+limited_status = [503, 429]
+
+[policy]
+preset = "nginx_limit_req"
+rate = "10r/s"
+burst = 5
+nodelay = true
+
+[load]
+rate = 100
+
+[[arms]]
+name = "both"
+
+[[arms]]
+name = "one"
+urls = ["http://localhost:8080"]
+"#;
+
+#[test]
+fn an_external_target_becomes_urls_and_a_request_template() {
+    let s = parse("s.toml", EXTERNAL).unwrap();
+    let t = s.external.as_ref().unwrap();
+    let urls: Vec<String> = t.urls.iter().map(|u| u.to_string()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://127.0.0.1:8080/limited?x=1",
+            "http://[::1]:8081/limited?x=1"
+        ]
+    );
+    assert_eq!(t.template.method, hyper::Method::POST);
+    assert_eq!(t.template.headers["x-api-key"], "secret");
+    assert_eq!(
+        t.template.key_header.as_ref().unwrap().as_str(),
+        "authorization"
+    );
+    assert_eq!(t.template.key_affix, ("Bearer ".to_string(), String::new()));
+    assert_eq!(t.template.limited, [503, 429]);
+    let (both, one) = (&s.arms[0], &s.arms[1]);
+    assert_eq!((both.mode.clone(), both.replicas), (Mode::External, 2));
+    assert_eq!(one.replicas, 1);
+    assert_eq!(one.urls[0].to_string(), "http://localhost:8080/limited?x=1");
+}
+
+#[test]
+fn nginx_burst_b_admits_b_plus_one_at_once() {
+    let s = parse("s.toml", EXTERNAL).unwrap();
+    assert_eq!(
+        s.policy,
+        Policy::Gcra {
+            rate: Rate {
+                count: 10,
+                per_us: 1_000_000
+            },
+            burst: 6
+        }
+    );
+    // Without burst (nginx's default 0) one request at a time.
+    let bare = EXTERNAL.replace("burst = 5\n", "");
+    let s = parse("s.toml", &bare).unwrap();
+    assert!(matches!(s.policy, Policy::Gcra { burst: 1, .. }));
+}
+
+#[test]
+fn redis_cell_and_governor_state_their_own_burst_conventions() {
+    let with = |preset: &str, params: &str| {
+        let text = EXTERNAL.replace(
+            "preset = \"nginx_limit_req\"\nrate = \"10r/s\"\nburst = 5\nnodelay = true",
+            &format!("preset = \"{preset}\"\n{params}"),
+        );
+        parse("s.toml", &text).map(|s| s.policy)
+    };
+    let per_min = Rate {
+        count: 30,
+        per_us: 60_000_000,
+    };
+    assert_eq!(
+        with("redis_cell", "rate = \"30/1m\"\nburst = 15").unwrap(),
+        Policy::Gcra {
+            rate: per_min,
+            burst: 16
+        }
+    );
+    assert_eq!(
+        with("governor", "rate = \"30/1m\"\nburst = 15").unwrap(),
+        Policy::Gcra {
+            rate: per_min,
+            burst: 15
+        }
+    );
+    // governor's Quota::per_minute(30) has a burst of 30.
+    assert_eq!(
+        with("governor", "rate = \"30/1m\"").unwrap(),
+        Policy::Gcra {
+            rate: per_min,
+            burst: 30
+        }
+    );
+    let e = with("governor", "rate = \"30/1m\"\nburst = 0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at least 1"), "{e}");
+    let e = with("redis_cell", "rate = \"30/1m\"\nnodelay = true")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"nodelay\" is not a parameter of preset redis_cell"),
+        "{e}"
+    );
+    let e = with("envoy", "rate = \"30/1m\"").unwrap_err().to_string();
+    assert!(e.contains("unknown preset \"envoy\""), "{e}");
+}
+
+#[test]
+fn nginx_rates_must_be_per_second() {
+    for (rate, ok) in [
+        ("10r/s", true),
+        ("1r/s", true),
+        ("30r/m", false),
+        ("10/s", false),
+        ("0r/s", false),
+    ] {
+        let text = EXTERNAL.replace("rate = \"10r/s\"", &format!("rate = \"{rate}\""));
+        match parse("s.toml", &text) {
+            Ok(_) => assert!(ok, "{rate} should fail"),
+            Err(e) => {
+                assert!(!ok, "{rate}: {e}");
+                assert!(e.to_string().contains("requests per second"), "{e}");
+                assert_eq!(e.line, 17, "{e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn presets_and_algorithms_do_not_mix() {
+    let text = EXTERNAL.replace("preset = ", "algorithm = \"gcra\"\npreset = ");
+    assert!(error_of(&text).contains("either \"algorithm\" or \"preset\""));
+    let text = super::GOOD.replace("window = \"2s\"", "window = \"2s\"\nnodelay = true");
+    assert!(error_of(&text).contains("\"nodelay\" belongs to preset"));
+}
+
+#[test]
+fn external_targets_reject_what_only_the_reference_api_has() {
+    for (change, expected) in [
+        (
+            (
+                "[[arms]]\nname = \"both\"",
+                "[[arms]]\nname = \"both\"\nmode = \"local\"",
+            ),
+            "mode configures the reference API",
+        ),
+        (
+            (
+                "[[arms]]\nname = \"both\"",
+                "[[arms]]\nname = \"both\"\nreplicas = 2",
+            ),
+            "replicas configures",
+        ),
+        (
+            ("[load]", "[cluster]\nreplicas = 2\n\n[load]"),
+            "[cluster] configures the reference API",
+        ),
+        (
+            (
+                "[load]",
+                "[[faults]]\nat = \"1s\"\nfor = \"1s\"\naction = \"redis_down\"\n\n[load]",
+            ),
+            "[[faults]] configures",
+        ),
+        (
+            ("kind = \"external\"", "kind = \"elsewhere\""),
+            "unknown target kind \"elsewhere\"",
+        ),
+        (
+            (
+                "urls = [\"http://127.0.0.1:8080\", \"http://[::1]:8081\"]",
+                "urls = []",
+            ),
+            "at least one URL",
+        ),
+        (
+            (
+                "urls = [\"http://127.0.0.1:8080\", \"http://[::1]:8081\"]",
+                "urls = [\"http://10.1.2.3:80\"]",
+            ),
+            "only sends load to loopback",
+        ),
+        (
+            (
+                "urls = [\"http://127.0.0.1:8080\", \"http://[::1]:8081\"]",
+                "urls = [\"http://127.0.0.1:8080/x\"]",
+            ),
+            "has a path of its own",
+        ),
+        (
+            ("path = \"/limited?x=1\"", "path = \"limited\""),
+            "expected a path like",
+        ),
+        (
+            ("method = \"post\"", "method = \"P O\""),
+            "not an HTTP method",
+        ),
+        (
+            (
+                "key_template = \"Bearer {key}\"",
+                "key_template = \"Bearer\"",
+            ),
+            "expected \"{key}\" once",
+        ),
+        (
+            (
+                "key_template = \"Bearer {key}\"",
+                "key_template = \"{key}{key}\"",
+            ),
+            "expected \"{key}\" once",
+        ),
+        (
+            ("limited_status = [503, 429]", "limited_status = [200]"),
+            "between 300 and 599",
+        ),
+        (
+            ("limited_status = [503, 429]", "limited_status = []"),
+            "at least one status",
+        ),
+        (
+            (
+                "headers = { \"X-Api-Key\" = \"secret\" }",
+                "headers = { \"X Api\" = \"secret\" }",
+            ),
+            "not a header name",
+        ),
+    ] {
+        let text = EXTERNAL.replacen(change.0, change.1, 1);
+        assert_ne!(text, EXTERNAL, "{change:?} changed nothing");
+        let e = error_of(&text);
+        assert!(e.contains(expected), "{change:?}: {e}");
+        assert!(e.starts_with("s.toml:"), "{e}");
+    }
+    let no_key_header = EXTERNAL.replace("key_header = \"Authorization\"\n", "");
+    assert!(error_of(&no_key_header).contains("key_template needs key_header"));
+    let no_urls = EXTERNAL.replace(
+        "urls = [\"http://127.0.0.1:8080\", \"http://[::1]:8081\"]\n",
+        "",
+    );
+    assert!(error_of(&no_urls).contains("needs \"urls\""));
+}
+
+#[test]
+fn reference_arms_need_a_mode_and_take_no_urls() {
+    let no_mode = super::GOOD.replacen("mode = \"local\"\n", "", 1);
+    assert!(error_of(&no_mode).contains("arm \"single\" needs \"mode\""));
+    let urls = super::GOOD.replacen(
+        "mode = \"local\"\n",
+        "mode = \"local\"\nurls = [\"http://127.0.0.1:1\"]\n",
+        1,
+    );
+    assert!(error_of(&urls).contains("urls belong to arms of a [target] kind = \"external\""));
+    let reference = super::GOOD.replace("[load]", "[target]\nkind = \"reference\"\n\n[load]");
+    assert!(parse("s.toml", &reference).unwrap().external.is_none());
+    let stray = super::GOOD.replace(
+        "[load]",
+        "[target]\nkind = \"reference\"\nurls = []\n\n[load]",
+    );
+    assert!(error_of(&stray).contains("only kind = \"external\" takes these keys"));
+}
+
+#[test]
+fn checks_set_the_retry_after_probes() {
+    let s = parse("s.toml", EXTERNAL).unwrap();
+    assert_eq!(s.checks.retry_after_probes, 2);
+    assert_eq!(s.checks.retry_after_max_wait, Duration::from_secs(5));
+    let text = EXTERNAL.replace(
+        "[load]",
+        "[checks]\nretry_after_probes = 0\nretry_after_max_wait = \"30s\"\n\n[load]",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    assert_eq!(s.checks.retry_after_probes, 0);
+    assert_eq!(s.checks.retry_after_max_wait, Duration::from_secs(30));
+    let bad = EXTERNAL.replace("[load]", "[checks]\nretry_after_probes = 101\n\n[load]");
+    assert!(error_of(&bad).contains("retry_after_probes must be between 0 and 100"));
+}

@@ -1,0 +1,238 @@
+//! External targets, end to end: the shipped scenarios against real nginx
+//! processes (started and stopped here, on free loopback ports) and against
+//! the reference API served by `rlbench serve`, plus an unreachable target.
+
+mod common;
+
+use common::{run_scenario, text};
+use serde_json::Value;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn shipped(name: &str) -> String {
+    std::fs::read_to_string(Path::new(ROOT).join("scenarios").join(name)).unwrap()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A base port with `n` free ports from it.
+fn free_ports(n: u16) -> u16 {
+    for _ in 0..100 {
+        let base = free_port();
+        let held: Vec<_> = (0..n)
+            .map_while(|i| {
+                base.checked_add(i)
+                    .and_then(|p| TcpListener::bind(("127.0.0.1", p)).ok())
+            })
+            .collect();
+        if held.len() == n as usize {
+            return base;
+        }
+    }
+    panic!("no {n} consecutive free ports");
+}
+
+fn wait_listening(port: u16, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the server exited before listening on {port}: {status}");
+        }
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A process group of our own, killed (all of it) when dropped — also
+/// when the test panics.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let pgid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_group(cmd: &mut Command) -> Group {
+    use std::os::unix::process::CommandExt;
+    Group(
+        cmd.process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starts"),
+    )
+}
+
+/// nginx with the shipped config, its two servers on `a` and `b`.
+fn nginx(prefix: &Path, a: u16, b: u16) -> Group {
+    assert!(
+        Command::new("nginx").arg("-v").output().is_ok(),
+        "nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)"
+    );
+    let conf = std::fs::read_to_string(Path::new(ROOT).join("scenarios/nginx/nginx.conf"))
+        .unwrap()
+        .replace("127.0.0.1:18080", &format!("127.0.0.1:{a}"))
+        .replace("127.0.0.1:18081", &format!("127.0.0.1:{b}"));
+    std::fs::create_dir_all(prefix.join("html")).unwrap();
+    std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
+    std::fs::copy(
+        Path::new(ROOT).join("scenarios/nginx/html/limited"),
+        prefix.join("html/limited"),
+    )
+    .unwrap();
+    // nginx's workers run as another user when started by root.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pid = prefix.join("nginx.pid");
+    let mut group = spawn_group(Command::new("nginx").args([
+        "-p",
+        prefix.to_str().unwrap(),
+        "-c",
+        "nginx.conf",
+        "-g",
+        &format!("daemon off; pid {};", pid.display()),
+    ]));
+    wait_listening(a, &mut group.0);
+    wait_listening(b, &mut group.0);
+    group
+}
+
+fn arm<'a>(s: &'a Value, name: &str) -> &'a Value {
+    s["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no arm {name}"))
+}
+
+fn summary(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn nginx_one_zone_is_exact_and_two_zones_are_a_fake_global() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = tempfile::tempdir().unwrap();
+    let (a, b) = (free_port(), free_port());
+    let _nginx = nginx(prefix.path(), a, b);
+    let scenario = shipped("nginx.toml")
+        .replace("127.0.0.1:18080", &format!("127.0.0.1:{a}"))
+        .replace("127.0.0.1:18081", &format!("127.0.0.1:{b}"));
+    let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let s = summary(dir.path());
+
+    let one = arm(&s, "one-zone");
+    assert_eq!(one["mode"], "external");
+    assert_eq!(one["correctness"]["definite_violations"], 0, "{stdout}");
+    // nginx said no with 503s: counted as limits, not errors.
+    assert!(one["requests"]["rejected"].as_u64().unwrap() > 0);
+    assert_eq!(one["requests"]["errors"], 0, "{stdout}");
+    assert_eq!(
+        one["requests"]["rejected"],
+        one["requests"]["status_codes"]["503"]
+    );
+    // nginx sends no rate-limit headers: a finding, not a failure.
+    let h = &one["headers"];
+    assert_eq!(h["with_headers"], 0);
+    assert!(
+        h["findings"][0].as_str().unwrap().contains("none of the"),
+        "{h}"
+    );
+
+    let two = arm(&s, "two-zones");
+    let ratio = two["correctness"]["over_admission_ratio"].as_f64().unwrap();
+    assert!((1.8..=2.2).contains(&ratio), "two zones: {ratio}");
+    assert!(
+        two["correctness"]["definite_violations"].as_u64().unwrap() > 0,
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_api_served_by_rlbench_is_judged_from_outside_headers_and_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = free_ports(3);
+    let mut serve = spawn_group(
+        Command::new(common::bin())
+            .args([
+                "serve",
+                "scenarios/three-replicas.toml",
+                "--arm",
+                "redis-lua",
+                "--port",
+                &base.to_string(),
+            ])
+            .current_dir(ROOT),
+    );
+    for i in 0..3 {
+        wait_listening(base + i, &mut serve.0);
+    }
+    let scenario = shipped("external-api.toml")
+        .replace("127.0.0.1:18090", &format!("127.0.0.1:{base}"))
+        .replace("127.0.0.1:18091", &format!("127.0.0.1:{}", base + 1))
+        .replace("127.0.0.1:18092", &format!("127.0.0.1:{}", base + 2))
+        .replace("duration = \"5s\"", "duration = \"3s\"");
+    let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
+    // SIGTERM lets serve stop its Redis and replicas itself.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(serve.0.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let s = summary(dir.path());
+    let api = arm(&s, "api");
+    assert_eq!(api["replicas"], 3);
+    assert_eq!(api["correctness"]["definite_violations"], 0);
+    let h = &api["headers"];
+    let sent = api["requests"]["sent"].as_u64().unwrap();
+    assert_eq!(
+        h["conventions"]["ratelimit"]["present"].as_u64(),
+        Some(sent)
+    );
+    assert_eq!(h["conventions"]["ratelimit"]["malformed"], 0);
+    assert_eq!(h["advertised_limit"]["10"].as_u64(), Some(sent), "{h}");
+    assert!(h["remaining"]["checked"].as_u64().unwrap() > 0, "{h}");
+    assert_eq!(h["remaining"]["contradicted"], 0, "{h}");
+    let probes = h["retry_after_probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 2);
+    assert!(probes.iter().all(|p| p["result"] == "admitted"), "{h}");
+    assert_eq!(h["findings"].as_array().unwrap().len(), 0, "{h}");
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(html.contains("Rate-limit headers"), "no headers section");
+    assert!(
+        stdout.contains("headers of api: RateLimit / RateLimit-Policy on every answer"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_unreachable_external_target_exits_3_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let scenario = shipped("nginx.toml").replace("127.0.0.1:18080", &format!("127.0.0.1:{port}"));
+    let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("cannot reach http://127.0.0.1:{port}/limited")),
+        "{err}"
+    );
+}
