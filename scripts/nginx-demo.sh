@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts nginx with scenarios/nginx/nginx.conf (ports 18080 and 18081) in a
+# Starts nginx with scenarios/nginx/nginx.conf (ports 18080-18082) in a
 # temporary folder, runs scenarios/nginx.toml against it, and stops nginx
 # on every way out. Needs nginx (Debian: apt-get install nginx-light) and a
 # built rlbench (cargo build --release). Extra arguments go to rlbench run.
@@ -20,13 +20,18 @@ nginx -p "$prefix" -c nginx.conf -g "daemon off; pid $prefix/nginx.pid;" &
 nginx_pid=$!
 trap 'kill -TERM $nginx_pid 2>/dev/null; wait $nginx_pid 2>/dev/null; rm -rf "$prefix"' EXIT
 
-# Ready when both ports answer (at most 5 s).
+# Ready when every port answers (at most 5 s).
+listening() {
+  local port
+  for port in 18080 18081 18082; do
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null || return 1
+  done
+}
 for _ in $(seq 50); do
-  if (exec 3<>/dev/tcp/127.0.0.1/18080) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/18081) 2>/dev/null; then
-    break
-  fi
-  kill -0 $nginx_pid 2>/dev/null || { echo "nginx-demo: nginx did not start (ports 18080/18081 in use?)" >&2; exit 3; }
+  listening && break
+  kill -0 $nginx_pid 2>/dev/null || { echo "nginx-demo: nginx did not start (ports 18080-18082 in use?)" >&2; exit 3; }
   sleep 0.1
 done
+listening || { echo "nginx-demo: nginx does not answer on 18080-18082" >&2; exit 3; }
 
 "$rlbench" run scenarios/nginx.toml "$@"

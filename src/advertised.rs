@@ -125,12 +125,25 @@ pub fn parse_at(headers: &HeaderMap, now: SystemTime) -> Option<Advertised> {
         let ok = ietf(policy, state, &mut a);
         a.mark(Convention::Ietf, ok);
     }
-    for (c, prefix) in [
-        (Convention::Draft03, "ratelimit-"),
-        (Convention::XRateLimit, "x-ratelimit-"),
+    for (c, [limit, remaining, reset]) in [
+        (
+            Convention::Draft03,
+            ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"],
+        ),
+        (
+            Convention::XRateLimit,
+            [
+                "x-ratelimit-limit",
+                "x-ratelimit-remaining",
+                "x-ratelimit-reset",
+            ],
+        ),
     ] {
-        let field = |suffix: &str| headers.get(format!("{prefix}{suffix}"));
-        let (limit, remaining, reset) = (field("limit"), field("remaining"), field("reset"));
+        let (limit, remaining, reset) = (
+            headers.get(limit),
+            headers.get(remaining),
+            headers.get(reset),
+        );
         if limit.is_none() && remaining.is_none() && reset.is_none() {
             continue;
         }

@@ -1,18 +1,24 @@
 //! Retry-After probes: after an arm's load, for a few of its keys, send
 //! requests until one is limited, wait exactly the Retry-After it
 //! advertised, and send one more. A limiter that means its Retry-After
-//! admits that request. Bounded: at most [`MAX_REQUESTS`] requests per key
-//! to reach a limit, and no wait longer than the scenario's
-//! `retry_after_max_wait`.
+//! admits that request. Bounded: at most [`MAX_REQUESTS`] requests and
+//! [`MAX_TIME`] per key to reach a limit, and no wait longer than the
+//! scenario's `retry_after_max_wait`.
 
 use crate::events::Outcome;
-use crate::load::client::{Dedicated, Template};
+use crate::load::client::{Answer, Dedicated, Template};
 use hyper::Uri;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Requests one probe may send to reach the limit.
 pub const MAX_REQUESTS: u32 = 1_000;
+
+/// How long one probe may try to reach the limit.
+pub const MAX_TIME: Duration = Duration::from_secs(10);
+
+/// Requests sent at once while trying to reach the limit.
+const WAVE: u32 = 16;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Probe {
@@ -82,7 +88,8 @@ pub fn findings(probes: &[Probe], any_headers: bool) -> Vec<String> {
                 wait(first)
             ),
             ProbeResult::NeverLimited => format!(
-                "not limited within {MAX_REQUESTS} back-to-back requests: Retry-After not probed ({keys})"
+                "not limited within {MAX_REQUESTS} requests or {} s: Retry-After not probed ({keys})",
+                MAX_TIME.as_secs()
             ),
             ProbeResult::Admitted | ProbeResult::Failed => format!(
                 "the Retry-After probe failed (status {}, or no answer) for {keys}",
@@ -122,29 +129,16 @@ async fn one(
     timeout: Duration,
     max_wait: Duration,
 ) -> Probe {
-    let mut connection = Dedicated::new(target);
     let probe = |retry_after_ms, result, status| Probe {
         key: key.clone(),
         retry_after_ms,
         result,
         status,
     };
-    let mut limited = None;
-    for _ in 0..MAX_REQUESTS {
-        let a = connection.send(template, &key, timeout).await;
-        match a.outcome {
-            Outcome::Admitted => continue,
-            Outcome::Rejected => {
-                limited = Some(a);
-                break;
-            }
-            Outcome::Error | Outcome::Timeout => {
-                return probe(None, ProbeResult::Failed, a.status);
-            }
-        }
-    }
-    let Some(limited) = limited else {
-        return probe(None, ProbeResult::NeverLimited, 0);
+    let limited = match until_limited(&target, template, &key, timeout).await {
+        Ok(Some(answer)) => answer,
+        Ok(None) => return probe(None, ProbeResult::NeverLimited, 0),
+        Err(status) => return probe(None, ProbeResult::Failed, status),
     };
     let Some(wait_ms) = limited.advertised.and_then(|a| a.retry_after_ms) else {
         return probe(None, ProbeResult::NoRetryAfter, limited.status);
@@ -154,11 +148,41 @@ async fn one(
         return probe(Some(wait_ms), ProbeResult::WaitTooLong, limited.status);
     }
     tokio::time::sleep(wait).await;
-    let a = connection.send(template, &key, timeout).await;
+    let a = Dedicated::new(target).send(template, &key, timeout).await;
     let result = match a.outcome {
         Outcome::Admitted => ProbeResult::Admitted,
         Outcome::Rejected => ProbeResult::LimitedAgain,
         Outcome::Error | Outcome::Timeout => ProbeResult::Failed,
     };
     probe(Some(wait_ms), result, a.status)
+}
+
+/// Waves of [`WAVE`] requests at once (a limiter that delays rather than
+/// rejects is only tripped by concurrency) until one is limited: its answer,
+/// `None` after [`MAX_REQUESTS`] or [`MAX_TIME`], or the status of a
+/// failure.
+async fn until_limited(
+    target: &Uri,
+    template: &Template,
+    key: &str,
+    timeout: Duration,
+) -> Result<Option<Answer>, u16> {
+    let deadline = tokio::time::Instant::now() + MAX_TIME;
+    let mut sent = 0;
+    while sent < MAX_REQUESTS && tokio::time::Instant::now() < deadline {
+        let mut wave = tokio::task::JoinSet::new();
+        for _ in 0..WAVE.min(MAX_REQUESTS - sent) {
+            let (target, template, key) = (target.clone(), template.clone(), key.to_string());
+            wave.spawn(async move { Dedicated::new(target).send(&template, &key, timeout).await });
+            sent += 1;
+        }
+        let answers = wave.join_all().await;
+        if let Some(limited) = answers.iter().find(|a| a.outcome == Outcome::Rejected) {
+            return Ok(Some(*limited));
+        }
+        if let Some(failed) = answers.iter().find(|a| a.outcome != Outcome::Admitted) {
+            return Err(failed.status);
+        }
+    }
+    Ok(None)
 }

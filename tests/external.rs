@@ -76,16 +76,16 @@ fn spawn_group(cmd: &mut Command) -> Group {
     )
 }
 
-/// nginx with the shipped config, its two servers on `a` and `b`.
-fn nginx(prefix: &Path, a: u16, b: u16) -> Group {
+/// nginx with the shipped config, its servers on `ports` (for 18080...).
+fn nginx(prefix: &Path, ports: [u16; 3]) -> Group {
     assert!(
         Command::new("nginx").arg("-v").output().is_ok(),
         "nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)"
     );
-    let conf = std::fs::read_to_string(Path::new(ROOT).join("scenarios/nginx/nginx.conf"))
-        .unwrap()
-        .replace("127.0.0.1:18080", &format!("127.0.0.1:{a}"))
-        .replace("127.0.0.1:18081", &format!("127.0.0.1:{b}"));
+    let conf = on_ports(
+        &std::fs::read_to_string(Path::new(ROOT).join("scenarios/nginx/nginx.conf")).unwrap(),
+        ports,
+    );
     std::fs::create_dir_all(prefix.join("html")).unwrap();
     std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
     std::fs::copy(
@@ -105,9 +105,22 @@ fn nginx(prefix: &Path, a: u16, b: u16) -> Group {
         "-g",
         &format!("daemon off; pid {};", pid.display()),
     ]));
-    wait_listening(a, &mut group.0);
-    wait_listening(b, &mut group.0);
+    for port in ports {
+        wait_listening(port, &mut group.0);
+    }
     group
+}
+
+/// `text` with 127.0.0.1:18080... replaced by `ports`.
+fn on_ports(text: &str, ports: [u16; 3]) -> String {
+    let mut text = text.to_string();
+    for (i, port) in ports.iter().enumerate() {
+        text = text.replace(
+            &format!("127.0.0.1:{}", 18080 + i),
+            &format!("127.0.0.1:{port}"),
+        );
+    }
+    text
 }
 
 fn arm<'a>(s: &'a Value, name: &str) -> &'a Value {
@@ -124,14 +137,12 @@ fn summary(dir: &Path) -> Value {
 }
 
 #[test]
-fn nginx_one_zone_is_exact_and_two_zones_are_a_fake_global() {
+fn nginx_one_zone_is_exact_two_zones_are_a_fake_global_and_delay_admits_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = tempfile::tempdir().unwrap();
-    let (a, b) = (free_port(), free_port());
-    let _nginx = nginx(prefix.path(), a, b);
-    let scenario = shipped("nginx.toml")
-        .replace("127.0.0.1:18080", &format!("127.0.0.1:{a}"))
-        .replace("127.0.0.1:18081", &format!("127.0.0.1:{b}"));
+    let ports = [free_port(), free_port(), free_port()];
+    let _nginx = nginx(prefix.path(), ports);
+    let scenario = on_ports(&shipped("nginx.toml"), ports);
     let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
@@ -161,6 +172,14 @@ fn nginx_one_zone_is_exact_and_two_zones_are_a_fake_global() {
     assert!(
         two["correctness"]["definite_violations"].as_u64().unwrap() > 0,
         "{stdout}"
+    );
+
+    // Without nodelay the burst is answered late, but admitted the same.
+    let delayed = arm(&s, "delayed");
+    assert_eq!(delayed["correctness"]["definite_violations"], 0, "{stdout}");
+    assert!(
+        delayed["latency_ms"]["p99"].as_f64().unwrap() > 100.0,
+        "the burst was not held back: {stdout}"
     );
 }
 
