@@ -283,6 +283,7 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         mode: "external".to_string(),
         replicas: attack.targets.len(),
         policy: attack.policy.clone(),
+        preset: None,
         // Another process's clock and windows: only bounds that hold for
         // any alignment count.
         aligned: false,

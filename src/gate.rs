@@ -44,6 +44,8 @@ pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
         Figure::P99Ms => f.latency.p99,
         Figure::ErrorRatio => f.counts.error_ratio(),
         Figure::PeakWindowRatio => judged()?.peak_window_ratio,
+        Figure::HeaderFindings => f.headers.findings.len() as f64,
+        Figure::RemainingContradictions => f.headers.remaining.contradicted as f64,
     })
 }
 
@@ -189,5 +191,45 @@ mod tests {
         );
         assert!(!c[0].passed);
         assert_eq!(c[0].value, None);
+    }
+
+    #[test]
+    fn header_bounds_count_findings_and_contradictions_with_or_without_a_policy() {
+        let mut f = figures(10, 10, 0);
+        f.verdict = None;
+        f.headers.findings = vec!["one".into(), "two".into()];
+        f.headers.remaining.contradicted = 3;
+        let checks = evaluate(
+            &[
+                expect(
+                    "max_header_findings",
+                    Figure::HeaderFindings,
+                    Bound::AtMost,
+                    2.0,
+                ),
+                expect(
+                    "max_header_findings",
+                    Figure::HeaderFindings,
+                    Bound::AtMost,
+                    1.0,
+                ),
+                expect(
+                    "min_remaining_contradictions",
+                    Figure::RemainingContradictions,
+                    Bound::AtLeast,
+                    3.0,
+                ),
+                expect(
+                    "max_remaining_contradictions",
+                    Figure::RemainingContradictions,
+                    Bound::AtMost,
+                    2.0,
+                ),
+            ],
+            &f,
+        );
+        let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
+        assert_eq!(passed, [true, false, true, false]);
+        assert_eq!(checks[0].value, Some(2.0));
     }
 }

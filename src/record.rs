@@ -28,6 +28,9 @@ pub struct ArmRecord {
     /// What the trace is judged against; none for an unjudged `attack`.
     #[serde(default)]
     pub policy: Option<Policy>,
+    /// The preset the policy was stated as, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
     /// Every decision read this machine's wall clock (grid rules apply).
     pub aligned: bool,
     /// Wall-clock µs at the arm's trace time 0.

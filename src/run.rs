@@ -365,6 +365,7 @@ async fn run_arm(
         mode: arm.mode.as_str().to_string(),
         replicas: arm.replicas,
         policy: Some(arm.policy.clone()),
+        preset: arm.preset.clone(),
         aligned: clocks_known_aligned(scenario, arm),
         epoch_offset_us: report.epoch_offset_us,
         epoch_uncertainty_us: report.epoch_uncertainty_us,

@@ -11,9 +11,11 @@ pub fn sentences(a: &ArmSummary) -> Vec<String> {
     if h.responses == 0 {
         return Vec::new();
     }
-    let mut overview = if h.with_headers == 0 {
-        "no rate-limit headers".to_string()
-    } else {
+    if h.with_headers == 0 {
+        // The findings say so (and what follows from it).
+        return h.findings.clone();
+    }
+    let mut overview = {
         let names: Vec<String> = Convention::ALL
             .iter()
             .filter_map(|c| {

@@ -239,10 +239,11 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
         mode: run.mode.clone(),
         replicas: run.replicas,
         policy: run.policy.clone(),
-        policy_text: run
-            .policy
-            .as_ref()
-            .map_or_else(|| NOT_JUDGED.to_string(), Policy::describe),
+        policy_text: match (&run.policy, &run.preset) {
+            (None, _) => NOT_JUDGED.to_string(),
+            (Some(p), None) => p.describe(),
+            (Some(p), Some(preset)) => format!("{preset} = {}", p.describe()),
+        },
         partial: run.interrupted,
         requests: Requests {
             sent: c.sent,

@@ -215,6 +215,8 @@ pub struct Arm {
     pub on_redis_error: OnError,
     /// The scenario's policy, or the arm's own (`[arms.policy]`).
     pub policy: Policy,
+    /// The preset it was stated as, as written (`nginx_limit_req rate=10r/s burst=5`).
+    pub preset: Option<String>,
     pub expect: Vec<Expectation>,
     /// An external target's URLs for this arm (`replicas` is their count);
     /// empty for the reference API.
@@ -261,6 +263,10 @@ pub enum Figure {
     P99Ms,
     ErrorRatio,
     PeakWindowRatio,
+    /// Sentences in the header checks' findings.
+    HeaderFindings,
+    /// Limited answers contradicting an earlier answer's `remaining`.
+    RemainingContradictions,
 }
 
 impl Figure {
@@ -273,12 +279,20 @@ impl Figure {
             Figure::P99Ms => "p99_ms",
             Figure::ErrorRatio => "error_ratio",
             Figure::PeakWindowRatio => "peak_window_ratio",
+            Figure::HeaderFindings => "header_findings",
+            Figure::RemainingContradictions => "remaining_contradictions",
         }
     }
 
     /// Judged against a policy (not a plain measurement).
     pub fn needs_policy(self) -> bool {
-        !matches!(self, Figure::P99Ms | Figure::ErrorRatio)
+        !matches!(
+            self,
+            Figure::P99Ms
+                | Figure::ErrorRatio
+                | Figure::HeaderFindings
+                | Figure::RemainingContradictions
+        )
     }
 }
 

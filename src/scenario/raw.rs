@@ -144,4 +144,7 @@ pub struct RawExpect {
     pub max_error_ratio: Option<Spanned<f64>>,
     pub max_peak_window_ratio: Option<Spanned<f64>>,
     pub min_peak_window_ratio: Option<Spanned<f64>>,
+    pub max_header_findings: Option<Spanned<i64>>,
+    pub max_remaining_contradictions: Option<Spanned<i64>>,
+    pub min_remaining_contradictions: Option<Spanned<i64>>,
 }

@@ -320,8 +320,12 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
     };
     let policy = match &a.policy {
         Some(p) => policy::arm_policy(src, defaults.raw_policy, p)?,
-        None => defaults.policy.clone(),
+        None => (
+            defaults.policy.clone(),
+            policy::preset_label(defaults.raw_policy.get_ref()),
+        ),
     };
+    let (policy, preset) = policy;
     if mode == Mode::RedisNaive
         && !matches!(
             policy,
@@ -391,6 +395,7 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
         clock_skew_us,
         on_redis_error,
         policy,
+        preset,
         expect,
         urls: Vec::new(),
     })
@@ -432,8 +437,12 @@ fn external_arm(
     };
     let policy = match &a.policy {
         Some(p) => policy::arm_policy(src, defaults.raw_policy, p)?,
-        None => defaults.policy.clone(),
+        None => (
+            defaults.policy.clone(),
+            policy::preset_label(defaults.raw_policy.get_ref()),
+        ),
     };
+    let (policy, preset) = policy;
     let fanout = match &a.fanout {
         Some(f) => load::fanout(src, f)?,
         None => defaults.fanout,
@@ -457,6 +466,7 @@ fn external_arm(
         clock_skew_us: Vec::new(),
         on_redis_error: OnError::FailOpen,
         policy,
+        preset,
         expect,
         urls,
     })
@@ -523,6 +533,24 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
             &e.max_possible_violations,
             PossibleViolations,
             AtMost,
+        ),
+        (
+            "max_header_findings",
+            &e.max_header_findings,
+            HeaderFindings,
+            AtMost,
+        ),
+        (
+            "max_remaining_contradictions",
+            &e.max_remaining_contradictions,
+            RemainingContradictions,
+            AtMost,
+        ),
+        (
+            "min_remaining_contradictions",
+            &e.min_remaining_contradictions,
+            RemainingContradictions,
+            AtLeast,
         ),
     ];
     let mut out = Vec::new();

@@ -14,17 +14,34 @@ pub(super) fn arm_policy(
     src: &Source,
     scenario: &Spanned<RawPolicy>,
     arm: &Spanned<RawPolicy>,
-) -> Result<Policy> {
+) -> Result<(Policy, Option<String>)> {
     let a = arm.get_ref();
     if a.algorithm.is_some() || a.preset.is_some() {
-        return policy(src, arm.span(), a);
+        return Ok((policy(src, arm.span(), a)?, preset_label(a)));
     }
     let mut merged = scenario.get_ref().clone();
     macro_rules! take {
         ($($field:ident),*) => { $( if a.$field.is_some() { merged.$field = a.$field.clone(); } )* };
     }
     take!(limit, window, segments, capacity, refill, rate, burst, nodelay);
-    policy(src, arm.span(), &merged)
+    Ok((policy(src, arm.span(), &merged)?, preset_label(&merged)))
+}
+
+/// A preset as written, e.g. `nginx_limit_req rate=10r/s burst=5 nodelay`
+/// (the policy it stands for is described apart).
+pub(super) fn preset_label(p: &RawPolicy) -> Option<String> {
+    let preset = p.preset.as_ref()?.get_ref();
+    let mut label = preset.clone();
+    if let Some(r) = &p.rate {
+        label.push_str(&format!(" rate={}", r.get_ref()));
+    }
+    if let Some(b) = &p.burst {
+        label.push_str(&format!(" burst={}", b.get_ref()));
+    }
+    if p.nodelay.as_ref().is_some_and(|n| *n.get_ref()) {
+        label.push_str(" nodelay");
+    }
+    Some(label)
 }
 
 pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result<Policy> {
