@@ -189,6 +189,14 @@ impl Compact {
     }
 }
 
+/// One key's requests, and which of them advertised spare capacity
+/// (index, remaining > 0) for the header checks.
+#[derive(Default)]
+struct KeyTrace {
+    requests: Vec<Compact>,
+    witnesses: Vec<(u32, u32)>,
+}
+
 fn expand(requests: &[Compact]) -> Vec<Obs> {
     requests.iter().map(|c| c.obs()).collect()
 }
@@ -209,7 +217,7 @@ pub fn analyze(
         (0..replicas).map(|_| Histograms::new()).collect();
     let mut histograms = Histograms::new();
     let mut lag = histogram();
-    let mut keys: HashMap<String, Vec<Compact>> = HashMap::new();
+    let mut keys: HashMap<String, KeyTrace> = HashMap::new();
     let mut errors_by_kind = BTreeMap::new();
     let mut statuses = BTreeMap::new();
     let mut error_statuses = BTreeMap::new();
@@ -236,49 +244,67 @@ pub fn analyze(
         lag.saturating_record(e.lag_us().max(1));
         phases.record(&e);
         headers.add(&e);
-        if policy.is_none() {
-            continue;
-        }
         let decided = match e.outcome {
             Outcome::Admitted => Decided::Admitted,
             Outcome::Rejected => Decided::Rejected,
             Outcome::Error | Outcome::Timeout => Decided::Unknown,
         };
-        keys.entry(e.key).or_default().push(Compact::new(
+        let trace = keys.entry(e.key).or_default();
+        if let Some(r) = e.advertised.and_then(|a| a.remaining).filter(|&r| r > 0) {
+            let r = u32::try_from(r).unwrap_or(u32::MAX);
+            trace.witnesses.push((trace.requests.len() as u32, r));
+        }
+        trace.requests.push(Compact::new(
             e.sent_us,
             e.done_us.saturating_sub(e.sent_us),
             decided,
         ));
     }
+    let mut remaining = crate::header_checks::RemainingCheck::default();
+    let mut names: Vec<&String> = keys.keys().collect();
+    names.sort();
+    for name in names {
+        let trace = &keys[name];
+        if !trace.witnesses.is_empty() {
+            let obs = expand(&trace.requests);
+            crate::header_checks::remaining_against_admits(
+                name,
+                &obs,
+                &trace.witnesses,
+                &mut remaining,
+            );
+        }
+    }
     // One key's trace at a time is expanded for the verifier.
     let spans = phases.spans().to_vec();
     let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
     let verdict = policy.map(|p| {
-        keys.values()
-            .fold(Verdict::default(), |mut total, requests| {
-                let obs = expand(requests);
-                total.merge(&verify::verify_key(p, &obs, opts));
-                if !spans.is_empty() {
-                    for (sent, done) in verify::false_reject_times(p, &obs, opts) {
-                        phases.wrong(sent, done);
-                    }
+        keys.values().fold(Verdict::default(), |mut total, trace| {
+            let obs = expand(&trace.requests);
+            total.merge(&verify::verify_key(p, &obs, opts));
+            if !spans.is_empty() {
+                for (sent, done) in verify::false_reject_times(p, &obs, opts) {
+                    phases.wrong(sent, done);
                 }
-                for (sum, &(from, to)) in phase_verdicts.iter_mut().zip(&spans) {
-                    let v = verify::verify_phase(p, &obs, opts, from, to);
-                    sum.definite_violations += v.definite_violations;
-                    sum.false_rejects += v.false_rejects;
-                }
-                total
-            })
+            }
+            for (sum, &(from, to)) in phase_verdicts.iter_mut().zip(&spans) {
+                let v = verify::verify_phase(p, &obs, opts, from, to);
+                sum.definite_violations += v.definite_violations;
+                sum.false_rejects += v.false_rejects;
+            }
+            total
+        })
     });
     let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
-    let busiest = keys.values().max_by_key(|obs| {
-        obs.iter()
+    let busiest = keys.values().max_by_key(|trace| {
+        trace
+            .requests
+            .iter()
             .filter(|o| o.decided() == Decided::Admitted)
             .count()
     });
     let timeline = match (policy, busiest) {
-        (Some(policy), Some(obs)) => timeline(policy, &expand(obs)),
+        (Some(policy), Some(trace)) => timeline(policy, &expand(&trace.requests)),
         _ => Vec::new(),
     };
     Ok(ArmFigures {
@@ -290,7 +316,7 @@ pub fn analyze(
         errors_by_kind,
         statuses,
         error_statuses,
-        headers: headers.finish(policy, probes.to_vec()),
+        headers: headers.finish(policy, remaining, probes.to_vec()),
         verdict,
         histograms,
         per_replica_histograms,

@@ -11,16 +11,13 @@
 //! B contradicts an earlier answer A that said `remaining = R` when fewer
 //! than R requests could have been admitted between A's decision and B's.
 
-use crate::advertised::{Advertised, Convention};
+use crate::advertised::Convention;
 use crate::events::{Event, Outcome};
 use crate::probe::Probe;
+use crate::verify::{Decided, Obs};
 use reference_api::Policy;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
-
-/// Beyond this many answers with a `remaining`, the check stops collecting
-/// (memory stays bounded) and says it judged a prefix.
-const MAX_REMEMBERED: usize = 4_000_000;
+use std::collections::BTreeMap;
 
 /// How many of the latest earlier answers each limited answer is held against.
 const WITNESSES: usize = 4;
@@ -63,25 +60,14 @@ pub struct RemainingCheck {
     /// The first contradiction, in words.
     #[serde(default)]
     pub example: Option<String>,
-    /// Only a prefix of the trace was checked (it was very long).
-    #[serde(default)]
-    pub truncated: bool,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Rec {
-    sent: u64,
-    done: u64,
-    outcome: Outcome,
-    remaining: Option<u64>,
-}
-
-/// Fed every event of an arm, in any order.
+/// Fed every event of an arm, in any order: the counts. The remaining
+/// check runs per key afterwards ([`remaining_against_admits`]), on the
+/// per-key traces the verifier keeps anyway.
 #[derive(Default)]
 pub struct Collector {
     summary: HeaderSummary,
-    keys: HashMap<String, Vec<Rec>>,
-    remembered: usize,
 }
 
 impl Collector {
@@ -91,7 +77,6 @@ impl Collector {
             s.responses += 1;
         }
         let Some(a) = e.advertised else {
-            self.remember(e, None);
             return;
         };
         s.with_headers += 1;
@@ -116,64 +101,57 @@ impl Collector {
                 s.remaining.above_limit += 1;
             }
         }
-        self.remember(e, Some(a));
     }
 
-    fn remember(&mut self, e: &Event, a: Option<Advertised>) {
-        if self.remembered >= MAX_REMEMBERED {
-            self.summary.remaining.truncated = true;
-            return;
-        }
-        self.remembered += 1;
-        let outcome = match e.outcome {
-            Outcome::Timeout => Outcome::Error,
-            o => o,
-        };
-        self.keys.entry(e.key.clone()).or_default().push(Rec {
-            sent: e.sent_us,
-            done: e.done_us,
-            outcome,
-            remaining: a.and_then(|a| a.remaining),
-        });
-    }
-
-    /// The figures and findings, against `policy` when one was declared.
-    pub fn finish(mut self, policy: Option<&Policy>, probes: Vec<Probe>) -> HeaderSummary {
-        let mut keys: Vec<(&String, &Vec<Rec>)> = self.keys.iter().collect();
-        keys.sort_by(|a, b| a.0.cmp(b.0));
-        for (key, recs) in keys {
-            remaining_against_admits(key, recs, &mut self.summary.remaining);
-        }
+    /// The figures and findings, with the per-key remaining check's result,
+    /// against `policy` when one was declared.
+    pub fn finish(
+        self,
+        policy: Option<&Policy>,
+        remaining: RemainingCheck,
+        probes: Vec<Probe>,
+    ) -> HeaderSummary {
         let mut s = self.summary;
+        s.remaining.checked = remaining.checked;
+        s.remaining.contradicted = remaining.contradicted;
+        s.remaining.example = remaining.example;
         s.retry_after_probes = probes;
         s.findings = findings(&s, policy);
         s
     }
 }
 
-/// For each limited answer of one key, the latest few earlier answers that
-/// advertised spare capacity: was it possibly used up in between?
-fn remaining_against_admits(key: &str, recs: &[Rec], out: &mut RemainingCheck) {
-    // Requests that may have been admitted (an unanswered one may have).
-    let mut sents: Vec<u64> = Vec::new();
-    let mut dones: Vec<u64> = Vec::new();
-    for r in recs.iter().filter(|r| r.outcome != Outcome::Rejected) {
-        sents.push(r.sent);
-        dones.push(r.done);
-    }
-    sents.sort_unstable();
-    dones.sort_unstable();
-    let mut witnesses: Vec<&Rec> = recs
+/// For each limited answer of one key (`obs`, in any order), the latest few
+/// earlier answers that advertised spare capacity (`witnesses`: index into
+/// `obs` and the remaining it advertised): was that possibly used up in
+/// between?
+pub fn remaining_against_admits(
+    key: &str,
+    obs: &[Obs],
+    witnesses: &[(u32, u32)],
+    out: &mut RemainingCheck,
+) {
+    let mut witnesses: Vec<(Obs, u64)> = witnesses
         .iter()
-        .filter(|r| r.remaining.is_some_and(|n| n > 0))
+        .filter(|&&(_, r)| r > 0)
+        .filter_map(|&(i, r)| Some((*obs.get(i as usize)?, u64::from(r))))
         .collect();
     if witnesses.is_empty() {
         return;
     }
-    witnesses.sort_by_key(|r| r.done);
-    for b in recs.iter().filter(|r| r.outcome == Outcome::Rejected) {
+    witnesses.sort_by_key(|(w, _)| w.done);
+    // Requests that may have been admitted (an unanswered one may have).
+    let mut sents: Vec<i64> = Vec::new();
+    let mut dones: Vec<i64> = Vec::new();
+    for o in obs.iter().filter(|o| o.decided != Decided::Rejected) {
+        sents.push(o.sent);
+        dones.push(o.done);
+    }
+    sents.sort_unstable();
+    dones.sort_unstable();
+    for b in obs.iter().filter(|o| o.decided == Decided::Rejected) {
         // Witnesses decided surely before B: done before B was sent.
-        let before = witnesses.partition_point(|w| w.done < b.sent);
+        let before = witnesses.partition_point(|(w, _)| w.done < b.sent);
         if before == 0 {
             continue;
         }
@@ -181,13 +159,12 @@ fn remaining_against_admits(key: &str, recs: &[Rec], out: &mut RemainingCheck) {
         let contradiction = witnesses[before.saturating_sub(WITNESSES)..before]
             .iter()
             .rev()
-            .find_map(|a| {
-                let promised = a.remaining.unwrap_or(0);
+            .find_map(|&(a, promised)| {
                 // Possibly between A's decision and B's: sent before B was
-                // done, and not surely done before A was sent (A itself aside).
-                // A's own admit is in its remaining, unless already
-                // excluded as surely before A (a zero-length exchange).
-                let own = a.outcome == Outcome::Admitted && a.done > a.sent;
+                // done, and not surely done before A was sent. A's own admit
+                // is in its remaining, unless already excluded as surely
+                // before A (a zero-length exchange).
+                let own = a.decided == Decided::Admitted && a.done > a.sent;
                 let maybe = (sents.partition_point(|&s| s < b.done)
                     - dones.partition_point(|&d| d <= a.sent))
                 .saturating_sub(usize::from(own));
@@ -272,11 +249,6 @@ fn findings(s: &HeaderSummary, policy: Option<&Policy>) -> Vec<String> {
         out.push(format!(
             "{} answers said remaining above their own limit",
             r.above_limit
-        ));
-    }
-    if r.truncated {
-        out.push(format!(
-            "remaining was checked on the first {MAX_REMEMBERED} answers only"
         ));
     }
     out.extend(crate::probe::findings(

@@ -2,6 +2,7 @@
 //! must fail, and the boundary between them.
 
 use super::*;
+use crate::advertised::Advertised;
 use crate::probe::ProbeResult;
 
 fn ev(sent: u64, done: u64, outcome: Outcome, remaining: Option<u64>) -> Event {
@@ -29,12 +30,34 @@ fn ev(sent: u64, done: u64, outcome: Outcome, remaining: Option<u64>) -> Event {
     }
 }
 
+/// One key's observations and its witnesses (index, remaining).
+type KeyTrace = (Vec<Obs>, Vec<(u32, u32)>);
+
+/// The counts and, per key, the remaining check — as `analyze` runs them.
 fn check(events: &[Event]) -> HeaderSummary {
     let mut c = Collector::default();
+    let mut keys: BTreeMap<String, KeyTrace> = BTreeMap::new();
     for e in events {
         c.add(e);
+        let (obs, witnesses) = keys.entry(e.key.clone()).or_default();
+        if let Some(r) = e.advertised.and_then(|a| a.remaining) {
+            witnesses.push((obs.len() as u32, r as u32));
+        }
+        obs.push(Obs {
+            sent: e.sent_us as i64,
+            done: e.done_us as i64,
+            decided: match e.outcome {
+                Admitted => Decided::Admitted,
+                Rejected => Decided::Rejected,
+                _ => Decided::Unknown,
+            },
+        });
     }
-    c.finish(None, Vec::new())
+    let mut remaining = RemainingCheck::default();
+    for (key, (obs, witnesses)) in &keys {
+        remaining_against_admits(key, obs, witnesses, &mut remaining);
+    }
+    c.finish(None, remaining, Vec::new())
 }
 
 use Outcome::{Admitted, Rejected, Timeout};
@@ -141,7 +164,8 @@ fn advertised_quota_and_window_are_held_against_the_declared_policy() {
     let judged = |policy: &Policy| {
         let mut c = Collector::default();
         c.add(&events[0]);
-        c.finish(Some(policy), Vec::new()).findings
+        c.finish(Some(policy), RemainingCheck::default(), Vec::new())
+            .findings
     };
     // The helper advertises 10 per 2 s.
     let same = Policy::SlidingLog {
