@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run_scenario, text};
+use common::{arm, run_scenario, text};
 use serde_json::Value;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -121,15 +121,6 @@ fn on_ports(text: &str, ports: [u16; 3]) -> String {
         );
     }
     text
-}
-
-fn arm<'a>(s: &'a Value, name: &str) -> &'a Value {
-    s["arms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == name)
-        .unwrap_or_else(|| panic!("no arm {name}"))
 }
 
 fn summary(dir: &Path) -> Value {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{text, wait_no_replicas, write};
+use common::{arm, text, wait_no_replicas, write};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -37,16 +37,6 @@ fn passed(dir: &std::path::Path, scenario: &str) -> Value {
         text(&out.stdout)
     );
     s
-}
-
-fn arm(s: &Value, name: &str) -> Value {
-    s["arms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == name)
-        .unwrap()
-        .clone()
 }
 
 fn phase(a: &Value, name: &str) -> Value {
@@ -140,7 +130,7 @@ fn check_outage(s: &Value) {
             .sum();
         assert_eq!(definite, n(&a["correctness"]["definite_violations"]), "{a}");
     }
-    let open = phase(&arm(s, "open"), "during 1");
+    let open = phase(arm(s, "open"), "during 1");
     assert!(n(&open["admitted"]) * 10 >= n(&open["sent"]) * 9, "{open}");
     assert!(n(&open["definite_violations"]) > 0, "{open}");
     // Failing closed never admits beyond the policy, in any phase. (Failing
@@ -149,7 +139,7 @@ fn check_outage(s: &Value) {
     for p in arm(s, "closed")["phases"].as_array().unwrap() {
         assert_eq!(n(&p["definite_violations"]), 0, "{p}");
     }
-    let closed = phase(&arm(s, "closed"), "during 1");
+    let closed = phase(arm(s, "closed"), "during 1");
     assert!(
         n(&closed["admitted"]) * 10 <= n(&closed["sent"]),
         "{closed}"
@@ -176,7 +166,7 @@ fn a_restarted_redis_gets_its_scripts_again_and_errors_stop_within_a_timeout() {
         let a = arm(&s, name);
         // The new server has no scripts (NOSCRIPT): admits after the
         // restart prove they were loaded again.
-        assert!(n(&phase(&a, "after 1")["admitted"]) > 0, "{a}");
+        assert!(n(&phase(a, "after 1")["admitted"]) > 0, "{a}");
         // Fallbacks stop once the replicas have reconnected (about one
         // 50 ms timeout here; the time is reported, not asserted — shared
         // machines are noisy): before the run ends, 1.5 s later.
@@ -219,7 +209,7 @@ max_definite_violations = 0
     for name in ["local", "redis"] {
         let a = arm(&s, name);
         // Down: refused connections, counted as errors, never as admits.
-        let during = phase(&a, "during 1");
+        let during = phase(a, "during 1");
         assert_eq!(n(&during["admitted"]), 0, "{a}");
         assert!(n(&during["errors"]) > 0, "{a}");
         assert!(
@@ -227,13 +217,13 @@ max_definite_violations = 0
             "{a}"
         );
         // Back on the same port: answered again.
-        assert_eq!(n(&phase(&a, "after 1")["errors"]), 0, "{a}");
+        assert_eq!(n(&phase(a, "after 1")["errors"]), 0, "{a}");
     }
     // Every key was at its limit before; local admits it all again after.
-    let local = phase(&arm(&s, "local"), "after 1");
+    let local = phase(arm(&s, "local"), "after 1");
     assert_eq!(n(&local["definite_violations"]), 4 * 5, "{local}");
     let redis = arm(&s, "redis");
-    assert_eq!(n(&phase(&redis, "after 1")["admitted"]), 0, "{redis}");
+    assert_eq!(n(&phase(redis, "after 1")["admitted"]), 0, "{redis}");
 }
 
 #[test]
@@ -323,9 +313,9 @@ max_definite_violations = 0
     let s = passed(dir.path(), scenario);
     // 20 s ahead, every key's admits (10 s window) look expired: each key
     // gets its 5 again while the step lasts.
-    let stepped = phase(&arm(&s, "replica-clock"), "during 1");
+    let stepped = phase(arm(&s, "replica-clock"), "during 1");
     assert_eq!(n(&stepped["definite_violations"]), 4 * 5, "{stepped}");
     let redis = arm(&s, "redis-clock");
     assert_eq!(redis["faults"][0]["applied"], true);
-    assert_eq!(n(&phase(&redis, "during 1")["admitted"]), 0, "{redis}");
+    assert_eq!(n(&phase(redis, "during 1")["admitted"]), 0, "{redis}");
 }

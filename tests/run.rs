@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{rlbench, text, wait_no_replicas, write};
+use common::{arm, rlbench, text, wait_no_replicas, write};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -30,15 +30,6 @@ fn run_single(dir: &std::path::Path, scenario: &str) -> std::process::Output {
 fn summary(dir: &std::path::Path) -> Value {
     let raw = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written");
     serde_json::from_str(&raw).unwrap()
-}
-
-fn arm<'a>(s: &'a Value, name: &str) -> &'a Value {
-    s["arms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == name)
-        .unwrap()
 }
 
 #[test]

@@ -318,14 +318,7 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
             ))
         }
     };
-    let policy = match &a.policy {
-        Some(p) => policy::arm_policy(src, defaults.raw_policy, p)?,
-        None => (
-            defaults.policy.clone(),
-            policy::preset_label(defaults.raw_policy.get_ref()),
-        ),
-    };
-    let (policy, preset) = policy;
+    let (policy, preset) = arm_policy(src, a, defaults)?;
     if mode == Mode::RedisNaive
         && !matches!(
             policy,
@@ -381,10 +374,7 @@ fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
             }
         },
     };
-    let expect = match &a.expect {
-        Some(e) => expectations(src, e)?,
-        None => Vec::new(),
-    };
+    let expect = arm_expect(src, a)?;
     Ok(Arm {
         name,
         mode,
@@ -435,21 +425,10 @@ fn external_arm(
         Some(list) => target::urls(src, list, target.path.as_deref())?,
         None => target.urls.clone(),
     };
-    let policy = match &a.policy {
-        Some(p) => policy::arm_policy(src, defaults.raw_policy, p)?,
-        None => (
-            defaults.policy.clone(),
-            policy::preset_label(defaults.raw_policy.get_ref()),
-        ),
-    };
-    let (policy, preset) = policy;
+    let (policy, preset) = arm_policy(src, a, defaults)?;
     let fanout = match &a.fanout {
         Some(f) => load::fanout(src, f)?,
         None => defaults.fanout,
-    };
-    let expect = match &a.expect {
-        Some(e) => expectations(src, e)?,
-        None => Vec::new(),
     };
     Ok(Arm {
         name,
@@ -467,9 +446,31 @@ fn external_arm(
         on_redis_error: OnError::FailOpen,
         policy,
         preset,
-        expect,
+        expect: arm_expect(src, a)?,
         urls,
     })
+}
+
+/// The arm's policy (its own, or the scenario's) and the preset it was stated as.
+fn arm_policy(
+    src: &Source,
+    a: &RawArm,
+    defaults: &ArmDefaults,
+) -> Result<(Policy, Option<String>)> {
+    match &a.policy {
+        Some(p) => policy::arm_policy(src, defaults.raw_policy, p),
+        None => Ok((
+            defaults.policy.clone(),
+            policy::preset_label(defaults.raw_policy.get_ref()),
+        )),
+    }
+}
+
+fn arm_expect(src: &Source, a: &RawArm) -> Result<Vec<Expectation>> {
+    match &a.expect {
+        Some(e) => expectations(src, e),
+        None => Ok(Vec::new()),
+    }
 }
 
 fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {

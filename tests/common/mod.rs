@@ -159,3 +159,13 @@ pub fn run_scenario(
     let pid = child.id();
     (child.wait_with_output().unwrap(), pid)
 }
+
+/// The arm of a summary.json by name.
+pub fn arm<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    s["arms"]
+        .as_array()
+        .expect("arms")
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no arm {name} in the summary"))
+}

@@ -44,6 +44,33 @@ pub(super) fn preset_label(p: &RawPolicy) -> Option<String> {
     Some(label)
 }
 
+/// Fails at the first parameter given that `what` does not take.
+fn only(src: &Source, p: &RawPolicy, params: &[&str], what: &str) -> Result<()> {
+    let given: [(&str, Option<Range<usize>>); 8] = [
+        ("limit", p.limit.as_ref().map(|v| v.span())),
+        ("window", p.window.as_ref().map(|v| v.span())),
+        ("segments", p.segments.as_ref().map(|v| v.span())),
+        ("capacity", p.capacity.as_ref().map(|v| v.span())),
+        ("refill", p.refill.as_ref().map(|v| v.span())),
+        ("rate", p.rate.as_ref().map(|v| v.span())),
+        ("burst", p.burst.as_ref().map(|v| v.span())),
+        ("nodelay", p.nodelay.as_ref().map(|v| v.span())),
+    ];
+    match given
+        .into_iter()
+        .find(|(key, span)| span.is_some() && !params.contains(key))
+    {
+        Some((key, span)) => Err(src.error(
+            span,
+            format!(
+                "{key:?} is not a parameter of {what}, expected {}",
+                params.join(", ")
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result<Policy> {
     if let Some(preset_value) = &p.preset {
         if let Some(a) = &p.algorithm {
@@ -79,26 +106,7 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
             ))
         }
     };
-    let given: [(&str, Option<Range<usize>>); 7] = [
-        ("limit", p.limit.as_ref().map(|v| v.span())),
-        ("window", p.window.as_ref().map(|v| v.span())),
-        ("segments", p.segments.as_ref().map(|v| v.span())),
-        ("capacity", p.capacity.as_ref().map(|v| v.span())),
-        ("refill", p.refill.as_ref().map(|v| v.span())),
-        ("rate", p.rate.as_ref().map(|v| v.span())),
-        ("burst", p.burst.as_ref().map(|v| v.span())),
-    ];
-    for (key, span) in &given {
-        if span.is_some() && !params.contains(key) {
-            return Err(src.error(
-                span.clone(),
-                format!(
-                    "{key:?} is not a parameter of {algorithm}, expected {}",
-                    params.join(", ")
-                ),
-            ));
-        }
-    }
+    only(src, p, params, algorithm)?;
     let need = |key: &str| {
         src.error(
             Some(table.clone()),
@@ -203,27 +211,7 @@ fn preset(
         }
     };
     let preset = name.get_ref().as_str();
-    let given: [(&str, Option<Range<usize>>); 8] = [
-        ("limit", p.limit.as_ref().map(|v| v.span())),
-        ("window", p.window.as_ref().map(|v| v.span())),
-        ("segments", p.segments.as_ref().map(|v| v.span())),
-        ("capacity", p.capacity.as_ref().map(|v| v.span())),
-        ("refill", p.refill.as_ref().map(|v| v.span())),
-        ("rate", p.rate.as_ref().map(|v| v.span())),
-        ("burst", p.burst.as_ref().map(|v| v.span())),
-        ("nodelay", p.nodelay.as_ref().map(|v| v.span())),
-    ];
-    for (key, span) in &given {
-        if span.is_some() && !allowed.contains(key) {
-            return Err(src.error(
-                span.clone(),
-                format!(
-                    "{key:?} is not a parameter of preset {preset}, expected {}",
-                    allowed.join(", ")
-                ),
-            ));
-        }
-    }
+    only(src, p, allowed, &format!("preset {preset}"))?;
     let rate_value = p.rate.as_ref().ok_or_else(|| {
         src.error(
             Some(table.clone()),
