@@ -18,7 +18,9 @@ chmod 755 "$prefix" # nginx's workers run as another user
 cp -r scenarios/nginx/. "$prefix/"
 nginx -p "$prefix" -c nginx.conf -g "daemon off; pid $prefix/nginx.pid;" &
 nginx_pid=$!
-trap 'kill -TERM $nginx_pid 2>/dev/null; wait $nginx_pid 2>/dev/null; rm -rf "$prefix"' EXIT
+# (|| true: under set -e a failing step would end the trap, and the
+# script with its status instead of rlbench's.)
+trap 'kill -TERM $nginx_pid 2>/dev/null || true; wait $nginx_pid 2>/dev/null || true; rm -rf "$prefix"' EXIT
 
 # Ready when every port answers (at most 5 s).
 listening() {
@@ -34,4 +36,8 @@ for _ in $(seq 50); do
 done
 listening || { echo "nginx-demo: nginx does not answer on 18080-18082" >&2; exit 3; }
 
-"$rlbench" run scenarios/nginx.toml "$@"
+# rlbench's exit code is the script's (0 passed, 1 gate failed, 130
+# interrupted, ...); the trap stops nginx either way.
+status=0
+"$rlbench" run scenarios/nginx.toml "$@" || status=$?
+exit $status
