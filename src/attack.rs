@@ -90,6 +90,12 @@ pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
                 .map_err(|_| Error::input(format!("--key-header {name:?}: not a header name")))
         })
         .transpose()?;
+    if args.keys > 1 && key_header.is_none() {
+        // The target would see one key; the verifier must not see several.
+        return Err(Error::input(
+            "--keys needs --key-header: without it every request is the same key to the limiter",
+        ));
+    }
     if args.keys == 0 || args.max_in_flight == 0 {
         return Err(Error::input(
             "--keys and --max-in-flight must be at least 1",

@@ -48,18 +48,30 @@ pub enum ProbeResult {
     Failed,
 }
 
-/// The probes' findings, one sentence per kind of result (naming the
-/// keys). Missing Retry-After is left unsaid when the answers had no
-/// rate-limit headers at all (that is a finding of its own).
+/// The probes' findings — what the limiter got wrong — one sentence per
+/// kind of result (naming the keys). Missing Retry-After is left unsaid
+/// when the answers had no rate-limit headers at all (that is a finding of
+/// its own).
 pub fn findings(probes: &[Probe], any_headers: bool) -> Vec<String> {
+    let mut kinds = vec![ProbeResult::LimitedAgain, ProbeResult::Failed];
+    if any_headers {
+        kinds.insert(1, ProbeResult::NoRetryAfter);
+    }
+    grouped(probes, &kinds)
+}
+
+/// Why a probe could not be made, though nothing was wrong (a long
+/// advertised wait, a limit never reached).
+pub fn notes(probes: &[Probe]) -> Vec<String> {
+    grouped(
+        probes,
+        &[ProbeResult::WaitTooLong, ProbeResult::NeverLimited],
+    )
+}
+
+fn grouped(probes: &[Probe], kinds: &[ProbeResult]) -> Vec<String> {
     let mut out = Vec::new();
-    for result in [
-        ProbeResult::LimitedAgain,
-        ProbeResult::NoRetryAfter,
-        ProbeResult::WaitTooLong,
-        ProbeResult::NeverLimited,
-        ProbeResult::Failed,
-    ] {
+    for &result in kinds {
         let these: Vec<&Probe> = probes.iter().filter(|p| p.result == result).collect();
         let Some(first) = these.first() else {
             continue;
@@ -69,26 +81,22 @@ pub fn findings(probes: &[Probe], any_headers: bool) -> Vec<String> {
             .map(|p| p.key.as_str())
             .collect::<Vec<_>>()
             .join(", ");
-        let wait = |p: &Probe| {
-            p.retry_after_ms
-                .map_or(String::new(), |ms| format!("{:.1} s", ms as f64 / 1000.0))
-        };
+        let wait = first
+            .retry_after_ms
+            .map_or(String::new(), |ms| format!("{:.1} s", ms as f64 / 1000.0));
         out.push(match result {
-            ProbeResult::LimitedAgain => format!(
-                "limited again after waiting the advertised Retry-After ({}) for {keys}",
-                wait(first)
-            ),
-            ProbeResult::NoRetryAfter if !any_headers => continue,
+            ProbeResult::LimitedAgain => {
+                format!("limited again after waiting the advertised Retry-After ({wait}) for {keys}")
+            }
             ProbeResult::NoRetryAfter => format!(
                 "limited answers (status {}) carried no usable Retry-After ({keys})",
                 first.status
             ),
             ProbeResult::WaitTooLong => format!(
-                "Retry-After advertised {}, longer than retry_after_max_wait: not probed ({keys})",
-                wait(first)
+                "Retry-After not probed: {wait} advertised, longer than retry_after_max_wait ({keys})"
             ),
             ProbeResult::NeverLimited => format!(
-                "not limited within {MAX_REQUESTS} requests or {} s: Retry-After not probed ({keys})",
+                "Retry-After not probed: not limited within {MAX_REQUESTS} requests or {} s ({keys})",
                 MAX_TIME.as_secs()
             ),
             ProbeResult::Admitted | ProbeResult::Failed => format!(

@@ -272,6 +272,34 @@ fn bad_targets_fail_with_one_line() {
             2,
             "--duration",
         ),
+        (
+            vec![
+                "attack",
+                closed.as_str(),
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--keys",
+                "5",
+            ],
+            2,
+            "--keys needs --key-header",
+        ),
+        (
+            vec![
+                "attack",
+                closed.as_str(),
+                "--rate",
+                "10",
+                "-d",
+                "1s",
+                "--limited-status",
+                "200",
+            ],
+            2,
+            "--limited-status 200",
+        ),
     ] {
         let o = rlbench(&args, dir.path());
         let stderr = text(&o.stderr);

@@ -253,4 +253,14 @@ fn probes_that_held_say_nothing_and_the_rest_are_grouped() {
     // Without any headers, the missing Retry-After is not said twice.
     let quiet = crate::probe::findings(&[probe("a", ProbeResult::NoRetryAfter)], false);
     assert!(quiet.is_empty());
+    let missing = crate::probe::findings(&[probe("a", ProbeResult::NoRetryAfter)], true);
+    assert!(
+        missing[0].contains("no usable Retry-After (a)"),
+        "{missing:?}"
+    );
+    // A wait too long to make is a note, not something wrong.
+    let long = [probe("a", ProbeResult::WaitTooLong)];
+    assert!(crate::probe::findings(&long, true).is_empty());
+    let notes = crate::probe::notes(&long);
+    assert!(notes[0].contains("2.0 s advertised"), "{notes:?}");
 }

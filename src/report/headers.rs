@@ -51,6 +51,10 @@ pub fn sentences(a: &ArmSummary) -> Vec<String> {
             held + broken
         ));
     }
+    for note in crate::probe::notes(&h.retry_after_probes) {
+        overview.push_str("; ");
+        overview.push_str(&note);
+    }
     let mut out = vec![overview];
     out.extend(h.findings.iter().cloned());
     out

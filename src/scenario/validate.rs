@@ -160,6 +160,27 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         None => DEFAULT_KEY_HEADER.to_string(),
     };
     let (mut load, default_fanout) = load::load(&src, &raw.load)?;
+    // Without a key header the limiter sees every request as one key; so
+    // must the verifier, or another key's admits would look like room.
+    if external
+        .as_ref()
+        .is_some_and(|t| t.template.key_header.is_none())
+    {
+        if let Some(k) = raw
+            .load
+            .get_ref()
+            .keys
+            .as_ref()
+            .filter(|k| *k.get_ref() > 1)
+        {
+            return Err(src.at(
+                k,
+                "an external target without key_header sends no key: every request is \
+                 one key to the limiter, so give key_header or keys = 1",
+            ));
+        }
+        load.keys = 1;
+    }
     if let Shape::Bursts { window, .. } = &mut load.shape {
         *window = Duration::from_micros(crate::verify::window(&policy).1.max(1) as u64);
     }

@@ -259,6 +259,15 @@ fn external_targets_reject_what_only_the_reference_api_has() {
     }
     let no_key_header = EXTERNAL.replace("key_header = \"Authorization\"\n", "");
     assert!(error_of(&no_key_header).contains("key_template needs key_header"));
+    // No key header: the limiter sees one key, and so must the verifier.
+    let no_header = EXTERNAL
+        .replace("key_header = \"Authorization\"\n", "")
+        .replace("key_template = \"Bearer {key}\"\n", "");
+    assert_eq!(parse("s.toml", &no_header).unwrap().load.keys, 1);
+    let many = no_header.replace("rate = 100", "rate = 100\nkeys = 5");
+    assert!(error_of(&many).contains("give key_header or keys = 1"));
+    let one = no_header.replace("rate = 100", "rate = 100\nkeys = 1");
+    assert_eq!(parse("s.toml", &one).unwrap().load.keys, 1);
     let no_urls = EXTERNAL.replace(
         "urls = [\"http://127.0.0.1:8080\", \"http://[::1]:8081\"]\n",
         "",
