@@ -68,9 +68,14 @@ pub struct RemainingCheck {
 #[derive(Default)]
 pub struct Collector {
     summary: HeaderSummary,
+    /// Per convention (in [`Convention::ALL`] order): present, malformed.
+    conventions: [ConventionCount; 4],
+    limits: BTreeMap<u64, u64>,
+    windows: BTreeMap<u64, u64>,
 }
 
 impl Collector {
+    /// Counts one event; no allocation (it runs once per request).
     pub fn add(&mut self, e: &Event) {
         let s = &mut self.summary;
         if e.status != 0 {
@@ -80,18 +85,17 @@ impl Collector {
             return;
         };
         s.with_headers += 1;
-        for c in Convention::ALL {
-            if a.has(c) {
-                let count = s.conventions.entry(c.name().to_string()).or_default();
+        for (c, count) in Convention::ALL.iter().zip(&mut self.conventions) {
+            if a.has(*c) {
                 count.present += 1;
-                count.malformed += u64::from(a.is_malformed(c));
+                count.malformed += u64::from(a.is_malformed(*c));
             }
         }
         if let Some(l) = a.limit {
-            *s.advertised_limit.entry(l.to_string()).or_insert(0) += 1;
+            *self.limits.entry(l).or_insert(0) += 1;
         }
         if let Some(w) = a.window_s {
-            *s.advertised_window_s.entry(w.to_string()).or_insert(0) += 1;
+            *self.windows.entry(w).or_insert(0) += 1;
         }
         if let Some(r) = a.remaining {
             if e.outcome == Outcome::Rejected && r > 0 {
@@ -112,6 +116,16 @@ impl Collector {
         probes: Vec<Probe>,
     ) -> HeaderSummary {
         let mut s = self.summary;
+        s.conventions = Convention::ALL
+            .iter()
+            .zip(self.conventions)
+            .filter(|(_, n)| n.present > 0)
+            .map(|(c, n)| (c.name().to_string(), n))
+            .collect();
+        let by_value =
+            |m: BTreeMap<u64, u64>| m.into_iter().map(|(v, n)| (v.to_string(), n)).collect();
+        s.advertised_limit = by_value(self.limits);
+        s.advertised_window_s = by_value(self.windows);
         s.remaining.checked = remaining.checked;
         s.remaining.contradicted = remaining.contradicted;
         s.remaining.example = remaining.example;

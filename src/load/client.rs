@@ -356,19 +356,20 @@ pub fn error_kind(e: &(dyn std::error::Error + 'static)) -> ErrorKind {
 
 /// PUT `uri` (no body); the status, or `None` when nothing answered in time.
 pub async fn put_status(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<u16> {
-    let request = Request::put(uri).body(Empty::new()).ok()?;
-    let exchange = async {
-        let response = client.request(request).await.ok()?;
-        let status = response.status().as_u16();
-        response.into_body().collect().await.ok()?;
-        Some(status)
-    };
-    tokio::time::timeout(timeout, exchange).await.ok().flatten()
+    status_of(client, Request::put(uri), timeout).await
 }
 
 /// GET `uri`; the status, or `None` when nothing answered in time.
 pub async fn get_status(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<u16> {
-    let request = Request::get(uri).body(Empty::new()).ok()?;
+    status_of(client, Request::get(uri), timeout).await
+}
+
+async fn status_of(
+    client: &HttpClient,
+    request: hyper::http::request::Builder,
+    timeout: Duration,
+) -> Option<u16> {
+    let request = request.body(Empty::new()).ok()?;
     let exchange = async {
         let response = client.request(request).await.ok()?;
         let status = response.status().as_u16();

@@ -1,0 +1,300 @@
+//! `[[arms]]`: one arm against the reference API (mode, replicas, clocks,
+//! Redis behaviour) or against an external target (its URLs), each with
+//! its policy and its `[arms.expect]` bounds.
+
+use super::{identifier, skews};
+use super::{load, policy, target, ArmDefaults, Result, Source, MAX_REPLICAS};
+use crate::scenario::raw::{RawArm, RawExpect};
+use crate::scenario::{Arm, Bound, Expectation, Figure, Mode};
+use reference_api::config::{ClockSource, OnError};
+use reference_api::Policy;
+
+pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
+    let name = identifier(src, &a.name, "arm name")?;
+    if let Some(external) = defaults.external {
+        return external_arm(src, a, name, external, defaults);
+    }
+    if let Some(u) = &a.urls {
+        return Err(src.at(u, "urls belong to arms of a [target] kind = \"external\""));
+    }
+    let Some(mode_value) = &a.mode else {
+        return Err(src.at(
+            &a.name,
+            format!("arm {name:?} needs \"mode\": local, redis_naive or redis_lua"),
+        ));
+    };
+    let mode = match mode_value.get_ref().as_str() {
+        "local" => Mode::Local,
+        "redis_naive" => Mode::RedisNaive,
+        "redis_lua" => Mode::RedisLua,
+        other => {
+            return Err(src.at(
+                mode_value,
+                format!("unknown mode {other:?}, expected local, redis_naive or redis_lua"),
+            ))
+        }
+    };
+    let (policy, preset) = arm_policy(src, a, defaults)?;
+    if mode == Mode::RedisNaive
+        && !matches!(
+            policy,
+            Policy::SlidingLog { .. } | Policy::FixedWindow { .. } | Policy::TokenBucket { .. }
+        )
+    {
+        return Err(src.at(
+            mode_value,
+            format!(
+                "redis_naive implements sliding_log, fixed_window and token_bucket, not {}",
+                policy.algorithm()
+            ),
+        ));
+    }
+    let replicas = match &a.replicas {
+        Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
+        None => defaults.replicas,
+    };
+    let fanout = match &a.fanout {
+        Some(f) => load::fanout(src, f)?,
+        None => defaults.fanout,
+    };
+    let clock = match &a.clock {
+        None => ClockSource::Replica,
+        Some(c) => match c.get_ref().as_str() {
+            "replica" => ClockSource::Replica,
+            "redis" if mode.uses_redis() => ClockSource::Redis,
+            "redis" => {
+                return Err(src.at(c, "clock = \"redis\" needs mode redis_naive or redis_lua"))
+            }
+            other => {
+                return Err(src.at(
+                    c,
+                    format!("unknown clock {other:?}, expected replica or redis"),
+                ))
+            }
+        },
+    };
+    let clock_skew_us = match &a.clock_skew {
+        Some(list) => skews(src, list)?,
+        None => defaults.skew.to_vec(),
+    };
+    let on_redis_error = match &a.on_redis_error {
+        None => OnError::FailOpen,
+        Some(e) => match e.get_ref().as_str() {
+            "fail_open" => OnError::FailOpen,
+            "fail_closed" => OnError::FailClosed,
+            other => {
+                return Err(src.at(
+                    e,
+                    format!("unknown on_redis_error {other:?}, expected fail_open or fail_closed"),
+                ))
+            }
+        },
+    };
+    let expect = arm_expect(src, a)?;
+    Ok(Arm {
+        name,
+        mode,
+        replicas,
+        fanout,
+        key_header: defaults.key_header.to_string(),
+        clock,
+        clock_skew_us,
+        on_redis_error,
+        policy,
+        preset,
+        expect,
+        urls: Vec::new(),
+    })
+}
+
+/// An arm against someone else's limiter: its URLs (or the target's), the
+/// load's fan-out across them, the policy it is judged by, expectations.
+fn external_arm(
+    src: &Source,
+    a: &RawArm,
+    name: String,
+    target: &crate::scenario::ExternalTarget,
+    defaults: &ArmDefaults,
+) -> Result<Arm> {
+    let ours = [
+        a.mode
+            .as_ref()
+            .filter(|m| m.get_ref() != "external")
+            .map(|m| (m.span(), "mode")),
+        a.replicas.as_ref().map(|v| (v.span(), "replicas")),
+        a.clock.as_ref().map(|v| (v.span(), "clock")),
+        a.clock_skew.as_ref().map(|v| (v.span(), "clock_skew")),
+        a.on_redis_error
+            .as_ref()
+            .map(|v| (v.span(), "on_redis_error")),
+    ];
+    if let Some((span, key)) = ours.into_iter().flatten().next() {
+        return Err(src.error(
+            Some(span),
+            format!(
+                "{key} configures the reference API; an external target's arm takes \
+                 name, urls, fanout, policy and expect"
+            ),
+        ));
+    }
+    let urls = match &a.urls {
+        Some(list) => target::urls(src, list, target.path.as_deref())?,
+        None => target.urls.clone(),
+    };
+    let (policy, preset) = arm_policy(src, a, defaults)?;
+    let fanout = match &a.fanout {
+        Some(f) => load::fanout(src, f)?,
+        None => defaults.fanout,
+    };
+    Ok(Arm {
+        name,
+        mode: Mode::External,
+        replicas: urls.len(),
+        fanout,
+        key_header: target
+            .template
+            .key_header
+            .as_ref()
+            .map(|h| h.as_str().to_string())
+            .unwrap_or_default(),
+        clock: ClockSource::Replica,
+        clock_skew_us: Vec::new(),
+        on_redis_error: OnError::FailOpen,
+        policy,
+        preset,
+        expect: arm_expect(src, a)?,
+        urls,
+    })
+}
+
+/// The arm's policy (its own, or the scenario's) and the preset it was stated as.
+fn arm_policy(
+    src: &Source,
+    a: &RawArm,
+    defaults: &ArmDefaults,
+) -> Result<(Policy, Option<String>)> {
+    match &a.policy {
+        Some(p) => policy::arm_policy(src, defaults.raw_policy, p),
+        None => Ok((
+            defaults.policy.clone(),
+            policy::preset_label(defaults.raw_policy.get_ref()),
+        )),
+    }
+}
+
+fn arm_expect(src: &Source, a: &RawArm) -> Result<Vec<Expectation>> {
+    match &a.expect {
+        Some(e) => expectations(src, e),
+        None => Ok(Vec::new()),
+    }
+}
+
+fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
+    use Bound::{AtLeast, AtMost};
+    use Figure::*;
+    let ratios = [
+        (
+            "max_over_admission_ratio",
+            &e.max_over_admission_ratio,
+            OverAdmissionRatio,
+            AtMost,
+        ),
+        (
+            "min_over_admission_ratio",
+            &e.min_over_admission_ratio,
+            OverAdmissionRatio,
+            AtLeast,
+        ),
+        (
+            "max_false_reject_ratio",
+            &e.max_false_reject_ratio,
+            FalseRejectRatio,
+            AtMost,
+        ),
+        (
+            "min_false_reject_ratio",
+            &e.min_false_reject_ratio,
+            FalseRejectRatio,
+            AtLeast,
+        ),
+        ("max_p99_ms", &e.max_p99_ms, P99Ms, AtMost),
+        ("max_error_ratio", &e.max_error_ratio, ErrorRatio, AtMost),
+        (
+            "max_peak_window_ratio",
+            &e.max_peak_window_ratio,
+            PeakWindowRatio,
+            AtMost,
+        ),
+        (
+            "min_peak_window_ratio",
+            &e.min_peak_window_ratio,
+            PeakWindowRatio,
+            AtLeast,
+        ),
+    ];
+    let counts = [
+        (
+            "max_definite_violations",
+            &e.max_definite_violations,
+            DefiniteViolations,
+            AtMost,
+        ),
+        (
+            "min_definite_violations",
+            &e.min_definite_violations,
+            DefiniteViolations,
+            AtLeast,
+        ),
+        (
+            "max_possible_violations",
+            &e.max_possible_violations,
+            PossibleViolations,
+            AtMost,
+        ),
+        (
+            "max_header_findings",
+            &e.max_header_findings,
+            HeaderFindings,
+            AtMost,
+        ),
+        (
+            "max_remaining_contradictions",
+            &e.max_remaining_contradictions,
+            RemainingContradictions,
+            AtMost,
+        ),
+        (
+            "min_remaining_contradictions",
+            &e.min_remaining_contradictions,
+            RemainingContradictions,
+            AtLeast,
+        ),
+    ];
+    let mut out = Vec::new();
+    for (key, value, figure, bound) in ratios {
+        if let Some(v) = value {
+            let x = *v.get_ref();
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(src.at(v, format!("{key} must be a number of at least 0, got {x}")));
+            }
+            out.push(Expectation {
+                key,
+                figure,
+                bound,
+                value: x,
+            });
+        }
+    }
+    for (key, value, figure, bound) in counts {
+        if let Some(v) = value {
+            let x = src.count(v, key, 0, i64::MAX)?;
+            out.push(Expectation {
+                key,
+                figure,
+                bound,
+                value: x as f64,
+            });
+        }
+    }
+    Ok(out)
+}
