@@ -271,6 +271,7 @@ pub fn analyze(
                 name,
                 &obs,
                 &trace.witnesses,
+                opts,
                 &mut remaining,
             );
         }

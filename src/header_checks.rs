@@ -14,7 +14,7 @@
 use crate::advertised::Convention;
 use crate::events::{Event, Outcome};
 use crate::probe::Probe;
-use crate::verify::{Decided, Obs};
+use crate::verify::{Decided, Obs, Options};
 use reference_api::Policy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -138,13 +138,19 @@ impl Collector {
 /// For each limited answer of one key (`obs`, in any order), the latest few
 /// earlier answers that advertised spare capacity (`witnesses`: index into
 /// `obs` and the remaining it advertised): was that possibly used up in
-/// between?
+/// between? An earlier answer counts only when it came more than the
+/// verifier's slack before the limited request was sent (two deciders'
+/// clocks may differ by that much), and a request without an answer may
+/// have been admitted at any time after its send (or up to the declared
+/// server time after the client gave up).
 pub fn remaining_against_admits(
     key: &str,
     obs: &[Obs],
     witnesses: &[(u32, u32)],
+    opts: &Options,
     out: &mut RemainingCheck,
 ) {
+    let slack = opts.slack_us.max(0);
     let mut witnesses: Vec<(Obs, u64)> = witnesses
         .iter()
         .filter(|&&(_, r)| r > 0)
@@ -154,18 +160,23 @@ pub fn remaining_against_admits(
         return;
     }
     witnesses.sort_by_key(|(w, _)| w.done);
-    // Requests that may have been admitted (an unanswered one may have).
+    // Requests that may have been admitted (an unanswered one may have),
+    // with the latest moment each may have been decided.
     let mut sents: Vec<i64> = Vec::new();
-    let mut dones: Vec<i64> = Vec::new();
+    let mut lasts: Vec<i64> = Vec::new();
     for o in obs.iter().filter(|o| o.decided != Decided::Rejected) {
         sents.push(o.sent);
-        dones.push(o.done);
+        lasts.push(match (o.decided, opts.max_server_time_us) {
+            (Decided::Unknown, None) => i64::MAX,
+            (Decided::Unknown, Some(t)) => o.done.saturating_add(t.max(0)),
+            _ => o.done,
+        });
     }
     sents.sort_unstable();
-    dones.sort_unstable();
+    lasts.sort_unstable();
     for b in obs.iter().filter(|o| o.decided == Decided::Rejected) {
-        // Witnesses decided surely before B: done before B was sent.
-        let before = witnesses.partition_point(|(w, _)| w.done < b.sent);
+        // Witnesses decided surely before B, by more than the slack.
+        let before = witnesses.partition_point(|(w, _)| w.done.saturating_add(slack) < b.sent);
         if before == 0 {
             continue;
         }
@@ -175,13 +186,13 @@ pub fn remaining_against_admits(
             .rev()
             .find_map(|&(a, promised)| {
                 // Possibly between A's decision and B's: sent before B was
-                // done, and not surely done before A was sent. A's own admit
-                // is in its remaining, unless already excluded as surely
-                // before A (a zero-length exchange).
-                let own = a.decided == Decided::Admitted && a.done > a.sent;
-                let maybe = (sents.partition_point(|&s| s < b.done)
-                    - dones.partition_point(|&d| d <= a.sent))
-                .saturating_sub(usize::from(own));
+                // done (plus slack), and not surely decided before A was
+                // sent (less slack). A's own admit is in its remaining.
+                let excluded = lasts.partition_point(|&d| d < a.sent.saturating_sub(slack));
+                let own = a.decided == Decided::Admitted;
+                let maybe = (sents.partition_point(|&s| s < b.done.saturating_add(slack))
+                    - excluded)
+                    .saturating_sub(usize::from(own));
                 (promised > maybe as u64).then_some((a, promised, maybe))
             });
         if let Some((a, promised, maybe)) = contradiction {

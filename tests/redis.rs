@@ -115,6 +115,7 @@ async fn every_lua_script_is_exact_and_the_verifier_agrees() {
             epoch_uncertainty_us: 0,
             aligned: true,
             unknown_history: false,
+            ..verify::Options::default()
         };
         let v = verify::verify_key(policy, &trace, &opts);
         assert!(

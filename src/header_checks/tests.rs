@@ -33,8 +33,19 @@ fn ev(sent: u64, done: u64, outcome: Outcome, remaining: Option<u64>) -> Event {
 /// One key's observations and its witnesses (index, remaining).
 type KeyTrace = (Vec<Obs>, Vec<(u32, u32)>);
 
+fn exact() -> Options {
+    Options {
+        slack_us: 0,
+        ..Options::default()
+    }
+}
+
 /// The counts and, per key, the remaining check — as `analyze` runs them.
 fn check(events: &[Event]) -> HeaderSummary {
+    check_with(events, &exact())
+}
+
+fn check_with(events: &[Event], opts: &Options) -> HeaderSummary {
     let mut c = Collector::default();
     let mut keys: BTreeMap<String, KeyTrace> = BTreeMap::new();
     for e in events {
@@ -55,7 +66,7 @@ fn check(events: &[Event]) -> HeaderSummary {
     }
     let mut remaining = RemainingCheck::default();
     for (key, (obs, witnesses)) in &keys {
-        remaining_against_admits(key, obs, witnesses, &mut remaining);
+        remaining_against_admits(key, obs, witnesses, opts, &mut remaining);
     }
     c.finish(None, remaining, Vec::new())
 }
@@ -120,6 +131,83 @@ fn an_unanswered_request_may_have_been_admitted() {
         ev(60, 70, Rejected, Some(0)),
     ]);
     assert_eq!(s.remaining.contradicted, 0);
+}
+
+#[test]
+fn a_timeout_the_server_admitted_after_the_client_gave_up_may_have_used_it() {
+    // The review's case: the client gave up at 40, the server admitted it
+    // at 55 anyway; the limit at 60 is then exactly as promised.
+    let s = check(&[
+        ev(0, 10, Admitted, Some(2)),
+        ev(20, 30, Admitted, Some(1)),
+        ev(35, 40, Timeout, None),
+        ev(60, 70, Rejected, Some(0)),
+    ]);
+    assert_eq!(s.remaining.contradicted, 0);
+    // Declared to be decided within 10 µs of giving up, a timeout that may
+    // have been decided after the "1 left" answer was sent may still have
+    // used that unit: not a contradiction either.
+    let bounded = Options {
+        max_server_time_us: Some(10),
+        ..exact()
+    };
+    let s = check_with(
+        &[
+            ev(0, 10, Admitted, Some(1)),
+            ev(2, 4, Timeout, None),
+            ev(60, 70, Rejected, Some(0)),
+        ],
+        &bounded,
+    );
+    assert_eq!(s.remaining.contradicted, 0);
+    // Surely decided before the answer was sent: it cannot explain the limit.
+    let s = check_with(
+        &[
+            ev(0, 2, Timeout, None),
+            ev(20, 30, Admitted, Some(1)),
+            ev(60, 70, Rejected, Some(0)),
+        ],
+        &Options {
+            max_server_time_us: Some(5),
+            ..exact()
+        },
+    );
+    assert_eq!(s.remaining.contradicted, 1);
+    // Without a declared server time it might have been decided any time.
+    let s = check(&[
+        ev(0, 2, Timeout, None),
+        ev(20, 30, Admitted, Some(1)),
+        ev(60, 70, Rejected, Some(0)),
+    ]);
+    assert_eq!(s.remaining.contradicted, 0);
+}
+
+#[test]
+fn deciders_whose_clocks_differ_within_the_slack_are_not_contradicted() {
+    // The review's case: "1 left" answered at 1,000, then a limit sent at
+    // 1,500 — possible when the second decider's clock lags by 0.5 ms and
+    // the capacity it saw had not come back yet. Within the 1 ms slack:
+    // no witness; beyond it: a contradiction.
+    let trace = [
+        ev(900, 1_000, Admitted, Some(1)),
+        ev(1_500, 1_600, Rejected, Some(0)),
+    ];
+    let slack = Options::default();
+    assert_eq!(slack.slack_us, 1_000);
+    let s = check_with(&trace, &slack);
+    assert_eq!((s.remaining.checked, s.remaining.contradicted), (0, 0));
+    let later = [
+        ev(900, 1_000, Admitted, Some(1)),
+        ev(2_001, 2_100, Rejected, Some(0)),
+    ];
+    let s = check_with(&later, &slack);
+    assert_eq!((s.remaining.checked, s.remaining.contradicted), (1, 1));
+    // The boundary: exactly the slack after is still not a witness.
+    let edge = [
+        ev(900, 1_000, Admitted, Some(1)),
+        ev(2_000, 2_100, Rejected, Some(0)),
+    ];
+    assert_eq!(check_with(&edge, &slack).remaining.checked, 0);
 }
 
 #[test]

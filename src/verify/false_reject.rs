@@ -1,173 +1,306 @@
-//! False rejects: 429s that a correct limiter would certainly not have
-//! given, whatever the timing. Every admit and every request with an
-//! unknown result (error, timeout) counts as an admit that may have happened
-//! anywhere inside its interval, and at the least favourable place.
+//! False rejects: limited answers that a correct limiter would certainly not
+//! have given, whatever the timing. Every admit and every request with an
+//! unknown result (error, timeout) counts as an admit that may have been
+//! decided anywhere inside its interval — an unknown one anywhere from its
+//! send on, since a server may still decide after the client gave up — and
+//! at the place least favourable to the verdict.
 
 use super::removal::Item;
+use super::segtree::MaxTree;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RejectCheck {
     /// The limiter only counts admits decided within `span` before the
     /// decision; fewer than `limit` of them means it must admit.
     Lookback { limit: u64, span: i64 },
-    /// A bucket of `burst` refilled at `count` per `per` µs; admits while it
-    /// holds at least one token.
-    Bucket { burst: u64, count: u64, per: i64 },
+    /// A bucket of `burst` tokens that regains at least `count` per `per` µs
+    /// of any stretch, less `loss` tokens (a chunked refill that may come
+    /// late counts whole periods only); it admits while it holds a token.
+    Bucket {
+        burst: u64,
+        count: u64,
+        per: i64,
+        loss: u64,
+    },
 }
 
-/// How long a limiter remembers an admit (µs): its window, or the time a
-/// bucket takes to refill from empty.
-pub fn memory(check: RejectCheck) -> i64 {
+/// How far back a window limiter remembers an admit (µs).
+pub fn memory(check: RejectCheck) -> Option<i64> {
     match check {
-        RejectCheck::Lookback { span, .. } => span,
-        RejectCheck::Bucket { burst, count, per } => {
-            let count = count.max(1) as i128;
-            ((burst as i128 * per as i128 + count - 1) / count).min(i64::MAX as i128) as i64
-        }
+        RejectCheck::Lookback { span, .. } => Some(span),
+        RejectCheck::Bucket { .. } => None,
     }
 }
 
-/// `admits`: possible admits as `x = sent, y = done`; `rejects` likewise.
-pub fn count(check: RejectCheck, admits: &[Item], rejects: &[Item], slack: i64) -> u64 {
-    flags(check, admits, rejects, slack)
-        .into_iter()
-        .filter(|&f| f)
+/// What is known about the limiter's state when the trace starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Nothing seen yet: windows empty, buckets full.
+    Fresh,
+    /// Anything: a bucket may be empty (never below), a window full.
+    Unknown,
+}
+
+/// Why a reject is false, as the witness sentence shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proof {
+    /// Possible admits that may have counted against it (indices into the
+    /// admits given), the earliest sent first.
+    pub counted: Vec<usize>,
+    /// From where the bound counts (µs): the window's start, or the moment
+    /// from which the bucket's refill is counted.
+    pub from: i64,
+    /// Capacity the limiter surely had left: requests under a window's
+    /// limit, or whole tokens in a bucket (at least 1).
+    pub spare: u64,
+}
+
+/// `admits`: possible admits as `x = sent`, `y` = the latest their decision
+/// may have come (`i64::MAX`: any time); `rejects`: `x = sent`, `y = done`.
+/// `slack`: how far the limiter's clock may distort the distance between
+/// two decisions, in its favour.
+pub fn count(
+    check: RejectCheck,
+    admits: &[Item],
+    rejects: &[Item],
+    slack: i64,
+    start: Start,
+) -> u64 {
+    flags(check, admits, rejects, slack, start)
+        .iter()
+        .filter(|f| f.is_some())
         .count() as u64
 }
 
-/// For each of `rejects`, in order: whether it is a false reject.
-pub fn flags(check: RejectCheck, admits: &[Item], rejects: &[Item], slack: i64) -> Vec<bool> {
-    let mut sents: Vec<i64> = admits.iter().map(|a| a.x).collect();
-    sents.sort_unstable();
-    let up_to = |t: i64| sents.partition_point(|&s| s <= t) as u64;
+/// For each of `rejects`, in order: the spare capacity that makes it a
+/// false reject, or `None` when a correct limiter may have given it.
+pub fn flags(
+    check: RejectCheck,
+    admits: &[Item],
+    rejects: &[Item],
+    slack: i64,
+    start: Start,
+) -> Vec<Option<u64>> {
     match check {
         RejectCheck::Lookback { limit, span } => {
-            let mut dones: Vec<i64> = admits.iter().map(|a| a.y).collect();
-            dones.sort_unstable();
+            let (sents, lasts) = sorted_ends(admits);
             rejects
                 .iter()
                 .map(|r| {
-                    // Admits decided before s - span - slack cannot count.
-                    let gone = dones.partition_point(|&d| d < r.x - span - slack) as u64;
-                    up_to(r.y + slack) - gone < limit
+                    let counted = window_count(span, &sents, &lasts, r, slack);
+                    (counted < limit).then(|| limit - counted)
                 })
                 .collect()
         }
-        RejectCheck::Bucket { burst, count, per } => {
-            bucket(burst, count, per, &sents, rejects, admits, slack)
-        }
+        RejectCheck::Bucket {
+            burst,
+            count,
+            per,
+            loss,
+        } => Bucket::new(burst, count, per, loss, slack, start).flags(admits, rejects),
     }
 }
 
-/// Lower bound on the tokens left when each reject was decided: a bucket
-/// that takes a token at every possible admit's send time (never refusing)
-/// holds at most δ·rate more than the real one, δ the longest interval.
-fn bucket(
-    burst: u64,
-    count: u64,
-    per: i64,
-    sents: &[i64],
-    rejects: &[Item],
+/// The proof behind one false reject (`reject` as given to [`flags`]).
+pub fn proof(
+    check: RejectCheck,
     admits: &[Item],
+    reject: &Item,
     slack: i64,
-) -> Vec<bool> {
-    let (count, per) = (count as i128, per as i128);
-    let delta = admits.iter().map(|a| a.y - a.x).max().unwrap_or(0) + slack;
-    let full = burst as i128 * per;
-    let mut order: Vec<usize> = (0..rejects.len()).collect();
-    order.sort_by_key(|&i| rejects[i].x);
-    let (mut tokens, mut last, mut next) = (full, i64::MIN, 0usize);
-    let mut advance = |tokens: &mut i128, t: i64| {
-        if last != i64::MIN {
-            *tokens = (*tokens + (t - last) as i128 * count).min(full);
+    start: Start,
+) -> Proof {
+    let until = reject.y.saturating_add(slack);
+    // (from, spare, how much later than its `y` an admit may still count)
+    let (from, spare, late) = match check {
+        RejectCheck::Lookback { limit, span } => {
+            let (sents, lasts) = sorted_ends(admits);
+            let counted = window_count(span, &sents, &lasts, reject, slack);
+            let from = window_start(span, reject, slack);
+            (from, limit.saturating_sub(counted), 0)
         }
-        last = t;
+        RejectCheck::Bucket {
+            burst,
+            count,
+            per,
+            loss,
+        } => {
+            let (from, spare) =
+                Bucket::new(burst, count, per, loss, slack, start).least(admits, reject);
+            (from, spare, slack)
+        }
     };
-    let mut flags = vec![false; rejects.len()];
-    for i in order {
-        let r = &rejects[i];
-        while next < sents.len() && sents[next] <= r.x {
-            advance(&mut tokens, sents[next]);
-            tokens -= per;
-            next += 1;
-        }
-        advance(&mut tokens, r.x);
-        let later = (sents.partition_point(|&s| s <= r.y + slack) - next) as i128;
-        flags[i] = tokens - later * per - delta as i128 * count >= per;
+    let mut counted: Vec<usize> = (0..admits.len())
+        .filter(|&a| admits[a].x <= until && admits[a].y.saturating_add(late) >= from)
+        .collect();
+    counted.sort_by_key(|&a| (admits[a].x, a));
+    Proof {
+        counted,
+        from,
+        spare,
     }
-    flags
+}
+
+fn sorted_ends(admits: &[Item]) -> (Vec<i64>, Vec<i64>) {
+    let mut sents: Vec<i64> = admits.iter().map(|a| a.x).collect();
+    sents.sort_unstable();
+    let mut lasts: Vec<i64> = admits.iter().map(|a| a.y).collect();
+    lasts.sort_unstable();
+    (sents, lasts)
+}
+
+/// Admits decided before this cannot be in the window of any placement of
+/// the reject's decision (the limiter's clock may lag by the slack).
+fn window_start(span: i64, r: &Item, slack: i64) -> i64 {
+    r.x.saturating_sub(span).saturating_sub(slack)
+}
+
+/// The most possible admits the reject's window may hold: any sent before
+/// the reject was done and not surely decided before the window.
+fn window_count(span: i64, sents: &[i64], lasts: &[i64], r: &Item, slack: i64) -> u64 {
+    let gone = lasts.partition_point(|&d| d < window_start(span, r, slack));
+    let until = r.y.saturating_add(slack);
+    sents.partition_point(|&s| s <= until).saturating_sub(gone) as u64
+}
+
+/// A correct bucket's tokens at a decision at `τ` are, with `s` the last
+/// moment it was full (or the trace start, holding `t₀`):
+/// `full + refill(s, τ) − admits decided in (s, τ]`. So they are at least
+/// `min over s of [burst + rate·(τ − s) − M(s)]`, and `t₀ + rate·τ − M(start)`,
+/// where `M(s)` counts every possible admit that may have been decided at or
+/// after `s` and sent by the time the reject was done. `τ` is taken at its
+/// earliest (the reject's send, less the slack). The bound rests on each
+/// admit's own interval only: no other request's timeout can blind it.
+///
+/// `max over s of [rate·s + M(s)]` per reject comes from a segment tree
+/// over the candidate `s` (each admit's latest decision, each reject's `τ`,
+/// the start), swept in order of `τ`. Tokens are scaled by `per`.
+struct Bucket {
+    full: i128,
+    count: i128,
+    per: i128,
+    loss: i128,
+    slack: i64,
+    start: Start,
+}
+
+impl Bucket {
+    fn new(burst: u64, count: u64, per: i64, loss: u64, slack: i64, start: Start) -> Self {
+        let per = per.max(1) as i128;
+        Bucket {
+            full: burst as i128 * per,
+            count: count as i128,
+            per,
+            loss: loss as i128 * per,
+            slack,
+            start,
+        }
+    }
+
+    fn origin(admits: &[Item], rejects: &[Item]) -> i64 {
+        admits
+            .iter()
+            .chain(rejects)
+            .map(|i| i.x)
+            .min()
+            .unwrap_or(0)
+            .min(0)
+    }
+
+    fn tau(&self, r: &Item, origin: i64) -> i64 {
+        r.x.saturating_sub(self.slack).max(origin)
+    }
+
+    /// The start's own term: `full` when fresh, 0 when it may have been empty.
+    fn at_start(&self) -> i128 {
+        match self.start {
+            Start::Fresh => 0,
+            Start::Unknown => self.full,
+        }
+    }
+
+    /// Scaled tokens left for `best = max over s of [rate·(s − origin) + per·M(s)]`.
+    fn tokens(&self, t: i64, origin: i64, best: i128, later: i128) -> i128 {
+        self.full + self.count * (t - origin) as i128 - best - later * self.per - self.loss
+    }
+
+    fn flags(&self, admits: &[Item], rejects: &[Item]) -> Vec<Option<u64>> {
+        let mut flags = vec![None; rejects.len()];
+        if rejects.is_empty() {
+            return flags;
+        }
+        let origin = Self::origin(admits, rejects);
+        let mut cands: Vec<i64> = std::iter::once(origin)
+            .chain(admits.iter().map(|a| a.y.saturating_add(self.slack)))
+            .filter(|&s| s != i64::MAX)
+            .chain(rejects.iter().map(|r| self.tau(r, origin)))
+            .collect();
+        cands.sort_unstable();
+        cands.dedup();
+        let mut tree = MaxTree::new(cands.len(), 0);
+        for (k, &s) in cands.iter().enumerate() {
+            tree.add(k, k + 1, self.count * (s - origin) as i128);
+        }
+        tree.add(0, 1, self.at_start());
+        let mut by_sent: Vec<usize> = (0..admits.len()).collect();
+        by_sent.sort_by_key(|&a| admits[a].x);
+        let mut order: Vec<usize> = (0..rejects.len()).collect();
+        order.sort_by_key(|&i| self.tau(&rejects[i], origin));
+        let mut next = 0usize;
+        for i in order {
+            let r = &rejects[i];
+            let t = self.tau(r, origin);
+            while next < by_sent.len() && admits[by_sent[next]].x <= t {
+                let y = admits[by_sent[next]].y.saturating_add(self.slack);
+                tree.add(0, cands.partition_point(|&s| s <= y), self.per);
+                next += 1;
+            }
+            let Some(best) = tree.max(0, cands.partition_point(|&s| s <= t)) else {
+                continue;
+            };
+            let until = r.y.saturating_add(self.slack);
+            let later = (next..by_sent.len())
+                .take_while(|&k| admits[by_sent[k]].x <= until)
+                .count() as i128;
+            let tokens = self.tokens(t, origin, best, later);
+            if tokens >= self.per {
+                flags[i] = Some((tokens / self.per) as u64);
+            }
+        }
+        flags
+    }
+
+    /// The same bound for one reject, directly: (the `s` that gives it, tokens).
+    fn least(&self, admits: &[Item], r: &Item) -> (i64, u64) {
+        let origin = Self::origin(admits, std::slice::from_ref(r));
+        let t = self.tau(r, origin);
+        let until = r.y.saturating_add(self.slack);
+        let sent: Vec<&Item> = admits.iter().filter(|a| a.x <= until).collect();
+        let later = sent.iter().filter(|a| a.x > t).count() as i128;
+        let mut lasts: Vec<i64> = sent
+            .iter()
+            .filter(|a| a.x <= t)
+            .map(|a| a.y.saturating_add(self.slack))
+            .collect();
+        lasts.sort_unstable();
+        let mut cands: Vec<i64> = std::iter::once(origin)
+            .chain(lasts.iter().copied().filter(|&y| y <= t))
+            .chain(std::iter::once(t))
+            .collect();
+        cands.sort_unstable();
+        cands.dedup();
+        let (mut from, mut best) = (origin, i128::MIN);
+        for s in cands {
+            let m = (lasts.len() - lasts.partition_point(|&y| y < s)) as i128;
+            let start = if s == origin { self.at_start() } else { 0 };
+            let v = self.count * (s - origin) as i128 + m * self.per + start;
+            if v > best {
+                (from, best) = (s, v);
+            }
+        }
+        let tokens = self.tokens(t, origin, best, later);
+        (from, (tokens.max(0) / self.per) as u64)
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(pairs: &[(i64, i64)]) -> Vec<Item> {
-        pairs.iter().map(|&(x, y)| Item { x, y }).collect()
-    }
-
-    const LOG: RejectCheck = RejectCheck::Lookback {
-        limit: 2,
-        span: 1_000,
-    };
-
-    #[test]
-    fn a_reject_with_a_full_window_is_correct() {
-        let admits = at(&[(0, 10), (100, 110)]);
-        assert_eq!(count(LOG, &admits, &at(&[(500, 510)]), 0), 0);
-    }
-
-    #[test]
-    fn a_reject_with_spare_capacity_is_false() {
-        let admits = at(&[(0, 10)]);
-        assert_eq!(count(LOG, &admits, &at(&[(500, 510)]), 0), 1);
-    }
-
-    #[test]
-    fn the_boundary_gives_the_limiter_the_benefit_of_the_doubt() {
-        let admits = at(&[(0, 10), (100, 110)]);
-        // The first admit may have been decided at 10; a reject decided in
-        // [1005, 1015] may still see it inside its window.
-        assert_eq!(count(LOG, &admits, &at(&[(1_005, 1_015)]), 0), 0);
-        // From 1011 on it has certainly left.
-        assert_eq!(count(LOG, &admits, &at(&[(1_011, 1_020)]), 0), 1);
-    }
-
-    #[test]
-    fn unknown_results_count_as_admits() {
-        let reject = at(&[(900, 910)]);
-        assert_eq!(count(LOG, &at(&[(0, 10)]), &reject, 0), 1);
-        let with_timeout = at(&[(0, 10), (50, 2_050)]); // the 2nd timed out
-        assert_eq!(count(LOG, &with_timeout, &reject, 0), 0);
-    }
-
-    const BUCKET: RejectCheck = RejectCheck::Bucket {
-        burst: 2,
-        count: 1,
-        per: 100,
-    };
-
-    #[test]
-    fn a_bucket_reject_after_a_drained_burst_is_correct() {
-        let admits = at(&[(0, 1), (0, 1)]);
-        assert_eq!(count(BUCKET, &admits, &at(&[(50, 51)]), 0), 0);
-    }
-
-    #[test]
-    fn a_bucket_reject_with_tokens_left_is_false() {
-        let admits = at(&[(0, 1)]);
-        // One token left plus 0.5 refilled at 50 µs.
-        assert_eq!(count(BUCKET, &admits, &at(&[(50, 51)]), 0), 1);
-        // After the refill the drained bucket has a token again.
-        let drained = at(&[(0, 1), (0, 1)]);
-        assert_eq!(count(BUCKET, &drained, &at(&[(150, 151)]), 0), 1);
-        // ...but not yet at 99 µs (plus the 1 µs the admits may lag).
-        assert_eq!(count(BUCKET, &drained, &at(&[(99, 100)]), 0), 0);
-    }
-
-    #[test]
-    fn a_concurrent_admit_may_have_taken_the_token() {
-        let admits = at(&[(0, 1), (40, 60)]);
-        assert_eq!(count(BUCKET, &admits, &at(&[(50, 55)]), 0), 0);
-    }
-}
+mod tests;

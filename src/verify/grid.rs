@@ -4,7 +4,7 @@
 //! surely counted there. More than `limit` such admits within `segments`
 //! consecutive segments is a violation (a fixed window is one segment).
 
-use super::removal::Item;
+use super::removal::{Break, Breaks, Item};
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,18 +19,26 @@ pub struct Grid {
 /// as its window still allows: keeping early is never worse, since an
 /// earlier segment belongs to fewer of the windows still to come.
 pub fn min_removals(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -> u64 {
+    witnessed(items, grid, epoch_offset, slack).0
+}
+
+/// [`min_removals`], and the windows that proved it: each break's members
+/// are every sure admit of the window's segments.
+pub fn witnessed(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -> (u64, Breaks) {
     let seg = grid.segment_us.max(1);
-    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
-    for it in items {
+    let mut sure: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for (i, it) in items.iter().enumerate() {
         let first = (it.x + epoch_offset - slack).div_euclid(seg);
         let last = (it.y + epoch_offset + slack).div_euclid(seg);
         if first == last {
-            *counts.entry(first).or_default() += 1;
+            sure.entry(first).or_default().push(i);
         }
     }
     let mut window: VecDeque<(i64, u64)> = VecDeque::new();
     let (mut kept_in_window, mut removed) = (0u64, 0u64);
-    for (segment, count) in counts {
+    let mut breaks = Breaks::default();
+    for (&segment, members) in &sure {
+        let count = members.len() as u64;
         while window
             .front()
             .is_some_and(|&(j, _)| j <= segment - grid.segments)
@@ -38,11 +46,35 @@ pub fn min_removals(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -
             kept_in_window -= window.pop_front().map_or(0, |(_, k)| k);
         }
         let keep = count.min(grid.limit.saturating_sub(kept_in_window));
+        if keep < count {
+            let all: Vec<usize> = sure
+                .range(segment - grid.segments + 1..=segment)
+                .flat_map(|(_, m)| m.iter().copied())
+                .collect();
+            let b = Break {
+                all: all.len() as u64,
+                members: all,
+            };
+            if breaks.first.is_none() {
+                breaks.first = Some(b.clone());
+            }
+            if breaks.largest.as_ref().is_none_or(|l| l.all < b.all) {
+                breaks.largest = Some(b);
+            }
+        }
         removed += count - keep;
         kept_in_window += keep;
         window.push_back((segment, keep));
     }
-    removed
+    (removed, breaks)
+}
+
+/// The window of `grid` that ends with `segment`, in trace time (µs).
+pub fn window_of(grid: Grid, epoch_offset: i64, item: &Item, slack: i64) -> (i64, i64) {
+    let seg = grid.segment_us.max(1);
+    let k = (item.x + epoch_offset - slack).div_euclid(seg);
+    let end = (k + 1) * seg - epoch_offset;
+    (end - grid.segments * seg, end)
 }
 
 #[cfg(test)]
@@ -98,5 +130,67 @@ mod tests {
         assert_eq!(min_removals(&ok, g, 0, 0), 0);
         let bad = at(&[(0, 1), (300, 301), (700, 701), (1_000, 1_001)]);
         assert_eq!(min_removals(&bad, g, 0, 0), 1, "segments 0, 1, 2 hold 3");
+    }
+
+    /// The fewest sure admits to drop, by trying every subset.
+    fn brute(items: &[Item], grid: Grid, epoch: i64, slack: i64) -> u64 {
+        let seg = grid.segment_us;
+        let sure: Vec<i64> = items
+            .iter()
+            .filter_map(|it| {
+                let first = (it.x + epoch - slack).div_euclid(seg);
+                let last = (it.y + epoch + slack).div_euclid(seg);
+                (first == last).then_some(first)
+            })
+            .collect();
+        let n = sure.len();
+        (0u32..1 << n)
+            .filter(|&mask| {
+                let kept: Vec<i64> = (0..n)
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(|i| sure[i])
+                    .collect();
+                kept.iter().all(|&k| {
+                    kept.iter()
+                        .filter(|&&j| j > k - grid.segments && j <= k)
+                        .count() as u64
+                        <= grid.limit
+                })
+            })
+            .map(|mask| (n - mask.count_ones() as usize) as u64)
+            .min()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn agrees_with_brute_force_on_random_traces() {
+        use rand::rngs::SmallRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(7);
+        for case in 0..2_000 {
+            let grid = Grid {
+                segment_us: rng.random_range(50..300),
+                segments: rng.random_range(1..5),
+                limit: rng.random_range(1..4),
+            };
+            let n = rng.random_range(0..12);
+            let items: Vec<Item> = (0..n)
+                .map(|_| {
+                    let x = rng.random_range(0..2_000);
+                    Item {
+                        x,
+                        y: x + rng.random_range(0..120),
+                    }
+                })
+                .collect();
+            let (epoch, slack) = (rng.random_range(0..500), rng.random_range(0..20));
+            let (got, breaks) = witnessed(&items, grid, epoch, slack);
+            assert_eq!(
+                got,
+                brute(&items, grid, epoch, slack),
+                "case {case}: {grid:?} {items:?}"
+            );
+            assert_eq!(got > 0, breaks.first.is_some(), "case {case}");
+        }
     }
 }

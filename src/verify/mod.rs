@@ -15,9 +15,12 @@ mod ideal;
 mod removal;
 mod rules;
 mod segtree;
+mod witness;
 
+use false_reject::Start;
 use reference_api::Policy;
 use removal::Item;
+pub use witness::{Kind, Witness};
 
 /// What a request's response says about the limiter's decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,9 +52,18 @@ pub struct Options {
     /// windows are known in trace time and the sharper grid rules apply.
     pub aligned: bool,
     /// The limiter may hold state from before the trace (a target rlbench
-    /// did not start): rejects sent within one window (a bucket's refill
-    /// time) of the start may be due to it and are never counted false.
+    /// did not start): a window's rejects sent within its memory of the
+    /// start are never counted false, and a bucket may start empty.
     pub unknown_history: bool,
+    /// How late a window, a segment or a chunked refill may run (a
+    /// heartbeat that replenishes only on its ticks); never early.
+    pub lateness_us: i64,
+    /// The token bucket adds `refill.count` tokens in one chunk per
+    /// `refill.per_us` (ASP.NET's TokenBucketRateLimiter), not continuously.
+    pub chunked_refill: bool,
+    /// How long after the client gave up (`done`) the server may still
+    /// decide an error or a timeout; `None`: at any time.
+    pub max_server_time_us: Option<i64>,
 }
 
 impl Default for Options {
@@ -62,6 +74,9 @@ impl Default for Options {
             epoch_uncertainty_us: 0,
             aligned: false,
             unknown_history: false,
+            lateness_us: 0,
+            chunked_refill: false,
+            max_server_time_us: None,
         }
     }
 }
@@ -112,13 +127,26 @@ impl Verdict {
 /// The policy's natural window: (limit, span µs) — what `peak_window_ratio`
 /// and the admitted-vs-limit chart measure against.
 pub fn window(policy: &Policy) -> (u64, i64) {
-    rules::for_policy(policy, false).peak
+    rules::for_policy(policy, rules::Timing::default()).peak
+}
+
+fn timing(opts: &Options) -> rules::Timing {
+    rules::Timing {
+        aligned: opts.aligned,
+        lateness_us: opts.lateness_us,
+        chunked_refill: opts.chunked_refill,
+    }
+}
+
+/// The grid rules' slack: the clock's, plus how far the epoch mapping may be off.
+fn grid_slack(opts: &Options, slack: i64) -> i64 {
+    slack.saturating_add(opts.epoch_uncertainty_us.max(0))
 }
 
 /// The fewest of `items` to drop so that no rule of the policy is broken.
 fn most_removals(rules: &rules::Rules, items: &[Item], opts: &Options, slack: i64) -> u64 {
     let on_grid = rules.grid.map_or(0, |g| {
-        grid::min_removals(items, g, opts.epoch_offset_us, slack)
+        grid::min_removals(items, g, opts.epoch_offset_us, grid_slack(opts, slack))
     });
     rules
         .definite
@@ -139,27 +167,76 @@ pub struct PhaseVerdict {
     pub false_rejects: u64,
 }
 
-/// The `[sent, done]` intervals of the requests `keep` selects.
-fn items(requests: &[Obs], keep: impl Fn(&Obs) -> bool) -> Vec<Item> {
+/// The `[sent, done]` intervals of the requests `keep` selects, with their
+/// index among `requests`.
+fn items(requests: &[Obs], keep: impl Fn(&Obs) -> bool) -> (Vec<Item>, Vec<usize>) {
     requests
         .iter()
-        .filter(|o| keep(o))
-        .map(|o| Item {
-            x: o.sent,
-            y: o.done,
+        .enumerate()
+        .filter(|(_, o)| keep(o))
+        .map(|(i, o)| {
+            (
+                Item {
+                    x: o.sent,
+                    y: o.done,
+                },
+                i,
+            )
         })
-        .collect()
+        .unzip()
 }
 
-/// Rejects that can be judged: with an unknown history, those sent after
-/// what happened before the trace can no longer matter.
+/// The latest moment a request's decision may have come: its answer, or —
+/// without one — any time (or `max_server_time` after the client gave up).
+fn latest_decision(o: &Obs, opts: &Options) -> i64 {
+    match (o.decided, opts.max_server_time_us) {
+        (Decided::Unknown, None) => i64::MAX,
+        (Decided::Unknown, Some(t)) => o.done.saturating_add(t.max(0)),
+        _ => o.done,
+    }
+}
+
+/// Admits, and errors and timeouts: what a limiter may have admitted, each
+/// until the latest moment it may have been decided.
+fn maybe_admits(requests: &[Obs], opts: &Options) -> (Vec<Item>, Vec<usize>) {
+    requests
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.decided != Decided::Rejected)
+        .map(|(i, o)| {
+            (
+                Item {
+                    x: o.sent,
+                    y: latest_decision(o, opts),
+                },
+                i,
+            )
+        })
+        .unzip()
+}
+
+/// Rejects that can be judged: with an unknown history, a window's rejects
+/// sent after what happened before the trace can no longer count. (A
+/// bucket's are all judged: its simulation starts empty instead.)
 fn judgeable(rules: &rules::Rules, opts: &Options, o: &Obs) -> bool {
-    !opts.unknown_history || o.sent > false_reject::memory(rules.reject) + opts.slack_us
+    if !opts.unknown_history {
+        return true;
+    }
+    false_reject::memory(rules.reject).is_none_or(|m| o.sent > m.saturating_add(opts.slack_us))
 }
 
-/// Admits, and errors and timeouts: what a limiter may have admitted.
-fn maybe_admitted(o: &Obs) -> bool {
-    o.decided != Decided::Rejected
+fn start(opts: &Options) -> Start {
+    if opts.unknown_history {
+        Start::Unknown
+    } else {
+        Start::Fresh
+    }
+}
+
+fn rejects(requests: &[Obs], rules: &rules::Rules, opts: &Options) -> (Vec<Item>, Vec<usize>) {
+    items(requests, |o| {
+        o.decided == Decided::Rejected && judgeable(rules, opts, o)
+    })
 }
 
 /// Judges the requests of one key sent in `[from, to)` (µs).
@@ -170,75 +247,123 @@ pub fn verify_phase(
     from: i64,
     to: i64,
 ) -> PhaseVerdict {
-    let rules = rules::for_policy(policy, opts.aligned);
-    let admits_before = |t: i64| items(requests, |o| o.decided == Decided::Admitted && o.sent < t);
-    let rejects = items(requests, |o| {
-        o.decided == Decided::Rejected
-            && o.sent >= from
-            && o.sent < to
-            && judgeable(&rules, opts, o)
-    });
+    let rules = rules::for_policy(policy, timing(opts));
+    let admits_before =
+        |t: i64| items(requests, |o| o.decided == Decided::Admitted && o.sent < t).0;
+    let (all_rejects, _) = rejects(requests, &rules, opts);
+    let in_phase: Vec<Item> = all_rejects
+        .into_iter()
+        .filter(|r| r.x >= from && r.x < to)
+        .collect();
     let upto = most_removals(&rules, &admits_before(to), opts, opts.slack_us);
     let before = most_removals(&rules, &admits_before(from), opts, opts.slack_us);
     PhaseVerdict {
         definite_violations: upto.saturating_sub(before),
         false_rejects: false_reject::count(
             rules.reject,
-            &items(requests, maybe_admitted),
-            &rejects,
+            &maybe_admits(requests, opts).0,
+            &in_phase,
             opts.slack_us,
+            start(opts),
         ),
     }
 }
 
 /// The false rejects of one key as (sent, done) µs.
 pub fn false_reject_times(policy: &Policy, requests: &[Obs], opts: &Options) -> Vec<(i64, i64)> {
-    let rules = rules::for_policy(policy, opts.aligned);
-    let rejects = items(requests, |o| {
-        o.decided == Decided::Rejected && judgeable(&rules, opts, o)
-    });
+    let rules = rules::for_policy(policy, timing(opts));
+    let (rejects, _) = rejects(requests, &rules, opts);
     false_reject::flags(
         rules.reject,
-        &items(requests, maybe_admitted),
+        &maybe_admits(requests, opts).0,
         &rejects,
         opts.slack_us,
+        start(opts),
     )
     .into_iter()
     .zip(&rejects)
-    .filter(|(f, _)| *f)
+    .filter(|(f, _)| f.is_some())
     .map(|(_, r)| (r.x, r.y))
     .collect()
 }
 
 /// Judges one key's requests.
 pub fn verify_key(policy: &Policy, requests: &[Obs], opts: &Options) -> Verdict {
-    let rules = rules::for_policy(policy, opts.aligned);
-    let admits = items(requests, |o| o.decided == Decided::Admitted);
-    let maybe_admits = items(requests, maybe_admitted);
-    let rejects = items(requests, |o| o.decided == Decided::Rejected);
-    let judged: Vec<Item> = if opts.unknown_history {
-        items(requests, |o| {
-            o.decided == Decided::Rejected && judgeable(&rules, opts, o)
-        })
-    } else {
-        rejects.clone()
-    };
+    judge_key(policy, requests, opts, false).0
+}
+
+/// Judges one key's requests and, when `witness`, proves its verdicts: the
+/// first and the largest violation and false reject of the key.
+pub fn judge_key(
+    policy: &Policy,
+    requests: &[Obs],
+    opts: &Options,
+    witness: bool,
+) -> (Verdict, Vec<Witness>) {
+    let rules = rules::for_policy(policy, timing(opts));
+    let (admits, admit_at) = items(requests, |o| o.decided == Decided::Admitted);
+    let (maybe, maybe_at) = maybe_admits(requests, opts);
+    let rejected = requests
+        .iter()
+        .filter(|o| o.decided == Decided::Rejected)
+        .count() as u64;
+    let (judged, judged_at) = rejects(requests, &rules, opts);
     let swapped: Vec<Item> = admits.iter().map(|i| Item { x: i.y, y: i.x }).collect();
-    let most = |items: &[Item], slack| most_removals(&rules, items, opts, slack);
     let mut sends: Vec<i64> = requests.iter().map(|o| o.sent).collect();
     sends.sort_unstable();
     let (peak_limit, peak_span) = rules.peak;
     let peak = removal::peak(&admits, peak_span, opts.slack_us);
-    Verdict {
-        admitted: admits.len() as u64,
-        rejected: rejects.len() as u64,
-        unknown: (maybe_admits.len() - admits.len()) as u64,
-        allowed_max: ideal::allowed(policy, &sends, opts.epoch_offset_us),
-        definite_violations: most(&admits, opts.slack_us),
-        possible_violations: most(&swapped, 0),
-        false_rejects: false_reject::count(rules.reject, &maybe_admits, &judged, opts.slack_us),
-        peak_window_ratio: peak as f64 / peak_limit as f64,
+    let mut found = Vec::new();
+    let definite = if witness {
+        let mut most = 0;
+        if let Some(g) = rules.grid {
+            let (n, breaks) = grid::witnessed(
+                &admits,
+                g,
+                opts.epoch_offset_us,
+                grid_slack(opts, opts.slack_us),
+            );
+            most = most.max(n);
+            found.extend(witness::grid(g, opts, &admits, &admit_at, breaks));
+        }
+        for (k, &b) in rules.definite.iter().enumerate() {
+            let (n, breaks) = removal::witnessed(&admits, b, opts.slack_us);
+            most = most.max(n);
+            found.extend(witness::bound(
+                b,
+                rules.why[k],
+                &admits,
+                &admit_at,
+                breaks,
+                opts.slack_us,
+            ));
+        }
+        most
+    } else {
+        most_removals(&rules, &admits, opts, opts.slack_us)
+    };
+    let flags = false_reject::flags(rules.reject, &maybe, &judged, opts.slack_us, start(opts));
+    let false_rejects = flags.iter().filter(|f| f.is_some()).count() as u64;
+    if witness && false_rejects > 0 {
+        found.extend(witness::false_rejects(
+            &rules,
+            opts,
+            (&maybe, &maybe_at),
+            (&judged, &judged_at),
+            &flags,
+        ));
     }
+    let verdict = Verdict {
+        admitted: admits.len() as u64,
+        rejected,
+        unknown: (maybe.len() - admits.len()) as u64,
+        allowed_max: ideal::allowed(policy, &sends, opts.epoch_offset_us),
+        definite_violations: definite,
+        possible_violations: most_removals(&rules, &swapped, opts, 0),
+        false_rejects,
+        peak_window_ratio: peak as f64 / peak_limit as f64,
+    };
+    (verdict, witness::keep_per_key(found))
 }
 
 /// Judges every key and adds the verdicts up.

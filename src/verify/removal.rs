@@ -52,6 +52,8 @@ struct Index {
     xs: Vec<i64>,
     /// Position of each item in `xs`.
     pos: Vec<usize>,
+    /// The item at each position.
+    at: Vec<usize>,
 }
 
 impl Index {
@@ -65,6 +67,7 @@ impl Index {
         Index {
             xs: order.iter().map(|&i| items[i].x).collect(),
             pos,
+            at: order,
         }
     }
 
@@ -85,14 +88,44 @@ fn order_by_y(items: &[Item]) -> Vec<usize> {
     order
 }
 
+/// A set that broke the bound while the greedy ran: proof of a violation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Break {
+    /// The items kept at that moment that form the set (indices into the
+    /// items given), the newest last: a smallest set the bound rejects.
+    pub members: Vec<usize>,
+    /// Every item (kept or dropped) inside the set's span: how far over it was.
+    pub all: u64,
+}
+
+/// The first and the largest (most items in its span) of the breaks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Breaks {
+    pub first: Option<Break>,
+    pub largest: Option<Break>,
+}
+
 /// The fewest items to drop so that no set of items breaks `bound`.
 pub fn min_removals(items: &[Item], bound: Bound, slack: i64) -> u64 {
+    run(items, bound, slack, None)
+}
+
+/// [`min_removals`], and the sets that proved it.
+pub fn witnessed(items: &[Item], bound: Bound, slack: i64) -> (u64, Breaks) {
+    let mut breaks = Breaks::default();
+    let removed = run(items, bound, slack, Some(&mut breaks));
+    (removed, breaks)
+}
+
+fn run(items: &[Item], bound: Bound, slack: i64, mut breaks: Option<&mut Breaks>) -> u64 {
     if items.is_empty() {
         return 0;
     }
     let n = items.len();
     let index = Index::new(items);
     let mut counts = Fenwick::new(n);
+    // Every item seen so far, dropped or not (only for witnesses).
+    let mut seen = Fenwick::new(if breaks.is_some() { n } else { 0 });
     let mut kept: BTreeSet<(i64, usize)> = BTreeSet::new();
     // Linear bounds: leaf p holds C(p)·per + x_p·count, where C(p) counts
     // kept items with x ≥ x_p; a set anchored at x_p breaks the bound when
@@ -115,9 +148,13 @@ pub fn min_removals(items: &[Item], bound: Bound, slack: i64) -> u64 {
         let p = index.pos[j];
         change(&mut tree, &mut counts, x, p, 1);
         kept.insert((x, p));
+        if breaks.is_some() {
+            seen.add(p, 1);
+        }
         let right = y.saturating_add(slack);
         loop {
-            let broken = match bound {
+            // The position of the broken set's anchor (its smallest x).
+            let broken: Option<usize> = match bound {
                 Bound::Window {
                     limit,
                     span,
@@ -128,7 +165,7 @@ pub fn min_removals(items: &[Item], bound: Bound, slack: i64) -> u64 {
                     } else {
                         index.above(right - span)
                     };
-                    counts.suffix(start) as u64 > limit
+                    (counts.suffix(start) as u64 > limit).then_some(start)
                 }
                 Bound::Linear {
                     burst,
@@ -143,13 +180,15 @@ pub fn min_removals(items: &[Item], bound: Bound, slack: i64) -> u64 {
                     let allowed = burst as i128 * per as i128 + right as i128 * count as i128;
                     let over_rate = tree
                         .as_ref()
-                        .and_then(|t| t.max(from, zero))
-                        .is_some_and(|v| v > allowed);
-                    over_burst || over_rate
+                        .and_then(|t| t.first_above(from, zero, allowed));
+                    over_rate.or(over_burst.then_some(zero))
                 }
             };
-            if !broken {
+            let Some(anchor) = broken else {
                 break;
+            };
+            if let Some(b) = breaks.as_deref_mut() {
+                note(b, &index, &kept, &seen, anchor);
             }
             let Some((dx, dp)) = kept.pop_last() else {
                 break;
@@ -159,6 +198,32 @@ pub fn min_removals(items: &[Item], bound: Bound, slack: i64) -> u64 {
         }
     }
     removed
+}
+
+/// Keeps the break anchored at position `anchor` if it is the first or the
+/// largest so far.
+fn note(
+    breaks: &mut Breaks,
+    index: &Index,
+    kept: &BTreeSet<(i64, usize)>,
+    seen: &Fenwick,
+    anchor: usize,
+) {
+    let all = seen.suffix(anchor) as u64;
+    let first = breaks.first.is_none();
+    if !first && breaks.largest.as_ref().is_some_and(|b| b.all >= all) {
+        return;
+    }
+    let mut members: Vec<usize> = kept
+        .range((index.xs[anchor], 0)..)
+        .map(|&(_, p)| index.at[p])
+        .collect();
+    members.sort_unstable();
+    let b = Break { members, all };
+    if first {
+        breaks.first = Some(b.clone());
+    }
+    breaks.largest = Some(b);
 }
 
 /// The most items any set of span shorter than `span` holds (nothing dropped).

@@ -30,6 +30,37 @@ impl MaxTree {
         (start < end).then(|| self.max_rec(1, 0, self.n, start, end))
     }
 
+    /// The first leaf in `start..end` whose value exceeds `v`.
+    pub fn first_above(&self, start: usize, end: usize, v: i128) -> Option<usize> {
+        let end = end.min(self.n);
+        (start < end)
+            .then(|| self.first_rec(1, 0, self.n, start, end, v, 0))
+            .flatten()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn first_rec(
+        &self,
+        node: usize,
+        lo: usize,
+        hi: usize,
+        s: usize,
+        e: usize,
+        v: i128,
+        above: i128,
+    ) -> Option<usize> {
+        if e <= lo || hi <= s || self.max[node] + above <= v {
+            return None;
+        }
+        if hi - lo == 1 {
+            return Some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        let above = above + self.lazy[node];
+        self.first_rec(2 * node, lo, mid, s, e, v, above)
+            .or_else(|| self.first_rec(2 * node + 1, mid, hi, s, e, v, above))
+    }
+
     fn add_rec(&mut self, node: usize, lo: usize, hi: usize, s: usize, e: usize, d: i128) {
         if e <= lo || hi <= s {
             return;
@@ -90,5 +121,13 @@ mod tests {
             }
         }
         assert_eq!(t.max(3, 3), None);
+        for a in 0..n {
+            for b in a + 1..=n {
+                for v in [-10, 0, 2, 9, 30] {
+                    let want = (a..b).find(|&i| plain[i] > v);
+                    assert_eq!(t.first_above(a, b, v), want, "{a}..{b} > {v}");
+                }
+            }
+        }
     }
 }
