@@ -97,6 +97,8 @@ pub struct ArmFigures {
     pub phases: Vec<PhaseFigures>,
     /// Each fault's recovery (ms), `None` when nothing was decided after it.
     pub recovery_ms: Vec<Option<f64>>,
+    /// The verdicts' proofs: per kind the earliest and the largest.
+    pub witnesses: Vec<crate::witnesses::ArmWitness>,
 }
 
 /// Latency from the intended send time and service time from the actual
@@ -136,7 +138,8 @@ pub(crate) fn histogram() -> Histogram<u64> {
 #[derive(Clone, Copy)]
 #[repr(C, packed(4))]
 struct Compact {
-    /// Send time in µs (low 62 bits) and the decision (top 2 bits).
+    /// Send time in µs (low 44 bits: 203 days), the replica (16 bits) and
+    /// the decision (top 2 bits).
     sent_decided: u64,
     /// done − sent: µs below 2³¹, else whole milliseconds rounded up with
     /// the top bit set. Rounding up only widens `[sent, done]`, which only
@@ -144,11 +147,13 @@ struct Compact {
     took: u32,
 }
 
-const SENT_MASK: u64 = (1 << 62) - 1;
+const SENT_MASK: u64 = (1 << 44) - 1;
+const REPLICA_SHIFT: u32 = 44;
+const REPLICA_MASK: u64 = (1 << 16) - 1;
 const IN_MS: u32 = 1 << 31;
 
 impl Compact {
-    fn new(sent_us: u64, took_us: u64, decided: Decided) -> Self {
+    fn new(sent_us: u64, took_us: u64, decided: Decided, replica: u32) -> Self {
         let d: u64 = match decided {
             Decided::Admitted => 0,
             Decided::Rejected => 1,
@@ -159,8 +164,9 @@ impl Compact {
         } else {
             IN_MS | took_us.div_ceil(1_000).min(u64::from(IN_MS - 1)) as u32
         };
+        let replica = u64::from(replica).min(REPLICA_MASK);
         Compact {
-            sent_decided: (sent_us & SENT_MASK) | (d << 62),
+            sent_decided: sent_us.min(SENT_MASK) | (replica << REPLICA_SHIFT) | (d << 62),
             took,
         }
     }
@@ -171,6 +177,10 @@ impl Compact {
             1 => Decided::Rejected,
             _ => Decided::Unknown,
         }
+    }
+
+    fn replica(self) -> u32 {
+        ((self.sent_decided >> REPLICA_SHIFT) & REPLICA_MASK) as u32
     }
 
     fn obs(self) -> Obs {
@@ -194,6 +204,8 @@ impl Compact {
 #[derive(Default)]
 struct KeyTrace {
     requests: Vec<Compact>,
+    /// Each request's `seq`, for the verdicts' witnesses.
+    seqs: Vec<u64>,
     witnesses: Vec<(u32, u32)>,
 }
 
@@ -208,6 +220,7 @@ pub fn analyze(
     replicas: usize,
     fault_windows: &[(i64, i64)],
     probes: &[crate::probe::Probe],
+    mut picker: crate::witnesses::Picker,
 ) -> Result<ArmFigures, String> {
     let mut headers = crate::header_checks::Collector::default();
     let mut phases = Phases::new(fault_windows);
@@ -258,7 +271,9 @@ pub fn analyze(
             e.sent_us,
             e.done_us.saturating_sub(e.sent_us),
             decided,
+            e.replica,
         ));
+        trace.seqs.push(e.seq);
     }
     let mut remaining = crate::header_checks::RemainingCheck::default();
     let mut names: Vec<&String> = keys.keys().collect();
@@ -280,21 +295,31 @@ pub fn analyze(
     let spans = phases.spans().to_vec();
     let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
     let verdict = policy.map(|p| {
-        keys.values().fold(Verdict::default(), |mut total, trace| {
-            let obs = expand(&trace.requests);
-            total.merge(&verify::verify_key(p, &obs, opts));
-            if !spans.is_empty() {
-                for (sent, done) in verify::false_reject_times(p, &obs, opts) {
-                    phases.wrong(sent, done);
+        // In key order, so witnesses that tie are picked the same way on
+        // every rebuild.
+        let mut sorted: Vec<(&String, &KeyTrace)> = keys.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        sorted
+            .into_iter()
+            .fold(Verdict::default(), |mut total, (key, trace)| {
+                let obs = expand(&trace.requests);
+                let (v, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));
+                total.merge(&v);
+                if !found.is_empty() {
+                    picker.add(key, &named(trace, &obs), found);
                 }
-            }
-            for (sum, &(from, to)) in phase_verdicts.iter_mut().zip(&spans) {
-                let v = verify::verify_phase(p, &obs, opts, from, to);
-                sum.definite_violations += v.definite_violations;
-                sum.false_rejects += v.false_rejects;
-            }
-            total
-        })
+                if !spans.is_empty() {
+                    for (sent, done) in verify::false_reject_times(p, &obs, opts) {
+                        phases.wrong(sent, done);
+                    }
+                }
+                for (sum, &(from, to)) in phase_verdicts.iter_mut().zip(&spans) {
+                    let v = verify::verify_phase(p, &obs, opts, from, to);
+                    sum.definite_violations += v.definite_violations;
+                    sum.false_rejects += v.false_rejects;
+                }
+                total
+            })
     });
     let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
     let busiest = keys.values().max_by_key(|trace| {
@@ -324,7 +349,20 @@ pub fn analyze(
         timeline,
         phases,
         recovery_ms,
+        witnesses: picker.finish(),
     })
+}
+
+fn named(trace: &KeyTrace, obs: &[Obs]) -> Vec<crate::witnesses::Named> {
+    obs.iter()
+        .zip(&trace.requests)
+        .zip(&trace.seqs)
+        .map(|((&obs, c), &seq)| crate::witnesses::Named {
+            obs,
+            seq,
+            replica: c.replica(),
+        })
+        .collect()
 }
 
 /// Admits (at their completion) in the trailing window, over the limit,
@@ -367,16 +405,18 @@ mod tests {
         assert_eq!(std::mem::size_of::<Compact>(), 12);
         for (sent, took, decided) in [
             (0, 0, Decided::Admitted),
-            (123_456_789_012, 1_500, Decided::Rejected),
+            (17_592_186_044_415, 1_500, Decided::Rejected),
             (7, u64::from(IN_MS) - 1, Decided::Unknown),
         ] {
-            let o = Compact::new(sent, took, decided).obs();
+            let c = Compact::new(sent, took, decided, 7);
+            assert_eq!(c.replica(), 7);
+            let o = c.obs();
             let back = (o.sent as u64, (o.done - o.sent) as u64, o.decided);
             assert_eq!(back, (sent, took, decided));
         }
         // Past ~35 minutes in milliseconds, rounded up: never narrower.
         for took in [u64::from(IN_MS), 3_600_000_001, 86_400_000_000] {
-            let o = Compact::new(5, took, Decided::Admitted).obs();
+            let o = Compact::new(5, took, Decided::Admitted, 0).obs();
             let kept = (o.done - o.sent) as u64;
             assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
             assert_eq!(o.decided, Decided::Admitted);

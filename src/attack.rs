@@ -45,9 +45,17 @@ pub struct Attack {
     pub max_in_flight: usize,
     /// What the answers are judged against (`--policy`).
     pub policy: Option<reference_api::Policy>,
+    /// Late replenishment and chunked refill the `--policy` declares.
+    pub timing: crate::scenario::PolicyTiming,
 }
 
 pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
+    let policy = args
+        .policy
+        .as_deref()
+        .map(crate::scenario::inline_policy)
+        .transpose()
+        .map_err(|e| Error::input(e.to_string()))?;
     let targets = args
         .urls
         .iter()
@@ -122,12 +130,8 @@ pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
         })?,
         timeout,
         max_in_flight: args.max_in_flight,
-        policy: args
-            .policy
-            .as_deref()
-            .map(crate::scenario::inline_policy)
-            .transpose()
-            .map_err(|e| Error::input(e.to_string()))?,
+        policy: policy.as_ref().map(|(p, _)| p.clone()),
+        timing: policy.map(|(_, t)| t).unwrap_or_default(),
     })
 }
 
@@ -302,6 +306,10 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         unknown_history: true,
         faults: Vec::new(),
         probes: Vec::new(),
+        replenish_lateness_us: attack.timing.lateness_us,
+        chunked_refill: attack.timing.chunked_refill,
+        max_server_time_us: None,
+        witnesses: crate::witnesses::DEFAULT_LIMIT,
     };
     let run = RunRecord {
         scenario: ARM.to_string(),

@@ -30,6 +30,21 @@ pub enum Command {
         /// A run folder, e.g. reports/three-replicas/latest.
         run_dir: PathBuf,
     },
+    /// The proof behind a run's verdicts: each violation's and false
+    /// reject's requests and the rule they break, from the run folder.
+    Explain {
+        /// A run folder, e.g. reports/three-replicas/latest.
+        run_dir: PathBuf,
+        /// Only this arm.
+        #[arg(long)]
+        arm: Option<String>,
+        /// Only this key (e.g. customer-0003).
+        #[arg(long)]
+        key: Option<String>,
+        /// Witnesses of each kind per arm: the earliest and the largest.
+        #[arg(long, default_value_t = 5)]
+        limit: usize,
+    },
     /// Two summary.json files side by side, arm by arm.
     Compare {
         baseline: PathBuf,

@@ -96,6 +96,7 @@ mod tests {
             timeline: vec![],
             phases: vec![],
             recovery_ms: vec![],
+            witnesses: vec![],
             errors_by_kind: Default::default(),
             statuses: Default::default(),
             error_statuses: Default::default(),

@@ -113,6 +113,18 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
+        Command::Explain {
+            run_dir,
+            arm,
+            key,
+            limit,
+        } => match rlbench::explain::explain(&run_dir, arm.as_deref(), key.as_deref(), limit) {
+            Ok(arms) => {
+                print!("{}", rlbench::report::explain::render(&arms));
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
         Command::Compare {
             baseline,
             candidate,

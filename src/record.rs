@@ -54,6 +54,26 @@ pub struct ArmRecord {
     /// Retry-After probes sent after the load.
     #[serde(default)]
     pub probes: Vec<crate::probe::Probe>,
+    /// How late the limiter's windows or refills may run (µs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replenish_lateness_us: i64,
+    /// The token bucket refills in one chunk per period.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub chunked_refill: bool,
+    /// How long after the client gave up the server may still decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_server_time_us: Option<i64>,
+    /// Witnesses kept per kind in summary.json.
+    #[serde(default = "default_witnesses")]
+    pub witnesses: usize,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+fn default_witnesses() -> usize {
+    crate::witnesses::DEFAULT_LIMIT
 }
 
 pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {

@@ -379,6 +379,13 @@ async fn run_arm(
         unknown_history: arm.mode == Mode::External,
         faults,
         probes,
+        replenish_lateness_us: arm.timing.lateness_us,
+        chunked_refill: arm.timing.chunked_refill,
+        max_server_time_us: scenario
+            .checks
+            .max_server_time
+            .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
+        witnesses: scenario.checks.witnesses,
     };
     record::write(&folder.arm_record(&arm.name), &record).map_err(Error::environment)?;
     Ok(record)

@@ -99,6 +99,67 @@ ul.verdicts li{margin:.35rem 0}table{border-collapse:collapse;width:100%;font-si
 th,td{border-bottom:1px solid #eee;padding:.3rem .5rem;text-align:right}th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
 td.ok{color:#137333;font-weight:600}td.bad{color:#a50e0e;font-weight:600}li.finding{color:#a50e0e}img{width:100%;height:auto;border:1px solid #eee;margin:.5rem 0}";
 
+fn witnesses_of(a: &ArmSummary) -> &[crate::witnesses::ArmWitness] {
+    a.correctness
+        .as_ref()
+        .map_or(&[], |c| c.witnesses.as_slice())
+}
+
+/// Each arm's witnesses: the sentence, then the requests that prove it.
+fn witnesses(h: &mut String, s: &Summary) {
+    if s.arms.iter().all(|a| witnesses_of(a).is_empty()) {
+        return;
+    }
+    h.push_str("<h2>Witnesses</h2><p class=\"meta\">The requests behind each verdict (the earliest and the largest of each kind; <code>rlbench explain RUN_DIR</code> prints them too).</p>");
+    for (i, a) in s.arms.iter().enumerate() {
+        let list = witnesses_of(a);
+        if list.is_empty() {
+            continue;
+        }
+        let _ = write!(h, "<h3 id=\"witnesses-{i}\">{}</h3>", esc(&a.name));
+        for w in list {
+            let what = if w.kind == "violation" {
+                "violation"
+            } else {
+                "false reject"
+            };
+            let _ = write!(
+                h,
+                "<p class=\"witness\"><b>{what}</b>: {}</p><table><tr><th>seq</th><th>replica</th><th>sent s</th><th>done s</th><th>outcome</th></tr>",
+                esc(&w.rule)
+            );
+            let rows = w
+                .reject
+                .iter()
+                .map(|r| (r, true))
+                .chain(w.requests.iter().map(|r| (r, false)));
+            for (r, is_reject) in rows {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{}</td></tr>",
+                    r.seq,
+                    r.replica,
+                    r.sent_s,
+                    r.done_s,
+                    if is_reject {
+                        "the reject"
+                    } else {
+                        r.outcome.as_str()
+                    }
+                );
+            }
+            if w.more_requests > 0 {
+                let _ = write!(
+                    h,
+                    "<tr><td colspan=\"5\">… and {} more</td></tr>",
+                    w.more_requests
+                );
+            }
+            h.push_str("</table>");
+        }
+    }
+}
+
 pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     let mut h = String::new();
     let _ = write!(
@@ -131,15 +192,21 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     let _ = write!(h, "<p class=\"gate {class}\" id=\"gate\">{words}</p>");
 
     h.push_str("<h2>Verdicts</h2><ul class=\"verdicts\">");
-    for a in &s.arms {
+    for (i, a) in s.arms.iter().enumerate() {
+        let proof = if witnesses_of(a).is_empty() {
+            String::new()
+        } else {
+            format!(" <a href=\"#witnesses-{i}\">the proof</a>")
+        };
         let _ = write!(
             h,
-            "<li>{} <span class=\"meta\">({})</span></li>",
+            "<li>{}{proof} <span class=\"meta\">({})</span></li>",
             esc(&verdict(a)),
             esc(&a.policy_text)
         );
     }
     h.push_str("</ul>");
+    witnesses(&mut h, s);
 
     if s.arms.iter().any(|a| !a.faults.is_empty()) {
         h.push_str("<h2>Faults</h2><ul class=\"verdicts\">");

@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod explain;
 pub mod faults;
 pub mod folder;
 pub mod headers;
@@ -21,6 +22,43 @@ use crate::verify;
 use folder::RunFolder;
 use summary::{Gate, Summary};
 
+/// The verifier's options for an arm, as its record states them.
+pub fn options(record: &ArmRecord) -> verify::Options {
+    verify::Options {
+        epoch_offset_us: record.epoch_offset_us,
+        epoch_uncertainty_us: record.epoch_uncertainty_us,
+        aligned: record.aligned,
+        unknown_history: record.unknown_history,
+        lateness_us: record.replenish_lateness_us,
+        chunked_refill: record.chunked_refill,
+        max_server_time_us: record.max_server_time_us,
+        ..verify::Options::default()
+    }
+}
+
+/// One arm's figures from its events and record, with the witnesses
+/// `picker` keeps.
+pub fn analyze_arm(
+    folder: &RunFolder,
+    record: &ArmRecord,
+    picker: crate::witnesses::Picker,
+) -> Result<analyze::ArmFigures, String> {
+    analyze::analyze(
+        &folder.events(&record.name),
+        record.policy.as_ref(),
+        &options(record),
+        record.replicas,
+        &record
+            .faults
+            .iter()
+            .filter(|f| f.applied)
+            .map(|f| (f.from_us as i64, f.to_us as i64))
+            .collect::<Vec<_>>(),
+        &record.probes,
+        picker,
+    )
+}
+
 /// Analyzes every arm's events, judges its expectations and writes the
 /// reports into the folder. `arms` pairs each arm's record with its bounds.
 pub fn build(
@@ -32,25 +70,10 @@ pub fn build(
     let mut failures = Vec::new();
     let mut all_figures = Vec::new();
     for (record, expect) in arms {
-        let opts = verify::Options {
-            epoch_offset_us: record.epoch_offset_us,
-            epoch_uncertainty_us: record.epoch_uncertainty_us,
-            aligned: record.aligned,
-            unknown_history: record.unknown_history,
-            ..verify::Options::default()
-        };
-        let figures = analyze::analyze(
-            &folder.events(&record.name),
-            record.policy.as_ref(),
-            &opts,
-            record.replicas,
-            &record
-                .faults
-                .iter()
-                .filter(|f| f.applied)
-                .map(|f| (f.from_us as i64, f.to_us as i64))
-                .collect::<Vec<_>>(),
-            &record.probes,
+        let figures = analyze_arm(
+            folder,
+            record,
+            crate::witnesses::Picker::new(record.witnesses),
         )?;
         let checks = gate::evaluate(expect, &figures);
         for (path, h) in [

@@ -159,6 +159,10 @@ pub struct Correctness {
     pub possible_violations: u64,
     pub false_rejects: u64,
     pub false_reject_ratio: f64,
+    /// The proof of the verdicts: per kind the earliest and the largest
+    /// violations and false rejects, requests referenced by `seq`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<crate::witnesses::ArmWitness>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -280,6 +284,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             possible_violations: v.possible_violations,
             false_rejects: v.false_rejects,
             false_reject_ratio: v.false_reject_ratio(),
+            witnesses: f.witnesses.clone(),
         }),
         latency_ms: latency(&f.latency),
         service_ms: latency(&f.service),

@@ -37,6 +37,20 @@ pub struct Checks {
     pub retry_after_probes: u32,
     /// A longer advertised wait is reported, not waited for.
     pub retry_after_max_wait: Duration,
+    /// Witnesses kept per kind and arm in summary.json.
+    pub witnesses: usize,
+    /// How long after the client gave up the server may still decide
+    /// (`None`: at any time).
+    pub max_server_time: Option<Duration>,
+}
+
+/// What the limiter's timing may be beyond its policy's parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PolicyTiming {
+    /// How late a window, segment or refill may run (µs).
+    pub lateness_us: i64,
+    /// A token bucket refilled in one chunk per period (ASP.NET Core's).
+    pub chunked_refill: bool,
 }
 
 impl Default for Checks {
@@ -44,6 +58,8 @@ impl Default for Checks {
         Checks {
             retry_after_probes: 2,
             retry_after_max_wait: Duration::from_secs(5),
+            witnesses: crate::witnesses::DEFAULT_LIMIT,
+            max_server_time: None,
         }
     }
 }
@@ -217,6 +233,8 @@ pub struct Arm {
     pub policy: Policy,
     /// The preset it was stated as, as written (`nginx_limit_req rate=10r/s burst=5`).
     pub preset: Option<String>,
+    /// Late replenishment and chunked refill, as the policy declares them.
+    pub timing: PolicyTiming,
     pub expect: Vec<Expectation>,
     /// An external target's URLs for this arm (`replicas` is their count);
     /// empty for the reference API.
@@ -342,6 +360,6 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
 /// commas: `algorithm = "sliding_log", limit = 10, window = "1s"` (for
 /// `rlbench attack --policy`). Errors read like a scenario's, located in
 /// the text given.
-pub fn inline_policy(text: &str) -> Result<Policy, ScenarioError> {
+pub fn inline_policy(text: &str) -> Result<(Policy, PolicyTiming), ScenarioError> {
     validate::inline_policy(text)
 }

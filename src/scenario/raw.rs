@@ -26,6 +26,8 @@ pub struct RawScenario {
 pub struct RawChecks {
     pub retry_after_probes: Option<Spanned<i64>>,
     pub retry_after_max_wait: Option<Spanned<String>>,
+    pub witnesses: Option<Spanned<i64>>,
+    pub max_server_time: Option<Spanned<String>>,
 }
 
 /// `[target]`: the reference API (default) or any HTTP endpoints.
@@ -72,6 +74,15 @@ pub struct RawPolicy {
     pub refill: Option<Spanned<String>>,
     pub rate: Option<Spanned<String>>,
     pub burst: Option<Spanned<i64>>,
+    /// How late a window, segment or refill may run ("100ms").
+    pub replenish_lateness: Option<Spanned<String>>,
+    /// preset = "aspnetcore": which limiter, in ASP.NET Core's own terms.
+    pub limiter: Option<Spanned<String>>,
+    pub permit_limit: Option<Spanned<i64>>,
+    pub segments_per_window: Option<Spanned<i64>>,
+    pub token_limit: Option<Spanned<i64>>,
+    pub tokens_per_period: Option<Spanned<i64>>,
+    pub replenishment_period: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

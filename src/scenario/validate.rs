@@ -78,7 +78,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// `--policy` text: the keys of a `[policy]` table, comma-separated.
-pub(super) fn inline_policy(text: &str) -> Result<Policy> {
+pub(super) fn inline_policy(text: &str) -> Result<(Policy, crate::scenario::PolicyTiming)> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Wrapped {
@@ -106,7 +106,9 @@ pub(super) fn inline_policy(text: &str) -> Result<Policy> {
             "name the algorithm, e.g. algorithm = \"sliding_log\", limit = 10, window = \"1s\"",
         )));
     }
-    policy::policy(&src, raw.policy.span(), raw.policy.get_ref()).map_err(shift)
+    let policy = policy::policy(&src, raw.policy.span(), raw.policy.get_ref()).map_err(shift)?;
+    let timing = policy::timing(&src, raw.policy.get_ref()).map_err(shift)?;
+    Ok((policy, timing))
 }
 
 pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
@@ -293,6 +295,12 @@ fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<super::Checks> {
     }
     if let Some(w) = &raw.retry_after_max_wait {
         c.retry_after_max_wait = src.duration(w)?;
+    }
+    if let Some(n) = &raw.witnesses {
+        c.witnesses = src.count(n, "witnesses", 0, 1_000)? as usize;
+    }
+    if let Some(t) = &raw.max_server_time {
+        c.max_server_time = Some(src.duration(t)?);
     }
     Ok(c)
 }

@@ -5,7 +5,7 @@
 use super::{identifier, skews};
 use super::{load, policy, target, ArmDefaults, Result, Source, MAX_REPLICAS};
 use crate::scenario::raw::{RawArm, RawExpect};
-use crate::scenario::{Arm, Bound, Expectation, Figure, Mode};
+use crate::scenario::{Arm, Bound, Expectation, Figure, Mode, PolicyTiming};
 use reference_api::config::{ClockSource, OnError};
 use reference_api::Policy;
 
@@ -34,7 +34,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
             ))
         }
     };
-    let (policy, preset) = arm_policy(src, a, defaults)?;
+    let (policy, preset, timing) = arm_policy(src, a, defaults)?;
     if mode == Mode::RedisNaive
         && !matches!(
             policy,
@@ -102,6 +102,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         on_redis_error,
         policy,
         preset,
+        timing,
         expect,
         urls: Vec::new(),
     })
@@ -141,7 +142,7 @@ fn external_arm(
         Some(list) => target::urls(src, list, target.path.as_deref())?,
         None => target.urls.clone(),
     };
-    let (policy, preset) = arm_policy(src, a, defaults)?;
+    let (policy, preset, timing) = arm_policy(src, a, defaults)?;
     let fanout = match &a.fanout {
         Some(f) => load::fanout(src, f)?,
         None => defaults.fanout,
@@ -162,6 +163,7 @@ fn external_arm(
         on_redis_error: OnError::FailOpen,
         policy,
         preset,
+        timing,
         expect: arm_expect(src, a)?,
         urls,
     })
@@ -172,12 +174,13 @@ fn arm_policy(
     src: &Source,
     a: &RawArm,
     defaults: &ArmDefaults,
-) -> Result<(Policy, Option<String>)> {
+) -> Result<(Policy, Option<String>, PolicyTiming)> {
     match &a.policy {
         Some(p) => policy::arm_policy(src, defaults.raw_policy, p),
         None => Ok((
             defaults.policy.clone(),
             policy::preset_label(defaults.raw_policy.get_ref()),
+            policy::timing(src, defaults.raw_policy.get_ref())?,
         )),
     }
 }

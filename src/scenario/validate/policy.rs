@@ -4,6 +4,7 @@
 use super::{Result, Source};
 use crate::scenario::raw::RawPolicy;
 use crate::scenario::units::micros;
+use crate::scenario::PolicyTiming;
 use reference_api::Policy;
 use std::ops::Range;
 use toml::Spanned;
@@ -14,17 +15,67 @@ pub(super) fn arm_policy(
     src: &Source,
     scenario: &Spanned<RawPolicy>,
     arm: &Spanned<RawPolicy>,
-) -> Result<(Policy, Option<String>)> {
+) -> Result<(Policy, Option<String>, PolicyTiming)> {
     let a = arm.get_ref();
     if a.algorithm.is_some() || a.preset.is_some() {
-        return Ok((policy(src, arm.span(), a)?, preset_label(a)));
+        return Ok((
+            policy(src, arm.span(), a)?,
+            preset_label(a),
+            timing(src, a)?,
+        ));
     }
     let mut merged = scenario.get_ref().clone();
     macro_rules! take {
         ($($field:ident),*) => { $( if a.$field.is_some() { merged.$field = a.$field.clone(); } )* };
     }
-    take!(limit, window, segments, capacity, refill, rate, burst, nodelay);
-    Ok((policy(src, arm.span(), &merged)?, preset_label(&merged)))
+    take!(
+        limit,
+        window,
+        segments,
+        capacity,
+        refill,
+        rate,
+        burst,
+        nodelay,
+        replenish_lateness,
+        limiter,
+        permit_limit,
+        segments_per_window,
+        token_limit,
+        tokens_per_period,
+        replenishment_period
+    );
+    Ok((
+        policy(src, arm.span(), &merged)?,
+        preset_label(&merged),
+        timing(src, &merged)?,
+    ))
+}
+
+/// ASP.NET Core replenishes partitioned limiters from a 100 ms heartbeat.
+const ASPNETCORE_LATENESS_US: i64 = 100_000;
+
+/// How late the policy's windows or refills may run, and whether a bucket
+/// refills in chunks: `replenish_lateness` (default 0; 100 ms for
+/// `aspnetcore`), chunked for `aspnetcore`'s token bucket.
+pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
+    let aspnetcore = p
+        .preset
+        .as_ref()
+        .is_some_and(|n| n.get_ref() == "aspnetcore");
+    let lateness_us = match &p.replenish_lateness {
+        Some(d) => micros(src.duration(d)?) as i64,
+        None if aspnetcore => ASPNETCORE_LATENESS_US,
+        None => 0,
+    };
+    let chunked_refill = aspnetcore
+        && p.limiter
+            .as_ref()
+            .is_some_and(|l| l.get_ref() == "token_bucket");
+    Ok(PolicyTiming {
+        lateness_us,
+        chunked_refill,
+    })
 }
 
 /// A preset as written, e.g. `nginx_limit_req rate=10r/s burst=5 nodelay`
@@ -32,6 +83,27 @@ pub(super) fn arm_policy(
 pub(super) fn preset_label(p: &RawPolicy) -> Option<String> {
     let preset = p.preset.as_ref()?.get_ref();
     let mut label = preset.clone();
+    if let Some(l) = &p.limiter {
+        label.push_str(&format!(" {}", l.get_ref()));
+    }
+    for (name, v) in [
+        ("permit_limit", &p.permit_limit),
+        ("segments_per_window", &p.segments_per_window),
+        ("token_limit", &p.token_limit),
+        ("tokens_per_period", &p.tokens_per_period),
+    ] {
+        if let Some(v) = v {
+            label.push_str(&format!(" {name}={}", v.get_ref()));
+        }
+    }
+    for (name, v) in [
+        ("window", &p.window),
+        ("replenishment_period", &p.replenishment_period),
+    ] {
+        if let (Some(v), true) = (v, preset == "aspnetcore") {
+            label.push_str(&format!(" {name}={}", v.get_ref()));
+        }
+    }
     if let Some(r) = &p.rate {
         label.push_str(&format!(" rate={}", r.get_ref()));
     }
@@ -46,7 +118,7 @@ pub(super) fn preset_label(p: &RawPolicy) -> Option<String> {
 
 /// Fails at the first parameter given that `what` does not take.
 fn only(src: &Source, p: &RawPolicy, params: &[&str], what: &str) -> Result<()> {
-    let given: [(&str, Option<Range<usize>>); 8] = [
+    let given: [(&str, Option<Range<usize>>); 14] = [
         ("limit", p.limit.as_ref().map(|v| v.span())),
         ("window", p.window.as_ref().map(|v| v.span())),
         ("segments", p.segments.as_ref().map(|v| v.span())),
@@ -55,7 +127,23 @@ fn only(src: &Source, p: &RawPolicy, params: &[&str], what: &str) -> Result<()> 
         ("rate", p.rate.as_ref().map(|v| v.span())),
         ("burst", p.burst.as_ref().map(|v| v.span())),
         ("nodelay", p.nodelay.as_ref().map(|v| v.span())),
+        ("limiter", p.limiter.as_ref().map(|v| v.span())),
+        ("permit_limit", p.permit_limit.as_ref().map(|v| v.span())),
+        (
+            "segments_per_window",
+            p.segments_per_window.as_ref().map(|v| v.span()),
+        ),
+        ("token_limit", p.token_limit.as_ref().map(|v| v.span())),
+        (
+            "tokens_per_period",
+            p.tokens_per_period.as_ref().map(|v| v.span()),
+        ),
+        (
+            "replenishment_period",
+            p.replenishment_period.as_ref().map(|v| v.span()),
+        ),
     ];
+    // Any policy may declare how late its replenishment runs.
     match given
         .into_iter()
         .find(|(key, span)| span.is_some() && !params.contains(key))
@@ -87,7 +175,7 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
     let Some(algorithm_value) = &p.algorithm else {
         return Err(src.error(
             Some(table),
-            "[policy] needs \"algorithm\" (or a \"preset\": nginx_limit_req, redis_cell, governor)",
+            "[policy] needs \"algorithm\" (or a \"preset\": nginx_limit_req, redis_cell, governor, aspnetcore)",
         ));
     };
     let algorithm = algorithm_value.get_ref().as_str();
@@ -199,7 +287,10 @@ fn preset(
     name: &Spanned<String>,
     p: &RawPolicy,
 ) -> Result<Policy> {
-    const PRESETS: &str = "nginx_limit_req, redis_cell or governor";
+    const PRESETS: &str = "nginx_limit_req, redis_cell, governor or aspnetcore";
+    if name.get_ref() == "aspnetcore" {
+        return aspnetcore(src, table, p);
+    }
     let allowed: &[&str] = match name.get_ref().as_str() {
         "nginx_limit_req" => &["rate", "burst", "nodelay"],
         "redis_cell" | "governor" => &["rate", "burst"],
@@ -262,5 +353,104 @@ fn preset(
             }
             Policy::Gcra { rate, burst: b }
         }
+    })
+}
+
+/// `preset = "aspnetcore"`: ASP.NET Core's partitioned limiters in their own
+/// terms (`RateLimitPartition.Get…Limiter` with QueueLimit 0,
+/// AutoReplenishment off: the framework's 100 ms heartbeat replenishes).
+///
+/// - `limiter = "fixed_window"`: `permit_limit` per `window`;
+/// - `limiter = "sliding_window"`: `permit_limit` per `window` in
+///   `segments_per_window` segments;
+/// - `limiter = "token_bucket"`: `token_limit` tokens, `tokens_per_period`
+///   added in one chunk every `replenishment_period`.
+///
+/// Each window, segment or refill comes on a heartbeat tick once a full
+/// period has passed since the last one: up to `replenish_lateness`
+/// (default 100 ms) late, and the lateness adds up.
+fn aspnetcore(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result<Policy> {
+    let Some(limiter) = &p.limiter else {
+        return Err(src.error(
+            Some(table),
+            "preset aspnetcore needs \"limiter\": fixed_window, sliding_window or token_bucket",
+        ));
+    };
+    let kind = limiter.get_ref().as_str();
+    let params: &[&str] = match kind {
+        "fixed_window" => &["limiter", "permit_limit", "window"],
+        "sliding_window" => &["limiter", "permit_limit", "window", "segments_per_window"],
+        "token_bucket" => &[
+            "limiter",
+            "token_limit",
+            "tokens_per_period",
+            "replenishment_period",
+        ],
+        other => {
+            return Err(src.at(
+                limiter,
+                format!(
+                    "unknown ASP.NET Core limiter {other:?}, expected fixed_window, \
+                     sliding_window or token_bucket"
+                ),
+            ))
+        }
+    };
+    only(src, p, params, &format!("preset aspnetcore limiter {kind}"))?;
+    let need = |key: &str| {
+        src.error(
+            Some(table.clone()),
+            format!(
+                "aspnetcore {kind} needs {key:?} ({})",
+                params[1..].join(", ")
+            ),
+        )
+    };
+    let count = |v: &Option<Spanned<i64>>, key: &str| -> Result<u64> {
+        src.count(
+            v.as_ref().ok_or_else(|| need(key))?,
+            key,
+            1,
+            u32::MAX as i64,
+        )
+    };
+    let duration = |v: &Option<Spanned<String>>, key: &str| -> Result<u64> {
+        let v = v.as_ref().ok_or_else(|| need(key))?;
+        match micros(src.duration(v)?) {
+            0 => Err(src.at(v, format!("{key} must be positive"))),
+            us => Ok(us),
+        }
+    };
+    Ok(match kind {
+        "fixed_window" => Policy::FixedWindow {
+            limit: count(&p.permit_limit, "permit_limit")?,
+            window_us: duration(&p.window, "window")?,
+        },
+        "sliding_window" => {
+            let limit = count(&p.permit_limit, "permit_limit")?;
+            let window_us = duration(&p.window, "window")?;
+            let segments = count(&p.segments_per_window, "segments_per_window")?;
+            if window_us % segments != 0 {
+                let at = p.segments_per_window.as_ref().map(|v| v.span());
+                return Err(src.error(
+                    at,
+                    format!(
+                        "the window must split into {segments} equal whole-microsecond segments"
+                    ),
+                ));
+            }
+            Policy::SlidingWindow {
+                limit,
+                window_us,
+                segments,
+            }
+        }
+        _ => Policy::TokenBucket {
+            capacity: count(&p.token_limit, "token_limit")?,
+            refill: reference_api::Rate {
+                count: count(&p.tokens_per_period, "tokens_per_period")?,
+                per_us: duration(&p.replenishment_period, "replenishment_period")?,
+            },
+        },
     })
 }

@@ -425,14 +425,18 @@ fn closed_loop_takes_workers_and_a_think_time() {
 fn an_inline_policy_is_a_policy_table_on_one_line() {
     use crate::scenario::inline_policy;
     assert_eq!(
-        inline_policy(r#"algorithm = "sliding_log", limit = 10, window = "1s""#).unwrap(),
+        inline_policy(r#"algorithm = "sliding_log", limit = 10, window = "1s""#)
+            .unwrap()
+            .0,
         Policy::SlidingLog {
             limit: 10,
             window_us: 1_000_000
         }
     );
     assert_eq!(
-        inline_policy(r#"algorithm = "token_bucket", capacity = 5, refill = "10/1s""#).unwrap(),
+        inline_policy(r#"algorithm = "token_bucket", capacity = 5, refill = "10/1s""#)
+            .unwrap()
+            .0,
         Policy::TokenBucket {
             capacity: 5,
             refill: Rate {
@@ -456,6 +460,77 @@ fn an_inline_policy_is_a_policy_table_on_one_line() {
     ] {
         let e = inline_policy(bad).unwrap_err().to_string();
         assert!(e.starts_with("--policy: "), "{e}");
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
+    use crate::scenario::{inline_policy, PolicyTiming};
+    let (p, t) = inline_policy(
+        r#"preset = "aspnetcore", limiter = "sliding_window", permit_limit = 10, window = "2s", segments_per_window = 4"#,
+    )
+    .unwrap();
+    assert_eq!(
+        p,
+        Policy::SlidingWindow {
+            limit: 10,
+            window_us: 2_000_000,
+            segments: 4
+        }
+    );
+    assert_eq!(
+        t,
+        PolicyTiming {
+            lateness_us: 100_000,
+            chunked_refill: false
+        }
+    );
+    let (p, t) = inline_policy(
+        r#"preset = "aspnetcore", limiter = "token_bucket", token_limit = 10, tokens_per_period = 5, replenishment_period = "1s", replenish_lateness = "20ms""#,
+    )
+    .unwrap();
+    assert_eq!(
+        p,
+        Policy::TokenBucket {
+            capacity: 10,
+            refill: Rate {
+                count: 5,
+                per_us: 1_000_000
+            }
+        }
+    );
+    assert_eq!(
+        t,
+        PolicyTiming {
+            lateness_us: 20_000,
+            chunked_refill: true
+        }
+    );
+    let (_, t) = inline_policy(
+        r#"algorithm = "fixed_window", limit = 3, window = "1s", replenish_lateness = "5ms""#,
+    )
+    .unwrap();
+    assert_eq!(t.lateness_us, 5_000);
+    for (bad, says) in [
+        (
+            r#"preset = "aspnetcore", permit_limit = 10, window = "1s""#,
+            "needs \"limiter\"",
+        ),
+        (
+            r#"preset = "aspnetcore", limiter = "fixed_window", permit_limit = 10"#,
+            "needs \"window\"",
+        ),
+        (
+            r#"preset = "aspnetcore", limiter = "fixed_window", permit_limit = 10, window = "1s", token_limit = 3"#,
+            "\"token_limit\" is not a parameter",
+        ),
+        (
+            r#"preset = "aspnetcore", limiter = "concurrency", permit_limit = 10"#,
+            "unknown ASP.NET Core limiter",
+        ),
+    ] {
+        let e = inline_policy(bad).unwrap_err().to_string();
         assert!(e.contains(says), "{bad}: {e}");
     }
 }

@@ -1,0 +1,118 @@
+//! `rlbench explain` as text: each witness's sentence, then the requests
+//! involved with a small timeline of their `[sent, done]` intervals.
+
+use crate::explain::Explained;
+use crate::witnesses::{ArmWitness, WitnessRequest};
+use std::fmt::Write;
+
+/// Columns of the timeline.
+const WIDTH: usize = 40;
+
+pub fn render(arms: &[Explained]) -> String {
+    let mut out = String::new();
+    for a in arms {
+        let policy = a.policy.as_deref().unwrap_or("no policy: nothing judged");
+        let _ = writeln!(
+            out,
+            "arm {}: {} definite violations, {} false rejects ({policy})",
+            a.arm, a.definite_violations, a.false_rejects
+        );
+        if a.witnesses.is_empty() {
+            let _ = writeln!(
+                out,
+                "  nothing to prove: no violation and no false reject\n"
+            );
+            continue;
+        }
+        for w in &a.witnesses {
+            witness(&mut out, w);
+        }
+    }
+    out
+}
+
+fn witness(out: &mut String, w: &ArmWitness) {
+    let what = if w.kind == "violation" {
+        "violation"
+    } else {
+        "false reject"
+    };
+    let _ = writeln!(out, "  {what}: {}", w.rule);
+    let mut rows: Vec<(&WitnessRequest, bool)> = w.requests.iter().map(|r| (r, false)).collect();
+    if let Some(r) = &w.reject {
+        rows.push((r, true));
+    }
+    rows.sort_by(|a, b| {
+        a.0.sent_s
+            .partial_cmp(&b.0.sent_s)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let lo = rows.iter().map(|(r, _)| r.sent_s).fold(w.from_s, f64::min);
+    let hi = rows
+        .iter()
+        .map(|(r, _)| r.done_s.min(1e12))
+        .fold(w.to_s, f64::max);
+    let _ = writeln!(
+        out,
+        "    {:>8}  {:>7}  {:>9}  {:>9}  {:<9} {:.3} s{:>w$}",
+        "seq",
+        "replica",
+        "sent s",
+        "done s",
+        "outcome",
+        lo,
+        format!("{hi:.3} s"),
+        w = WIDTH - 3
+    );
+    for (r, is_reject) in rows {
+        let outcome = if is_reject { "REJECTED" } else { &r.outcome };
+        let _ = writeln!(
+            out,
+            "    {:>8}  {:>7}  {:>9.4}  {:>9.4}  {:<9} |{}|",
+            r.seq,
+            r.replica,
+            r.sent_s,
+            r.done_s,
+            outcome,
+            bar(
+                lo,
+                hi,
+                r.sent_s,
+                r.done_s,
+                if is_reject { 'x' } else { '#' }
+            )
+        );
+    }
+    if w.more_requests > 0 {
+        let _ = writeln!(out, "    … and {} more", w.more_requests);
+    }
+    out.push('\n');
+}
+
+/// `[from, to]` drawn across `[lo, hi]` in `WIDTH` columns.
+fn bar(lo: f64, hi: f64, from: f64, to: f64, mark: char) -> String {
+    let span = (hi - lo).max(1e-9);
+    let col = |t: f64| {
+        (((t - lo) / span) * (WIDTH - 1) as f64)
+            .round()
+            .clamp(0.0, (WIDTH - 1) as f64) as usize
+    };
+    let (a, b) = (col(from), col(to.min(hi)));
+    (0..WIDTH)
+        .map(|i| if i >= a && i <= b { mark } else { ' ' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bar_covers_its_interval() {
+        assert_eq!(bar(0.0, 1.0, 0.0, 0.0, '#').trim_end(), "#");
+        let full = bar(0.0, 1.0, 0.0, 1.0, '#');
+        assert_eq!(full, "#".repeat(WIDTH));
+        let half = bar(0.0, 1.0, 0.5, 1.0, 'x');
+        assert!(half.starts_with(' ') && half.ends_with('x'));
+    }
+}
