@@ -33,7 +33,7 @@ pub fn explain(
         )));
     }
     let mut out = Vec::new();
-    for name in run.arms.iter().filter(|n| arm.is_none_or(|a| a == *n)) {
+    for name in run.arms.iter().filter(|n| arm.map_or(true, |a| a == *n)) {
         let record: ArmRecord = record::read(&folder.arm_record(name)).map_err(Error::input)?;
         let picker = Picker::new(limit).for_key(key.map(str::to_string));
         let figures = report::analyze_arm(&folder, &record, picker).map_err(Error::environment)?;

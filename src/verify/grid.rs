@@ -58,7 +58,7 @@ pub fn witnessed(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -> (
             if breaks.first.is_none() {
                 breaks.first = Some(b.clone());
             }
-            if breaks.largest.as_ref().is_none_or(|l| l.all < b.all) {
+            if breaks.largest.as_ref().map_or(true, |l| l.all < b.all) {
                 breaks.largest = Some(b);
             }
         }

@@ -1,0 +1,508 @@
+//! Real rate limiters nobody on this project wrote, judged from outside by
+//! the real binary: the PyPI library `limits` (its three strategies) and the
+//! npm library rate-limiter-flexible, each in memory behind a small server
+//! in scripts/limiters/ (versions pinned there, semantics in the servers'
+//! comments), against the shipped scenarios/limits.toml and
+//! scenarios/rate-limiter-flexible.toml on free loopback ports.
+//!
+//! Each correct limiter is run twice, back to back, against the same
+//! process: the second run starts while the limiter still holds the first
+//! one's state, and both must score 0 definite violations and 0 false
+//! rejects. The same limiter on several processes, each with its own
+//! memory, behind round-robin — the fake global limit — must be caught.
+//!
+//! The libraries are installed by scripts/limiters/install.sh (.ci/run runs
+//! it) next to the servers; a test panics saying so when they are missing.
+
+mod common;
+
+use common::{arm, run_scenario, text};
+use serde_json::Value;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+const INSTALL: &str = "run scripts/limiters/install.sh (it needs python3 with pip \
+    and node with npm; .ci/run installs them and runs it)";
+
+fn limiters() -> PathBuf {
+    Path::new(ROOT).join("scripts/limiters")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One third-party limiter and how its server is started.
+#[derive(Clone, Copy)]
+enum Limiter {
+    /// `limits` with this strategy (limits_server.py), "10 per 1 second".
+    Limits(&'static str),
+    /// rate-limiter-flexible's RateLimiterMemory, 10 points per 1 s.
+    Flexible,
+}
+
+impl Limiter {
+    /// Panics with how to install the library when it is not there at the
+    /// pinned version.
+    fn require_installed(self) {
+        match self {
+            Limiter::Limits(_) => {
+                let pinned = std::fs::read_to_string(limiters().join("requirements.txt")).unwrap();
+                let version = pinned
+                    .lines()
+                    .find_map(|l| l.strip_prefix("limits=="))
+                    .expect("limits pinned in requirements.txt");
+                let info = limiters().join(format!("pylib/limits-{version}.dist-info"));
+                assert!(
+                    info.is_dir(),
+                    "the PyPI library limits {version} is not installed in \
+                     scripts/limiters/pylib: {INSTALL}"
+                );
+            }
+            Limiter::Flexible => {
+                let lock: Value = serde_json::from_str(
+                    &std::fs::read_to_string(limiters().join("package-lock.json")).unwrap(),
+                )
+                .unwrap();
+                let version = &lock["packages"]["node_modules/rate-limiter-flexible"]["version"];
+                let installed = std::fs::read_to_string(
+                    limiters().join("node_modules/rate-limiter-flexible/package.json"),
+                )
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+                assert!(
+                    installed.as_ref().is_some_and(|p| &p["version"] == version),
+                    "the npm library rate-limiter-flexible {version} is not installed in \
+                     scripts/limiters/node_modules: {INSTALL}"
+                );
+            }
+        }
+    }
+
+    fn command(self, port: u16) -> Command {
+        match self {
+            Limiter::Limits(strategy) => {
+                let mut cmd = Command::new("python3");
+                cmd.arg(limiters().join("limits_server.py"))
+                    .args([&port.to_string(), strategy, "10 per 1 second"])
+                    .env("PYTHONPATH", limiters().join("pylib"))
+                    .env("PYTHONDONTWRITEBYTECODE", "1");
+                cmd
+            }
+            Limiter::Flexible => {
+                let mut cmd = Command::new("node");
+                cmd.arg(limiters().join("rlf_server.js"))
+                    .args([&port.to_string(), "10", "1"]);
+                cmd
+            }
+        }
+    }
+}
+
+/// A limiter server in a process group of its own, killed (all of it) when
+/// dropped — also when the test panics. Its output goes to `log`.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let pgid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+/// Starts `limiter` on a free port and waits (at most 15 s) until it listens.
+fn start(limiter: Limiter, logs: &Path) -> Server {
+    use std::os::unix::process::CommandExt;
+    limiter.require_installed();
+    let port = free_port();
+    let log = logs.join(format!("server-{port}.log"));
+    let out = std::fs::File::create(&log).unwrap();
+    let child = limiter
+        .command(port)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap_or_else(|e| panic!("the limiter's server does not start ({e}): {INSTALL}"));
+    let mut server = Server { child, port, log };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Ok(Some(status)) = server.child.try_wait() {
+            panic!(
+                "the server exited before listening on {port}: {status}\n{}",
+                server.log()
+            );
+        }
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing listens on {port}\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Something else may have taken the port meanwhile: ours must be up.
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        matches!(server.child.try_wait(), Ok(None)),
+        "the server on {port} exited\n{}",
+        server.log()
+    );
+    server
+}
+
+/// The shipped scenario `file` with the URLs of its arm `arm_name` moved to
+/// `servers`' ports, in order.
+fn scenario_on(file: &str, arm_name: &str, servers: &[&Server]) -> String {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("scenarios").join(file)).unwrap();
+    let parsed: toml::Table = text.parse().unwrap();
+    let arms = parsed["arms"].as_array().unwrap();
+    let the_arm = arms
+        .iter()
+        .find(|a| a["name"].as_str() == Some(arm_name))
+        .unwrap_or_else(|| panic!("no arm {arm_name} in {file}"));
+    let urls = the_arm
+        .get("urls")
+        .unwrap_or_else(|| &parsed["target"]["urls"])
+        .as_array()
+        .unwrap();
+    assert_eq!(urls.len(), servers.len(), "{file} {arm_name}: its URLs");
+    // Through placeholders, so that a new port equal to an old one is safe.
+    let mut text = text.clone();
+    for (i, url) in urls.iter().enumerate() {
+        text = text.replace(&format!("\"{}\"", url.as_str().unwrap()), &format!("@{i}@"));
+    }
+    for (i, server) in servers.iter().enumerate() {
+        text = text.replace(
+            &format!("@{i}@"),
+            &format!("\"http://127.0.0.1:{}\"", server.port),
+        );
+    }
+    text
+}
+
+/// One run of `arm_name` of `scenario` (in a folder of its own).
+struct Run {
+    dir: tempfile::TempDir,
+    out: Output,
+    summary: Value,
+}
+
+impl Run {
+    fn arm(&self, name: &str) -> &Value {
+        arm(&self.summary, name)
+    }
+
+    fn stdout(&self) -> String {
+        text(&self.out.stdout)
+    }
+
+    /// (wall-clock µs of the first send, of the last answer, and the key
+    /// of every request with its outcome, in send order) of `arm_name`.
+    fn trace(&self, arm_name: &str) -> (i64, i64, Vec<(String, String)>) {
+        let events = self.dir.path().join("out/events");
+        let record: Value = serde_json::from_str(
+            &std::fs::read_to_string(events.join(format!("{arm_name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let offset = record["epoch_offset_us"].as_i64().unwrap();
+        let csv = std::fs::read_to_string(events.join(format!("{arm_name}.csv"))).unwrap();
+        let (mut first, mut last) = (i64::MAX, i64::MIN);
+        let mut requests = Vec::new();
+        // seq,key,replica,intended_us,sent_us,done_us,status,outcome,...
+        for line in csv.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let (Ok(sent), Ok(done)) = (f[4].parse::<i64>(), f[5].parse::<i64>()) else {
+                continue;
+            };
+            first = first.min(sent);
+            last = last.max(done);
+            requests.push((sent, f[1].to_string(), f[7].to_string()));
+        }
+        requests.sort();
+        let requests = requests.into_iter().map(|(_, k, o)| (k, o)).collect();
+        (offset + first, offset + last, requests)
+    }
+}
+
+fn summary_of(dir: &Path, out: &Output) -> Value {
+    std::fs::read_to_string(dir.join("out/summary.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_else(|_| {
+            panic!(
+                "no summary.json: {}{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            )
+        })
+}
+
+fn run(scenario: &str, arm_name: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_scenario(dir.path(), scenario, &[], &["--arm", arm_name]);
+    let summary = summary_of(dir.path(), &out);
+    Run { dir, out, summary }
+}
+
+/// An rlbench process killed when dropped (a panicking test leaves none).
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Two runs of `arm_name`, back to back: the second starts as soon as the
+/// first has sent its last request (its arm record is written after the
+/// load and the Retry-After probes), while the first still renders its
+/// report — so the limiter still holds the first run's admits.
+fn back_to_back(scenario: &str, arm_name: &str) -> [Run; 2] {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::write(dir.path(), "s.toml", scenario);
+    let mut first = Running(Some(common::spawn(
+        dir.path(),
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            "out",
+            "-q",
+            "--arm",
+            arm_name,
+        ],
+        &[],
+    )));
+    let record = dir.path().join(format!("out/events/{arm_name}.json"));
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !record.exists() {
+        let child = first.0.as_mut().unwrap();
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the first run of {arm_name} hangs"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let second = run(scenario, arm_name);
+    let out = first.0.take().unwrap().wait_with_output().unwrap();
+    let summary = summary_of(dir.path(), &out);
+    [Run { dir, out, summary }, second]
+}
+
+/// `arm_name` of `file` twice, back to back, against one running server:
+/// both runs exact (0 definite violations, 0 false rejects), limiting, and
+/// the second started while the first one's admits were still inside the
+/// limiter's window.
+fn exact_twice_in_a_row(limiter: Limiter, file: &str, arm_name: &str) {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start(limiter, logs.path());
+    let scenario = scenario_on(file, arm_name, &[&server]);
+    let runs = back_to_back(&scenario, arm_name);
+    for (i, r) in runs.iter().enumerate() {
+        let which = ["first", "second"][i];
+        let a = r.arm(arm_name);
+        let c = &a["correctness"];
+        let q = &a["requests"];
+        let stdout = r.stdout();
+        let log = server.log();
+        assert_eq!(
+            c["definite_violations"], 0,
+            "{which} run of {arm_name}: definite violations\n{stdout}{log}"
+        );
+        assert_eq!(
+            c["false_rejects"], 0,
+            "{which} run of {arm_name}: false rejects\n{stdout}{log}"
+        );
+        assert!(
+            q["rejected"].as_u64().unwrap() > 0 && q["admitted"].as_u64().unwrap() > 0,
+            "{which} run of {arm_name}: the limiter did not limit\n{stdout}"
+        );
+        assert_eq!(q["errors"], 0, "{which} run of {arm_name}\n{stdout}{log}");
+        assert_eq!(q["timeouts"], 0, "{which} run of {arm_name}\n{stdout}{log}");
+        assert_eq!(
+            r.out.status.code(),
+            Some(0),
+            "{which} run of {arm_name}: the scenario's expectations\n{stdout}{}",
+            text(&r.out.stderr)
+        );
+    }
+    // The point of the second run: the limiter still held the first one's
+    // admits (the window is 1 s) when it started.
+    let (_, first_end, _) = runs[0].trace(arm_name);
+    let (second_start, _, requests) = runs[1].trace(arm_name);
+    let gap_ms = (second_start - first_end) as f64 / 1e3;
+    assert!(
+        (0.0..1000.0).contains(&gap_ms),
+        "{arm_name}: the second run started {gap_ms:.0} ms after the first ended"
+    );
+    let mut seen = std::collections::HashSet::new();
+    let first_rejected = requests
+        .iter()
+        .filter(|(key, outcome)| seen.insert(key.clone()) && outcome == "rejected")
+        .count();
+    for (i, r) in runs.iter().enumerate() {
+        let a = r.arm(arm_name);
+        eprintln!(
+            "{arm_name} run {}: {} admitted, {} rejected, {} definite, {} false rejects",
+            i + 1,
+            a["requests"]["admitted"],
+            a["requests"]["rejected"],
+            a["correctness"]["definite_violations"],
+            a["correctness"]["false_rejects"]
+        );
+    }
+    eprintln!(
+        "{arm_name}: second run {gap_ms:.0} ms after the first; \
+         {first_rejected} of {} keys' first request rejected",
+        seen.len()
+    );
+}
+
+/// `arm_name` of `file` on `processes` fresh servers, each with its own
+/// memory, behind round-robin: caught.
+fn fake_global_is_caught(
+    limiter: Limiter,
+    file: &str,
+    arm_name: &str,
+    processes: usize,
+    min_ratio: f64,
+) {
+    let logs = tempfile::tempdir().unwrap();
+    let servers: Vec<Server> = (0..processes)
+        .map(|_| start(limiter, logs.path()))
+        .collect();
+    let scenario = scenario_on(file, arm_name, &servers.iter().collect::<Vec<_>>());
+    let r = run(&scenario, arm_name);
+    let stdout = r.stdout();
+    let a = r.arm(arm_name);
+    assert_eq!(a["replicas"], processes, "{stdout}");
+    let c = &a["correctness"];
+    assert!(
+        c["definite_violations"].as_u64().unwrap() > 0,
+        "{arm_name}: the fake global limit went unproven\n{stdout}"
+    );
+    let ratio = c["over_admission_ratio"].as_f64().unwrap();
+    eprintln!(
+        "{arm_name}: {} admitted of {} allowed ({ratio:.2}x), {} definite violations",
+        a["requests"]["admitted"], c["allowed_max"], c["definite_violations"]
+    );
+    assert!(
+        ratio >= min_ratio,
+        "{arm_name}: over-admission {ratio}\n{stdout}"
+    );
+    assert_eq!(a["requests"]["errors"], 0, "{stdout}");
+    assert_eq!(
+        r.out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&r.out.stderr)
+    );
+}
+
+#[test]
+fn limits_moving_window_is_exact_twice_in_a_row() {
+    exact_twice_in_a_row(
+        Limiter::Limits("moving-window"),
+        "limits.toml",
+        "moving-window",
+    );
+}
+
+#[test]
+fn limits_moving_window_on_two_processes_is_a_fake_global() {
+    fake_global_is_caught(
+        Limiter::Limits("moving-window"),
+        "limits.toml",
+        "moving-window-two",
+        2,
+        1.6,
+    );
+}
+
+#[test]
+fn limits_sliding_window_counter_is_exact_twice_in_a_row() {
+    exact_twice_in_a_row(
+        Limiter::Limits("sliding-window-counter"),
+        "limits.toml",
+        "sliding-window-counter",
+    );
+}
+
+#[test]
+fn limits_sliding_window_counter_on_two_processes_is_a_fake_global() {
+    fake_global_is_caught(
+        Limiter::Limits("sliding-window-counter"),
+        "limits.toml",
+        "sliding-window-counter-two",
+        2,
+        1.6,
+    );
+}
+
+#[test]
+fn limits_fixed_window_is_exact_twice_in_a_row() {
+    exact_twice_in_a_row(
+        Limiter::Limits("fixed-window"),
+        "limits.toml",
+        "fixed-window",
+    );
+}
+
+/// Three, not two: two fixed windows of N never admit more than 2N within
+/// one window's length, and with the alignment unknown only more than 2N
+/// is provably wrong.
+#[test]
+fn limits_fixed_window_on_three_processes_is_a_fake_global() {
+    fake_global_is_caught(
+        Limiter::Limits("fixed-window"),
+        "limits.toml",
+        "fixed-window-three",
+        3,
+        2.0,
+    );
+}
+
+#[test]
+fn rate_limiter_flexible_memory_is_exact_twice_in_a_row() {
+    exact_twice_in_a_row(Limiter::Flexible, "rate-limiter-flexible.toml", "memory");
+}
+
+/// Three, not two: see the fixed window above.
+#[test]
+fn rate_limiter_flexible_memory_on_three_processes_is_a_fake_global() {
+    fake_global_is_caught(
+        Limiter::Flexible,
+        "rate-limiter-flexible.toml",
+        "memory-three",
+        3,
+        2.0,
+    );
+}
