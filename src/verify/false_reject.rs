@@ -218,9 +218,20 @@ impl Bucket {
         }
     }
 
-    /// Scaled tokens left for `best = max over s of [rate·(s − origin) + per·M(s)]`.
-    fn tokens(&self, t: i64, origin: i64, best: i128, later: i128) -> i128 {
-        self.full + self.count * (t - origin) as i128 - best - later * self.per - self.loss
+    /// Scaled tokens left for `best = max over s of [rate·(s − origin) + per·M(s)]`,
+    /// less what a clock read out of order may cost: a decision that read
+    /// its clock before another one but took the state after it sees that
+    /// one's admit as if from the future (a GCRA's TAT, a bucket's `last`
+    /// ahead of `now`) — at most the reject's own interval plus the slack
+    /// on both sides of refill, since the other admit came after the
+    /// reject's clock read and before its answer.
+    fn tokens(&self, r: &Item, t: i64, origin: i64, best: i128, later: i128) -> i128 {
+        let ahead = (r.y - r.x).max(0).saturating_add(2 * self.slack) as i128;
+        self.full + self.count * (t - origin) as i128
+            - best
+            - later * self.per
+            - self.loss
+            - self.count * ahead
     }
 
     fn flags(&self, admits: &[Item], rejects: &[Item]) -> Vec<Option<u64>> {
@@ -261,7 +272,7 @@ impl Bucket {
             let later = (next..by_sent.len())
                 .take_while(|&k| admits[by_sent[k]].x <= until)
                 .count() as i128;
-            let tokens = self.tokens(t, origin, best, later);
+            let tokens = self.tokens(r, t, origin, best, later);
             if tokens >= self.per {
                 flags[i] = Some((tokens / self.per) as u64);
             }
@@ -297,7 +308,7 @@ impl Bucket {
                 (from, best) = (s, v);
             }
         }
-        let tokens = self.tokens(t, origin, best, later);
+        let tokens = self.tokens(r, t, origin, best, later);
         (from, (tokens.max(0) / self.per) as u64)
     }
 }

@@ -116,9 +116,16 @@ fn a_bucket_reject_with_tokens_left_is_false() {
         false_ones(BUCKET, &drained, &at(&[(100, 101)]), Start::Fresh),
         0
     );
+    // (A reject answered at once: its own interval costs nothing.)
+    assert_eq!(
+        false_ones(BUCKET, &drained, &at(&[(101, 101)]), Start::Fresh),
+        1
+    );
+    // Answered 1 µs later, another decision may have come between its
+    // clock read and its turn: one µs of refill less.
     assert_eq!(
         false_ones(BUCKET, &drained, &at(&[(101, 102)]), Start::Fresh),
-        1
+        0
     );
     let p = proof(BUCKET, &drained, &Item { x: 150, y: 151 }, 0, Start::Fresh);
     assert_eq!(p.spare, 1);
@@ -166,7 +173,7 @@ fn a_bucket_drained_before_the_trace_starts_empty() {
     // The boundary: an empty bucket holds its first token after 100 µs.
     assert_eq!(false_ones(check, &[], &at(&[(99, 100)]), Start::Unknown), 0);
     assert_eq!(
-        false_ones(check, &[], &at(&[(100, 101)]), Start::Unknown),
+        false_ones(check, &[], &at(&[(100, 100)]), Start::Unknown),
         1
     );
 }
@@ -198,7 +205,7 @@ fn a_chunked_refill_counts_whole_late_periods_only() {
     );
     // Two late periods later one whole chunk has surely arrived.
     assert_eq!(
-        false_ones(chunked, &drained, &at(&[(241, 242)]), Start::Fresh),
+        false_ones(chunked, &drained, &at(&[(241, 241)]), Start::Fresh),
         1
     );
 }
