@@ -6,7 +6,6 @@
 //! at the place least favourable to the verdict.
 
 use super::removal::Item;
-use super::segtree::MaxTree;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RejectCheck {
@@ -226,55 +225,61 @@ impl Bucket {
     /// on both sides of refill, since the other admit came after the
     /// reject's clock read and before its answer.
     fn tokens(&self, r: &Item, t: i64, origin: i64, best: i128, later: i128) -> i128 {
-        let ahead = (r.y - r.x).max(0).saturating_add(2 * self.slack) as i128;
-        self.full + self.count * (t - origin) as i128
-            - best
-            - later * self.per
-            - self.loss
-            - self.count * ahead
+        self.left(
+            r,
+            self.full + self.count * (t - origin) as i128 - best,
+            later,
+        )
     }
 
+    /// `bucket` tokens at `τ`, less `open` admits that may still come before
+    /// the reject, the chunk lost to lateness and the out-of-order clock read.
+    fn left(&self, r: &Item, bucket: i128, open: i128) -> i128 {
+        let ahead = (r.y - r.x).max(0).saturating_add(2 * self.slack) as i128;
+        bucket - open * self.per - self.loss - self.count * ahead
+    }
+
+    /// For a given `τ` the minimum over `s` is what a capped bucket that
+    /// never refuses holds at `τ` when each admit takes its token as late as
+    /// it may have been decided (never later than `τ`: those still open at
+    /// `τ` are taken at `τ`). One such simulation, swept over the rejects in
+    /// order of `τ`, gives every reject's bound.
     fn flags(&self, admits: &[Item], rejects: &[Item]) -> Vec<Option<u64>> {
         let mut flags = vec![None; rejects.len()];
         if rejects.is_empty() {
             return flags;
         }
         let origin = Self::origin(admits, rejects);
-        let mut cands: Vec<i64> = std::iter::once(origin)
-            .chain(admits.iter().map(|a| a.y.saturating_add(self.slack)))
-            .filter(|&s| s != i64::MAX)
-            .chain(rejects.iter().map(|r| self.tau(r, origin)))
+        let mut sents: Vec<i64> = admits.iter().map(|a| a.x).collect();
+        sents.sort_unstable();
+        let mut settles: Vec<i64> = admits
+            .iter()
+            .map(|a| a.y.saturating_add(self.slack))
+            .filter(|&y| y != i64::MAX)
             .collect();
-        cands.sort_unstable();
-        cands.dedup();
-        let mut tree = MaxTree::new(cands.len(), 0);
-        for (k, &s) in cands.iter().enumerate() {
-            tree.add(k, k + 1, self.count * (s - origin) as i128);
-        }
-        tree.add(0, 1, self.at_start());
-        let mut by_sent: Vec<usize> = (0..admits.len()).collect();
-        by_sent.sort_by_key(|&a| admits[a].x);
+        settles.sort_unstable();
         let mut order: Vec<usize> = (0..rejects.len()).collect();
         order.sort_by_key(|&i| self.tau(&rejects[i], origin));
-        let mut next = 0usize;
+        let mut tokens = self.full - self.at_start();
+        let (mut last, mut settled) = (origin, 0usize);
         for i in order {
             let r = &rejects[i];
             let t = self.tau(r, origin);
-            while next < by_sent.len() && admits[by_sent[next]].x <= t {
-                let y = admits[by_sent[next]].y.saturating_add(self.slack);
-                tree.add(0, cands.partition_point(|&s| s <= y), self.per);
-                next += 1;
+            // Admits surely decided by τ take their token at their latest.
+            while settled < settles.len() && settles[settled] <= t {
+                let at = settles[settled];
+                tokens = (tokens + self.count * (at - last) as i128).min(self.full) - self.per;
+                last = at;
+                settled += 1;
             }
-            let Some(best) = tree.max(0, cands.partition_point(|&s| s <= t)) else {
-                continue;
-            };
+            let refilled = (tokens + self.count * (t - last) as i128).min(self.full);
+            (tokens, last) = (refilled, t);
+            // Sent by τ and still open, or sent before the reject was done.
             let until = r.y.saturating_add(self.slack);
-            let later = (next..by_sent.len())
-                .take_while(|&k| admits[by_sent[k]].x <= until)
-                .count() as i128;
-            let tokens = self.tokens(r, t, origin, best, later);
-            if tokens >= self.per {
-                flags[i] = Some((tokens / self.per) as u64);
+            let open = sents.partition_point(|&x| x <= until) as i128 - settled as i128;
+            let left = self.left(r, tokens, open);
+            if left >= self.per {
+                flags[i] = Some((left / self.per) as u64);
             }
         }
         flags

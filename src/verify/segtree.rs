@@ -25,6 +25,7 @@ impl MaxTree {
     }
 
     /// The largest leaf in `start..end`, or `None` for an empty range.
+    #[cfg(test)]
     pub fn max(&self, start: usize, end: usize) -> Option<i128> {
         let end = end.min(self.n);
         (start < end).then(|| self.max_rec(1, 0, self.n, start, end))
@@ -76,6 +77,7 @@ impl MaxTree {
         self.max[node] = self.max[2 * node].max(self.max[2 * node + 1]) + self.lazy[node];
     }
 
+    #[cfg(test)]
     fn max_rec(&self, node: usize, lo: usize, hi: usize, s: usize, e: usize) -> i128 {
         if s <= lo && hi <= e {
             return self.max[node];

@@ -209,3 +209,53 @@ fn a_chunked_refill_counts_whole_late_periods_only() {
         1
     );
 }
+
+/// The sweep (one simulation for all rejects) and the direct minimum over
+/// `s` for one reject are the same bound.
+#[test]
+fn the_bucket_sweep_agrees_with_the_direct_bound() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    let mut rng = SmallRng::seed_from_u64(11);
+    for case in 0..3_000 {
+        let check = RejectCheck::Bucket {
+            burst: rng.random_range(1..5),
+            count: rng.random_range(1..4),
+            per: rng.random_range(50..400),
+            loss: rng.random_range(0..2),
+        };
+        let slack = rng.random_range(0..30);
+        let start = if rng.random_bool(0.5) {
+            Start::Fresh
+        } else {
+            Start::Unknown
+        };
+        let item = |rng: &mut SmallRng| {
+            let x = rng.random_range(0..3_000);
+            let y = if rng.random_bool(0.1) {
+                i64::MAX
+            } else {
+                x + rng.random_range(0..200)
+            };
+            Item { x, y }
+        };
+        let admits: Vec<Item> = (0..rng.random_range(0..25))
+            .map(|_| item(&mut rng))
+            .collect();
+        let rejects: Vec<Item> = (0..rng.random_range(1..10))
+            .map(|_| {
+                let x = rng.random_range(0..3_000);
+                Item {
+                    x,
+                    y: x + rng.random_range(0..100),
+                }
+            })
+            .collect();
+        let flags = flags(check, &admits, &rejects, slack, start);
+        for (r, f) in rejects.iter().zip(&flags) {
+            let direct = proof(check, &admits, r, slack, start).spare;
+            let want = (direct >= 1).then_some(direct);
+            assert_eq!(*f, want, "case {case}: {check:?} {admits:?} reject {r:?}");
+        }
+    }
+}
