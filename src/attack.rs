@@ -310,6 +310,7 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         chunked_refill: attack.timing.chunked_refill,
         max_server_time_us: None,
         witnesses: crate::witnesses::DEFAULT_LIMIT,
+        one_clock: attack.timing.one_clock,
     };
     let run = RunRecord {
         scenario: ARM.to_string(),

@@ -63,6 +63,10 @@ pub struct ArmRecord {
     /// How long after the client gave up the server may still decide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_server_time_us: Option<i64>,
+    /// Every decision read one clock inside its atomic step (decisions
+    /// reached the limiter in the order of their readings).
+    #[serde(default)]
+    pub one_clock: bool,
     /// Witnesses kept per kind in summary.json.
     #[serde(default = "default_witnesses")]
     pub witnesses: usize,

@@ -219,6 +219,18 @@ fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
     arm.clocks_aligned() && !stepped && ours
 }
 
+/// Whether every decision reads one clock inside its atomic step: Redis'
+/// TIME inside the Lua script, or what the policy or the target declares.
+/// (The reference API's replicas read their clock before the state's lock,
+/// and a Redis arm on replica clocks sends each replica's reading.)
+fn one_clock(scenario: &Scenario, arm: &Arm) -> bool {
+    let declared =
+        arm.mode == Mode::External && scenario.external.as_ref().is_some_and(|t| t.one_clock);
+    (arm.mode == Mode::RedisLua && arm.clock == ClockSource::Redis)
+        || arm.timing.one_clock
+        || declared
+}
+
 /// Starts the arm's replicas (and Redis), unless interrupted first.
 async fn up(
     scenario: &Scenario,
@@ -386,6 +398,7 @@ async fn run_arm(
             .max_server_time
             .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
         witnesses: scenario.checks.witnesses,
+        one_clock: one_clock(scenario, arm),
     };
     record::write(&folder.arm_record(&arm.name), &record).map_err(Error::environment)?;
     Ok(record)

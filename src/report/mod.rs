@@ -32,6 +32,7 @@ pub fn options(record: &ArmRecord) -> verify::Options {
         lateness_us: record.replenish_lateness_us,
         chunked_refill: record.chunked_refill,
         max_server_time_us: record.max_server_time_us,
+        one_clock: record.one_clock,
         ..verify::Options::default()
     }
 }

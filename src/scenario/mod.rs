@@ -51,6 +51,8 @@ pub struct PolicyTiming {
     pub lateness_us: i64,
     /// A token bucket refilled in one chunk per period (ASP.NET Core's).
     pub chunked_refill: bool,
+    /// The limiter reads one clock inside each decision's atomic step.
+    pub one_clock: bool,
 }
 
 impl Default for Checks {
@@ -72,6 +74,9 @@ pub struct ExternalTarget {
     /// `[target] path`, put on every URL (an arm's too).
     pub path: Option<String>,
     pub template: crate::load::client::Template,
+    /// `[target] one_clock`: the limiter reads one clock inside each
+    /// decision's atomic step (one process, or its store's own clock).
+    pub one_clock: bool,
 }
 
 /// `[[faults]]`: an action from `at` for `lasts`, then undone.

@@ -42,6 +42,7 @@ pub struct RawTarget {
     pub key_header: Option<Spanned<String>>,
     pub key_template: Option<Spanned<String>>,
     pub limited_status: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub one_clock: Option<Spanned<bool>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.

@@ -64,6 +64,13 @@ pub struct Options {
     /// How long after the client gave up (`done`) the server may still
     /// decide an error or a timeout; `None`: at any time.
     pub max_server_time_us: Option<i64>,
+    /// Every decision reads one clock inside its atomic step (one process
+    /// that reads the time under its lock, Redis' TIME inside the script),
+    /// so decisions reach the state in the order of their readings. Off,
+    /// deciders may read clocks of their own (within the slack of each
+    /// other) before they reach the state: the segmented-window and
+    /// sliding-counter rules that rely on that order are weakened.
+    pub one_clock: bool,
 }
 
 impl Default for Options {
@@ -77,6 +84,7 @@ impl Default for Options {
             lateness_us: 0,
             chunked_refill: false,
             max_server_time_us: None,
+            one_clock: false,
         }
     }
 }
@@ -135,6 +143,7 @@ fn timing(opts: &Options) -> rules::Timing {
         aligned: opts.aligned,
         lateness_us: opts.lateness_us,
         chunked_refill: opts.chunked_refill,
+        one_clock: opts.one_clock,
     }
 }
 
@@ -151,8 +160,25 @@ fn most_removals(rules: &rules::Rules, items: &[Item], opts: &Options, slack: i6
     rules
         .definite
         .iter()
-        .map(|&b| removal::min_removals(items, b, slack))
+        .map(|r| match r.shorter_than {
+            None => removal::min_removals(items, r.bound, slack),
+            Some(_) => removal::min_removals(&applicable(r, items, slack).0, r.bound, slack),
+        })
         .fold(on_grid, u64::max)
+}
+
+/// The items a rule speaks of (all, or those with short intervals), with
+/// their index among `items`.
+fn applicable(rule: &rules::Rule, items: &[Item], slack: i64) -> (Vec<Item>, Vec<usize>) {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| {
+            rule.shorter_than
+                .map_or(true, |g| (it.y - it.x).abs().saturating_add(slack) < g)
+        })
+        .map(|(i, it)| (*it, i))
+        .unzip()
 }
 
 /// One stretch of a run (e.g. while a fault lasted), judged soundly.
@@ -326,14 +352,16 @@ pub fn judge_key(
             most = most.max(n);
             found.extend(witness::grid(g, opts, &admits, &admit_at, breaks));
         }
-        for (k, &b) in rules.definite.iter().enumerate() {
-            let (n, breaks) = removal::witnessed(&admits, b, opts.slack_us);
+        for r in &rules.definite {
+            let (items, at) = applicable(r, &admits, opts.slack_us);
+            let at: Vec<usize> = at.iter().map(|&i| admit_at[i]).collect();
+            let (n, breaks) = removal::witnessed(&items, r.bound, opts.slack_us);
             most = most.max(n);
             found.extend(witness::bound(
-                b,
-                rules.why[k],
-                &admits,
-                &admit_at,
+                r.bound,
+                r.why,
+                &items,
+                &at,
                 breaks,
                 opts.slack_us,
             ));

@@ -2,17 +2,38 @@
 //! Each bound holds for every state the limiter could be in and every
 //! alignment of its windows; where a stronger claim would need knowledge
 //! we do not have, the weaker one is used (a false alarm is worse).
+//!
+//! Windows and segments are never shorter than stated (late ones only last
+//! longer), so the counts rest on "a closed span of length L ≤ k·g meets at
+//! most k + 1 windows of length ≥ g": the windows strictly between the first
+//! and the last one met lie inside the span's interior.
+//!
+//! Several clocks: when deciders read clocks of their own (replicas, or a
+//! clock read before the state is locked), a decision may reach the state
+//! after another whose reading was later. Keyed windows still hold at most
+//! N each, and a sliding log counts every stored admit, but a segmented
+//! window or a sliding counter may then miss the admits of the segment
+//! "ahead" of its reading: only the rules marked below survive.
 
 use super::false_reject::RejectCheck;
 use super::grid::Grid;
 use super::removal::Bound;
 use reference_api::Policy;
 
+/// One bound and what it needs to hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub bound: Bound,
+    /// Why it holds, in words for the witnesses.
+    pub why: &'static str,
+    /// Only admits whose interval plus slack is shorter than this count
+    /// (the rule relies on how far apart two readings may be).
+    pub shorter_than: Option<i64>,
+}
+
 pub struct Rules {
     /// Each is checked on its own; definite violations are the largest count.
-    pub definite: Vec<Bound>,
-    /// Why each of `definite` holds, in words for the witnesses.
-    pub why: Vec<&'static str>,
+    pub definite: Vec<Rule>,
     /// With a known window grid (aligned clocks): the sharper rule.
     pub grid: Option<Grid>,
     /// (limit, span): "admitted in any window" for `peak_window_ratio`.
@@ -29,11 +50,16 @@ pub struct Timing {
     pub lateness_us: i64,
     /// A token bucket's refill comes in one chunk per period.
     pub chunked_refill: bool,
+    /// Every decision reads one clock inside its atomic step, so decisions
+    /// reach the state in the order of their readings.
+    pub one_clock: bool,
 }
 
 pub fn for_policy(policy: &Policy, timing: Timing) -> Rules {
     let mut rules = continuous(policy, timing);
-    // Windows that run late are not on the epoch grid any more.
+    // Windows that run late are not on the epoch grid any more. An admit
+    // surely inside one aligned segment was also applied inside it, so the
+    // grid rules hold with several clocks too.
     if timing.aligned && timing.lateness_us == 0 {
         rules.grid = match *policy {
             Policy::FixedWindow { limit, window_us }
@@ -57,20 +83,27 @@ pub fn for_policy(policy: &Policy, timing: Timing) -> Rules {
     rules
 }
 
-/// Rules that hold for any alignment of the limiter's clock. Windows and
-/// segments are never shorter than stated (late ones only last longer), so
-/// every count below rests on "a closed span of length L ≤ k·g meets at most
-/// k + 1 windows of length ≥ g": the windows strictly between the first and
-/// the last one met lie inside the span's interior.
+fn rule(bound: Bound, why: &'static str) -> Rule {
+    Rule {
+        bound,
+        why,
+        shorter_than: None,
+    }
+}
+
+/// Rules that hold for any alignment of the limiter's clock.
 fn continuous(policy: &Policy, timing: Timing) -> Rules {
     let late = timing.lateness_us.max(0);
     match *policy {
-        // N+1 admits decided within less than W.
+        // N+1 admits decided within less than W (every stored admit with a
+        // reading inside the window counts, in whatever order they came).
         Policy::SlidingLog { limit, window_us } => {
             let w = window_us as i64;
             Rules {
-                definite: vec![window(limit, w)],
-                why: vec!["a sliding log admits at most its limit in any window"],
+                definite: vec![rule(
+                    window(limit, w),
+                    "a sliding log admits at most its limit in any window",
+                )],
                 grid: None,
                 peak: (limit, w),
                 reject: RejectCheck::Lookback { limit, span: w },
@@ -80,14 +113,11 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
         // most two windows, so only more than 2N proves a violation; a span
         // L meets at most L/W + 2 windows: more than N·(2 + L/W) over long
         // spans (a limiter admitting twice its limit forever is caught).
+        // Each window's count only grows: several clocks change nothing.
         Policy::FixedWindow { limit, window_us } => {
             let w = window_us as i64;
             Rules {
-                definite: vec![window(2 * limit, w), windows_over_time(limit, 2 * limit, w)],
-                why: vec![
-                    "a span shorter than the window meets at most two fixed windows",
-                    "a span of L meets at most L/W + 2 fixed windows",
-                ],
+                definite: per_window(limit, w, Unit::Window),
                 grid: None,
                 peak: (limit, w),
                 // The current window began less than W (+ lateness) ago.
@@ -97,10 +127,6 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                 },
             }
         }
-        // A closed span of at most W·(S-1)/S meets at most S consecutive
-        // segments, all counted by the last decision: at most N. Shorter
-        // than W it meets at most S+1 segments: at most 2N. Any m
-        // consecutive segments hold at most N·⌈m/S⌉ ≤ N·(L/W + 1 + 1/S).
         Policy::SlidingWindow {
             limit,
             window_us,
@@ -108,21 +134,63 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
         } => {
             let w = window_us as i64;
             let s = segments as i64;
+            let g = w / s;
+            let definite = if timing.one_clock {
+                // A closed span of at most W·(S-1)/S meets at most S
+                // consecutive segments, all counted by the last decision:
+                // at most N. Shorter than W it meets at most S+1 segments:
+                // at most 2N. Any m consecutive segments hold at most
+                // N·⌈m/S⌉ ≤ N·(L/W + 1 + 1/S).
+                vec![
+                    rule(
+                        Bound::Window {
+                            limit,
+                            span: g * (s - 1),
+                            inclusive: true,
+                        },
+                        "a span of at most (S-1) segments meets at most S, all in one window",
+                    ),
+                    rule(
+                        window(2 * limit, w),
+                        "a span shorter than the window meets at most S+1 segments",
+                    ),
+                    rule(
+                        windows_over_time(limit, limit + limit.div_ceil(segments), w),
+                        "m consecutive segments hold at most N per S of them",
+                    ),
+                ]
+            } else {
+                // Each segment holds at most N (its own count is in every
+                // sum). And when two readings are less than a segment apart
+                // (each admit's interval plus slack shorter than g), a
+                // decision misses at most the admits of the one segment
+                // ahead of its reading, which were themselves counted
+                // against everything before: S consecutive segments hold at
+                // most 2N.
+                let mut rules = per_window(limit, g, Unit::Segment);
+                if s > 1 {
+                    let short = |bound, why| Rule {
+                        bound,
+                        why,
+                        shorter_than: Some(g),
+                    };
+                    rules.push(short(
+                        Bound::Window {
+                            limit: 2 * limit,
+                            span: g * (s - 1),
+                            inclusive: true,
+                        },
+                        "with readings less than a segment apart, S segments hold at most 2N",
+                    ));
+                    rules.push(short(
+                        windows_over_time(2 * limit, 2 * limit + (2 * limit).div_ceil(segments), w),
+                        "with readings less than a segment apart, S segments hold at most 2N",
+                    ));
+                }
+                rules
+            };
             Rules {
-                definite: vec![
-                    Bound::Window {
-                        limit,
-                        span: w / s * (s - 1),
-                        inclusive: true,
-                    },
-                    window(2 * limit, w),
-                    windows_over_time(limit, limit + limit.div_ceil(segments), w),
-                ],
-                why: vec![
-                    "a span of at most (S-1) segments meets at most S, all in one window",
-                    "a span shorter than the window meets at most S+1 segments",
-                    "m consecutive segments hold at most N per S of them",
-                ],
+                definite,
                 grid: None,
                 peak: (limit, w),
                 // S segments, each late by up to the lateness.
@@ -135,25 +203,26 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
         // Across a boundary, x admits in the previous window and y in the
         // current one within span L ≤ W satisfy x + y < N + 1 + N·L/W
         // (the `estimate < N` variant; `estimate + 1 <= N` allows less), so
-        // more than N + 1 + N·L/W is a violation either way. Each fixed
-        // window holds at most N (the estimate is at least its count), so
-        // long spans are bounded as a fixed window's are.
+        // more than N + 1 + N·L/W is a violation either way — with one
+        // clock. Each fixed window holds at most N (the estimate is at
+        // least its count), with several clocks too, so long spans are
+        // bounded as a fixed window's are.
         Policy::SlidingCounter { limit, window_us } => {
             let w = window_us as i64;
-            Rules {
-                definite: vec![
+            let mut definite = per_window(limit, w, Unit::Window);
+            if timing.one_clock {
+                definite.push(rule(
                     Bound::Linear {
                         burst: limit + 1,
                         count: limit,
                         per: w,
                         max_span: Some(w),
                     },
-                    windows_over_time(limit, 2 * limit, w),
-                ],
-                why: vec![
                     "two weighted windows admit at most N + 1 + N*L/W within L <= W",
-                    "each fixed window holds at most N, and a span of L meets at most L/W + 2",
-                ],
+                ));
+            }
+            Rules {
+                definite,
                 grid: None,
                 peak: (limit, w),
                 // The estimate never exceeds the admits of the last 2W.
@@ -191,16 +260,53 @@ fn windows_over_time(per_window: u64, burst: u64, w: i64) -> Bound {
     }
 }
 
+/// What holds at most N on its own: a fixed window (also a sliding
+/// counter's), or a segment.
+#[derive(Clone, Copy)]
+enum Unit {
+    Window,
+    Segment,
+}
+
+/// `limit` per window of `w` (of any alignment, each at least `w` long):
+/// 2N within less than `w`, `(k+1)·N` within `k·w` for k = 2 and 3, and
+/// `N·(2 + L/w)` within any L.
+fn per_window(limit: u64, w: i64, unit: Unit) -> Vec<Rule> {
+    let within = |k: u64| Bound::Window {
+        limit: (k + 1) * limit,
+        span: w.saturating_mul(k as i64),
+        inclusive: true,
+    };
+    let (short, long) = match unit {
+        Unit::Window => (
+            "a span shorter than the window meets at most two fixed windows, N each",
+            "a span of k windows meets at most k + 1 fixed windows, N each",
+        ),
+        Unit::Segment => (
+            "a span shorter than a segment meets at most two segments, N each",
+            "a span of k segments meets at most k + 1 segments, N each",
+        ),
+    };
+    vec![
+        rule(window(2 * limit, w), short),
+        rule(within(2), long),
+        rule(within(3), long),
+        rule(windows_over_time(limit, 2 * limit, w), long),
+    ]
+}
+
 fn bucket(burst: u64, count: u64, per_us: u64) -> Rules {
     let per = per_us as i64;
     Rules {
-        definite: vec![Bound::Linear {
-            burst,
-            count,
-            per,
-            max_span: None,
-        }],
-        why: vec!["a bucket holds at most its burst, and gains only its rate"],
+        definite: vec![rule(
+            Bound::Linear {
+                burst,
+                count,
+                per,
+                max_span: None,
+            },
+            "a bucket holds at most its burst, and gains only its rate",
+        )],
         grid: None,
         // Over one rate period a bucket may admit its burst plus the refill.
         peak: (burst + count, per),
@@ -219,28 +325,30 @@ fn bucket(burst: u64, count: u64, per_us: u64) -> Rules {
 /// a stretch of D surely gains ⌊D/(per + late)⌋ refills, at least
 /// `D·count/(per + late) − count` tokens.
 fn chunked(burst: u64, count: u64, per: i64, late: i64) -> Rules {
-    let step = |k: u64| Bound::Window {
-        limit: burst + k * count,
-        span: per.saturating_mul(k as i64),
-        inclusive: true,
+    let step = |k: u64, why| {
+        rule(
+            Bound::Window {
+                limit: burst + k * count,
+                span: per.saturating_mul(k as i64),
+                inclusive: true,
+            },
+            why,
+        )
     };
     Rules {
         definite: vec![
-            step(0),
-            step(1),
-            step(2),
-            Bound::Linear {
-                burst: burst + count,
-                count,
-                per,
-                max_span: None,
-            },
-        ],
-        why: vec![
-            "a bucket holds at most its burst",
-            "a span of one period meets at most one refill",
-            "a span of two periods meets at most two refills",
-            "a span of L meets at most L/P + 1 refills",
+            step(0, "a bucket holds at most its burst"),
+            step(1, "a span of one period meets at most one refill"),
+            step(2, "a span of two periods meets at most two refills"),
+            rule(
+                Bound::Linear {
+                    burst: burst + count,
+                    count,
+                    per,
+                    max_span: None,
+                },
+                "a span of L meets at most L/P + 1 refills",
+            ),
         ],
         grid: None,
         peak: (burst + count, per),

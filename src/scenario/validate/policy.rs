@@ -72,9 +72,12 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         && p.limiter
             .as_ref()
             .is_some_and(|l| l.get_ref() == "token_bucket");
+    // ASP.NET Core's limiters count under one lock, against windows its
+    // own timer advances.
     Ok(PolicyTiming {
         lateness_us,
         chunked_refill,
+        one_clock: aspnetcore,
     })
 }
 

@@ -136,6 +136,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             key_affix,
             limited,
         },
+        one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
     }))
 }
 

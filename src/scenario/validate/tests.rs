@@ -483,7 +483,8 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
         t,
         PolicyTiming {
             lateness_us: 100_000,
-            chunked_refill: false
+            chunked_refill: false,
+            one_clock: true
         }
     );
     let (p, t) = inline_policy(
@@ -504,14 +505,15 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
         t,
         PolicyTiming {
             lateness_us: 20_000,
-            chunked_refill: true
+            chunked_refill: true,
+            one_clock: true
         }
     );
     let (_, t) = inline_policy(
         r#"algorithm = "fixed_window", limit = 3, window = "1s", replenish_lateness = "5ms""#,
     )
     .unwrap();
-    assert_eq!(t.lateness_us, 5_000);
+    assert_eq!((t.lateness_us, t.one_clock), (5_000, false));
     for (bad, says) in [
         (
             r#"preset = "aspnetcore", permit_limit = 10, window = "1s""#,
