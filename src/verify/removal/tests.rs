@@ -197,11 +197,25 @@ fn agrees_with_brute_force_on_random_traces() {
         ];
         let slack = rng.random_range(0..3);
         for bound in bounds {
+            let want = brute_min_removals(&t, bound, slack);
             assert_eq!(
                 min_removals(&t, bound, slack),
-                brute_min_removals(&t, bound, slack),
+                want,
                 "round {round}: {t:?} {bound:?} slack {slack}"
             );
+            // The witnessed run counts the same, and each set it shows is
+            // itself proof: it breaks the bound.
+            let (n, found) = witnessed(&t, bound, slack);
+            assert_eq!(n, want, "round {round}");
+            assert_eq!(found.first.is_some(), n > 0, "round {round}");
+            for b in [found.first, found.largest].into_iter().flatten() {
+                let set: Vec<Item> = b.members.iter().map(|&m| t[m]).collect();
+                assert!(
+                    breaks(&set, bound, slack),
+                    "round {round}: {set:?} does not break {bound:?}"
+                );
+                assert!(b.all >= b.members.len() as u64, "round {round}");
+            }
         }
     }
 }
