@@ -78,6 +78,22 @@ fn the_report_opens_from_disk_with_every_chart_and_verdict() {
         "{verdict}"
     );
     assert!(verdict.contains("definite violations"), "{verdict}");
+    // The verdict links its proof, and the proof is on the page.
+    let link = verdict
+        .find("href=\"#witnesses-")
+        .map(|i| &verdict[i + 6..i + 6 + verdict[i + 6..].find('"').unwrap()])
+        .expect("the verdict links its witnesses");
+    let anchor = format!("id=\"{}\"", &link[1..]);
+    let at = dom_text
+        .find(&anchor)
+        .expect("the witnesses the link points at");
+    let proof = &dom_text[at..];
+    assert!(
+        proof.contains("admits, all decided between"),
+        "{}",
+        &proof[..proof.len().min(400)]
+    );
+    assert!(proof.contains("<td>admitted</td>"));
     assert!(dom_text.contains("Every expectation met."));
 
     let shot = dir.path().join("shot.png");
