@@ -317,6 +317,9 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
         started_at: humantime::format_rfc3339_seconds(started).to_string(),
         duration_s: attack.duration.as_secs_f64(),
         partial: report.interrupted,
+        partial_reason: report
+            .interrupted
+            .then(|| "interrupted (Ctrl-C or SIGTERM)".to_string()),
         arms: vec![ARM.to_string()],
     };
     record::write(&folder.run_record(), &run).map_err(Error::environment)?;

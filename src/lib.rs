@@ -19,6 +19,7 @@ pub mod header_checks;
 pub mod interrupt;
 pub mod load;
 pub mod phases;
+pub mod preflight;
 pub mod probe;
 pub mod progress;
 pub mod rebuild;

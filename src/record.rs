@@ -16,6 +16,9 @@ pub struct RunRecord {
     pub duration_s: f64,
     /// Interrupted, or cut short by an environment failure.
     pub partial: bool,
+    /// Why it is partial, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<String>,
     /// The arms that ran, in order.
     pub arms: Vec<String>,
 }

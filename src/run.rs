@@ -57,6 +57,8 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
         }
     }
     let arms = select_arms(&scenario, &args.arms)?;
+    // Everything the arms need, before any load and before the run folder.
+    crate::preflight::check(&scenario, &arms).await?;
     let started = SystemTime::now();
     let folder = RunFolder::create(args.out.as_deref(), &scenario.name, started)
         .map_err(Error::environment)?;
@@ -86,7 +88,12 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
                 done.push((arm, record));
             }
             Err(e) if e.exit == Exit::Interrupted => interrupted = true,
-            Err(e) => error = Some(e),
+            Err(e) => {
+                error = Some(Error {
+                    exit: e.exit,
+                    message: format!("stopped: arm {} {}", arm.name, e.message),
+                })
+            }
         }
         if interrupted || error.is_some() {
             break;
@@ -99,6 +106,11 @@ pub async fn run(args: &RunArgs) -> Result<RunOutcome, Error> {
         started_at: humantime::format_rfc3339_seconds(started).to_string(),
         duration_s: scenario.duration.as_secs_f64(),
         partial,
+        partial_reason: match (&error, interrupted) {
+            (Some(e), _) => Some(e.message.clone()),
+            (None, true) => Some("interrupted (Ctrl-C or SIGTERM)".to_string()),
+            (None, false) => None,
+        },
         arms: done.iter().map(|(arm, _)| arm.name.clone()).collect(),
     };
     record::write(&folder.run_record(), &run).map_err(Error::environment)?;
@@ -281,7 +293,15 @@ async fn run_arm(
             (None, arm.urls.clone(), external.template.clone())
         }
         None => {
-            let stack = up(scenario, arm, run_id, interrupt, quiet).await?;
+            let stack = up(scenario, arm, run_id, interrupt, quiet)
+                .await
+                .map_err(|e| match e.exit {
+                    Exit::Interrupted => e,
+                    _ => Error {
+                        exit: e.exit,
+                        message: format!("could not start: {}", e.message),
+                    },
+                })?;
             let targets = stack
                 .urls()
                 .iter()

@@ -323,7 +323,8 @@ fn an_unreachable_external_target_exits_3_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let scenario = shipped("nginx.toml").replace("127.0.0.1:18080", &format!("127.0.0.1:{port}"));
-    let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
+    // One arm: one URL, one line.
+    let (out, _) = run_scenario(dir.path(), &scenario, &[], &["--arm", "one-zone"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -331,4 +332,17 @@ fn an_unreachable_external_target_exits_3_with_one_line() {
         err.contains(&format!("cannot reach http://127.0.0.1:{port}/limited")),
         "{err}"
     );
+    // Every arm: every URL nothing answers on, a line each, before any load.
+    let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.trim().lines().collect();
+    assert!(lines.len() >= 2, "{err}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("rlbench: cannot reach http://127.0.0.1:")),
+        "{err}"
+    );
+    assert!(!dir.path().join("out/summary.json").exists());
 }

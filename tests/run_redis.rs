@@ -99,26 +99,86 @@ fn the_naive_arm_races_the_lua_arm_holds_and_nothing_survives() {
     assert!(lua["requests"]["admitted"].as_u64().unwrap() > 0);
 }
 
+/// A local arm first, then a Redis one: the preflight stops the run before
+/// any load, with one line that names the binary and the fix.
+const LOCAL_THEN_REDIS: &str = r#"
+name = "preflight"
+duration = "10s"
+
+[policy]
+algorithm = "sliding_log"
+limit = 5
+window = "1s"
+
+[load]
+rate = 100
+keys = 2
+
+[[arms]]
+name = "single"
+mode = "local"
+
+[[arms]]
+name = "shared"
+mode = "redis_lua"
+"#;
+
 #[test]
-fn a_missing_redis_server_is_exit_3_with_a_hint() {
+fn a_missing_redis_server_is_exit_3_before_any_load_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
     let (out, pid) = run(
         dir.path(),
-        RACE,
+        LOCAL_THEN_REDIS,
         &[("PATH", "/nonexistent")],
-        &["--arm", "lua"],
+        &[],
     );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let err = text(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(
-        err.contains(
-            "redis-server not found on PATH: install it (e.g. `apt-get install redis-server`)"
-        ),
+        err.contains("arm shared needs redis-server, which is not on PATH"),
         "{err}"
     );
+    assert!(err.contains("apt-get install redis-server"), "{err}");
     assert!(err.contains("[redis] url"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        !err.contains("interrupted") && !err.contains("panicked"),
+        "{err}"
+    );
+    // Nothing ran: the 10 s local arm was never started, no report written.
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!dir.path().join("out/summary.json").exists());
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
     assert!(wait_no_replicas(pid, Duration::from_secs(2)).is_empty());
+}
+
+#[test]
+fn an_unreachable_redis_url_is_exit_3_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let scenario = LOCAL_THEN_REDIS.replace(
+        "[load]",
+        &format!("[redis]\nurl = \"redis://127.0.0.1:{port}\"\n\n[load]"),
+    );
+    let (out, pid) = run(dir.path(), &scenario, &[], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(wait_no_replicas(pid, Duration::from_secs(2)).is_empty());
+    assert!(
+        err.contains(&format!("cannot reach Redis at redis://127.0.0.1:{port}")),
+        "{err}"
+    );
+    assert!(!dir.path().join("out/summary.json").exists());
 }
 
 #[test]
@@ -138,28 +198,6 @@ fn a_panic_with_redis_up_leaves_nothing_behind() {
     );
     let left = wait_no_replicas(pid, Duration::from_secs(2));
     assert!(left.is_empty(), "survivors: {left:?}");
-}
-
-#[test]
-fn an_unreachable_redis_url_is_exit_3() {
-    let dir = tempfile::tempdir().unwrap();
-    // A port nothing listens on: the replicas cannot connect at start.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let scenario = format!("{RACE}\n[redis]\nurl = \"redis://127.0.0.1:{port}\"\n");
-    let (out, pid) = run(dir.path(), &scenario, &[], &["--arm", "lua"]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    let err = text(&out.stderr);
-    assert!(
-        err.contains(&format!(
-            "cannot connect to redis at redis://127.0.0.1:{port}"
-        )),
-        "{err}"
-    );
-    assert!(wait_no_replicas(pid, Duration::from_secs(2)).is_empty());
 }
 
 #[test]
@@ -197,4 +235,51 @@ fn redis_server_and_replicas_die_when_rlbench_is_killed_outright() {
     child.wait().unwrap();
     let left = wait_no_replicas(pid, Duration::from_secs(5));
     assert!(left.is_empty(), "outlived a killed rlbench: {left:?}");
+}
+
+/// A Redis URL where something accepts connections but never answers: the
+/// preflight passes, the arm's replicas cannot start. The run says which arm
+/// stopped it and why — not "interrupted" — and its partial report too.
+#[test]
+fn an_arm_that_cannot_start_stops_the_run_and_the_report_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    // Accept and hold connections without a word, until the test ends.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in silent.incoming().flatten().take(64) {
+            held.push(c);
+        }
+    });
+    let scenario = LOCAL_THEN_REDIS
+        .replace("duration = \"10s\"", "duration = \"2s\"")
+        .replace(
+            "[load]",
+            &format!("[redis]\nurl = \"redis://127.0.0.1:{port}\"\n\n[load]"),
+        );
+    let (out, pid) = run(dir.path(), &scenario, &[], &[]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("stopped: arm shared could not start: "),
+        "{err}"
+    );
+    assert!(!err.contains("interrupted"), "{err}");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("partial: stopped: arm shared could not start"),
+        "{stdout}"
+    );
+    let s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s["partial"], true);
+    assert!(s["partial_reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("stopped: arm shared could not start"));
+    assert_eq!(s["arms"][0]["name"], "single", "the arm before it is kept");
+    assert!(wait_no_replicas(pid, Duration::from_secs(2)).is_empty());
 }

@@ -118,6 +118,7 @@ pub fn build(
         started_at: run.started_at.clone(),
         duration_s: run.duration_s,
         partial: run.partial,
+        partial_reason: run.partial_reason.clone(),
         arms: out,
         gate: Gate {
             passed: failures.is_empty() && !run.partial,

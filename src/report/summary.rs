@@ -23,6 +23,9 @@ pub struct Summary {
     pub started_at: String,
     pub duration_s: f64,
     pub partial: bool,
+    /// Why the run is partial: interrupted, or which arm stopped it and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<String>,
     pub arms: Vec<ArmSummary>,
     pub gate: Gate,
 }

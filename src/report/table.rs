@@ -110,7 +110,11 @@ pub fn render(s: &Summary) -> String {
         ));
     }
     if s.partial {
-        out.push_str("partial: the run was interrupted\n");
+        let why = s
+            .partial_reason
+            .as_deref()
+            .unwrap_or("the run was interrupted");
+        out.push_str(&format!("partial: {why}\n"));
     }
     out
 }
