@@ -206,7 +206,6 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
         );
     }
     h.push_str("</ul>");
-    witnesses(&mut h, s);
 
     if s.arms.iter().any(|a| !a.faults.is_empty()) {
         h.push_str("<h2>Faults</h2><ul class=\"verdicts\">");
@@ -318,6 +317,8 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
         );
     }
     h.push_str("<p class=\"meta\">Definite violations are admits beyond the policy that no timing can explain; possible ones need the most favourable timing. Latency is measured from each request's intended send time. Figures and histograms: summary.json beside this file.</p>");
+    // The proofs last: long, and read after the verdicts that link them.
+    witnesses(&mut h, s);
     // Lets a headless browser confirm every chart decoded.
     h.push_str("<script>addEventListener('load',()=>{const i=[...document.images];document.body.dataset.charts=i.filter(x=>x.complete&&x.naturalWidth>0).length+'/'+i.length;});</script>");
     h.push_str("</body></html>\n");
