@@ -1,6 +1,6 @@
 //! The command line (clap). Parsing only: `run`, `check`, `report`,
-//! `compare`, `attack`, `serve`, and the hidden `replica` through which
-//! rlbench starts its own replicas.
+//! `explain`, `compare`, `attack`, `serve`, `completions`, `man`, and the
+//! hidden `replica` through which rlbench starts its own replicas.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -45,6 +45,11 @@ pub enum Command {
         #[arg(long, default_value_t = 5)]
         limit: usize,
     },
+    /// Shell completions for bash, zsh or fish, on stdout (e.g.
+    /// `rlbench completions bash > /etc/bash_completion.d/rlbench`).
+    Completions { shell: clap_complete::Shell },
+    /// The manual page (roff), on stdout: `rlbench man > rlbench.1; man ./rlbench.1`.
+    Man,
     /// Two summary.json files side by side, arm by arm.
     Compare {
         baseline: PathBuf,

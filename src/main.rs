@@ -125,6 +125,20 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
+        Command::Completions { shell } => {
+            let mut cmd = <rlbench::cli::Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "rlbench", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Command::Man => {
+            let cmd = <rlbench::cli::Cli as clap::CommandFactory>::command();
+            match clap_mangen::Man::new(cmd).render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&rlbench::error::Error::environment(format!(
+                    "cannot write the manual page: {e}"
+                ))),
+            }
+        }
         Command::Compare {
             baseline,
             candidate,

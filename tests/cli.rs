@@ -169,3 +169,26 @@ fn the_readme_external_scenarios_are_valid() {
     }
     assert_eq!(checked, ["nginx", "external-api"]);
 }
+
+#[test]
+fn completions_and_the_manual_come_from_the_command_line_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = common::rlbench(&["completions", shell], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = common::text(&out.stdout);
+        for word in ["run", "explain", "attack", "compare"] {
+            assert!(script.contains(word), "{shell} completes {word}");
+        }
+    }
+    let bad = common::rlbench(&["completions", "tcsh"], dir.path());
+    assert_eq!(bad.status.code(), Some(2));
+    let man = common::rlbench(&["man"], dir.path());
+    assert_eq!(man.status.code(), Some(0));
+    let page = common::text(&man.stdout);
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH rlbench 1"),
+        "{page}"
+    );
+    assert!(page.contains("explain"), "the subcommands are listed");
+}
