@@ -45,6 +45,23 @@ pub enum Command {
         #[arg(long, default_value_t = 5)]
         limit: usize,
     },
+    /// Write a commented starter scenario (NAME.toml) that passes `check`.
+    Init {
+        /// The scenario's name and file name.
+        #[arg(default_value = "starter")]
+        name: String,
+        /// Judge your own limiter at this loopback URL (an external target)
+        /// instead of the reference API's replicas.
+        #[arg(long, value_name = "URL")]
+        target: Option<String>,
+        /// The [policy] keys on one line, e.g.
+        /// 'algorithm = "fixed_window", limit = 5, window = "1m"'.
+        #[arg(long, value_name = "KEYS")]
+        policy: Option<String>,
+        /// Overwrite NAME.toml if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Shell completions for bash, zsh or fish, on stdout (e.g.
     /// `rlbench completions bash > /etc/bash_completion.d/rlbench`).
     Completions { shell: clap_complete::Shell },

@@ -16,6 +16,7 @@ pub mod explain;
 pub mod faults;
 pub mod gate;
 pub mod header_checks;
+pub mod init;
 pub mod interrupt;
 pub mod load;
 pub mod phases;

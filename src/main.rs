@@ -125,6 +125,31 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
+        Command::Init {
+            name,
+            target,
+            policy,
+            force,
+        } => {
+            let args = rlbench::init::Init {
+                name: &name,
+                target: target.as_deref(),
+                policy: policy.as_deref(),
+                force,
+                dir: std::path::Path::new("."),
+            };
+            match rlbench::init::init(&args) {
+                Ok(path) => {
+                    println!("wrote {}", path.display());
+                    println!(
+                        "next: rlbench check {p} && rlbench run {p}",
+                        p = path.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
         Command::Completions { shell } => {
             let mut cmd = <rlbench::cli::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "rlbench", &mut std::io::stdout());

@@ -192,3 +192,48 @@ fn completions_and_the_manual_come_from_the_command_line_itself() {
     );
     assert!(page.contains("explain"), "the subcommands are listed");
 }
+
+#[test]
+fn init_writes_a_starter_that_passes_check_and_says_what_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rlbench(&["init", "mine"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("wrote ./mine.toml"), "{said}");
+    assert!(
+        said.contains("next: rlbench check ./mine.toml && rlbench run ./mine.toml"),
+        "{said}"
+    );
+    let check = rlbench(&["check", "mine.toml"], dir.path());
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    assert!(text(&check.stdout).contains("arms: single, local, shared"));
+    // Against your own limiter, with your policy.
+    let out = rlbench(
+        &[
+            "init",
+            "api",
+            "--target",
+            "http://127.0.0.1:8080/api/transfers",
+            "--policy",
+            r#"algorithm = "fixed_window", limit = 5, window = "1m""#,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let check = rlbench(&["check", "api.toml"], dir.path());
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    assert!(
+        text(&check.stdout).contains("fixed_window: 5 per 60s"),
+        "{}",
+        text(&check.stdout)
+    );
+    // Never over an existing file; never a remote target.
+    let again = rlbench(&["init", "mine"], dir.path());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("exists"));
+    let remote = rlbench(
+        &["init", "x", "--target", "http://example.com/"],
+        dir.path(),
+    );
+    assert_eq!(remote.status.code(), Some(2), "{}", text(&remote.stderr));
+}
