@@ -45,6 +45,12 @@ pub enum Command {
         #[arg(long, default_value_t = 5)]
         limit: usize,
     },
+    /// Check this machine for what load tests trip on (and, given a
+    /// scenario, what it needs): ok / warn / missing, with the fix.
+    Doctor {
+        /// A scenario whose needs to check too.
+        scenario: Option<PathBuf>,
+    },
     /// Write a commented starter scenario (NAME.toml) that passes `check`.
     Init {
         /// The scenario's name and file name.

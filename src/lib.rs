@@ -10,6 +10,7 @@ pub mod analyze;
 pub mod attack;
 pub mod cli;
 pub mod compare;
+pub mod doctor;
 pub mod error;
 pub mod events;
 pub mod explain;

@@ -125,6 +125,19 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
+        Command::Doctor { scenario } => {
+            let loaded = match scenario.as_deref().map(rlbench::scenario::load).transpose() {
+                Ok(s) => s,
+                Err(e) => return fail(&e.into()),
+            };
+            let findings = rlbench::doctor::check(loaded.as_ref()).await;
+            print!("{}", rlbench::report::doctor::render(&findings));
+            if rlbench::doctor::passed(&findings) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(rlbench::error::Exit::Environment.code())
+            }
+        }
         Command::Init {
             name,
             target,

@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod doctor;
 pub mod explain;
 pub mod faults;
 pub mod folder;
