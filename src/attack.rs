@@ -17,7 +17,6 @@ use crate::report::{self, folder::RunFolder, summary::Summary};
 use crate::scenario::{units, Fanout, KeyDistribution};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Uri};
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -59,7 +58,7 @@ pub fn parse(args: &AttackArgs) -> Result<Attack, Error> {
     let targets = args
         .urls
         .iter()
-        .map(|u| loopback_url(u))
+        .map(|u| crate::target::loopback_url(u))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Error::input)?;
     let shape = match (&args.rate, args.concurrency) {
@@ -188,70 +187,9 @@ pub fn header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
     Ok((name, value))
 }
 
-/// An `http://` URL whose host is a loopback address (127.0.0.0/8, ::1)
-/// or `localhost`: rlbench only ever sends load to this machine.
-pub fn loopback_url(text: &str) -> Result<Uri, String> {
-    let uri: Uri = text
-        .parse()
-        .map_err(|e| format!("{text:?}: not a URL ({e})"))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some(other) => {
-            return Err(format!(
-                "{text:?}: only http:// targets are supported, not {other}://"
-            ))
-        }
-        None => {
-            return Err(format!(
-                "{text:?}: expected a URL like http://127.0.0.1:8080/"
-            ))
-        }
-    }
-    let host = uri
-        .host()
-        .ok_or_else(|| format!("{text:?}: the URL has no host"))?;
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = bare.eq_ignore_ascii_case("localhost")
-        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    if !loopback {
-        return Err(format!(
-            "{text:?}: rlbench only sends load to loopback targets (127.0.0.0/8, ::1, localhost), not {host}"
-        ));
-    }
-    // A URL without a path gets "/", as curl would send.
-    if uri.path_and_query().is_none() {
-        return format!("{text}/")
-            .parse()
-            .map_err(|e| format!("{text:?}: not a URL ({e})"));
-    }
-    Ok(uri)
-}
-
-/// Fails with one line when a target does not accept connections.
-pub async fn reachable(targets: &[Uri]) -> Result<(), Error> {
-    for uri in targets {
-        let host = uri.host().unwrap_or_default();
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let port = uri.port_u16().unwrap_or(80);
-        let connect = tokio::net::TcpStream::connect((host, port));
-        match tokio::time::timeout(Duration::from_secs(2), connect).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => {
-                return Err(Error::environment(format!("cannot reach {uri}: {e}")));
-            }
-            Err(_) => {
-                return Err(Error::environment(format!(
-                    "cannot reach {uri}: no connection within 2 s"
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
 pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
     let attack = parse(args)?;
-    reachable(&attack.targets).await?;
+    crate::target::reachable(&attack.targets).await?;
     let started = SystemTime::now();
     // Without --out the events live in a temporary folder removed at the end.
     let scratch =
@@ -339,33 +277,6 @@ pub async fn run(args: &AttackArgs) -> Result<AttackOutcome, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_loopback_http_urls_are_targets() {
-        for ok in [
-            "http://127.0.0.1:8080/api",
-            "http://127.1.2.3/",
-            "http://[::1]:9000/x?y=1",
-            "http://localhost:80/",
-        ] {
-            assert!(loopback_url(ok).is_ok(), "{ok}");
-        }
-        assert_eq!(
-            loopback_url("http://127.0.0.1:8080").unwrap().to_string(),
-            "http://127.0.0.1:8080/"
-        );
-        for (bad, why) in [
-            ("http://10.0.0.1/", "loopback"),
-            ("http://example.com/", "loopback"),
-            ("http://128.0.0.1/", "loopback"),
-            ("https://127.0.0.1/", "only http://"),
-            ("127.0.0.1:8080", "expected a URL"),
-            ("http://", "not a URL"),
-        ] {
-            let e = loopback_url(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
-        }
-    }
 
     #[test]
     fn rates_read_as_requests_per_second() {

@@ -49,7 +49,7 @@ pub async fn check(scenario: Option<&Scenario>) -> Vec<Finding> {
         Some(s) => s
             .arms
             .iter()
-            .filter(|a| crate::run::needs_managed_redis(s, a))
+            .filter(|a| s.needs_managed_redis(a))
             .map(|a| a.name.as_str())
             .collect(),
         // The main scenario's Redis arms.

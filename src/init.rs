@@ -37,7 +37,7 @@ pub fn init(args: &Init) -> Result<PathBuf, Error> {
     };
     let text = match args.target {
         Some(url) => {
-            crate::attack::loopback_url(url).map_err(Error::input)?;
+            crate::target::loopback_url(url).map_err(Error::input)?;
             external(args.name, url, &policy)
         }
         None => reference(args.name, &policy),

@@ -31,5 +31,6 @@ pub mod run;
 pub mod scenario;
 pub mod serve;
 pub mod stack;
+pub mod target;
 pub mod verify;
 pub mod witnesses;

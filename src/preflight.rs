@@ -26,7 +26,7 @@ pub async fn check(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
     let mut missing = Vec::new();
     let managed: Vec<&str> = arms
         .iter()
-        .filter(|a| crate::run::needs_managed_redis(scenario, a))
+        .filter(|a| scenario.needs_managed_redis(a))
         .map(|a| a.name.as_str())
         .collect();
     if !managed.is_empty() && find_on_path("redis-server").is_none() {
@@ -54,7 +54,7 @@ pub async fn check(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
             continue;
         }
         seen.push(url);
-        if let Err(e) = crate::attack::reachable(std::slice::from_ref(url)).await {
+        if let Err(e) = crate::target::reachable(std::slice::from_ref(url)).await {
             missing.push(Missing(e.message));
         }
     }

@@ -201,11 +201,6 @@ fn shape_for(scenario: &Scenario, arm: &Arm) -> Shape {
     }
 }
 
-/// Whether rlbench starts its own Redis for this arm.
-pub fn needs_managed_redis(scenario: &Scenario, arm: &Arm) -> bool {
-    arm.mode.uses_redis() && scenario.redis.url.is_none()
-}
-
 /// Epoch-aligned windows line up with the trace only when every decision
 /// reads this machine's wall clock: no skew, and a Redis clock that is ours
 /// (a managed or loopback server).
@@ -260,7 +255,7 @@ async fn up(
         );
     }
     let configs = replica_configs(scenario, arm, run_id);
-    let managed = needs_managed_redis(scenario, arm);
+    let managed = scenario.needs_managed_redis(arm);
     let proxy = managed && scenario.faults.iter().any(|f| f.action.needs_proxy());
     let stack = tokio::select! {
         biased;
@@ -289,7 +284,7 @@ async fn run_arm(
 ) -> Result<ArmRecord, Error> {
     let (mut stack, targets, template) = match &scenario.external {
         Some(external) => {
-            crate::attack::reachable(&arm.urls).await?;
+            crate::target::reachable(&arm.urls).await?;
             (None, arm.urls.clone(), external.template.clone())
         }
         None => {

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::interrupt::Interrupt;
-use crate::run::{needs_managed_redis, replica_configs};
+use crate::run::replica_configs;
 use crate::scenario;
 use crate::stack::Stack;
 use std::path::Path;
@@ -30,7 +30,7 @@ pub async fn serve(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<
     let interrupt = Interrupt::listen();
     let run_id = format!("rlbench-serve-{}", std::process::id());
     let configs = replica_configs(&scenario, chosen, &run_id);
-    let managed = needs_managed_redis(&scenario, chosen);
+    let managed = scenario.needs_managed_redis(chosen);
     let mut stack = Stack::up_on(&configs, managed, false, &run_id, port)
         .await
         .map_err(Error::environment)?;

@@ -29,6 +29,13 @@ pub struct Scenario {
     pub checks: Checks,
 }
 
+impl Scenario {
+    /// Whether rlbench starts its own Redis for this arm.
+    pub fn needs_managed_redis(&self, arm: &Arm) -> bool {
+        arm.mode.uses_redis() && self.redis.url.is_none()
+    }
+}
+
 /// `[checks]`: what rlbench does after each arm's load to test the
 /// limiter's headers.
 #[derive(Clone, Debug, PartialEq)]
