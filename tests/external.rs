@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{arm, run_scenario, text};
+use common::{arm, free_port, run_scenario, text, Running};
 use serde_json::Value;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -15,14 +15,6 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn shipped(name: &str) -> String {
     std::fs::read_to_string(Path::new(ROOT).join("scenarios").join(name)).unwrap()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A base port with `n` free ports from it.
@@ -172,18 +164,6 @@ fn nginx_one_zone_is_exact_two_zones_are_a_fake_global_and_delay_admits_the_same
         delayed["latency_ms"]["p99"].as_f64().unwrap() > 100.0,
         "the burst was not held back: {stdout}"
     );
-}
-
-/// An rlbench process killed when dropped (a panicking test leaves none).
-struct Running(Option<Child>);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
 }
 
 /// Two runs of `arm_name` of `scenario`, back to back, each in a folder of

@@ -16,9 +16,9 @@
 
 mod common;
 
-use common::{arm, run_scenario, text};
+use common::{arm, free_port, run_scenario, text, Running};
 use serde_json::Value;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -30,14 +30,6 @@ const INSTALL: &str = "run scripts/limiters/install.sh (it needs python3 with pi
 
 fn limiters() -> PathBuf {
     Path::new(ROOT).join("scripts/limiters")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One third-party limiter and how its server is started.
@@ -264,18 +256,6 @@ fn run(scenario: &str, arm_name: &str) -> Run {
     let (out, _) = run_scenario(dir.path(), scenario, &[], &["--arm", arm_name]);
     let summary = summary_of(dir.path(), &out);
     Run { dir, out, summary }
-}
-
-/// An rlbench process killed when dropped (a panicking test leaves none).
-struct Running(Option<Child>);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
 }
 
 /// Two runs of `arm_name`, back to back: the second starts as soon as the

@@ -169,3 +169,24 @@ pub fn arm<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .find(|a| a["name"] == name)
         .unwrap_or_else(|| panic!("no arm {name} in the summary"))
 }
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// An rlbench process killed when dropped (a panicking test leaves none).
+pub struct Running(pub Option<std::process::Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
