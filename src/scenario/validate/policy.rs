@@ -236,20 +236,7 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
         "sliding_window" => {
             let (limit, window_us) = (limit()?, window()?);
             let seg = p.segments.as_ref().ok_or_else(|| need("segments"))?;
-            let segments = src.count(seg, "segments", 1, 10_000)?;
-            if window_us % segments != 0 {
-                return Err(src.at(
-                    seg,
-                    format!(
-                        "the window must split into {segments} equal whole-microsecond segments"
-                    ),
-                ));
-            }
-            Policy::SlidingWindow {
-                limit,
-                window_us,
-                segments,
-            }
+            segmented(src, limit, window_us, seg, "segments")?
         }
         "token_bucket" => Policy::TokenBucket {
             capacity: src.count(
@@ -269,6 +256,28 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
                 u32::MAX as i64,
             )?,
         },
+    })
+}
+
+/// A sliding window of `segments` (1 to 10,000) equal whole-µs segments.
+fn segmented(
+    src: &Source,
+    limit: u64,
+    window_us: u64,
+    seg: &Spanned<i64>,
+    key: &str,
+) -> Result<Policy> {
+    let segments = src.count(seg, key, 1, 10_000)?;
+    if window_us % segments != 0 {
+        return Err(src.at(
+            seg,
+            format!("the window must split into {segments} equal whole-microsecond segments"),
+        ));
+    }
+    Ok(Policy::SlidingWindow {
+        limit,
+        window_us,
+        segments,
     })
 }
 
@@ -432,21 +441,11 @@ fn aspnetcore(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result<Policy
         "sliding_window" => {
             let limit = count(&p.permit_limit, "permit_limit")?;
             let window_us = duration(&p.window, "window")?;
-            let segments = count(&p.segments_per_window, "segments_per_window")?;
-            if window_us % segments != 0 {
-                let at = p.segments_per_window.as_ref().map(|v| v.span());
-                return Err(src.error(
-                    at,
-                    format!(
-                        "the window must split into {segments} equal whole-microsecond segments"
-                    ),
-                ));
-            }
-            Policy::SlidingWindow {
-                limit,
-                window_us,
-                segments,
-            }
+            let seg = p
+                .segments_per_window
+                .as_ref()
+                .ok_or_else(|| need("segments_per_window"))?;
+            segmented(src, limit, window_us, seg, "segments_per_window")?
         }
         _ => Policy::TokenBucket {
             capacity: count(&p.token_limit, "token_limit")?,

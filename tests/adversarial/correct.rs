@@ -1,0 +1,96 @@
+//! Correct limiters: one test per limiter, each over the four kinds of case
+//! (`CASES` seeds each), plus on every 8th case a limiter one off from it.
+
+use super::*;
+
+const CASES: u64 = 600;
+
+#[test]
+fn correct_sliding_log_in_memory() {
+    correct_limiter(Algo::LogMemory, CASES);
+}
+
+#[test]
+fn correct_sliding_log_redis_sorted_set() {
+    correct_limiter(Algo::LogZset, CASES);
+}
+
+#[test]
+fn correct_fixed_window_epoch_aligned() {
+    correct_limiter(Algo::FixedEpoch, CASES);
+}
+
+#[test]
+fn correct_fixed_window_redis_key_per_window() {
+    correct_limiter(Algo::FixedKeyed, CASES);
+}
+
+#[test]
+fn correct_fixed_window_anchored_at_first_hit() {
+    correct_limiter(Algo::FixedAnchored, CASES);
+}
+
+#[test]
+fn correct_segmented_window_epoch_aligned() {
+    correct_limiter(Algo::SegEpoch, CASES);
+}
+
+#[test]
+fn correct_segmented_window_redis_key_per_segment() {
+    correct_limiter(Algo::SegKeyed, CASES);
+}
+
+#[test]
+fn correct_sliding_counter_redis_key_per_window() {
+    correct_limiter(Algo::CounterKeyed, CASES);
+}
+
+#[test]
+fn correct_sliding_counter_estimate_below_limit() {
+    correct_limiter(Algo::CounterLt, CASES);
+}
+
+#[test]
+fn correct_sliding_counter_estimate_plus_one_within_limit() {
+    correct_limiter(Algo::CounterLe, CASES);
+}
+
+#[test]
+fn correct_token_bucket() {
+    correct_limiter(Algo::Bucket, CASES);
+}
+
+#[test]
+fn correct_token_bucket_in_floating_point() {
+    correct_limiter(Algo::BucketFloat, CASES);
+}
+
+#[test]
+fn correct_sliding_counter_in_floating_point() {
+    correct_limiter(Algo::CounterFloat, CASES);
+}
+
+#[test]
+fn correct_gcra() {
+    correct_limiter(Algo::Gcra, CASES);
+}
+
+#[test]
+fn correct_aspnet_fixed_window_late_heartbeat() {
+    correct_limiter(Algo::AspFixed, CASES);
+}
+
+#[test]
+fn correct_aspnet_segmented_window_late_heartbeat() {
+    correct_limiter(Algo::AspSeg, CASES);
+}
+
+#[test]
+fn correct_aspnet_token_bucket_late_heartbeat() {
+    correct_limiter(Algo::AspBucket, CASES);
+}
+
+#[test]
+fn correct_aspnet_token_bucket_exact_timer() {
+    correct_limiter(Algo::ChunkedTimer, CASES);
+}
