@@ -4,15 +4,10 @@
 -- ARGV[2]  window (µs)
 -- ARGV[3]  now (µs, the replica's clock), or "" to use Redis' TIME
 -- Returns {allowed (1/0), remaining, reset_us, retry_after_us}.
+-- Starts after lua/prelude.lua (prepended by reference-api/build.rs),
+-- which reads ARGV[3] into `now`.
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-local now
-if ARGV[3] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[3])
-end
 
 local start = now - (now % window)
 local state = redis.call('HMGET', KEYS[1], 'window', 'count')

@@ -7,17 +7,12 @@
 -- ARGV[3]  now (µs, the replica's clock), or "" to use Redis' TIME
 -- ARGV[4]  rate period (µs)
 -- Returns {allowed (1/0), remaining, reset_us, retry_after_us}.
+-- Starts after lua/prelude.lua (prepended by reference-api/build.rs),
+-- which reads ARGV[3] into `now`.
 -- (Numbers go to redis.call as numbers, never through tostring(), which
 -- keeps only 14 digits: too few for microseconds since the epoch.)
 local burst = tonumber(ARGV[1])
 local interval = tonumber(ARGV[4]) / tonumber(ARGV[2])
-local now
-if ARGV[3] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[3])
-end
 
 local tolerance = (burst - 1) * interval
 local tat = tonumber(redis.call('GET', KEYS[1])) or now

@@ -1,18 +1,20 @@
 //! The atomic path: one script from `lua/` per decision, run by EVALSHA.
 //! redis-rs loads the script and retries on NOSCRIPT (the script did not
 //! run, so the retry cannot double-count); nothing else is ever retried.
+//! The scripts come from `build.rs`, which prepends `lua/prelude.lua` (it
+//! reads the clock into `now`) to each; this file embeds the results.
 
 use super::{decision, Decision};
 use crate::policy::Policy;
 use redis::aio::ConnectionManager;
 use redis::Script;
 
-pub const SLIDING_LOG: &str = include_str!("../../../../lua/sliding_log.lua");
-pub const FIXED_WINDOW: &str = include_str!("../../../../lua/fixed_window.lua");
-pub const SLIDING_WINDOW: &str = include_str!("../../../../lua/sliding_window.lua");
-pub const SLIDING_COUNTER: &str = include_str!("../../../../lua/sliding_counter.lua");
-pub const TOKEN_BUCKET: &str = include_str!("../../../../lua/token_bucket.lua");
-pub const GCRA: &str = include_str!("../../../../lua/gcra.lua");
+pub const SLIDING_LOG: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_log.lua"));
+pub const FIXED_WINDOW: &str = include_str!(concat!(env!("OUT_DIR"), "/fixed_window.lua"));
+pub const SLIDING_WINDOW: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_window.lua"));
+pub const SLIDING_COUNTER: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_counter.lua"));
+pub const TOKEN_BUCKET: &str = include_str!(concat!(env!("OUT_DIR"), "/token_bucket.lua"));
+pub const GCRA: &str = include_str!(concat!(env!("OUT_DIR"), "/gcra.lua"));
 
 /// A policy's script and its fixed arguments: every script takes
 /// `ARGV = {param1, param2, now or "", param4}`.
@@ -67,5 +69,77 @@ impl PolicyScript {
         };
         let r: (i64, i64, i64, i64) = call.invoke_async(conn).await?;
         Ok(decision(r.0 == 1, r.1, r.2, r.3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn lua_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../lua")
+    }
+
+    fn prelude() -> String {
+        std::fs::read_to_string(lua_dir().join("prelude.lua")).unwrap()
+    }
+
+    /// `redis.call('TIME')` however it is spelled: quotes, spacing, pcall.
+    fn reads_time(source: &str) -> bool {
+        let squashed: String = source
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '"' { '\'' } else { c })
+            .collect();
+        squashed.contains("call('TIME')")
+    }
+
+    #[test]
+    fn every_script_starts_with_the_prelude_once() {
+        let prelude = prelude();
+        assert!(reads_time(&prelude), "the prelude no longer reads TIME");
+        for (name, script) in [
+            ("SLIDING_LOG", SLIDING_LOG),
+            ("FIXED_WINDOW", FIXED_WINDOW),
+            ("SLIDING_WINDOW", SLIDING_WINDOW),
+            ("SLIDING_COUNTER", SLIDING_COUNTER),
+            ("TOKEN_BUCKET", TOKEN_BUCKET),
+            ("GCRA", GCRA),
+        ] {
+            assert!(
+                script.starts_with(&prelude),
+                "{name} does not start with the prelude"
+            );
+            assert_eq!(
+                script.matches(&prelude).count(),
+                1,
+                "{name} repeats the prelude"
+            );
+            assert!(script.len() > prelude.len(), "{name} is only the prelude");
+        }
+    }
+
+    #[test]
+    fn only_the_prelude_reads_the_clock() {
+        let mut scripts = 0;
+        for entry in std::fs::read_dir(lua_dir()).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".lua") || name == "prelude.lua" {
+                continue;
+            }
+            scripts += 1;
+            let source = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                !reads_time(&source),
+                "lua/{name} calls redis.call('TIME'): the clock is read in lua/prelude.lua"
+            );
+            assert!(
+                !source.contains("local now"),
+                "lua/{name} declares `now`: lua/prelude.lua defines it"
+            );
+        }
+        assert!(scripts >= 6, "found only {scripts} scripts in lua/");
     }
 }
