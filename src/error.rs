@@ -2,7 +2,6 @@
 //! its kind decides the exit code (DESIGN.md: 0 met, 1 gate, 2 bad input,
 //! 3 environment, 130 interrupted).
 
-use crate::scenario::ScenarioError;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,9 +63,3 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
-
-impl From<ScenarioError> for Error {
-    fn from(e: ScenarioError) -> Self {
-        Error::input(e.to_string())
-    }
-}

@@ -2,26 +2,11 @@
 //! stack at their times and undoes each at its end, recording when (µs from
 //! the load's start) — the windows the report's phases are cut along.
 
-use crate::scenario::{Fault, FaultAction};
 use crate::stack::Stack;
-use serde::{Deserialize, Serialize};
+use crate::store::records::Applied;
 use std::future::Future;
+use std::time::Duration;
 use tokio::time::Instant;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Applied {
-    /// In words, e.g. "redis_down (pause)".
-    pub fault: String,
-    /// From just before it was applied to just after it was undone (a
-    /// restarted process ready again), µs from the load's start.
-    pub from_us: u64,
-    pub to_us: u64,
-    /// False when the arm had nothing to break (a Redis fault on a local arm).
-    pub applied: bool,
-    /// What went wrong undoing it (e.g. a restart that failed), if anything.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
 
 /// Runs the faults in order; stops early (undoing the current one) when
 /// `stop` resolves.
@@ -96,5 +81,62 @@ async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), String> {
             Ok(())
         }
         FaultAction::ClockStep { replica, .. } => stack.step_clock(replica, 0).await.map(|_| ()),
+    }
+}
+
+/// `[[faults]]`: an action from `at` for `lasts`, then undone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub at: Duration,
+    pub lasts: Duration,
+    pub action: FaultAction,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultAction {
+    /// Stop the arm's Redis: `restart` kills it and starts a fresh one on
+    /// the same port at the end (empty, script cache gone); otherwise it is
+    /// paused (SIGSTOP) and resumed (SIGCONT).
+    RedisDown { restart: bool },
+    /// Kill one replica hard (SIGKILL) and start it again on its port at the end.
+    ReplicaRestart { replica: usize },
+    /// Delay everything between the replicas and Redis by `delay` plus up
+    /// to `jitter` (through a proxy rlbench runs in front of its Redis).
+    RedisLatency { delay: Duration, jitter: Duration },
+    /// Step one replica's clock by `step_us` (µs, either way), and back.
+    ClockStep { replica: usize, step_us: i64 },
+}
+
+impl FaultAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultAction::RedisDown { .. } => "redis_down",
+            FaultAction::ReplicaRestart { .. } => "replica_restart",
+            FaultAction::RedisLatency { .. } => "redis_latency",
+            FaultAction::ClockStep { .. } => "clock_step",
+        }
+    }
+
+    /// Whether the arm's Redis needs the delaying proxy in front.
+    pub fn needs_proxy(self) -> bool {
+        matches!(self, FaultAction::RedisLatency { .. })
+    }
+
+    /// In words, e.g. "redis_down (pause)" or "replica_restart (r1)".
+    pub fn describe(self) -> String {
+        match self {
+            FaultAction::RedisDown { restart: false } => "redis_down (pause)".to_string(),
+            FaultAction::RedisDown { restart: true } => "redis_down (restart)".to_string(),
+            FaultAction::ReplicaRestart { replica } => format!("replica_restart (r{replica})"),
+            FaultAction::RedisLatency { delay, jitter } if jitter.is_zero() => {
+                format!("redis_latency (+{delay:?})")
+            }
+            FaultAction::RedisLatency { delay, jitter } => {
+                format!("redis_latency (+{delay:?} to +{:?})", delay + jitter)
+            }
+            FaultAction::ClockStep { replica, step_us } => {
+                format!("clock_step (r{replica}, {step_us:+} µs)")
+            }
+        }
     }
 }

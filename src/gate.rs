@@ -1,7 +1,6 @@
 //! The gate: checks an arm's `[arms.expect]` bounds against its figures.
 
 use crate::analyze::ArmFigures;
-use crate::scenario::{Bound, Expectation, Figure};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
@@ -232,5 +231,63 @@ mod tests {
         let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
         assert_eq!(passed, [true, false, true, false]);
         assert_eq!(checks[0].value, Some(2.0));
+    }
+}
+
+/// A bound on one summary figure, e.g. `max_over_admission_ratio = 1.01`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// The key as written in `[arms.expect]`.
+    pub key: &'static str,
+    pub figure: Figure,
+    pub bound: Bound,
+    pub value: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    AtMost,
+    AtLeast,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    OverAdmissionRatio,
+    DefiniteViolations,
+    PossibleViolations,
+    FalseRejectRatio,
+    P99Ms,
+    ErrorRatio,
+    PeakWindowRatio,
+    /// Sentences in the header checks' findings.
+    HeaderFindings,
+    /// Limited answers contradicting an earlier answer's `remaining`.
+    RemainingContradictions,
+}
+
+impl Figure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::OverAdmissionRatio => "over_admission_ratio",
+            Figure::DefiniteViolations => "definite_violations",
+            Figure::PossibleViolations => "possible_violations",
+            Figure::FalseRejectRatio => "false_reject_ratio",
+            Figure::P99Ms => "p99_ms",
+            Figure::ErrorRatio => "error_ratio",
+            Figure::PeakWindowRatio => "peak_window_ratio",
+            Figure::HeaderFindings => "header_findings",
+            Figure::RemainingContradictions => "remaining_contradictions",
+        }
+    }
+
+    /// Judged against a policy (not a plain measurement).
+    pub fn needs_policy(self) -> bool {
+        !matches!(
+            self,
+            Figure::P99Ms
+                | Figure::ErrorRatio
+                | Figure::HeaderFindings
+                | Figure::RemainingContradictions
+        )
     }
 }

@@ -56,7 +56,7 @@ fn main() -> ExitCode {
 
 async fn dispatch(command: Command) -> ExitCode {
     match command {
-        Command::Run(args) => match rlbench::run::run(&args).await {
+        Command::Run(args) => match run(&args).await {
             Ok(outcome) => {
                 table::print(&outcome.summary);
                 println!("report: {}", outcome.folder.join("summary.json").display());
@@ -73,7 +73,7 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
-        Command::Attack(args) => match rlbench::attack::run(&args).await {
+        Command::Attack(args) => match attack(&args).await {
             Ok(outcome) => {
                 table::print(&outcome.summary);
                 if let Some(folder) = &outcome.folder {
@@ -102,7 +102,7 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e.into()),
         },
-        Command::Report { run_dir } => match rlbench::rebuild::rebuild(&run_dir) {
+        Command::Report { run_dir } => match rlbench::app::report::rebuild(&run_dir) {
             Ok((summary, exit)) => {
                 table::print(&summary);
                 println!("report: {}", run_dir.join("summary.json").display());
@@ -118,21 +118,23 @@ async fn dispatch(command: Command) -> ExitCode {
             arm,
             key,
             limit,
-        } => match rlbench::explain::explain(&run_dir, arm.as_deref(), key.as_deref(), limit) {
-            Ok(arms) => {
-                print!("{}", rlbench::report::explain::render(&arms));
-                ExitCode::SUCCESS
+        } => {
+            match rlbench::app::explain::explain(&run_dir, arm.as_deref(), key.as_deref(), limit) {
+                Ok(arms) => {
+                    print!("{}", rlbench::report::explain::render(&arms));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
             }
-            Err(e) => fail(&e),
-        },
+        }
         Command::Doctor { scenario } => {
             let loaded = match scenario.as_deref().map(rlbench::scenario::load).transpose() {
                 Ok(s) => s,
                 Err(e) => return fail(&e.into()),
             };
-            let findings = rlbench::doctor::check(loaded.as_ref()).await;
+            let findings = rlbench::app::doctor::check(loaded.as_ref()).await;
             print!("{}", rlbench::report::doctor::render(&findings));
-            if rlbench::doctor::passed(&findings) {
+            if rlbench::app::doctor::passed(&findings) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(rlbench::error::Exit::Environment.code())
@@ -144,14 +146,14 @@ async fn dispatch(command: Command) -> ExitCode {
             policy,
             force,
         } => {
-            let args = rlbench::init::Init {
+            let args = rlbench::app::init::Init {
                 name: &name,
                 target: target.as_deref(),
                 policy: policy.as_deref(),
                 force,
                 dir: std::path::Path::new("."),
             };
-            match rlbench::init::init(&args) {
+            match rlbench::app::init::init(&args) {
                 Ok(path) => {
                     println!("wrote {}", path.display());
                     println!(
@@ -181,7 +183,7 @@ async fn dispatch(command: Command) -> ExitCode {
             baseline,
             candidate,
             max_regression,
-        } => match rlbench::compare::run(&baseline, &candidate, max_regression.as_deref()) {
+        } => match rlbench::app::compare::run(&baseline, &candidate, max_regression.as_deref()) {
             Ok((comparison, exit)) => {
                 print!("{}", rlbench::report::compare::render(&comparison));
                 for r in &comparison.regressions {
@@ -195,12 +197,34 @@ async fn dispatch(command: Command) -> ExitCode {
             scenario,
             arm,
             port,
-        } => match rlbench::serve::serve(&scenario, arm.as_deref(), port).await {
+        } => match rlbench::app::serve::serve(
+            &scenario,
+            arm.as_deref(),
+            port,
+            &rlbench::interrupt::Interrupt::listen(),
+        )
+        .await
+        {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(&e),
         },
         Command::Replica { .. } => unreachable!("handled before logging is set up"),
     }
+}
+
+/// `rlbench run`: the flags checked, then the run, with Ctrl-C and
+/// SIGTERM heard from here on.
+async fn run(args: &rlbench::cli::RunArgs) -> Result<rlbench::app::run::RunOutcome, Error> {
+    let request = rlbench::app::flags::run(args)?;
+    rlbench::app::run::run(&request, &rlbench::interrupt::Interrupt::listen()).await
+}
+
+/// `rlbench attack`: the flags checked, then the attack.
+async fn attack(
+    args: &rlbench::cli::AttackArgs,
+) -> Result<rlbench::app::attack::AttackOutcome, Error> {
+    let attack = rlbench::app::flags::attack(args)?;
+    rlbench::app::attack::run(&attack, &rlbench::interrupt::Interrupt::listen()).await
 }
 
 /// Runs as one replica of the reference API (rlbench starts these itself).

@@ -5,7 +5,7 @@
 //! ...). A general pooled client serves the few control requests
 //! (health, metrics).
 
-use crate::advertised::{self, Advertised};
+use crate::events::advertised::{self, Advertised};
 use crate::events::{ErrorKind, Outcome};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};

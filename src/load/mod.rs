@@ -10,7 +10,7 @@ pub(crate) mod pick;
 pub mod schedule;
 
 use crate::events::{Batch, Event, Outcome};
-use crate::scenario::{Fanout, KeyDistribution};
+use crate::load::pick::{Fanout, KeyDistribution};
 use hyper::Uri;
 use pick::Picker;
 use reference_api::clock::wall_now_us;

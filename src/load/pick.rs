@@ -3,7 +3,6 @@
 //! of the traffic) or one hot key; targets round-robin, random, sticky by
 //! key (as a load balancer with consistent hashing) or a single replica.
 
-use crate::scenario::{Fanout, KeyDistribution};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -178,4 +177,41 @@ mod tests {
         let mut single = Picker::new(5, KeyDistribution::Uniform, 3, Fanout::Single, 5);
         assert!((0..100).all(|seq| single.pick(seq).1 == 0));
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fanout {
+    RoundRobin,
+    Random,
+    /// The same key always goes to the same replica.
+    Sticky,
+    /// Everything to the first replica.
+    Single,
+}
+
+impl Fanout {
+    pub const NAMES: &'static str = "round_robin, random, sticky or single";
+
+    pub fn from_name(name: &str) -> Option<Fanout> {
+        Some(match name {
+            "round_robin" => Fanout::RoundRobin,
+            "random" => Fanout::Random,
+            "sticky" => Fanout::Sticky,
+            "single" => Fanout::Single,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyDistribution {
+    Uniform,
+    /// Key of rank k (1-based) with weight 1/k^s.
+    Zipf {
+        s: f64,
+    },
+    /// The first key takes `share` of the requests; the rest are uniform.
+    Hot {
+        share: f64,
+    },
 }

@@ -3,7 +3,7 @@
 //! percentile spectrum, per-replica admits and rejects, and over-admission
 //! by arm.
 
-use crate::analyze::ArmFigures;
+use hdrhistogram::Histogram;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use std::path::Path;
@@ -15,7 +15,15 @@ const FONT: &str = "sans-serif";
 /// One arm as the charts need it.
 pub struct ArmData<'a> {
     pub name: &'a str,
-    pub figures: &'a ArmFigures,
+    /// The busiest key's admits in the trailing window over the limit:
+    /// (seconds, ratio).
+    pub timeline: &'a [(f64, f64)],
+    /// Each fault's window (seconds from the load's start), to shade.
+    pub fault_windows: Vec<(f64, f64)>,
+    /// Latency from the intended send time (µs).
+    pub latency: &'a Histogram<u64>,
+    /// Each replica's (admitted, rejected).
+    pub per_replica: Vec<(u64, u64)>,
     pub over_admission: Option<f64>,
 }
 
@@ -83,11 +91,11 @@ fn admitted_vs_limit(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
     let x_max = arms
         .iter()
-        .flat_map(|a| a.figures.timeline.last().map(|p| p.0))
+        .flat_map(|a| a.timeline.last().map(|p| p.0))
         .fold(1.0f64, f64::max);
     let y_max = arms
         .iter()
-        .flat_map(|a| a.figures.timeline.iter().map(|p| p.1))
+        .flat_map(|a| a.timeline.iter().map(|p| p.1))
         .fold(1.0f64, f64::max)
         * 1.15;
     let mut chart = ChartBuilder::on(&root)
@@ -108,15 +116,12 @@ fn admitted_vs_limit(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     // Fault windows, shaded (arms run the same faults at the same times).
     // Shaded once each: the same fault differs between arms by a few ms.
     let mut windows: Vec<(f64, f64)> = Vec::new();
-    for p in arms.iter().flat_map(|a| &a.figures.phases) {
-        if let (true, Some(from), Some(to)) = (p.name.starts_with("during "), p.from_us, p.to_us) {
-            let w = (from as f64 / 1e6, to as f64 / 1e6);
-            if !windows
-                .iter()
-                .any(|o| (o.0 - w.0).abs() < 0.1 && (o.1 - w.1).abs() < 0.1)
-            {
-                windows.push(w);
-            }
+    for &w in arms.iter().flat_map(|a| &a.fault_windows) {
+        if !windows
+            .iter()
+            .any(|o| (o.0 - w.0).abs() < 0.1 && (o.1 - w.1).abs() < 0.1)
+        {
+            windows.push(w);
         }
     }
     if !windows.is_empty() {
@@ -145,7 +150,7 @@ fn admitted_vs_limit(path: &Path, arms: &[ArmData]) -> Result<(), String> {
         let c = color(i);
         chart
             .draw_series(LineSeries::new(
-                arm.figures.timeline.iter().copied(),
+                arm.timeline.iter().copied(),
                 c.stroke_width(2),
             ))
             .map_err(err)?
@@ -178,7 +183,7 @@ fn latency_spectrum(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     let series: Vec<Vec<(f64, f64)>> = arms
         .iter()
         .map(|a| {
-            let h = &a.figures.histograms.latency;
+            let h = a.latency;
             if h.is_empty() {
                 return Vec::new();
             }
@@ -236,11 +241,12 @@ fn per_replica(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     let bars: Vec<(String, u64, u64)> = arms
         .iter()
         .flat_map(|a| {
-            a.figures
-                .per_replica
+            a.per_replica
                 .iter()
                 .enumerate()
-                .map(move |(r, c)| (format!("{} r{r}", a.name), c.admitted, c.rejected))
+                .map(move |(r, &(admitted, rejected))| {
+                    (format!("{} r{r}", a.name), admitted, rejected)
+                })
         })
         .collect();
     let y_max = bars.iter().map(|b| b.1 + b.2).max().unwrap_or(1).max(1) as f64 * 1.15;

@@ -1,7 +1,5 @@
 //! The terminal table of `rlbench compare`.
 
-use crate::compare::{show, Comparison};
-
 pub fn render(c: &Comparison) -> String {
     let mut rows = vec![["arm", "figure", "baseline", "candidate", "change"]
         .map(String::from)
@@ -39,4 +37,37 @@ pub fn render(c: &Comparison) -> String {
         out.push('\n');
     }
     out
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub arm: String,
+    pub figure: &'static str,
+    pub baseline: Option<f64>,
+    pub candidate: Option<f64>,
+}
+
+impl Row {
+    /// Relative change, candidate against baseline.
+    pub fn change(&self) -> Option<f64> {
+        match (self.baseline, self.candidate) {
+            (Some(b), Some(c)) if b != 0.0 => Some((c - b) / b),
+            (Some(b), Some(c)) if b == c => Some(0.0),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub rows: Vec<Row>,
+    pub regressions: Vec<String>,
+}
+
+pub fn show(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
+        Some(v) => format!("{v:.3}"),
+        None => "-".to_string(),
+    }
 }

@@ -1,11 +1,34 @@
 //! `rlbench doctor` as text: one line per check, its level first.
 
-use crate::doctor::Finding;
-
 pub fn render(findings: &[Finding]) -> String {
     let width = findings.iter().map(|f| f.what.len()).max().unwrap_or(0);
     findings
         .iter()
         .map(|f| format!("{:<7}  {:<width$}  {}\n", f.level.name(), f.what, f.detail))
         .collect()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Ok,
+    Warn,
+    Missing,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Warn => "warn",
+            Level::Missing => "missing",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub level: Level,
+    pub what: String,
+    /// What was found, or the fix.
+    pub detail: String,
 }

@@ -1,8 +1,7 @@
 //! `rlbench explain` as text: each witness's sentence, then the requests
 //! involved with a small timeline of their `[sent, done]` intervals.
 
-use crate::explain::Explained;
-use crate::witnesses::{ArmWitness, WitnessRequest};
+use crate::store::summary::{ArmWitness, WitnessRequest};
 use std::fmt::Write;
 
 /// Columns of the timeline.
@@ -115,4 +114,14 @@ mod tests {
         let half = bar(0.0, 1.0, 0.5, 1.0, 'x');
         assert!(half.starts_with(' ') && half.ends_with('x'));
     }
+}
+
+/// One arm's verdict counts and the witnesses kept.
+#[derive(Debug)]
+pub struct Explained {
+    pub arm: String,
+    pub policy: Option<String>,
+    pub definite_violations: u64,
+    pub false_rejects: u64,
+    pub witnesses: Vec<ArmWitness>,
 }

@@ -1,9 +1,9 @@
 //! The header checks in words, for the terminal table and the HTML page:
 //! first what was present and what was checked, then each finding.
 
-use super::summary::ArmSummary;
-use crate::advertised::Convention;
-use crate::probe::ProbeResult;
+use crate::events::advertised::Convention;
+use crate::store::probes::ProbeResult;
+use crate::store::summary::ArmSummary;
 
 /// One overview sentence, then the findings (none when all agrees).
 pub fn sentences(a: &ArmSummary) -> Vec<String> {
@@ -51,7 +51,7 @@ pub fn sentences(a: &ArmSummary) -> Vec<String> {
             held + broken
         ));
     }
-    for note in crate::probe::notes(&h.retry_after_probes) {
+    for note in crate::store::probes::notes(&h.retry_after_probes) {
         overview.push_str("; ");
         overview.push_str(&note);
     }

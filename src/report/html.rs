@@ -3,7 +3,7 @@
 //! words, its expectations, the figures and the charts.
 
 use super::charts::CHARTS;
-use super::summary::{ArmSummary, Summary};
+use crate::store::summary::{ArmSummary, Summary};
 use base64::Engine;
 use std::fmt::Write;
 use std::path::Path;
@@ -99,7 +99,7 @@ ul.verdicts li{margin:.35rem 0}table{border-collapse:collapse;width:100%;font-si
 th,td{border-bottom:1px solid #eee;padding:.3rem .5rem;text-align:right}th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
 td.ok{color:#137333;font-weight:600}td.bad{color:#a50e0e;font-weight:600}li.finding{color:#a50e0e}img{width:100%;height:auto;border:1px solid #eee;margin:.5rem 0}";
 
-fn witnesses_of(a: &ArmSummary) -> &[crate::witnesses::ArmWitness] {
+fn witnesses_of(a: &ArmSummary) -> &[crate::store::summary::ArmWitness] {
     a.correctness
         .as_ref()
         .map_or(&[], |c| c.witnesses.as_slice())
@@ -210,7 +210,7 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     if s.arms.iter().any(|a| !a.faults.is_empty()) {
         h.push_str("<h2>Faults</h2><ul class=\"verdicts\">");
         for a in &s.arms {
-            for sentence in super::faults::sentences(a) {
+            for sentence in super::phases::sentences(a) {
                 let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(&sentence));
             }
         }

@@ -2,7 +2,7 @@
 //! CI systems show a failed bound like a failed test (quick-junit writes
 //! the XML).
 
-use super::summary::Summary;
+use crate::store::summary::Summary;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 pub fn render(s: &Summary) -> Result<String, String> {

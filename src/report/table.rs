@@ -2,7 +2,7 @@
 //! first, then one line per failed expectation.
 #![allow(clippy::print_stdout)]
 
-use super::summary::{ArmSummary, Summary};
+use crate::store::summary::{ArmSummary, Summary};
 
 fn ratio(r: Option<f64>) -> String {
     r.map_or("∞".to_string(), |r| format!("{r:.2}x"))
@@ -96,7 +96,7 @@ pub fn render(s: &Summary) -> String {
         if let Some(line) = errors_line(a) {
             out.push_str(&line);
         }
-        for sentence in super::faults::sentences(a) {
+        for sentence in super::phases::sentences(a) {
             out.push_str(&format!("fault in {}: {sentence}\n", a.name));
         }
         for sentence in super::headers::sentences(a) {

@@ -6,6 +6,9 @@ mod raw;
 pub mod units;
 mod validate;
 
+use crate::faults::Fault;
+use crate::gate::Expectation;
+use crate::load::pick::{Fanout, KeyDistribution};
 use reference_api::config::{ClockSource, OnError};
 use reference_api::Policy;
 use std::fmt;
@@ -67,7 +70,7 @@ impl Default for Checks {
         Checks {
             retry_after_probes: 2,
             retry_after_max_wait: Duration::from_secs(5),
-            witnesses: crate::witnesses::DEFAULT_LIMIT,
+            witnesses: crate::store::records::DEFAULT_WITNESSES,
             max_server_time: None,
         }
     }
@@ -84,63 +87,6 @@ pub struct ExternalTarget {
     /// `[target] one_clock`: the limiter reads one clock inside each
     /// decision's atomic step (one process, or its store's own clock).
     pub one_clock: bool,
-}
-
-/// `[[faults]]`: an action from `at` for `lasts`, then undone.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Fault {
-    pub at: Duration,
-    pub lasts: Duration,
-    pub action: FaultAction,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FaultAction {
-    /// Stop the arm's Redis: `restart` kills it and starts a fresh one on
-    /// the same port at the end (empty, script cache gone); otherwise it is
-    /// paused (SIGSTOP) and resumed (SIGCONT).
-    RedisDown { restart: bool },
-    /// Kill one replica hard (SIGKILL) and start it again on its port at the end.
-    ReplicaRestart { replica: usize },
-    /// Delay everything between the replicas and Redis by `delay` plus up
-    /// to `jitter` (through a proxy rlbench runs in front of its Redis).
-    RedisLatency { delay: Duration, jitter: Duration },
-    /// Step one replica's clock by `step_us` (µs, either way), and back.
-    ClockStep { replica: usize, step_us: i64 },
-}
-
-impl FaultAction {
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultAction::RedisDown { .. } => "redis_down",
-            FaultAction::ReplicaRestart { .. } => "replica_restart",
-            FaultAction::RedisLatency { .. } => "redis_latency",
-            FaultAction::ClockStep { .. } => "clock_step",
-        }
-    }
-
-    /// Whether the arm's Redis needs the delaying proxy in front.
-    pub fn needs_proxy(self) -> bool {
-        matches!(self, FaultAction::RedisLatency { .. })
-    }
-
-    /// In words, e.g. "redis_down (pause)" or "replica_restart (r1)".
-    pub fn describe(self) -> String {
-        match self {
-            FaultAction::RedisDown { restart: false } => "redis_down (pause)".to_string(),
-            FaultAction::RedisDown { restart: true } => "redis_down (restart)".to_string(),
-            FaultAction::ReplicaRestart { replica } => format!("replica_restart (r{replica})"),
-            FaultAction::RedisLatency { delay, jitter } if jitter.is_zero() => {
-                format!("redis_latency (+{delay:?})")
-            }
-            FaultAction::RedisLatency { delay, jitter } => {
-                format!("redis_latency (+{delay:?} to +{:?})", delay + jitter)
-            }
-            FaultAction::ClockStep { replica, step_us } => {
-                format!("clock_step (r{replica}, {step_us:+} µs)")
-            }
-        }
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -192,43 +138,6 @@ impl Mode {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fanout {
-    RoundRobin,
-    Random,
-    /// The same key always goes to the same replica.
-    Sticky,
-    /// Everything to the first replica.
-    Single,
-}
-
-impl Fanout {
-    pub const NAMES: &'static str = "round_robin, random, sticky or single";
-
-    pub fn from_name(name: &str) -> Option<Fanout> {
-        Some(match name {
-            "round_robin" => Fanout::RoundRobin,
-            "random" => Fanout::Random,
-            "sticky" => Fanout::Sticky,
-            "single" => Fanout::Single,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum KeyDistribution {
-    Uniform,
-    /// Key of rank k (1-based) with weight 1/k^s.
-    Zipf {
-        s: f64,
-    },
-    /// The first key takes `share` of the requests; the rest are uniform.
-    Hot {
-        share: f64,
-    },
-}
-
 #[derive(Clone, Debug)]
 pub struct Arm {
     pub name: String,
@@ -265,64 +174,6 @@ impl Arm {
             ClockSource::Redis => true,
             ClockSource::Replica => (0..self.replicas).all(|r| self.skew_of(r) == 0),
         }
-    }
-}
-
-/// A bound on one summary figure, e.g. `max_over_admission_ratio = 1.01`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Expectation {
-    /// The key as written in `[arms.expect]`.
-    pub key: &'static str,
-    pub figure: Figure,
-    pub bound: Bound,
-    pub value: f64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
-    AtMost,
-    AtLeast,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Figure {
-    OverAdmissionRatio,
-    DefiniteViolations,
-    PossibleViolations,
-    FalseRejectRatio,
-    P99Ms,
-    ErrorRatio,
-    PeakWindowRatio,
-    /// Sentences in the header checks' findings.
-    HeaderFindings,
-    /// Limited answers contradicting an earlier answer's `remaining`.
-    RemainingContradictions,
-}
-
-impl Figure {
-    pub fn name(self) -> &'static str {
-        match self {
-            Figure::OverAdmissionRatio => "over_admission_ratio",
-            Figure::DefiniteViolations => "definite_violations",
-            Figure::PossibleViolations => "possible_violations",
-            Figure::FalseRejectRatio => "false_reject_ratio",
-            Figure::P99Ms => "p99_ms",
-            Figure::ErrorRatio => "error_ratio",
-            Figure::PeakWindowRatio => "peak_window_ratio",
-            Figure::HeaderFindings => "header_findings",
-            Figure::RemainingContradictions => "remaining_contradictions",
-        }
-    }
-
-    /// Judged against a policy (not a plain measurement).
-    pub fn needs_policy(self) -> bool {
-        !matches!(
-            self,
-            Figure::P99Ms
-                | Figure::ErrorRatio
-                | Figure::HeaderFindings
-                | Figure::RemainingContradictions
-        )
     }
 }
 
@@ -374,4 +225,10 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
 /// the text given.
 pub fn inline_policy(text: &str) -> Result<(Policy, PolicyTiming), ScenarioError> {
     validate::inline_policy(text)
+}
+
+impl From<ScenarioError> for crate::error::Error {
+    fn from(e: ScenarioError) -> Self {
+        crate::error::Error::input(e.to_string())
+    }
 }

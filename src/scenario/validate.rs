@@ -3,7 +3,8 @@
 use super::raw::{RawPolicy, RawRedis, RawScenario};
 use super::units::{self, micros};
 use super::RedisSpec;
-use super::{Fanout, Scenario, ScenarioError};
+use super::{Scenario, ScenarioError};
+use crate::load::pick::Fanout;
 use crate::load::schedule::Shape;
 use reference_api::config::DEFAULT_KEY_HEADER;
 use reference_api::{Policy, Rate};

@@ -1,16 +1,8 @@
 //! Reading a replica's `/metrics` (Prometheus text): the decisions it took
 //! without Redis because Redis did not answer in time.
 
+use crate::store::records::Fallbacks;
 use reference_api::server::REDIS_ERRORS;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fallbacks {
-    /// Admitted without asking Redis (`fail_open`).
-    pub failed_open: u64,
-    /// Rejected without asking Redis (`fail_closed`).
-    pub failed_closed: u64,
-}
 
 pub fn fallbacks(text: &str) -> Fallbacks {
     let mut f = Fallbacks::default();

@@ -250,7 +250,7 @@ impl Stack {
     }
 
     /// Each replica's Redis fallback counts, read from its `/metrics`.
-    pub async fn redis_fallbacks(&self) -> Vec<metrics::Fallbacks> {
+    pub async fn redis_fallbacks(&self) -> Vec<crate::store::records::Fallbacks> {
         let http = client::new(1);
         let mut out = Vec::with_capacity(self.replicas.len());
         for replica in &self.replicas {

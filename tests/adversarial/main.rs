@@ -30,7 +30,8 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use reference_api::{Policy, Rate};
-use rlbench::header_checks::{remaining_against_admits, RemainingCheck};
+use rlbench::headers::checks::remaining_against_admits;
+use rlbench::store::summary::RemainingCheck;
 use rlbench::verify::{verify_key, Decided, Obs, Options, Verdict};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

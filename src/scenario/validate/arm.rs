@@ -4,8 +4,9 @@
 
 use super::{identifier, skews};
 use super::{load, policy, target, ArmDefaults, Result, Source, MAX_REPLICAS};
+use crate::gate::{Bound, Expectation, Figure};
 use crate::scenario::raw::{RawArm, RawExpect};
-use crate::scenario::{Arm, Bound, Expectation, Figure, Mode, PolicyTiming};
+use crate::scenario::{Arm, Mode, PolicyTiming};
 use reference_api::config::{ClockSource, OnError};
 use reference_api::Policy;
 

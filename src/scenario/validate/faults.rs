@@ -3,8 +3,9 @@
 //! fault needs the Redis rlbench starts itself).
 
 use super::{Result, Source};
+use crate::faults::{Fault, FaultAction};
 use crate::scenario::raw::RawFault;
-use crate::scenario::{units, Arm, Fault, FaultAction, RedisSpec};
+use crate::scenario::{units, Arm, RedisSpec};
 use std::time::Duration;
 use toml::Spanned;
 

@@ -2,10 +2,11 @@
 //! distribution, fan-out, timeouts.
 
 use super::{Result, Source, MAX_RATE};
+use crate::load::pick::{Fanout, KeyDistribution};
 use crate::load::schedule::{Shape, Stage};
 use crate::scenario::raw::RawLoad;
 use crate::scenario::units;
-use crate::scenario::{Fanout, KeyDistribution, LoadSpec};
+use crate::scenario::LoadSpec;
 use std::ops::Range;
 use std::time::Duration;
 use toml::Spanned;

@@ -1,6 +1,8 @@
 //! Scenario validation: every bad input names its line and column.
 
-use super::super::{parse, Bound, Fanout, Figure, Mode};
+use super::super::{parse, Mode};
+use crate::gate::{Bound, Figure};
+use crate::load::pick::Fanout;
 use crate::load::schedule::{Shape, Stage};
 use reference_api::{Policy, Rate};
 use std::time::Duration;

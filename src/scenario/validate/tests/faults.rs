@@ -12,7 +12,7 @@ fn with_faults(faults: &str) -> String {
 
 #[test]
 fn faults_parse_in_order_with_their_actions() {
-    use crate::scenario::{Fault, FaultAction};
+    use crate::faults::{Fault, FaultAction};
     let s = parse(
         "s.toml",
         &with_faults(
@@ -131,7 +131,7 @@ fn bad_faults_say_what_and_where() {
         .unwrap()
         .faults[0]
             .action,
-        crate::scenario::FaultAction::ClockStep {
+        crate::faults::FaultAction::ClockStep {
             replica: 0,
             step_us: -500_000
         }

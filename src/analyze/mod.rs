@@ -1,0 +1,343 @@
+//! The compute stage: one pass over an arm's events gives the counts,
+//! HDR latency histograms, per-replica figures and the per-key traces the
+//! verifier judges. Reads only the events file, so a run folder can be
+//! re-analyzed later.
+
+pub mod phases;
+pub mod stats;
+pub mod witnesses;
+
+use crate::analyze::phases::{PhaseFigures, Phases};
+use crate::analyze::stats::histogram;
+pub use crate::analyze::stats::{Counts, Histograms, Percentiles};
+use crate::events::{self, ErrorKind, Outcome};
+use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict};
+use reference_api::Policy;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+#[derive(Clone, Debug)]
+pub struct ArmFigures {
+    pub counts: Counts,
+    /// From the intended send time: what a user of the API waits.
+    pub latency: Percentiles,
+    /// From the actual send time: what the service took.
+    pub service: Percentiles,
+    /// How late requests left versus their intended time.
+    pub lag: Percentiles,
+    /// Indexed by replica.
+    pub per_replica: Vec<Counts>,
+    /// Requests without an answer, by why (timeouts are counted apart).
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    /// Answers by HTTP status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Answers that were neither an admit nor a limit, by HTTP status.
+    pub error_statuses: BTreeMap<u16, u64>,
+    /// What the rate-limit headers said, and how it squares with the trace.
+    pub headers: crate::store::summary::HeaderSummary,
+    /// `None` when no policy was given to judge against.
+    pub verdict: Option<Verdict>,
+    /// The arm's histograms (µs), then each replica's.
+    pub histograms: Histograms,
+    pub per_replica_histograms: Vec<Histograms>,
+    /// The busiest key's admits in the trailing policy window over the
+    /// limit, sampled over the run: (seconds, ratio).
+    pub timeline: Vec<(f64, f64)>,
+    /// With faults: before / during / after each (empty otherwise).
+    pub phases: Vec<PhaseFigures>,
+    /// Each fault's recovery (ms), `None` when nothing was decided after it.
+    pub recovery_ms: Vec<Option<f64>>,
+    /// The verdicts' proofs: per kind the earliest and the largest.
+    pub witnesses: Vec<crate::store::summary::ArmWitness>,
+}
+
+/// One request of a key as kept until the verifier reads it: 12 bytes, so
+/// the per-key traces of a long run stay small (6 M requests ≈ 72 MB).
+#[derive(Clone, Copy)]
+#[repr(C, packed(4))]
+struct Compact {
+    /// Send time in µs (low 44 bits: 203 days), the replica (16 bits) and
+    /// the decision (top 2 bits).
+    sent_decided: u64,
+    /// done − sent: µs below 2³¹, else whole milliseconds rounded up with
+    /// the top bit set. Rounding up only widens `[sent, done]`, which only
+    /// ever makes a verdict milder.
+    took: u32,
+}
+
+const SENT_MASK: u64 = (1 << 44) - 1;
+const REPLICA_SHIFT: u32 = 44;
+const REPLICA_MASK: u64 = (1 << 16) - 1;
+const IN_MS: u32 = 1 << 31;
+
+impl Compact {
+    fn new(sent_us: u64, took_us: u64, decided: Decided, replica: u32) -> Self {
+        let d: u64 = match decided {
+            Decided::Admitted => 0,
+            Decided::Rejected => 1,
+            Decided::Unknown => 2,
+        };
+        let took = if took_us < u64::from(IN_MS) {
+            took_us as u32
+        } else {
+            IN_MS | took_us.div_ceil(1_000).min(u64::from(IN_MS - 1)) as u32
+        };
+        let replica = u64::from(replica).min(REPLICA_MASK);
+        Compact {
+            sent_decided: sent_us.min(SENT_MASK) | (replica << REPLICA_SHIFT) | (d << 62),
+            took,
+        }
+    }
+
+    fn decided(self) -> Decided {
+        match self.sent_decided >> 62 {
+            0 => Decided::Admitted,
+            1 => Decided::Rejected,
+            _ => Decided::Unknown,
+        }
+    }
+
+    fn replica(self) -> u32 {
+        ((self.sent_decided >> REPLICA_SHIFT) & REPLICA_MASK) as u32
+    }
+
+    fn obs(self) -> Obs {
+        let sent = (self.sent_decided & SENT_MASK) as i64;
+        let took = self.took;
+        let took = if took & IN_MS == 0 {
+            i64::from(took)
+        } else {
+            i64::from(took & !IN_MS) * 1_000
+        };
+        Obs {
+            sent,
+            done: sent + took,
+            decided: self.decided(),
+        }
+    }
+}
+
+/// One key's requests, and which of them advertised spare capacity
+/// (index, remaining > 0) for the header checks.
+#[derive(Default)]
+struct KeyTrace {
+    requests: Vec<Compact>,
+    /// Each request's `seq`, for the verdicts' witnesses.
+    seqs: Vec<u64>,
+    witnesses: Vec<(u32, u32)>,
+}
+
+fn expand(requests: &[Compact]) -> Vec<Obs> {
+    requests.iter().map(|c| c.obs()).collect()
+}
+
+pub fn analyze(
+    events_path: &Path,
+    policy: Option<&Policy>,
+    opts: &verify::Options,
+    replicas: usize,
+    fault_windows: &[(i64, i64)],
+    probes: &[crate::store::probes::Probe],
+    mut picker: crate::analyze::witnesses::Picker,
+) -> Result<ArmFigures, String> {
+    let mut headers = crate::headers::checks::Collector::default();
+    let mut phases = Phases::new(fault_windows);
+    let mut counts = Counts::default();
+    let mut per_replica = vec![Counts::default(); replicas];
+    let mut per_replica_histograms: Vec<Histograms> =
+        (0..replicas).map(|_| Histograms::new()).collect();
+    let mut histograms = Histograms::new();
+    let mut lag = histogram();
+    let mut keys: HashMap<String, KeyTrace> = HashMap::new();
+    let mut errors_by_kind = BTreeMap::new();
+    let mut statuses = BTreeMap::new();
+    let mut error_statuses = BTreeMap::new();
+    for event in events::read(events_path)? {
+        let e = event?;
+        counts.add(e.outcome);
+        if let Some(kind) = e.error {
+            *errors_by_kind.entry(kind).or_insert(0) += 1;
+        }
+        if e.status != 0 {
+            *statuses.entry(e.status).or_insert(0) += 1;
+            if e.outcome == Outcome::Error {
+                *error_statuses.entry(e.status).or_insert(0) += 1;
+            }
+        }
+        let r = e.replica as usize;
+        if r >= per_replica.len() {
+            per_replica.resize(r + 1, Counts::default());
+            per_replica_histograms.resize_with(r + 1, Histograms::new);
+        }
+        per_replica[r].add(e.outcome);
+        histograms.record(&e);
+        per_replica_histograms[r].record(&e);
+        lag.saturating_record(e.lag_us().max(1));
+        phases.record(&e);
+        headers.add(&e);
+        let decided = match e.outcome {
+            Outcome::Admitted => Decided::Admitted,
+            Outcome::Rejected => Decided::Rejected,
+            Outcome::Error | Outcome::Timeout => Decided::Unknown,
+        };
+        let trace = keys.entry(e.key).or_default();
+        if let Some(r) = e.advertised.and_then(|a| a.remaining).filter(|&r| r > 0) {
+            let r = u32::try_from(r).unwrap_or(u32::MAX);
+            trace.witnesses.push((trace.requests.len() as u32, r));
+        }
+        trace.requests.push(Compact::new(
+            e.sent_us,
+            e.done_us.saturating_sub(e.sent_us),
+            decided,
+            e.replica,
+        ));
+        trace.seqs.push(e.seq);
+    }
+    let mut remaining = crate::store::summary::RemainingCheck::default();
+    let mut names: Vec<&String> = keys.keys().collect();
+    names.sort();
+    for name in names {
+        let trace = &keys[name];
+        if !trace.witnesses.is_empty() {
+            let obs = expand(&trace.requests);
+            crate::headers::checks::remaining_against_admits(
+                name,
+                &obs,
+                &trace.witnesses,
+                opts,
+                &mut remaining,
+            );
+        }
+    }
+    // One key's trace at a time is expanded for the verifier.
+    let spans = phases.spans().to_vec();
+    let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
+    let verdict = policy.map(|p| {
+        // In key order, so witnesses that tie are picked the same way on
+        // every rebuild.
+        let mut sorted: Vec<(&String, &KeyTrace)> = keys.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        sorted
+            .into_iter()
+            .fold(Verdict::default(), |mut total, (key, trace)| {
+                let obs = expand(&trace.requests);
+                let (v, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));
+                total.merge(&v);
+                if !found.is_empty() {
+                    picker.add(key, &named(trace, &obs), found);
+                }
+                if !spans.is_empty() {
+                    for (sent, done) in verify::false_reject_times(p, &obs, opts) {
+                        phases.wrong(sent, done);
+                    }
+                }
+                for (sum, &(from, to)) in phase_verdicts.iter_mut().zip(&spans) {
+                    let v = verify::verify_phase(p, &obs, opts, from, to);
+                    sum.definite_violations += v.definite_violations;
+                    sum.false_rejects += v.false_rejects;
+                }
+                total
+            })
+    });
+    let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
+    let busiest = keys.values().max_by_key(|trace| {
+        trace
+            .requests
+            .iter()
+            .filter(|o| o.decided() == Decided::Admitted)
+            .count()
+    });
+    let timeline = match (policy, busiest) {
+        (Some(policy), Some(trace)) => timeline(policy, &expand(&trace.requests)),
+        _ => Vec::new(),
+    };
+    Ok(ArmFigures {
+        counts,
+        latency: Percentiles::of(&histograms.latency),
+        service: Percentiles::of(&histograms.service),
+        lag: Percentiles::of(&lag),
+        per_replica,
+        errors_by_kind,
+        statuses,
+        error_statuses,
+        headers: headers.finish(policy, remaining, probes.to_vec()),
+        verdict,
+        histograms,
+        per_replica_histograms,
+        timeline,
+        phases,
+        recovery_ms,
+        witnesses: picker.finish(),
+    })
+}
+
+fn named(trace: &KeyTrace, obs: &[Obs]) -> Vec<crate::analyze::witnesses::Named> {
+    obs.iter()
+        .zip(&trace.requests)
+        .zip(&trace.seqs)
+        .map(|((&obs, c), &seq)| crate::analyze::witnesses::Named {
+            obs,
+            seq,
+            replica: c.replica(),
+        })
+        .collect()
+}
+
+/// Admits (at their completion) in the trailing window, over the limit,
+/// at up to 600 evenly spaced times.
+fn timeline(policy: &Policy, obs: &[Obs]) -> Vec<(f64, f64)> {
+    let (limit, span) = verify::window(policy);
+    let mut admits: Vec<i64> = obs
+        .iter()
+        .filter(|o| o.decided == Decided::Admitted)
+        .map(|o| o.done)
+        .collect();
+    admits.sort_unstable();
+    let end = obs.iter().map(|o| o.done).max().unwrap_or(0);
+    if end <= 0 || limit == 0 {
+        return Vec::new();
+    }
+    let step = (span / 20).max(end / 600).max(1);
+    let (mut first, mut last) = (0usize, 0usize);
+    let mut out = Vec::new();
+    let mut t = 0i64;
+    while t <= end {
+        while last < admits.len() && admits[last] <= t {
+            last += 1;
+        }
+        while first < last && admits[first] <= t - span {
+            first += 1;
+        }
+        out.push((t as f64 / 1e6, (last - first) as f64 / limit as f64));
+        t += step;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_requests_keep_times_and_decisions() {
+        assert_eq!(std::mem::size_of::<Compact>(), 12);
+        for (sent, took, decided) in [
+            (0, 0, Decided::Admitted),
+            (17_592_186_044_415, 1_500, Decided::Rejected),
+            (7, u64::from(IN_MS) - 1, Decided::Unknown),
+        ] {
+            let c = Compact::new(sent, took, decided, 7);
+            assert_eq!(c.replica(), 7);
+            let o = c.obs();
+            let back = (o.sent as u64, (o.done - o.sent) as u64, o.decided);
+            assert_eq!(back, (sent, took, decided));
+        }
+        // Past ~35 minutes in milliseconds, rounded up: never narrower.
+        for took in [u64::from(IN_MS), 3_600_000_001, 86_400_000_000] {
+            let o = Compact::new(5, took, Decided::Admitted, 0).obs();
+            let kept = (o.done - o.sent) as u64;
+            assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
+            assert_eq!(o.decided, Decided::Admitted);
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! An arm's witnesses: the verifier's proofs, key by key, turned into the
+//! bounded list summary.json carries (the earliest and the largest of each
+//! kind, requests referenced by `seq`) and `rlbench explain` prints.
+
+use crate::store::summary::{ArmWitness, WitnessRequest};
+use crate::verify::{Decided, Kind, Obs, Witness};
+
+/// How many witnesses of each kind an arm keeps by default.
+pub const DEFAULT_LIMIT: usize = 5;
+
+/// Requests listed per witness at most (the sentence gives the full count).
+const MAX_REQUESTS: usize = 64;
+
+/// One request of a key as the verifier saw it, with what names it.
+#[derive(Clone, Copy, Debug)]
+pub struct Named {
+    pub obs: Obs,
+    pub seq: u64,
+    pub replica: u32,
+}
+
+fn request(n: &Named) -> WitnessRequest {
+    WitnessRequest {
+        seq: n.seq,
+        replica: n.replica,
+        sent_s: n.obs.sent as f64 / 1e6,
+        done_s: n.obs.done as f64 / 1e6,
+        outcome: match n.obs.decided {
+            Decided::Admitted => "admitted",
+            Decided::Rejected => "rejected",
+            Decided::Unknown => "unknown",
+        }
+        .to_string(),
+    }
+}
+
+/// Keeps, per kind, the `limit` earliest and the `limit` largest seen.
+#[derive(Debug)]
+pub struct Picker {
+    limit: usize,
+    /// Only this key's witnesses (`rlbench explain --key`).
+    key: Option<String>,
+    earliest: Vec<ArmWitness>,
+    largest: Vec<ArmWitness>,
+}
+
+impl Picker {
+    pub fn new(limit: usize) -> Self {
+        Picker {
+            limit,
+            key: None,
+            earliest: Vec::new(),
+            largest: Vec::new(),
+        }
+    }
+
+    /// Keeps only `key`'s witnesses.
+    pub fn for_key(mut self, key: Option<String>) -> Self {
+        self.key = key;
+        self
+    }
+
+    /// Whether the verifier should prove `key`'s verdicts.
+    pub fn wanted(&self, key: &str) -> bool {
+        self.limit > 0 && self.key.as_deref().map_or(true, |k| k == key)
+    }
+
+    /// Adds a key's witnesses; `requests` are the key's, as judged.
+    pub fn add(&mut self, key: &str, requests: &[Named], found: Vec<Witness>) {
+        if !self.wanted(key) {
+            return;
+        }
+        for w in found {
+            let mut listed: Vec<&Named> = w.requests.iter().map(|&i| &requests[i]).collect();
+            listed.sort_by_key(|n| (n.obs.sent, n.seq));
+            let more = listed.len().saturating_sub(MAX_REQUESTS) as u64;
+            listed.truncate(MAX_REQUESTS);
+            let aw = ArmWitness {
+                kind: w.kind.name().to_string(),
+                key: key.to_string(),
+                rule: format!("{key}: {}", w.rule),
+                from_s: w.from_us as f64 / 1e6,
+                to_s: w.to_us as f64 / 1e6,
+                excess: w.excess,
+                reject: w.reject.map(|i| request(&requests[i])),
+                requests: listed.into_iter().map(request).collect(),
+                more_requests: more,
+            };
+            self.earliest.push(aw.clone());
+            self.largest.push(aw);
+        }
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        let limit = self.limit;
+        for kind in [Kind::Violation, Kind::FalseReject] {
+            let name = kind.name();
+            keep_best(&mut self.earliest, name, limit, |a, b| {
+                (a.to_s, a.from_s)
+                    .partial_cmp(&(b.to_s, b.from_s))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            keep_best(&mut self.largest, name, limit, |a, b| {
+                b.excess.cmp(&a.excess)
+            });
+        }
+    }
+
+    /// Per kind: the earliest half, then the largest, up to the limit;
+    /// violations first, each kind in time order.
+    pub fn finish(mut self) -> Vec<ArmWitness> {
+        self.trim();
+        let mut out = Vec::new();
+        for kind in [Kind::Violation, Kind::FalseReject] {
+            let name = kind.name();
+            let early: Vec<&ArmWitness> = self.earliest.iter().filter(|w| w.kind == name).collect();
+            let large: Vec<&ArmWitness> = self.largest.iter().filter(|w| w.kind == name).collect();
+            let mut picked: Vec<ArmWitness> = Vec::new();
+            let half = self.limit.div_ceil(2);
+            for w in early.iter().take(half).chain(&large).chain(&early) {
+                if picked.len() == self.limit {
+                    break;
+                }
+                if !picked.contains(w) {
+                    picked.push((*w).clone());
+                }
+            }
+            picked.sort_by(|a, b| {
+                (a.from_s, a.to_s)
+                    .partial_cmp(&(b.from_s, b.to_s))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            out.extend(picked);
+        }
+        out
+    }
+}
+
+/// Keeps the `limit` best of `kind` in `list` by `order` (best first), and
+/// every witness of the other kind.
+fn keep_best(
+    list: &mut Vec<ArmWitness>,
+    kind: &str,
+    limit: usize,
+    order: impl Fn(&ArmWitness, &ArmWitness) -> std::cmp::Ordering,
+) {
+    let (mut of, rest): (Vec<ArmWitness>, Vec<ArmWitness>) =
+        list.drain(..).partition(|w| w.kind == kind);
+    of.sort_by(&order);
+    of.truncate(limit);
+    list.extend(rest);
+    list.extend(of);
+}

@@ -1,0 +1,254 @@
+//! One arm's pipeline, the same for `run` and `attack`: bring its stack up
+//! (when rlbench runs the target), drive the load and the faults side by
+//! side, probe Retry-After, bring the stack down on every path, and write
+//! the arm's record beside its events. [`run_all`] runs a run's arms in
+//! order and says how the run ended.
+
+use crate::app::plan::{ArmSpec, StackSpec};
+use crate::app::progress::Progress;
+use crate::error::{Error, Exit};
+use crate::events::EventWriter;
+use crate::faults;
+use crate::interrupt::Interrupt;
+use crate::load::{self, Counters};
+use crate::stack::Stack;
+use crate::store::folder::RunFolder;
+use crate::store::records::{self, ArmRecord, RunRecord};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tracing::{info, warn};
+
+/// Set to make rlbench panic right after the first stack is up: lets a
+/// test prove that a panic leaves no replica behind.
+pub const PANIC_HOOK_ENV: &str = "RLBENCH_TEST_PANIC_AFTER_UP";
+
+/// How a run's arms went.
+pub struct Ran {
+    /// The arms that finished (an interrupted one too), with their specs' index.
+    pub done: Vec<(usize, ArmRecord)>,
+    pub interrupted: bool,
+    /// An environment failure that stopped the run.
+    pub error: Option<Error>,
+}
+
+impl Ran {
+    /// What `run.json` says of the run.
+    pub fn record(&self, name: &str, started: SystemTime, duration: Duration) -> RunRecord {
+        RunRecord {
+            scenario: name.to_string(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            duration_s: duration.as_secs_f64(),
+            partial: self.interrupted || self.error.is_some(),
+            partial_reason: match (&self.error, self.interrupted) {
+                (Some(e), _) => Some(e.message.clone()),
+                (None, true) => Some("interrupted (Ctrl-C or SIGTERM)".to_string()),
+                (None, false) => None,
+            },
+            arms: self.done.iter().map(|(_, r)| r.name.clone()).collect(),
+        }
+    }
+
+    /// The exit code, once the gate has its failures.
+    pub fn exit(&self, gate_failures: usize) -> Exit {
+        match (&self.error, self.interrupted) {
+            (_, true) => Exit::Interrupted,
+            (Some(e), false) => e.exit,
+            (None, false) if gate_failures == 0 => Exit::Passed,
+            (None, false) => Exit::GateFailed,
+        }
+    }
+}
+
+/// Runs the arms in order; stops after an interrupt or an arm that fails.
+pub async fn run_all(
+    specs: &[ArmSpec],
+    folder: &RunFolder,
+    run_id: &str,
+    interrupt: &Interrupt,
+    quiet: bool,
+) -> Ran {
+    let mut ran = Ran {
+        done: Vec::new(),
+        interrupted: false,
+        error: None,
+    };
+    for (i, spec) in specs.iter().enumerate() {
+        match run(spec, folder, run_id, interrupt, quiet).await {
+            Ok(record) => {
+                ran.interrupted = record.interrupted;
+                ran.done.push((i, record));
+            }
+            Err(e) if e.exit == Exit::Interrupted => ran.interrupted = true,
+            Err(e) => {
+                ran.error = Some(Error {
+                    exit: e.exit,
+                    message: format!("stopped: arm {} {}", spec.name, e.message),
+                })
+            }
+        }
+        if ran.interrupted || ran.error.is_some() {
+            break;
+        }
+    }
+    ran
+}
+
+/// Starts the arm's replicas (and Redis), unless interrupted first.
+async fn up(
+    spec: &ArmSpec,
+    stack: &StackSpec,
+    run_id: &str,
+    interrupt: &Interrupt,
+    quiet: bool,
+) -> Result<Stack, Error> {
+    if !quiet {
+        info!(
+            "arm {}: starting {} {} replica(s)",
+            spec.name,
+            spec.replicas,
+            spec.mode.as_str()
+        );
+    }
+    let up = Stack::up(&stack.configs, stack.managed_redis, stack.proxy, run_id);
+    let stack = tokio::select! {
+        biased;
+        () = interrupt.wait() => return Err(Error::interrupted()),
+        stack = up => stack.map_err(Error::environment)?,
+    };
+    if let (false, Some(url)) = (quiet, stack.redis_url()) {
+        info!("arm {}: redis-server at {url}", spec.name);
+    }
+    if std::env::var_os(PANIC_HOOK_ENV).is_some() {
+        panic!(
+            "{PANIC_HOOK_ENV} is set: panicking with {} process(es) up",
+            stack.pids().len()
+        );
+    }
+    Ok(stack)
+}
+
+/// One arm, from stack up to its record on disk.
+pub async fn run(
+    spec: &ArmSpec,
+    folder: &RunFolder,
+    run_id: &str,
+    interrupt: &Interrupt,
+    quiet: bool,
+) -> Result<ArmRecord, Error> {
+    let announce = spec.announce && !quiet;
+    let (mut stack, targets) = match &spec.stack {
+        None => {
+            crate::target::reachable(&spec.plan.targets).await?;
+            (None, spec.plan.targets.clone())
+        }
+        Some(wanted) => {
+            let stack = up(spec, wanted, run_id, interrupt, !announce)
+                .await
+                .map_err(|e| match e.exit {
+                    Exit::Interrupted => e,
+                    _ => Error {
+                        exit: e.exit,
+                        message: format!("could not start: {}", e.message),
+                    },
+                })?;
+            let targets = stack
+                .urls()
+                .iter()
+                .map(|u| format!("{u}/api/transfers").parse())
+                .collect::<Result<Vec<hyper::Uri>, _>>()
+                .map_err(|e| {
+                    Error::environment(format!("a replica reported a bad address: {e}"))
+                })?;
+            (Some(stack), targets)
+        }
+    };
+    let plan = load::Plan {
+        targets,
+        template: spec.plan.template.clone(),
+        shape: spec.plan.shape.clone(),
+        ..spec.plan
+    };
+    let target_rps = plan.shape.target_rate(plan.duration);
+    let writer = EventWriter::create(&folder.events(&spec.name)).map_err(Error::environment)?;
+    let counters = Arc::new(Counters::default());
+    if announce {
+        info!(
+            "arm {}: {:.0} requests/s ({}) for {:?} across {}",
+            spec.name,
+            target_rps,
+            plan.shape.name(),
+            plan.duration,
+            plan.targets
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let progress = (!quiet).then(|| Progress::start(&spec.name, plan.duration, counters.clone()));
+    let start = tokio::time::Instant::now();
+    let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
+    let faults = async {
+        match stack.as_mut() {
+            Some(stack) => faults::drive(stack, &spec.faults, start, interrupt.wait()).await,
+            None => Vec::new(),
+        }
+    };
+    let (report, faults) = tokio::join!(load, faults);
+    for f in &faults {
+        if let Some(e) = &f.error {
+            warn!("arm {}: undoing {}: {e}", spec.name, f.fault);
+        }
+    }
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let probes = if report.interrupted || spec.probes.keys.is_empty() {
+        Vec::new()
+    } else {
+        tokio::select! {
+            biased;
+            () = interrupt.wait() => Vec::new(),
+            probes = crate::headers::probe::run(
+                &plan.targets,
+                &plan.template,
+                &spec.probes.keys,
+                plan.timeout,
+                spec.probes.max_wait,
+            ) => probes,
+        }
+    };
+    let fallbacks = match stack.as_mut() {
+        Some(stack) if spec.mode.uses_redis() => Some(stack.redis_fallbacks().await),
+        _ => None,
+    };
+    if let Some(mut stack) = stack {
+        stack.down().await;
+    }
+    writer.finish().map_err(Error::environment)?;
+    let judged = &spec.judged;
+    let record = ArmRecord {
+        name: spec.name.clone(),
+        mode: spec.mode.as_str().to_string(),
+        replicas: spec.replicas,
+        policy: judged.policy.clone(),
+        preset: judged.preset.clone(),
+        aligned: judged.aligned,
+        epoch_offset_us: report.epoch_offset_us,
+        epoch_uncertainty_us: report.epoch_uncertainty_us,
+        target_rps,
+        send_window_s: report.send_window.as_secs_f64(),
+        interrupted: report.interrupted,
+        redis_fallbacks: fallbacks,
+        unknown_history: judged.unknown_history,
+        faults,
+        probes,
+        replenish_lateness_us: judged.timing.lateness_us,
+        chunked_refill: judged.timing.chunked_refill,
+        max_server_time_us: judged.max_server_time_us,
+        witnesses: judged.witnesses,
+        one_clock: judged.timing.one_clock,
+    };
+    records::write(&folder.arm_record(&spec.name), &record).map_err(Error::environment)?;
+    Ok(record)
+}

@@ -1,0 +1,128 @@
+//! `rlbench attack URL...`: the load engine without a scenario file, for
+//! ad-hoc runs against any loopback URL — open loop at `--rate`, or closed
+//! loop with `--concurrency` workers — printing the same summary table as
+//! `rlbench run`. The flags become one arm (`ArmSpec`) that goes through
+//! the same pipeline and finish as a scenario's. Nothing is judged without
+//! `--policy`; with `--out` the whole run folder (summary.json,
+//! histograms, charts, report.html) is kept.
+
+use crate::app::plan::{ArmSpec, Judged, Probes};
+use crate::app::{arm, finish};
+use crate::error::{Error, Exit};
+use crate::interrupt::Interrupt;
+use crate::load::client::Template;
+use crate::load::pick::{Fanout, KeyDistribution};
+use crate::load::schedule::Shape;
+use crate::load::Plan;
+use crate::scenario::{Mode, PolicyTiming};
+use crate::store::folder::RunFolder;
+use crate::store::records::DEFAULT_WITNESSES;
+use crate::store::summary::Summary;
+use hyper::Uri;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// The arm name an attack's figures appear under.
+pub const ARM: &str = "attack";
+
+pub struct AttackOutcome {
+    pub summary: Summary,
+    /// The kept run folder (`--out`), if any.
+    pub folder: Option<PathBuf>,
+    pub exit: Exit,
+}
+
+/// What the command line asked for, checked (`flags::attack`).
+#[derive(Debug)]
+pub struct Attack {
+    pub targets: Vec<Uri>,
+    pub template: Template,
+    pub shape: Shape,
+    pub duration: Duration,
+    pub keys: u32,
+    pub fanout: Fanout,
+    pub timeout: Duration,
+    pub max_in_flight: usize,
+    /// What the answers are judged against (`--policy`).
+    pub policy: Option<reference_api::Policy>,
+    /// Late replenishment and chunked refill the `--policy` declares.
+    pub timing: PolicyTiming,
+    /// `--out`: keep the run folder there.
+    pub out: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+/// The attack as one arm: someone else's limiter, so only bounds that
+/// hold for any clock alignment and any earlier history count.
+fn spec(attack: &Attack) -> ArmSpec {
+    ArmSpec {
+        name: ARM.to_string(),
+        mode: Mode::External,
+        replicas: attack.targets.len(),
+        stack: None,
+        plan: Plan {
+            targets: attack.targets.clone(),
+            template: attack.template.clone(),
+            shape: attack.shape.clone(),
+            duration: attack.duration,
+            keys: attack.keys,
+            key_distribution: KeyDistribution::Uniform,
+            fanout: attack.fanout,
+            seed: 1,
+            timeout: attack.timeout,
+            max_in_flight: attack.max_in_flight,
+        },
+        faults: Vec::new(),
+        probes: Probes {
+            keys: Vec::new(),
+            max_wait: Duration::ZERO,
+        },
+        judged: Judged {
+            policy: attack.policy.clone(),
+            preset: None,
+            aligned: false,
+            unknown_history: true,
+            timing: attack.timing,
+            max_server_time_us: None,
+            witnesses: DEFAULT_WITNESSES,
+        },
+        expect: Vec::new(),
+        announce: false,
+    }
+}
+
+pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome, Error> {
+    crate::target::reachable(&attack.targets).await?;
+    let started = SystemTime::now();
+    // Without --out the events live in a temporary folder removed at the end.
+    let scratch =
+        match &attack.out {
+            Some(_) => None,
+            None => Some(tempfile::tempdir().map_err(|e| {
+                Error::environment(format!("cannot create a temporary folder: {e}"))
+            })?),
+        };
+    let root = attack
+        .out
+        .clone()
+        .or_else(|| scratch.as_ref().map(|d| d.path().to_path_buf()));
+    let folder = RunFolder::create(root.as_deref(), ARM, started).map_err(Error::environment)?;
+    let specs = [spec(attack)];
+    let ran = arm::run_all(&specs, &folder, "", interrupt, attack.quiet).await;
+    let run = ran.record(ARM, started, attack.duration);
+    crate::store::records::write(&folder.run_record(), &run).map_err(Error::environment)?;
+    let arms: Vec<_> = ran
+        .done
+        .iter()
+        .map(|(_, record)| (record.clone(), Vec::new()))
+        .collect();
+    let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    if let Some(e) = ran.error {
+        return Err(e);
+    }
+    Ok(AttackOutcome {
+        exit: ran.exit(summary.gate.failures.len()),
+        summary,
+        folder: attack.out.clone(),
+    })
+}

@@ -1,0 +1,121 @@
+//! `rlbench compare BASELINE CANDIDATE`: two summary.json files side by
+//! side, arm by arm, with deltas; with `--max-regression`, a candidate whose
+//! over-admission ratio or p99 latency grew by more than that share fails.
+
+use crate::error::{Error, Exit};
+use crate::report::compare::{show, Comparison, Row};
+use crate::store::summary::{ArmSummary, Summary, SCHEMA};
+use std::path::Path;
+
+/// The figures compared, and whether a rise is a regression under `--max-regression`.
+const FIGURES: [(&str, bool); 6] = [
+    ("over_admission_ratio", true),
+    ("definite_violations", false),
+    ("false_reject_ratio", false),
+    ("p50_ms", false),
+    ("p99_ms", true),
+    ("achieved_rps", false),
+];
+
+fn figure(arm: &ArmSummary, name: &str) -> Option<f64> {
+    let c = arm.correctness.as_ref();
+    match name {
+        "over_admission_ratio" => c?.over_admission_ratio,
+        "definite_violations" => Some(c?.definite_violations as f64),
+        "false_reject_ratio" => Some(c?.false_reject_ratio),
+        "p50_ms" => Some(arm.latency_ms.p50),
+        "p99_ms" => Some(arm.latency_ms.p99),
+        "achieved_rps" => Some(arm.rate.achieved_rps),
+        _ => None,
+    }
+}
+
+pub fn compare(baseline: &Summary, candidate: &Summary, max_regression: Option<f64>) -> Comparison {
+    let mut names: Vec<&str> = baseline.arms.iter().map(|a| a.name.as_str()).collect();
+    for a in &candidate.arms {
+        if !names.contains(&a.name.as_str()) {
+            names.push(&a.name);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut regressions = Vec::new();
+    for name in names {
+        let b = baseline.arms.iter().find(|a| a.name == name);
+        let c = candidate.arms.iter().find(|a| a.name == name);
+        for (fig, gated) in FIGURES {
+            let row = Row {
+                arm: name.to_string(),
+                figure: fig,
+                baseline: b.and_then(|a| figure(a, fig)),
+                candidate: c.and_then(|a| figure(a, fig)),
+            };
+            if let (true, Some(max)) = (gated, max_regression) {
+                let worse = match (row.baseline, row.candidate) {
+                    (Some(base), Some(cand)) => cand > base * (1.0 + max),
+                    // Admits where none were allowed (unbounded) is worse than any bound.
+                    (Some(_), None) => c.is_some_and(|a| a.correctness.is_some()),
+                    _ => false,
+                };
+                if worse {
+                    regressions.push(format!(
+                        "{name}: {fig} {} -> {} (more than {:.1}% worse)",
+                        show(row.baseline),
+                        show(row.candidate),
+                        max * 100.0
+                    ));
+                }
+            }
+            rows.push(row);
+        }
+    }
+    Comparison { rows, regressions }
+}
+
+/// `10%` or `0.1`.
+pub fn parse_share(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("--max-regression {text:?}: expected a share like \"10%\" or \"0.1\""))?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("--max-regression {text:?}: must be at least 0"));
+    }
+    Ok(v)
+}
+
+pub fn load(path: &Path) -> Result<Summary, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::input(format!("cannot read {}: {e}", path.display())))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Error::input(format!("{}: not JSON: {e}", path.display())))?;
+    if value["schema"] != SCHEMA {
+        return Err(Error::input(format!(
+            "{}: expected a summary with \"schema\": \"{SCHEMA}\"",
+            path.display()
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| Error::input(format!("{}: {e}", path.display())))
+}
+
+pub fn run(
+    baseline: &Path,
+    candidate: &Path,
+    max_regression: Option<&str>,
+) -> Result<(Comparison, Exit), Error> {
+    let max = max_regression
+        .map(parse_share)
+        .transpose()
+        .map_err(Error::input)?;
+    let c = compare(&load(baseline)?, &load(candidate)?, max);
+    let exit = if c.regressions.is_empty() {
+        Exit::Passed
+    } else {
+        Exit::GateFailed
+    };
+    Ok((c, exit))
+}
+
+#[cfg(test)]
+mod tests;

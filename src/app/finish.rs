@@ -1,0 +1,129 @@
+//! The finish of a run, shared by `run`, `attack` and `report`: each
+//! arm's events analyzed (counts, histograms, the verifier's verdicts),
+//! its expectations judged, the summary assembled and handed to the report
+//! to render. Reads only the run folder, so a finished folder can be
+//! finished again.
+
+use crate::analyze::{self, witnesses::Picker, ArmFigures};
+use crate::app::summarize;
+use crate::gate::{self, Expectation};
+use crate::report::{self, charts, ArmHistograms};
+use crate::store::folder::RunFolder;
+use crate::store::records::{ArmRecord, RunRecord};
+use crate::store::summary::{Gate, Summary, SCHEMA};
+use crate::verify;
+
+/// The verifier's options for an arm, as its record states them.
+pub fn options(record: &ArmRecord) -> verify::Options {
+    verify::Options {
+        epoch_offset_us: record.epoch_offset_us,
+        epoch_uncertainty_us: record.epoch_uncertainty_us,
+        aligned: record.aligned,
+        unknown_history: record.unknown_history,
+        lateness_us: record.replenish_lateness_us,
+        chunked_refill: record.chunked_refill,
+        max_server_time_us: record.max_server_time_us,
+        one_clock: record.one_clock,
+        ..verify::Options::default()
+    }
+}
+
+/// One arm's figures from its events and record, with the witnesses
+/// `picker` keeps.
+pub fn analyze_arm(
+    folder: &RunFolder,
+    record: &ArmRecord,
+    picker: Picker,
+) -> Result<ArmFigures, String> {
+    analyze::analyze(
+        &folder.events(&record.name),
+        record.policy.as_ref(),
+        &options(record),
+        record.replicas,
+        &record
+            .faults
+            .iter()
+            .filter(|f| f.applied)
+            .map(|f| (f.from_us as i64, f.to_us as i64))
+            .collect::<Vec<_>>(),
+        &record.probes,
+        picker,
+    )
+}
+
+/// Analyzes every arm's events, judges its expectations and writes the
+/// reports into the folder. `arms` pairs each arm's record with its bounds.
+pub fn finish(
+    folder: &RunFolder,
+    run: &RunRecord,
+    arms: &[(ArmRecord, Vec<Expectation>)],
+) -> Result<Summary, String> {
+    let mut out = Vec::new();
+    let mut failures = Vec::new();
+    let mut all_figures = Vec::new();
+    for (record, expect) in arms {
+        let figures = analyze_arm(folder, record, Picker::new(record.witnesses))?;
+        let checks = gate::evaluate(expect, &figures);
+        failures.extend(
+            checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("{}: {}", record.name, c.describe())),
+        );
+        out.push(summarize::arm(record, &figures, &checks));
+        all_figures.push(figures);
+    }
+    let summary = Summary {
+        schema: SCHEMA.to_string(),
+        scenario: run.scenario.clone(),
+        started_at: run.started_at.clone(),
+        duration_s: run.duration_s,
+        partial: run.partial,
+        partial_reason: run.partial_reason.clone(),
+        arms: out,
+        gate: Gate {
+            passed: failures.is_empty() && !run.partial,
+            failures,
+        },
+    };
+    let histograms: Vec<ArmHistograms> = all_figures
+        .iter()
+        .map(|f| ArmHistograms {
+            latency: &f.histograms.latency,
+            service: &f.histograms.service,
+        })
+        .collect();
+    let chart_data: Vec<charts::ArmData> = summary
+        .arms
+        .iter()
+        .zip(&all_figures)
+        .map(|(arm, figures)| chart(&arm.name, figures, arm.correctness.as_ref()))
+        .collect();
+    report::write_all(folder, &summary, &histograms, &chart_data)?;
+    Ok(summary)
+}
+
+/// What the charts draw of one arm.
+fn chart<'a>(
+    name: &'a str,
+    figures: &'a ArmFigures,
+    correctness: Option<&crate::store::summary::Correctness>,
+) -> charts::ArmData<'a> {
+    charts::ArmData {
+        name,
+        timeline: &figures.timeline,
+        fault_windows: figures
+            .phases
+            .iter()
+            .filter(|p| p.name.starts_with("during "))
+            .filter_map(|p| Some((p.from_us? as f64 / 1e6, p.to_us? as f64 / 1e6)))
+            .collect(),
+        latency: &figures.histograms.latency,
+        per_replica: figures
+            .per_replica
+            .iter()
+            .map(|c| (c.admitted, c.rejected))
+            .collect(),
+        over_admission: correctness.and_then(|c| c.over_admission_ratio),
+    }
+}

@@ -1,0 +1,21 @@
+//! The commands, each taking validated values and the interrupt handle
+//! from `main`: `run` and `attack` drive arms through one pipeline
+//! (`plan` → `arm` → `finish`); `report`, `explain` and `compare` read
+//! run folders; `check`, `doctor` and `init` help before a run; `serve`
+//! keeps one arm's stack up by hand.
+
+pub mod arm;
+pub mod attack;
+pub mod compare;
+pub mod doctor;
+pub mod explain;
+pub mod finish;
+pub mod flags;
+pub mod init;
+pub mod plan;
+pub mod preflight;
+pub mod progress;
+pub mod report;
+pub mod run;
+pub mod serve;
+pub mod summarize;

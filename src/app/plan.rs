@@ -1,0 +1,219 @@
+//! The one conversion layer: a scenario's arm, or `attack`'s checked
+//! flags, turned into the engine's inputs for one arm ([`ArmSpec`]) — the
+//! stack to start, the load plan, the faults, the probes, and what the
+//! trace is judged by. Nothing downstream of here reads a scenario or a
+//! flag.
+
+use crate::error::Error;
+use crate::faults::{Fault, FaultAction};
+use crate::gate::Expectation;
+use crate::load::client::Template;
+use crate::load::schedule::Shape;
+use crate::load::Plan;
+use crate::scenario::{units, Arm, Mode, PolicyTiming, Scenario};
+use crate::verify;
+use reference_api::config::{Backend, ClockSource, RedisBackend, RedisMode};
+use reference_api::{Policy, ReplicaConfig};
+use std::time::Duration;
+
+/// Everything one arm needs, from any source.
+pub struct ArmSpec {
+    pub name: String,
+    pub mode: Mode,
+    /// Replicas (or external URLs) the load is spread over.
+    pub replicas: usize,
+    /// The reference API's replicas (and Redis) to start; `None` for
+    /// targets rlbench does not run.
+    pub stack: Option<StackSpec>,
+    /// The load. With a stack of rlbench's own its targets are filled in
+    /// once the replicas are up.
+    pub plan: Plan,
+    pub faults: Vec<Fault>,
+    /// Retry-After probes after the load.
+    pub probes: Probes,
+    pub judged: Judged,
+    pub expect: Vec<Expectation>,
+    /// Log what the arm does (`run` does; `attack` prints only its table).
+    pub announce: bool,
+}
+
+/// The reference API's replicas for one arm.
+pub struct StackSpec {
+    pub configs: Vec<ReplicaConfig>,
+    /// rlbench starts its own redis-server.
+    pub managed_redis: bool,
+    /// With a delaying proxy in front of that Redis.
+    pub proxy: bool,
+}
+
+/// Keys whose Retry-After is probed after the load (none when empty).
+pub struct Probes {
+    pub keys: Vec<String>,
+    pub max_wait: Duration,
+}
+
+/// What the trace is judged by, as the arm's record keeps it.
+pub struct Judged {
+    /// None: measured, not judged (`attack` without `--policy`).
+    pub policy: Option<Policy>,
+    pub preset: Option<String>,
+    /// Every decision read this machine's wall clock.
+    pub aligned: bool,
+    /// The limiter may remember requests from before the run.
+    pub unknown_history: bool,
+    /// Late replenishment, chunked refill, and whether every decision read
+    /// one clock inside its atomic step.
+    pub timing: PolicyTiming,
+    pub max_server_time_us: Option<i64>,
+    pub witnesses: usize,
+}
+
+/// The scenario's arm as the engine's inputs. Redis keys start with a
+/// prefix unique to the run and arm (`run_id`), so runs never see each
+/// other's counts.
+pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<ArmSpec, Error> {
+    let (stack, targets, template) = match &scenario.external {
+        Some(external) => (None, arm.urls.clone(), external.template.clone()),
+        None => {
+            let key_header = arm
+                .key_header
+                .parse()
+                .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
+            let managed_redis = scenario.needs_managed_redis(arm);
+            let stack = StackSpec {
+                configs: replica_configs(scenario, arm, run_id),
+                managed_redis,
+                proxy: managed_redis && scenario.faults.iter().any(|f| f.action.needs_proxy()),
+            };
+            let template = Template::new(hyper::Method::POST, Some(key_header));
+            (Some(stack), Vec::new(), template)
+        }
+    };
+    let probes = scenario.checks.retry_after_probes.min(scenario.load.keys) as usize;
+    Ok(ArmSpec {
+        name: arm.name.clone(),
+        mode: arm.mode.clone(),
+        replicas: arm.replicas,
+        stack,
+        plan: Plan {
+            targets,
+            template,
+            shape: shape_for(scenario, arm),
+            duration: scenario.duration,
+            keys: scenario.load.keys,
+            key_distribution: scenario.load.key_distribution,
+            fanout: arm.fanout,
+            seed: scenario.seed,
+            timeout: scenario.load.timeout,
+            max_in_flight: scenario.load.max_in_flight,
+        },
+        faults: scenario.faults.clone(),
+        probes: Probes {
+            keys: crate::load::pick::key_names(scenario.load.keys)[..probes].to_vec(),
+            max_wait: scenario.checks.retry_after_max_wait,
+        },
+        judged: Judged {
+            policy: Some(arm.policy.clone()),
+            preset: arm.preset.clone(),
+            aligned: clocks_known_aligned(scenario, arm),
+            // Replicas (and a managed Redis) start empty; a Redis given by
+            // URL is under a prefix of its own for this run. An external
+            // limiter may remember requests from before the run.
+            unknown_history: arm.mode == Mode::External,
+            timing: PolicyTiming {
+                one_clock: one_clock(scenario, arm),
+                ..arm.timing
+            },
+            max_server_time_us: scenario
+                .checks
+                .max_server_time
+                .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
+            witnesses: scenario.checks.witnesses,
+        },
+        expect: arm.expect.clone(),
+        announce: true,
+    })
+}
+
+/// What each replica of `arm` is told; with a managed Redis the URL is
+/// filled in once the server is up.
+pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<ReplicaConfig> {
+    let backend = match arm.mode {
+        Mode::Local | Mode::External => Backend::Local,
+        Mode::RedisNaive | Mode::RedisLua => Backend::Redis(RedisBackend {
+            url: scenario.redis.url.clone().unwrap_or_default(),
+            prefix: format!("rlbench:{run_id}:{}:", arm.name),
+            mode: if arm.mode == Mode::RedisLua {
+                RedisMode::Lua
+            } else {
+                RedisMode::Naive
+            },
+            clock: arm.clock,
+            timeout_us: units::micros(scenario.redis.timeout),
+            on_error: arm.on_redis_error,
+        }),
+    };
+    (0..arm.replicas)
+        .map(|i| {
+            let mut c = ReplicaConfig::new(format!("r{i}"), arm.policy.clone());
+            c.key_header = arm.key_header.clone();
+            c.clock_skew_us = arm.skew_of(i);
+            c.backend = backend.clone();
+            // rlbench steps replica clocks itself (clock_step faults).
+            c.admin = true;
+            c
+        })
+        .collect()
+}
+
+/// The scenario's schedule for this arm: bursts straddle the edges of the
+/// arm's own policy window.
+fn shape_for(scenario: &Scenario, arm: &Arm) -> Shape {
+    match &scenario.load.shape {
+        Shape::Bursts {
+            per_edge, spread, ..
+        } => Shape::Bursts {
+            per_edge: *per_edge,
+            spread: *spread,
+            window: Duration::from_micros(verify::window(&arm.policy).1.max(1) as u64),
+        },
+        other => other.clone(),
+    }
+}
+
+/// Epoch-aligned windows line up with the trace only when every decision
+/// reads this machine's wall clock: no skew, and a Redis clock that is ours
+/// (a managed or loopback server).
+fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
+    let redis_is_local = match &scenario.redis.url {
+        None => true,
+        Some(url) => ["redis://127.", "redis://localhost", "redis://[::1]"]
+            .iter()
+            .any(|p| url.starts_with(p)),
+    };
+    // A stepped replica clock shifts its windows off the epoch grid.
+    let stepped = arm.clock == ClockSource::Replica
+        && scenario
+            .faults
+            .iter()
+            .any(|f| matches!(f.action, FaultAction::ClockStep { .. }));
+    let ours = match arm.mode {
+        Mode::Local => true,
+        Mode::RedisNaive | Mode::RedisLua => redis_is_local,
+        // Another process's clock and windows (maybe anchored at first hit).
+        Mode::External => false,
+    };
+    arm.clocks_aligned() && !stepped && ours
+}
+
+/// Whether every decision reads one clock inside its atomic step: Redis'
+/// TIME inside the Lua script, or what the policy or the target declares.
+/// (The reference API's replicas read their clock before the state's lock,
+/// and a Redis arm on replica clocks sends each replica's reading.)
+fn one_clock(scenario: &Scenario, arm: &Arm) -> bool {
+    let declared =
+        arm.mode == Mode::External && scenario.external.as_ref().is_some_and(|t| t.one_clock);
+    (arm.mode == Mode::RedisLua && arm.clock == ClockSource::Redis)
+        || arm.timing.one_clock
+        || declared
+}

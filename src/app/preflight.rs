@@ -1,0 +1,212 @@
+//! Before any load: what the selected arms need from this machine — a
+//! `redis-server` to start or a `[redis] url` that answers, external URLs
+//! that accept connections, and enough open files for the connections the
+//! load may hold. Every missing piece is one line with its fix; the run
+//! stops with exit 3 before the first arm starts.
+
+use crate::error::Error;
+use crate::load::schedule::Shape;
+use crate::scenario::{Arm, LoadSpec, Scenario};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long a reachability check waits for a connection.
+const CONNECT_WITHIN: Duration = Duration::from_secs(2);
+
+/// Files rlbench keeps open besides its connections (events, logs,
+/// replicas' pipes), with room to spare.
+const OTHER_FILES: u64 = 64;
+
+/// One missing piece: what, and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missing(pub String);
+
+/// Checks every selected arm's needs; all missing pieces in one error.
+pub async fn check(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
+    let mut missing = Vec::new();
+    let managed: Vec<&str> = arms
+        .iter()
+        .filter(|a| scenario.needs_managed_redis(a))
+        .map(|a| a.name.as_str())
+        .collect();
+    if !managed.is_empty() && find_on_path("redis-server").is_none() {
+        missing.push(Missing(format!(
+            "arm {} needs redis-server, which is not on PATH: install it (Debian/Ubuntu: \
+             sudo apt-get install redis-server; Fedora: sudo dnf install redis; macOS: brew \
+             install redis; or scripts/quickstart.sh) or point the scenario at a running \
+             Redis with [redis] url = \"redis://127.0.0.1:6379\"",
+            managed.join(", ")
+        )));
+    }
+    if let Some(url) = &scenario.redis.url {
+        if arms.iter().any(|a| a.mode.uses_redis()) {
+            if let Err(e) = redis_reachable(url).await {
+                missing.push(Missing(format!(
+                    "cannot reach Redis at {url}: {e}: start it, or drop [redis] url so that \
+                     rlbench starts its own"
+                )));
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    for url in arms.iter().flat_map(|a| &a.urls) {
+        if seen.contains(&url) {
+            continue;
+        }
+        seen.push(url);
+        if let Err(e) = crate::target::reachable(std::slice::from_ref(url)).await {
+            missing.push(Missing(e.message));
+        }
+    }
+    if let Err(m) = open_files(connections(&scenario.load, scenario.duration)) {
+        missing.push(m);
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        let lines: Vec<String> = missing.into_iter().map(|m| m.0).collect();
+        Err(Error::environment(lines.join("\nrlbench: ")))
+    }
+}
+
+/// The most connections the load may hold at once: what can be in flight
+/// (the rate times the timeout, or the closed loop's workers), never more
+/// than `max_in_flight`.
+pub fn connections(load: &LoadSpec, duration: Duration) -> u64 {
+    let timeout = load.timeout.as_secs_f64();
+    let peak = match &load.shape {
+        Shape::Closed { concurrency, .. } => *concurrency as f64,
+        Shape::Constant { rate } | Shape::Poisson { rate } => rate * timeout,
+        Shape::Stages { from, stages } => {
+            stages.iter().map(|s| s.target).fold(*from, f64::max) * timeout
+        }
+        Shape::Bursts { per_edge, .. } => {
+            (*per_edge as f64).max(load.shape.target_rate(duration) * timeout)
+        }
+    };
+    (peak.ceil() as u64).clamp(1, load.max_in_flight.max(1) as u64)
+}
+
+/// Makes room for `connections` open sockets: raises the soft open-files
+/// limit toward the hard one when needed; fails when even the hard limit is
+/// too low.
+pub fn open_files(connections: u64) -> Result<(), Missing> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let need = connections + OTHER_FILES;
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return Ok(());
+    };
+    if soft >= need {
+        return Ok(());
+    }
+    if hard >= need && setrlimit(Resource::RLIMIT_NOFILE, need, hard).is_ok() {
+        return Ok(());
+    }
+    Err(Missing(format!(
+        "the load may hold {connections} connections but the open-files limit is {soft} \
+         (hard {hard}): raise it, e.g. `ulimit -n {need}` in this shell (as root, or \
+         LimitNOFILE= for a service), or lower [load] max_in_flight"
+    )))
+}
+
+/// The first executable called `name` on PATH.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p)
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+/// Whether something accepts connections at a Redis URL (parsed as the
+/// replicas' client parses it).
+async fn redis_reachable(url: &str) -> Result<(), String> {
+    use redis::{ConnectionAddr, IntoConnectionInfo};
+    let info = url.into_connection_info().map_err(|e| e.to_string())?;
+    let (host, port) = match info.addr() {
+        ConnectionAddr::Tcp(host, port) => (host.clone(), *port),
+        ConnectionAddr::TcpTls { host, port, .. } => (host.clone(), *port),
+        // A socket file: its presence is the check.
+        other => {
+            return match std::fs::metadata(other.to_string()) {
+                Ok(_) => Ok(()),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    match tokio::time::timeout(CONNECT_WITHIN, connect).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!(
+            "no connection within {} s",
+            CONNECT_WITHIN.as_secs()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::pick::KeyDistribution;
+
+    fn load(shape: Shape, timeout_ms: u64, max_in_flight: usize) -> LoadSpec {
+        LoadSpec {
+            shape,
+            keys: 1,
+            key_distribution: KeyDistribution::Uniform,
+            timeout: Duration::from_millis(timeout_ms),
+            max_in_flight,
+        }
+    }
+
+    #[test]
+    fn connections_are_what_may_be_in_flight_at_most() {
+        let d = Duration::from_secs(10);
+        let constant = load(Shape::Constant { rate: 400.0 }, 2_000, 10_000);
+        assert_eq!(connections(&constant, d), 800);
+        let capped = load(Shape::Constant { rate: 50_000.0 }, 2_000, 10_000);
+        assert_eq!(connections(&capped, d), 10_000);
+        let closed = load(
+            Shape::Closed {
+                concurrency: 64,
+                think: Duration::ZERO,
+            },
+            2_000,
+            10_000,
+        );
+        assert_eq!(connections(&closed, d), 64);
+        let bursts = load(
+            Shape::Bursts {
+                per_edge: 200,
+                spread: Duration::from_millis(10),
+                window: Duration::from_secs(1),
+            },
+            100,
+            10_000,
+        );
+        assert_eq!(connections(&bursts, d), 200, "a burst is sent at once");
+    }
+
+    #[test]
+    fn a_limit_high_enough_is_fine_and_an_impossible_one_says_how_to_raise_it() {
+        assert_eq!(open_files(10), Ok(()));
+        let Missing(line) = open_files(u64::MAX / 4).unwrap_err();
+        assert!(line.contains("ulimit -n"), "{line}");
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn programs_are_found_on_path() {
+        assert!(find_on_path("sh").is_some());
+        assert!(find_on_path("surely-not-a-program-rlbench").is_none());
+    }
+}

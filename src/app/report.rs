@@ -1,0 +1,40 @@
+//! `rlbench report RUN_DIR`: rebuilds every report file of a run folder
+//! from its events and records alone; the gate is judged again, with the
+//! expectations of the scenario copy kept in the folder.
+
+use crate::app::finish;
+use crate::error::{Error, Exit};
+use crate::gate::Expectation;
+use crate::scenario;
+use crate::store::folder::RunFolder;
+use crate::store::records::{self, ArmRecord, RunRecord};
+use crate::store::summary::Summary;
+use std::path::Path;
+
+pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
+    let folder = RunFolder::open(dir).map_err(Error::input)?;
+    let run: RunRecord = records::read(&folder.run_record()).map_err(Error::input)?;
+    // `rlbench attack --out` keeps no scenario: nothing to expect.
+    let scenario = match folder.scenario_copy() {
+        copy if copy.exists() => Some(scenario::load(&copy)?),
+        _ => None,
+    };
+    let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();
+    for name in &run.arms {
+        let arm: ArmRecord = records::read(&folder.arm_record(name)).map_err(Error::input)?;
+        let expect = scenario
+            .iter()
+            .flat_map(|s| &s.arms)
+            .find(|a| &a.name == name)
+            .map(|a| a.expect.clone())
+            .unwrap_or_default();
+        arms.push((arm, expect));
+    }
+    let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    let exit = if summary.gate.failures.is_empty() {
+        Exit::Passed
+    } else {
+        Exit::GateFailed
+    };
+    Ok((summary, exit))
+}

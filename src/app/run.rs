@@ -1,0 +1,108 @@
+//! `rlbench run`: the scenario's arms, each through the one arm pipeline
+//! (`plan` → `arm`), then the finish (figures, gate, summary, reports).
+//! Rendering to the terminal is left to `main`.
+
+use crate::app::{arm, finish, plan};
+use crate::error::{Error, Exit};
+use crate::gate::Expectation;
+use crate::interrupt::Interrupt;
+use crate::scenario::{self, Arm, Scenario};
+use crate::store::folder::RunFolder;
+use crate::store::records::ArmRecord;
+use crate::store::summary::Summary;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// What `rlbench run` was asked, checked.
+pub struct Request {
+    pub scenario: PathBuf,
+    /// `--duration`, in place of the scenario's, with the text given.
+    pub duration: Option<(Duration, String)>,
+    /// `--arm` (all when empty).
+    pub arms: Vec<String>,
+    /// `--out`: the run folder, instead of `reports/<scenario>/<time>`.
+    pub out: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+pub struct RunOutcome {
+    pub summary: Summary,
+    pub folder: PathBuf,
+    pub exit: Exit,
+    /// An environment failure that cut the run short (after writing what it had).
+    pub error: Option<Error>,
+}
+
+pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome, Error> {
+    let mut scenario = scenario::load(&request.scenario)?;
+    if let Some((d, text)) = &request.duration {
+        scenario.duration = *d;
+        if let Some(f) = scenario.faults.iter().find(|f| f.at + f.lasts > *d) {
+            return Err(Error::input(format!(
+                "--duration {text}: the {} fault ends at {:?}, after it",
+                f.action.name(),
+                f.at + f.lasts
+            )));
+        }
+    }
+    let arms = select_arms(&scenario, &request.arms)?;
+    // Everything the arms need, before any load and before the run folder.
+    crate::app::preflight::check(&scenario, &arms).await?;
+    if interrupt.fired() {
+        return Err(Error::interrupted());
+    }
+    let started = SystemTime::now();
+    let run_id = format!(
+        "rlbench-{}-{}",
+        std::process::id(),
+        started
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    );
+    let specs = arms
+        .iter()
+        .map(|arm| plan::from_scenario(&scenario, arm, &run_id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started)
+        .map_err(Error::environment)?;
+    std::fs::copy(&request.scenario, folder.scenario_copy()).map_err(|e| {
+        Error::environment(format!(
+            "cannot copy the scenario into {}: {e}",
+            folder.root.display()
+        ))
+    })?;
+    let ran = arm::run_all(&specs, &folder, &run_id, interrupt, request.quiet).await;
+    let run = ran.record(&scenario.name, started, scenario.duration);
+    crate::store::records::write(&folder.run_record(), &run).map_err(Error::environment)?;
+    let arms: Vec<(ArmRecord, Vec<Expectation>)> = ran
+        .done
+        .iter()
+        .map(|(i, record)| (record.clone(), specs[*i].expect.clone()))
+        .collect();
+    let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    Ok(RunOutcome {
+        exit: ran.exit(summary.gate.failures.len()),
+        summary,
+        folder: folder.root.clone(),
+        error: ran.error,
+    })
+}
+
+fn select_arms<'a>(scenario: &'a Scenario, names: &[String]) -> Result<Vec<&'a Arm>, Error> {
+    if names.is_empty() {
+        return Ok(scenario.arms.iter().collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            scenario.arms.iter().find(|a| &a.name == n).ok_or_else(|| {
+                let known: Vec<&str> = scenario.arms.iter().map(|a| a.name.as_str()).collect();
+                Error::input(format!(
+                    "--arm {n:?}: no such arm, expected one of {}",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,201 @@
+//! An arm's figures, expectations and record turned into its part of
+//! summary.json (`store::summary`): the compute stage's last step before
+//! anything is rendered.
+
+use crate::analyze::{ArmFigures, Counts, Histograms, Percentiles};
+use crate::gate::{Bound, Check};
+use crate::report::hgrm;
+use crate::store::records::ArmRecord;
+use crate::store::summary::*;
+
+fn hdr(h: &Histograms) -> Hdr {
+    Hdr {
+        latency_us: hgrm::encode(&h.latency),
+        service_us: hgrm::encode(&h.service),
+    }
+}
+
+fn latency(p: &Percentiles) -> Latency {
+    Latency {
+        p50: p.p50,
+        p90: p.p90,
+        p99: p.p99,
+        p999: p.p999,
+        max: p.max,
+    }
+}
+
+/// The generator fell behind: achieved below 99% of the target, or
+/// schedule lag p99 (ms) above 10 ms. A closed loop (target 0) has no
+/// schedule to fall behind.
+pub fn saturated(achieved_rps: f64, target_rps: f64, lag_p99_ms: f64) -> bool {
+    target_rps > 0.0
+        && (achieved_rps < SATURATED_BELOW * target_rps || lag_p99_ms > SATURATED_LAG_P99_MS)
+}
+
+pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
+    let c = &f.counts;
+    let achieved = if run.send_window_s > 0.0 {
+        c.sent as f64 / run.send_window_s
+    } else {
+        0.0
+    };
+    ArmSummary {
+        name: run.name.clone(),
+        mode: run.mode.clone(),
+        replicas: run.replicas,
+        policy: run.policy.clone(),
+        policy_text: match (&run.policy, &run.preset) {
+            (None, _) => NOT_JUDGED.to_string(),
+            (Some(p), None) => p.describe(),
+            (Some(p), Some(preset)) => format!("{preset} = {}", p.describe()),
+        },
+        partial: run.interrupted,
+        requests: Requests {
+            sent: c.sent,
+            admitted: c.admitted,
+            rejected: c.rejected,
+            errors: c.errors,
+            timeouts: c.timeouts,
+            errors_by_kind: f
+                .errors_by_kind
+                .iter()
+                .map(|(k, n)| (k.name().to_string(), *n))
+                .collect(),
+            status_codes: f
+                .statuses
+                .iter()
+                .map(|(s, n)| (s.to_string(), *n))
+                .collect(),
+            error_status_codes: f
+                .error_statuses
+                .iter()
+                .map(|(s, n)| (s.to_string(), *n))
+                .collect(),
+        },
+        rate: Rate {
+            target_rps: run.target_rps,
+            achieved_rps: (achieved * 10.0).round() / 10.0,
+            generator_saturated: c.sent > 0 && saturated(achieved, run.target_rps, f.lag.p99),
+        },
+        correctness: f.verdict.as_ref().map(|v| Correctness {
+            allowed_max: v.allowed_max,
+            over_admission_ratio: v.over_admission_ratio(),
+            peak_window_ratio: v.peak_window_ratio,
+            definite_violations: v.definite_violations,
+            possible_violations: v.possible_violations,
+            false_rejects: v.false_rejects,
+            false_reject_ratio: v.false_reject_ratio(),
+            witnesses: f.witnesses.clone(),
+        }),
+        latency_ms: latency(&f.latency),
+        service_ms: latency(&f.service),
+        schedule_lag_ms: latency(&f.lag),
+        per_replica: f
+            .per_replica
+            .iter()
+            .enumerate()
+            .map(|(replica, r): (usize, &Counts)| PerReplica {
+                replica,
+                sent: r.sent,
+                admitted: r.admitted,
+                rejected: r.rejected,
+                errors: r.errors + r.timeouts,
+                redis_errors: run
+                    .redis_fallbacks
+                    .as_ref()
+                    .and_then(|f| f.get(replica))
+                    .map(|f| f.failed_open + f.failed_closed),
+                histograms: f
+                    .per_replica_histograms
+                    .get(replica)
+                    .map_or_else(|| hdr(&Histograms::empty()), hdr),
+            })
+            .collect(),
+        redis_errors: run.redis_fallbacks.as_ref().map(|all| {
+            let (open, closed) = all
+                .iter()
+                .fold((0, 0), |(o, c), f| (o + f.failed_open, c + f.failed_closed));
+            RedisErrors {
+                total: open + closed,
+                failed_open: open,
+                failed_closed: closed,
+            }
+        }),
+        histograms: hdr(&f.histograms),
+        expect: checks
+            .iter()
+            .map(|check| Expect {
+                expectation: check.expectation.key.to_string(),
+                figure: check.expectation.figure.name().to_string(),
+                kind: match check.expectation.bound {
+                    Bound::AtMost => "max",
+                    Bound::AtLeast => "min",
+                }
+                .to_string(),
+                bound: check.expectation.value,
+                value: check.value,
+                passed: check.passed,
+                detail: check.describe(),
+            })
+            .collect(),
+        faults: faults(run, f),
+        headers: f.headers.clone(),
+        phases: f
+            .phases
+            .iter()
+            .map(|p| Phase {
+                name: p.name.clone(),
+                from_s: p.from_us.map(seconds),
+                to_s: p.to_us.map(seconds),
+                sent: p.counts.sent,
+                admitted: p.counts.admitted,
+                rejected: p.counts.rejected,
+                errors: p.counts.errors + p.counts.timeouts,
+                p99_ms: p.latency.p99,
+                definite_violations: p.verdict.map(|v| v.definite_violations),
+                false_rejects: p.verdict.map(|v| v.false_rejects),
+            })
+            .collect(),
+    }
+}
+
+fn seconds(us: i64) -> f64 {
+    (us as f64 / 1_000.0).round() / 1_000.0
+}
+
+/// Recovery figures follow the applied faults in order.
+fn faults(run: &ArmRecord, f: &ArmFigures) -> Vec<FaultSummary> {
+    let mut recovery = f.recovery_ms.iter();
+    run.faults
+        .iter()
+        .map(|a| FaultSummary {
+            fault: a.fault.clone(),
+            from_s: seconds(a.from_us as i64),
+            to_s: seconds(a.to_us as i64),
+            applied: a.applied,
+            error: a.error.clone(),
+            recovery_ms: if a.applied {
+                recovery.next().copied().flatten()
+            } else {
+                None
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saturated;
+
+    #[test]
+    fn saturation_starts_below_99_percent_or_above_10_ms_of_lag() {
+        // The boundary itself is not saturated.
+        assert!(!saturated(990.0, 1000.0, 10.0));
+        assert!(saturated(989.9, 1000.0, 0.1));
+        assert!(saturated(1000.0, 1000.0, 10.01));
+        assert!(!saturated(1003.0, 1000.0, 0.2));
+        // A closed loop has no target to miss.
+        assert!(!saturated(55_000.0, 0.0, 0.0));
+    }
+}

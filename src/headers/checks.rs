@@ -1,0 +1,247 @@
+//! Judges what the limiter's response headers said against what it did
+//! and against the declared policy: which conventions are present and
+//! parse, whether `remaining` agrees with the admits rlbench observed,
+//! whether the advertised quota and window are the declared ones, and what
+//! the Retry-After probes found. Collected while the trace streams past,
+//! then computed once; every finding is one sentence for the report.
+//!
+//! The remaining check is sound for any algorithm whose spare capacity
+//! only grows with time and shrinks only by admits (all of the declared
+//! ones), as long as rlbench is the target's only client: a limited answer
+//! B contradicts an earlier answer A that said `remaining = R` when fewer
+//! than R requests could have been admitted between A's decision and B's.
+
+use crate::events::advertised::Convention;
+use crate::events::{Event, Outcome};
+use crate::store::probes::Probe;
+use crate::store::summary::{ConventionCount, HeaderSummary, RemainingCheck};
+use crate::verify::{Decided, Obs, Options};
+use reference_api::Policy;
+use std::collections::BTreeMap;
+
+/// How many of the latest earlier answers each limited answer is held against.
+const WITNESSES: usize = 4;
+
+/// Fed every event of an arm, in any order: the counts. The remaining
+/// check runs per key afterwards ([`remaining_against_admits`]), on the
+/// per-key traces the verifier keeps anyway.
+#[derive(Default)]
+pub struct Collector {
+    summary: HeaderSummary,
+    /// Per convention (in [`Convention::ALL`] order): present, malformed.
+    conventions: [ConventionCount; 4],
+    limits: BTreeMap<u64, u64>,
+    windows: BTreeMap<u64, u64>,
+}
+
+impl Collector {
+    /// Counts one event; no allocation (it runs once per request).
+    pub fn add(&mut self, e: &Event) {
+        let s = &mut self.summary;
+        if e.status != 0 {
+            s.responses += 1;
+        }
+        let Some(a) = e.advertised else {
+            return;
+        };
+        s.with_headers += 1;
+        for (c, count) in Convention::ALL.iter().zip(&mut self.conventions) {
+            if a.has(*c) {
+                count.present += 1;
+                count.malformed += u64::from(a.is_malformed(*c));
+            }
+        }
+        if let Some(l) = a.limit {
+            *self.limits.entry(l).or_insert(0) += 1;
+        }
+        if let Some(w) = a.window_s {
+            *self.windows.entry(w).or_insert(0) += 1;
+        }
+        if let Some(r) = a.remaining {
+            if e.outcome == Outcome::Rejected && r > 0 {
+                s.remaining.limited_with_remaining += 1;
+            }
+            if a.limit.is_some_and(|l| r > l) {
+                s.remaining.above_limit += 1;
+            }
+        }
+    }
+
+    /// The figures and findings, with the per-key remaining check's result,
+    /// against `policy` when one was declared.
+    pub fn finish(
+        self,
+        policy: Option<&Policy>,
+        remaining: RemainingCheck,
+        probes: Vec<Probe>,
+    ) -> HeaderSummary {
+        let mut s = self.summary;
+        s.conventions = Convention::ALL
+            .iter()
+            .zip(self.conventions)
+            .filter(|(_, n)| n.present > 0)
+            .map(|(c, n)| (c.name().to_string(), n))
+            .collect();
+        let by_value =
+            |m: BTreeMap<u64, u64>| m.into_iter().map(|(v, n)| (v.to_string(), n)).collect();
+        s.advertised_limit = by_value(self.limits);
+        s.advertised_window_s = by_value(self.windows);
+        s.remaining.checked = remaining.checked;
+        s.remaining.contradicted = remaining.contradicted;
+        s.remaining.example = remaining.example;
+        s.retry_after_probes = probes;
+        s.findings = findings(&s, policy);
+        s
+    }
+}
+
+/// For each limited answer of one key (`obs`, in any order), the latest few
+/// earlier answers that advertised spare capacity (`witnesses`: index into
+/// `obs` and the remaining it advertised): was that possibly used up in
+/// between? An earlier answer counts only when it came more than the
+/// verifier's slack before the limited request was sent (two deciders'
+/// clocks may differ by that much), and a request without an answer may
+/// have been admitted at any time after its send (or up to the declared
+/// server time after the client gave up).
+pub fn remaining_against_admits(
+    key: &str,
+    obs: &[Obs],
+    witnesses: &[(u32, u32)],
+    opts: &Options,
+    out: &mut RemainingCheck,
+) {
+    let slack = opts.slack_us.max(0);
+    let mut witnesses: Vec<(Obs, u64)> = witnesses
+        .iter()
+        .filter(|&&(_, r)| r > 0)
+        .filter_map(|&(i, r)| Some((*obs.get(i as usize)?, u64::from(r))))
+        .collect();
+    if witnesses.is_empty() {
+        return;
+    }
+    witnesses.sort_by_key(|(w, _)| w.done);
+    // Requests that may have been admitted (an unanswered one may have),
+    // with the latest moment each may have been decided.
+    let mut sents: Vec<i64> = Vec::new();
+    let mut lasts: Vec<i64> = Vec::new();
+    for o in obs.iter().filter(|o| o.decided != Decided::Rejected) {
+        sents.push(o.sent);
+        lasts.push(match (o.decided, opts.max_server_time_us) {
+            (Decided::Unknown, None) => i64::MAX,
+            (Decided::Unknown, Some(t)) => o.done.saturating_add(t.max(0)),
+            _ => o.done,
+        });
+    }
+    sents.sort_unstable();
+    lasts.sort_unstable();
+    for b in obs.iter().filter(|o| o.decided == Decided::Rejected) {
+        // Witnesses decided surely before B, by more than the slack.
+        let before = witnesses.partition_point(|(w, _)| w.done.saturating_add(slack) < b.sent);
+        if before == 0 {
+            continue;
+        }
+        out.checked += 1;
+        let contradiction = witnesses[before.saturating_sub(WITNESSES)..before]
+            .iter()
+            .rev()
+            .find_map(|&(a, promised)| {
+                // Possibly between A's decision and B's: sent before B was
+                // done (plus slack), and not surely decided before A was
+                // sent (less slack). A's own admit is in its remaining.
+                let excluded = lasts.partition_point(|&d| d < a.sent.saturating_sub(slack));
+                let own = a.decided == Decided::Admitted;
+                let maybe = (sents.partition_point(|&s| s < b.done.saturating_add(slack))
+                    - excluded)
+                    .saturating_sub(usize::from(own));
+                (promised > maybe as u64).then_some((a, promised, maybe))
+            });
+        if let Some((a, promised, maybe)) = contradiction {
+            out.contradicted += 1;
+            if out.example.is_none() {
+                out.example = Some(format!(
+                    "{key}: an answer at {:.3} s said remaining {promised}, yet the request \
+                     sent at {:.3} s was limited with at most {maybe} admitted in between",
+                    a.done as f64 / 1e6,
+                    b.sent as f64 / 1e6
+                ));
+            }
+        }
+    }
+}
+
+fn findings(s: &HeaderSummary, policy: Option<&Policy>) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.responses > 0 && s.with_headers == 0 {
+        out.push(format!(
+            "none of the {} answers carried rate-limit headers (RateLimit, RateLimit-Limit, \
+             X-RateLimit-*, Retry-After): clients cannot tell when to come back",
+            s.responses
+        ));
+    }
+    for c in Convention::ALL {
+        if let Some(n) = s.conventions.get(c.name()).filter(|n| n.malformed > 0) {
+            out.push(format!(
+                "{} of {} answers with {} had a value that does not parse",
+                n.malformed,
+                n.present,
+                c.headers()
+            ));
+        }
+    }
+    if let Some(p) = policy {
+        let (quota, window_us) = p.quota();
+        let window_s = window_us.div_ceil(1_000_000).max(1);
+        let other = |values: &BTreeMap<String, u64>, expected: u64| -> Vec<String> {
+            values
+                .iter()
+                .filter(|(v, _)| v.parse::<u64>().ok() != Some(expected))
+                .map(|(v, n)| format!("{v} (on {n} answers)"))
+                .collect()
+        };
+        let limits = other(&s.advertised_limit, quota);
+        if !limits.is_empty() {
+            out.push(format!(
+                "the headers advertise a limit of {}; the declared policy ({}) allows {quota}",
+                limits.join(", "),
+                p.describe()
+            ));
+        }
+        let windows = other(&s.advertised_window_s, window_s);
+        if !windows.is_empty() {
+            out.push(format!(
+                "the headers advertise a window of {} s; the declared policy's is {window_s} s",
+                windows.join(", ")
+            ));
+        }
+    }
+    let r = &s.remaining;
+    if r.contradicted > 0 {
+        out.push(format!(
+            "{} of {} limited answers came although an earlier answer's remaining could not \
+             have been used up by then (e.g. {}): remaining does not match the admits",
+            r.contradicted,
+            r.checked,
+            r.example.as_deref().unwrap_or("?")
+        ));
+    }
+    if r.limited_with_remaining > 0 {
+        out.push(format!(
+            "{} limited answers said remaining > 0",
+            r.limited_with_remaining
+        ));
+    }
+    if r.above_limit > 0 {
+        out.push(format!(
+            "{} answers said remaining above their own limit",
+            r.above_limit
+        ));
+    }
+    out.extend(crate::store::probes::findings(
+        &s.retry_after_probes,
+        s.with_headers > 0,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests;

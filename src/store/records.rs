@@ -1,0 +1,120 @@
+//! What a run collected besides its events, written into the run folder
+//! (`run.json`, `events/<arm>.json`) so that every report can be rebuilt
+//! from the folder alone (`rlbench report RUN_DIR`).
+
+use reference_api::Policy;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Witnesses kept per kind and arm in summary.json unless a scenario says.
+pub const DEFAULT_WITNESSES: usize = 5;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub scenario: String,
+    pub started_at: String,
+    pub duration_s: f64,
+    /// Interrupted, or cut short by an environment failure.
+    pub partial: bool,
+    /// Why it is partial, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<String>,
+    /// The arms that ran, in order.
+    pub arms: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmRecord {
+    pub name: String,
+    pub mode: String,
+    pub replicas: usize,
+    /// What the trace is judged against; none for an unjudged `attack`.
+    #[serde(default)]
+    pub policy: Option<Policy>,
+    /// The preset the policy was stated as, as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Every decision read this machine's wall clock (grid rules apply).
+    pub aligned: bool,
+    /// Wall-clock µs at the arm's trace time 0.
+    pub epoch_offset_us: i64,
+    /// How far that mapping may be off.
+    #[serde(default)]
+    pub epoch_uncertainty_us: i64,
+    pub target_rps: f64,
+    /// From the first intended send to the last actual one.
+    pub send_window_s: f64,
+    pub interrupted: bool,
+    /// Redis modes: each replica's decisions taken without Redis.
+    pub redis_fallbacks: Option<Vec<Fallbacks>>,
+    /// The target may hold rate-limit state from before the trace (rlbench
+    /// did not start it): early rejects are not judged.
+    #[serde(default)]
+    pub unknown_history: bool,
+    /// The scenario's `[[faults]]` as they happened in this arm.
+    #[serde(default)]
+    pub faults: Vec<Applied>,
+    /// Retry-After probes sent after the load.
+    #[serde(default)]
+    pub probes: Vec<crate::store::probes::Probe>,
+    /// How late the limiter's windows or refills may run (µs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replenish_lateness_us: i64,
+    /// The token bucket refills in one chunk per period.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub chunked_refill: bool,
+    /// How long after the client gave up the server may still decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_server_time_us: Option<i64>,
+    /// Every decision read one clock inside its atomic step (decisions
+    /// reached the limiter in the order of their readings).
+    #[serde(default)]
+    pub one_clock: bool,
+    /// Witnesses kept per kind in summary.json.
+    #[serde(default = "default_witnesses")]
+    pub witnesses: usize,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+fn default_witnesses() -> usize {
+    DEFAULT_WITNESSES
+}
+
+pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
+    let json =
+        serde_json::to_string_pretty(value).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Applied {
+    /// In words, e.g. "redis_down (pause)".
+    pub fault: String,
+    /// From just before it was applied to just after it was undone (a
+    /// restarted process ready again), µs from the load's start.
+    pub from_us: u64,
+    pub to_us: u64,
+    /// False when the arm had nothing to break (a Redis fault on a local arm).
+    pub applied: bool,
+    /// What went wrong undoing it (e.g. a restart that failed), if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fallbacks {
+    /// Admitted without asking Redis (`fail_open`).
+    pub failed_open: u64,
+    /// Rejected without asking Redis (`fail_closed`).
+    pub failed_closed: u64,
+}

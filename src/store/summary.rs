@@ -1,0 +1,288 @@
+//! `summary.json`, schema `rlbench.summary/v1` (DESIGN.md): the contract
+//! CI gates and `compare` read. Figures may be added; names keep meaning.
+
+use crate::store::probes::Probe;
+use reference_api::Policy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const SCHEMA: &str = "rlbench.summary/v1";
+
+/// `policy_text` when there was no policy.
+pub const NOT_JUDGED: &str = "no policy given: not judged";
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema: String,
+    pub scenario: String,
+    pub started_at: String,
+    pub duration_s: f64,
+    pub partial: bool,
+    /// Why the run is partial: interrupted, or which arm stopped it and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<String>,
+    pub arms: Vec<ArmSummary>,
+    pub gate: Gate,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ArmSummary {
+    pub name: String,
+    pub mode: String,
+    pub replicas: usize,
+    /// Null when no policy was given (`rlbench attack` without `--policy`).
+    pub policy: Option<Policy>,
+    pub policy_text: String,
+    /// The arm stopped early (Ctrl-C): its figures cover what was sent.
+    pub partial: bool,
+    pub requests: Requests,
+    pub rate: Rate,
+    /// Null when there was no policy to judge against.
+    pub correctness: Option<Correctness>,
+    pub latency_ms: Latency,
+    pub service_ms: Latency,
+    pub schedule_lag_ms: Latency,
+    pub per_replica: Vec<PerReplica>,
+    /// Redis modes: decisions taken without Redis (timeout or error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis_errors: Option<RedisErrors>,
+    pub histograms: Hdr,
+    pub expect: Vec<Expect>,
+    /// The scenario's `[[faults]]` as they happened in this arm.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultSummary>,
+    /// With faults: figures before, during and after each, by send time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+    /// What the rate-limit headers said, checked against the trace and policy.
+    #[serde(default)]
+    pub headers: HeaderSummary,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FaultSummary {
+    /// e.g. "redis_down (pause)"
+    pub fault: String,
+    /// From just before it was applied to just after it was undone, in
+    /// seconds from the arm's load start.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// False when the arm had nothing to break (a Redis fault on a local arm).
+    pub applied: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// From the fault's end to the answer of the first request sent after
+    /// it that got a decision (2xx or 429); null when none did.
+    pub recovery_ms: Option<f64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Phase {
+    /// "before", "during 1", "after 1", ...
+    pub name: String,
+    /// Seconds from the load start; null at the open ends.
+    pub from_s: Option<f64>,
+    pub to_s: Option<f64>,
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    /// Errors and timeouts.
+    pub errors: u64,
+    pub p99_ms: f64,
+    /// Proven among this phase's admits alone; null without a policy.
+    pub definite_violations: Option<u64>,
+    /// This phase's rejects judged against every admit; null without a policy.
+    pub false_rejects: Option<u64>,
+}
+
+/// HdrHistogram V2 encodings, base64, values in µs: merge runs or replicas
+/// by adding histograms, never by averaging percentiles.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Hdr {
+    /// From the intended send time.
+    pub latency_us: String,
+    /// From the actual send time.
+    pub service_us: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RedisErrors {
+    pub total: u64,
+    /// Admitted anyway (`on_redis_error = "fail_open"`).
+    pub failed_open: u64,
+    /// Rejected (`on_redis_error = "fail_closed"`).
+    pub failed_closed: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Requests {
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    /// Errors without an answer, by kind (connect_refused, reset, ...).
+    #[serde(default)]
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Answers by HTTP status.
+    #[serde(default)]
+    pub status_codes: BTreeMap<String, u64>,
+    /// Answers counted as errors (neither admitted nor a limited status), by status.
+    #[serde(default)]
+    pub error_status_codes: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Rate {
+    pub target_rps: f64,
+    pub achieved_rps: f64,
+    /// The generator fell behind its schedule (achieved < 99% of the target,
+    /// or schedule lag p99 > 10 ms): the limiter saw less load than asked.
+    #[serde(default)]
+    pub generator_saturated: bool,
+}
+
+/// Achieved below this share of the target marks the generator saturated.
+pub const SATURATED_BELOW: f64 = 0.99;
+/// Schedule lag p99 above this (ms) marks the generator saturated.
+pub const SATURATED_LAG_P99_MS: f64 = 10.0;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Correctness {
+    pub allowed_max: u64,
+    /// admitted / allowed_max; null when admits happened where none were allowed.
+    pub over_admission_ratio: Option<f64>,
+    pub peak_window_ratio: f64,
+    pub definite_violations: u64,
+    pub possible_violations: u64,
+    pub false_rejects: u64,
+    pub false_reject_ratio: f64,
+    /// The proof of the verdicts: per kind the earliest and the largest
+    /// violations and false rejects, requests referenced by `seq`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<ArmWitness>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PerReplica {
+    pub replica: usize,
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    pub errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis_errors: Option<u64>,
+    pub histograms: Hdr,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Expect {
+    /// The key as written in `[arms.expect]`.
+    pub expectation: String,
+    pub figure: String,
+    /// "max" or "min".
+    pub kind: String,
+    pub bound: f64,
+    pub value: Option<f64>,
+    pub passed: bool,
+    /// In words, e.g. `over_admission_ratio 2.97 > max 1.01`.
+    pub detail: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Gate {
+    pub passed: bool,
+    pub failures: Vec<String>,
+}
+
+pub fn write(path: &Path, summary: &Summary) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(summary).map_err(|e| format!("summary.json: {e}"))?;
+    std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeaderSummary {
+    /// Answers (any status).
+    pub responses: u64,
+    /// Answers carrying any rate-limit header.
+    pub with_headers: u64,
+    /// Per convention: answers carrying it, and how many of those did not parse.
+    pub conventions: BTreeMap<String, ConventionCount>,
+    /// Advertised quotas (limit) and windows, by value: how many answers said each.
+    pub advertised_limit: BTreeMap<String, u64>,
+    pub advertised_window_s: BTreeMap<String, u64>,
+    pub remaining: RemainingCheck,
+    /// Requests sent after waiting out an advertised Retry-After.
+    pub retry_after_probes: Vec<Probe>,
+    /// What a person should know, one sentence each; empty when all agrees.
+    pub findings: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConventionCount {
+    pub present: u64,
+    pub malformed: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RemainingCheck {
+    /// Limited answers held against earlier `remaining` values.
+    pub checked: u64,
+    /// Of those, limited although an earlier answer promised spare capacity
+    /// that rlbench's requests could not have used up.
+    pub contradicted: u64,
+    /// Limited answers that themselves said `remaining > 0`.
+    pub limited_with_remaining: u64,
+    /// Answers whose `remaining` exceeded their own advertised limit.
+    pub above_limit: u64,
+    /// The first contradiction, in words.
+    #[serde(default)]
+    pub example: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmWitness {
+    /// `violation` or `false_reject`.
+    pub kind: String,
+    pub key: String,
+    /// The rule in words, e.g. `customer-0003: 11 admits, all decided …`.
+    pub rule: String,
+    /// The span the rule speaks of (s, trace time).
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Admits beyond what the span allows, or a false reject's spare capacity.
+    pub excess: u64,
+    /// The false reject itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reject: Option<WitnessRequest>,
+    /// The admits that prove it (for a false reject: those that may have
+    /// counted against it), by send time; at most 64.
+    pub requests: Vec<WitnessRequest>,
+    /// How many more the proof holds than are listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_requests: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WitnessRequest {
+    pub seq: u64,
+    pub replica: u32,
+    pub sent_s: f64,
+    pub done_s: f64,
+    /// `admitted`, `rejected` or `unknown` (an error or a timeout).
+    pub outcome: String,
+}

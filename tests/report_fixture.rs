@@ -1,0 +1,58 @@
+//! `rlbench report` on a run folder written by an earlier build
+//! (tests/fixtures/report-v1: two arms, a fault, probes, witnesses)
+//! reproduces its summary.json, JUnit and histograms byte for byte: the
+//! contract CI gates read does not drift when the code is rearranged.
+
+mod common;
+
+use std::path::Path;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_kept_run_folder_rebuilds_to_the_same_bytes() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-v1");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    copy_dir(&fixture, &run);
+    for kept in [
+        "summary.json",
+        "junit.xml",
+        "local.hgrm",
+        "lua.service.hgrm",
+    ] {
+        std::fs::remove_file(run.join(kept)).unwrap();
+    }
+    let out = common::rlbench(&["report", run.to_str().unwrap()], dir.path());
+    // The kept run met its expectations: exit 0.
+    assert_eq!(out.status.code(), Some(0), "{}", common::text(&out.stderr));
+    for kept in [
+        "summary.json",
+        "junit.xml",
+        "local.hgrm",
+        "local.service.hgrm",
+        "lua.hgrm",
+        "lua.service.hgrm",
+    ] {
+        let want = std::fs::read(fixture.join(kept)).unwrap();
+        let got = std::fs::read(run.join(kept)).unwrap();
+        assert!(
+            want == got,
+            "{kept} differs from the kept one:\n--- kept\n{}\n--- rebuilt\n{}",
+            common::text(&want),
+            common::text(&got)
+        );
+    }
+    assert!(run.join("report.html").is_file());
+}
