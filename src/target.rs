@@ -1,10 +1,14 @@
-//! Where load may go and whether it is answered: a target URL must be
-//! `http://` on this machine (127.0.0.0/8, ::1, localhost), and before any
-//! load each one must accept connections. Used by the scenario's `[target]`,
-//! `attack`, `init` and the preflight alike.
+//! Where load may go, what it may look like, and whether it is answered:
+//! a target URL must be `http://` on this machine (127.0.0.0/8, ::1,
+//! localhost); methods, header names and values and the statuses that
+//! mean "limited" follow one set of rules; before any load each target
+//! must accept connections. Used by the scenario's `[target]`, `attack`'s
+//! flags, `init` and the preflight alike; each caller words the error for
+//! where the value was written.
 
 use crate::error::Error;
-use hyper::Uri;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Method, Uri};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -46,6 +50,23 @@ pub fn loopback_url(text: &str) -> Result<Uri, String> {
     }
     Ok(uri)
 }
+
+/// An HTTP method, in any case (`get` is GET).
+pub fn method(text: &str) -> Option<Method> {
+    Method::from_bytes(text.to_ascii_uppercase().as_bytes()).ok()
+}
+
+pub fn header_name(text: &str) -> Option<HeaderName> {
+    HeaderName::from_bytes(text.as_bytes()).ok()
+}
+
+pub fn header_value(text: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(text).ok()
+}
+
+/// The statuses that may mean "limited": anything but a 2xx (an admit)
+/// and the informational 1xx.
+pub const LIMITED_STATUSES: std::ops::RangeInclusive<u16> = 300..=599;
 
 /// Fails with one line when a target does not accept connections.
 pub async fn reachable(targets: &[Uri]) -> Result<(), Error> {

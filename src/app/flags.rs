@@ -6,12 +6,11 @@ use crate::app::attack::Attack;
 use crate::app::run::Request;
 use crate::cli::{AttackArgs, RunArgs};
 use crate::error::Error;
-use crate::load::client::Template;
 use crate::load::pick::Fanout;
+use crate::load::request::Template;
 use crate::load::schedule::Shape;
 use crate::scenario::units;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
-use hyper::Method;
 use std::time::Duration;
 
 /// `rlbench run`'s flags.
@@ -69,8 +68,8 @@ pub fn attack(args: &AttackArgs) -> Result<Attack, Error> {
     };
     let duration = positive_duration("--duration", &args.duration)?;
     let timeout = positive_duration("--timeout", &args.timeout)?;
-    let method = Method::from_bytes(args.method.to_ascii_uppercase().as_bytes())
-        .map_err(|_| Error::input(format!("--method {:?}: not an HTTP method", args.method)))?;
+    let method = crate::target::method(&args.method)
+        .ok_or_else(|| Error::input(format!("--method {:?}: not an HTTP method", args.method)))?;
     let mut headers = HeaderMap::new();
     for h in &args.headers {
         let (name, value) = header(h).map_err(Error::input)?;
@@ -80,8 +79,8 @@ pub fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         .key_header
         .as_deref()
         .map(|name| {
-            HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| Error::input(format!("--key-header {name:?}: not a header name")))
+            crate::target::header_name(name)
+                .ok_or_else(|| Error::input(format!("--key-header {name:?}: not a header name")))
         })
         .transpose()?;
     if args.keys > 1 && key_header.is_none() {
@@ -128,9 +127,12 @@ pub fn limited_statuses(codes: &[u16]) -> Result<Vec<u16>, String> {
     if codes.is_empty() {
         return Err("--limited-status: give at least one status".to_string());
     }
-    match codes.iter().find(|&&c| !(300..=599).contains(&c)) {
+    let range = crate::target::LIMITED_STATUSES;
+    match codes.iter().find(|&&c| !range.contains(&c)) {
         Some(c) => Err(format!(
-            "--limited-status {c}: expected a status from 300 to 599 (2xx means admitted)"
+            "--limited-status {c}: expected a status from {} to {} (2xx means admitted)",
+            range.start(),
+            range.end()
         )),
         None => Ok(codes.to_vec()),
     }
@@ -169,10 +171,10 @@ pub fn header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
     let (name, value) = text
         .split_once(':')
         .ok_or_else(|| format!("--header {text:?}: expected \"Name: value\""))?;
-    let name = HeaderName::from_bytes(name.trim().as_bytes())
-        .map_err(|_| format!("--header {text:?}: {:?} is not a header name", name.trim()))?;
-    let value = HeaderValue::from_str(value.trim())
-        .map_err(|_| format!("--header {text:?}: the value is not a valid header value"))?;
+    let name = crate::target::header_name(name.trim())
+        .ok_or_else(|| format!("--header {text:?}: {:?} is not a header name", name.trim()))?;
+    let value = crate::target::header_value(value.trim())
+        .ok_or_else(|| format!("--header {text:?}: the value is not a valid header value"))?;
     Ok((name, value))
 }
 

@@ -7,7 +7,7 @@
 use crate::error::Error;
 use crate::faults::{Fault, FaultAction};
 use crate::gate::Expectation;
-use crate::load::client::Template;
+use crate::load::request::Template;
 use crate::load::schedule::Shape;
 use crate::load::Plan;
 use crate::scenario::{units, Arm, Mode, PolicyTiming, Scenario};

@@ -4,7 +4,7 @@
 //! server's speed, so it is an option, never the default; each request's
 //! intended time is when its worker was ready to send it.
 
-use super::client::Dedicated;
+use super::connection::Dedicated;
 use super::pick::Picker;
 use super::{Counters, Plan};
 use crate::events::{Batch, Event, BATCH};
@@ -35,7 +35,7 @@ pub struct Outcome {
 struct Worker {
     picker: Picker,
     connections: Vec<Dedicated>,
-    template: super::client::Template,
+    template: super::request::Template,
     seq: Arc<AtomicU64>,
     stopping: Arc<AtomicBool>,
     events: mpsc::Sender<Batch>,

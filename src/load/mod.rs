@@ -3,10 +3,12 @@
 //! answered; latency is measured from the intended time (no coordinated
 //! omission). Each request becomes one event on the trace.
 
-pub(crate) mod client;
+pub mod answer;
 mod closed;
+pub mod connection;
 mod pacer;
 pub(crate) mod pick;
+pub mod request;
 pub mod schedule;
 
 use crate::events::{Batch, Event, Outcome};
@@ -25,7 +27,7 @@ use tokio::time::Instant;
 pub struct Plan {
     pub targets: Vec<Uri>,
     /// Method, extra headers and the key's header.
-    pub template: client::Template,
+    pub template: request::Template,
     pub shape: Shape,
     pub duration: Duration,
     pub keys: u32,
@@ -122,7 +124,7 @@ pub async fn run(
         start,
         schedule,
         picker,
-        connections: Arc::new(client::Connections::new(&plan.targets)),
+        connections: Arc::new(connection::Connections::new(&plan.targets)),
         template: Arc::new(plan.template.clone()),
         timeout: plan.timeout,
         deadline: start.into_std() + plan.duration,
@@ -172,8 +174,8 @@ struct Pacing {
     start: Instant,
     schedule: Schedule,
     picker: Picker,
-    connections: Arc<client::Connections>,
-    template: Arc<client::Template>,
+    connections: Arc<connection::Connections>,
+    template: Arc<request::Template>,
     timeout: Duration,
     /// The run ends on time: a request still waiting for a free in-flight
     /// slot then is not sent (and the achieved rate shows it).
@@ -230,8 +232,8 @@ impl Pacing {
 }
 
 pub(crate) struct Request {
-    connections: Arc<client::Connections>,
-    template: Arc<client::Template>,
+    connections: Arc<connection::Connections>,
+    template: Arc<request::Template>,
     key: String,
     seq: u64,
     target: u32,

@@ -83,7 +83,7 @@ pub struct ExternalTarget {
     pub urls: Vec<hyper::Uri>,
     /// `[target] path`, put on every URL (an arm's too).
     pub path: Option<String>,
-    pub template: crate::load::client::Template,
+    pub template: crate::load::request::Template,
     /// `[target] one_clock`: the limiter reads one clock inside each
     /// decision's atomic step (one process, or its store's own clock).
     pub one_clock: bool,

@@ -5,12 +5,12 @@
 //! panic, abandoned start) kills whatever is left.
 
 mod child;
+pub mod control;
 pub mod metrics;
 pub mod proxy;
 pub mod redis;
 mod replica;
 
-use crate::load::client;
 use redis::RedisServer;
 use reference_api::config::Backend;
 use reference_api::ReplicaConfig;
@@ -181,7 +181,7 @@ impl Stack {
         let uri: hyper::Uri = format!("{}/admin/clock-skew?us={skew}", replica.url)
             .parse()
             .map_err(|e| format!("replica {}: {e}", replica.name))?;
-        match client::put_status(&client::new(1), &uri, Duration::from_secs(2)).await {
+        match control::put_status(&control::new(1), &uri, Duration::from_secs(2)).await {
             Some(200) => Ok(true),
             other => Err(format!(
                 "replica {} did not take the clock step (status {other:?})",
@@ -220,14 +220,14 @@ impl Stack {
     }
 
     async fn wait_healthy(&mut self) -> Result<(), String> {
-        let http = client::new(1);
+        let http = control::new(1);
         let deadline = Instant::now() + HEALTHY_WITHIN;
         for replica in &mut self.replicas {
             let uri: hyper::Uri = format!("{}/healthz", replica.url)
                 .parse()
                 .map_err(|e| format!("replica {}: bad url {}: {e}", replica.name, replica.url))?;
             loop {
-                if client::get_status(&http, &uri, Duration::from_millis(500)).await == Some(200) {
+                if control::get_status(&http, &uri, Duration::from_millis(500)).await == Some(200) {
                     break;
                 }
                 if replica.has_exited() {
@@ -251,11 +251,11 @@ impl Stack {
 
     /// Each replica's Redis fallback counts, read from its `/metrics`.
     pub async fn redis_fallbacks(&self) -> Vec<crate::store::records::Fallbacks> {
-        let http = client::new(1);
+        let http = control::new(1);
         let mut out = Vec::with_capacity(self.replicas.len());
         for replica in &self.replicas {
             let text = match format!("{}/metrics", replica.url).parse::<hyper::Uri>() {
-                Ok(uri) => client::get_text(&http, &uri, Duration::from_secs(2)).await,
+                Ok(uri) => control::get_text(&http, &uri, Duration::from_secs(2)).await,
                 Err(_) => None,
             };
             out.push(text.map(|t| metrics::fallbacks(&t)).unwrap_or_default());

@@ -4,10 +4,10 @@
 //! the key is sent) and what "limited" looks like stated here.
 
 use super::{Result, Source};
-use crate::load::client::{Template, DEFAULT_LIMITED};
+use crate::load::request::{Template, DEFAULT_LIMITED};
 use crate::scenario::raw::RawTarget;
 use crate::scenario::ExternalTarget;
-use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::header::HeaderMap;
 use hyper::{Method, Uri};
 use toml::Spanned;
 
@@ -65,16 +65,16 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
         }
     };
     let method = match &t.method {
-        Some(m) => Method::from_bytes(m.get_ref().to_ascii_uppercase().as_bytes())
-            .map_err(|_| src.at(m, format!("{:?} is not an HTTP method", m.get_ref())))?,
+        Some(m) => crate::target::method(m.get_ref())
+            .ok_or_else(|| src.at(m, format!("{:?} is not an HTTP method", m.get_ref())))?,
         None => Method::GET,
     };
     let mut headers = HeaderMap::new();
     if let Some(h) = &t.headers {
         for (name, value) in h.get_ref() {
-            let n = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| src.at(value, format!("{name:?} is not a header name")))?;
-            let v = HeaderValue::from_str(value.get_ref()).map_err(|_| {
+            let n = crate::target::header_name(name)
+                .ok_or_else(|| src.at(value, format!("{name:?} is not a header name")))?;
+            let v = crate::target::header_value(value.get_ref()).ok_or_else(|| {
                 src.at(
                     value,
                     format!("{:?} is not a header value", value.get_ref()),
@@ -85,8 +85,8 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
     }
     let key_header = match &t.key_header {
         Some(h) => Some(
-            HeaderName::from_bytes(h.get_ref().as_bytes())
-                .map_err(|_| src.at(h, format!("{:?} is not a header name", h.get_ref())))?,
+            crate::target::header_name(h.get_ref())
+                .ok_or_else(|| src.at(h, format!("{:?} is not a header name", h.get_ref())))?,
         ),
         None => None,
     };
@@ -121,8 +121,13 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             .get_ref()
             .iter()
             .map(|c| {
-                src.count(c, "a limited status (2xx means admitted)", 300, 599)
-                    .map(|c| c as u16)
+                src.count(
+                    c,
+                    "a limited status (2xx means admitted)",
+                    *crate::target::LIMITED_STATUSES.start() as i64,
+                    *crate::target::LIMITED_STATUSES.end() as i64,
+                )
+                .map(|c| c as u16)
             })
             .collect::<Result<Vec<u16>>>()?,
     };
