@@ -326,7 +326,9 @@ fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<Strin
 mod arm;
 mod faults;
 mod load;
+mod params;
 mod policy;
+mod presets;
 mod target;
 #[cfg(test)]
 mod tests;

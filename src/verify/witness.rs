@@ -7,7 +7,7 @@ use super::false_reject::{self, RejectCheck};
 use super::grid::{self, Grid};
 use super::removal::{Bound, Breaks, Item};
 use super::rules::Rules;
-use super::Options;
+use super::trace::Options;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {

@@ -1,0 +1,134 @@
+//! `[load]`: schedules, key distributions, fanouts and the closed loop.
+
+use super::super::super::parse;
+use super::GOOD;
+use crate::load::pick::{Fanout, KeyDistribution};
+use crate::load::schedule::{Shape, Stage};
+use std::time::Duration;
+
+#[test]
+fn schedules_take_their_own_keys() {
+    let with = |load: &str| {
+        let text = GOOD.replace("rate = 200\nkeys = 4\n", load);
+        parse("s.toml", &text).map(|s| s.load.shape)
+    };
+    assert_eq!(
+        with("schedule = \"poisson\"\nrate = 50\n").unwrap(),
+        Shape::Poisson { rate: 50.0 }
+    );
+    assert_eq!(
+        with("schedule = \"stages\"\n[[load.stages]]\ntarget = 100\nduration = \"2s\"\n").unwrap(),
+        Shape::Stages {
+            from: 0.0,
+            stages: vec![Stage {
+                target: 100.0,
+                over: Duration::from_secs(2)
+            }]
+        }
+    );
+    match with("schedule = \"bursts\"\nburst = 30\n").unwrap() {
+        Shape::Bursts {
+            per_edge,
+            spread,
+            window,
+        } => {
+            assert_eq!((per_edge, spread), (30, Duration::from_millis(20)));
+            assert_eq!(window, Duration::from_secs(2), "the policy's window");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = with("schedule = \"bursts\"\nrate = 5\nburst = 3\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"rate\" does not apply to the bursts schedule"),
+        "{e}"
+    );
+    let e = with("schedule = \"poisson\"\n").unwrap_err().to_string();
+    assert!(e.contains("needs \"rate\""), "{e}");
+    let e = with("schedule = \"jittery\"\nrate = 5\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown schedule \"jittery\""), "{e}");
+    let e = with("rate = 5\nburst = 3\n").unwrap_err().to_string();
+    assert!(
+        e.contains("\"burst\" does not apply to the constant schedule"),
+        "{e}"
+    );
+}
+
+#[test]
+fn key_distributions_and_fanouts_parse_with_their_parameters() {
+    let with = |extra: &str| {
+        let text = GOOD.replace("keys = 4\n", &format!("keys = 4\n{extra}\n"));
+        parse("s.toml", &text).map(|s| (s.load.key_distribution, s.arms[1].fanout))
+    };
+    assert_eq!(
+        with("").unwrap(),
+        (KeyDistribution::Uniform, Fanout::RoundRobin)
+    );
+    assert_eq!(
+        with("key_distribution = \"zipf\"\nzipf_s = 1.2").unwrap().0,
+        KeyDistribution::Zipf { s: 1.2 }
+    );
+    assert_eq!(
+        with("key_distribution = \"hot\"").unwrap().0,
+        KeyDistribution::Hot { share: 0.5 }
+    );
+    assert_eq!(with("fanout = \"sticky\"").unwrap().1, Fanout::Sticky);
+    assert_eq!(with("fanout = \"single\"").unwrap().1, Fanout::Single);
+    let e = with("key_distribution = \"hot\"\nhot_share = 1.5")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hot_share must be between 0 and 1"), "{e}");
+    let e = with("zipf_s = 2.0").unwrap_err().to_string();
+    assert!(
+        e.contains("\"zipf_s\" does not apply to key_distribution = \"uniform\""),
+        "{e}"
+    );
+    let e = with("key_distribution = \"pareto\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown key_distribution \"pareto\""), "{e}");
+    let e = with("fanout = \"nearest\"").unwrap_err().to_string();
+    assert!(
+        e.contains("expected round_robin, random, sticky or single"),
+        "{e}"
+    );
+}
+
+#[test]
+fn closed_loop_takes_workers_and_a_think_time() {
+    let with = |load: &str| {
+        let text = GOOD.replace("rate = 200\nkeys = 4\n", load);
+        parse("s.toml", &text).map(|s| s.load.shape)
+    };
+    assert_eq!(
+        with("schedule = \"closed\"\nconcurrency = 8\nthink_time = \"5ms\"\n").unwrap(),
+        Shape::Closed {
+            concurrency: 8,
+            think: Duration::from_millis(5)
+        }
+    );
+    assert_eq!(
+        with("schedule = \"closed\"\nconcurrency = 1\n").unwrap(),
+        Shape::Closed {
+            concurrency: 1,
+            think: Duration::ZERO
+        }
+    );
+    let e = with("schedule = \"closed\"\n").unwrap_err().to_string();
+    assert!(e.contains("needs \"concurrency\""), "{e}");
+    let e = with("schedule = \"closed\"\nconcurrency = 2\nrate = 5\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"rate\" does not apply to the closed schedule"),
+        "{e}"
+    );
+    let e = with("rate = 5\nconcurrency = 2\n").unwrap_err().to_string();
+    assert!(
+        e.contains("\"concurrency\" does not apply to the constant schedule"),
+        "{e}"
+    );
+}

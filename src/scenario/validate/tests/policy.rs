@@ -1,0 +1,183 @@
+//! `[policy]`: each algorithm's parameters, inline policies and the
+//! ASP.NET Core preset.
+
+use super::super::super::parse;
+use super::{error_of, GOOD};
+use reference_api::{Policy, Rate};
+
+#[test]
+fn parameters_must_fit_the_algorithm() {
+    let e = error_of(&GOOD.replace("window = \"2s\"", "window = \"2s\"\nburst = 3"));
+    assert!(
+        e.contains("\"burst\" is not a parameter of sliding_log"),
+        "{e}"
+    );
+    let e = error_of(&GOOD.replace("limit = 10\n", ""));
+    assert!(e.contains("sliding_log needs \"limit\""), "{e}");
+    let e = error_of(&GOOD.replace("sliding_log", "leaky"));
+    assert!(
+        e.starts_with("s.toml:7:13: unknown algorithm \"leaky\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_algorithm_parses_its_parameters() {
+    let with = |policy: &str| {
+        let start = GOOD.find("[policy]").unwrap();
+        let end = GOOD.find("[cluster]").unwrap();
+        let text = format!("{}[policy]\n{policy}\n\n{}", &GOOD[..start], &GOOD[end..]);
+        parse("s.toml", &text).map(|s| s.policy)
+    };
+    assert_eq!(
+        with("algorithm = \"token_bucket\"\ncapacity = 5\nrefill = \"10/1s\"").unwrap(),
+        Policy::TokenBucket {
+            capacity: 5,
+            refill: Rate {
+                count: 10,
+                per_us: 1_000_000
+            }
+        }
+    );
+    assert_eq!(
+        with("algorithm = \"gcra\"\nrate = \"100/m\"\nburst = 2").unwrap(),
+        Policy::Gcra {
+            rate: Rate {
+                count: 100,
+                per_us: 60_000_000
+            },
+            burst: 2
+        }
+    );
+    assert_eq!(
+        with("algorithm = \"sliding_window\"\nlimit = 4\nwindow = \"1s\"\nsegments = 4").unwrap(),
+        Policy::SlidingWindow {
+            limit: 4,
+            window_us: 1_000_000,
+            segments: 4
+        }
+    );
+    assert!(
+        with("algorithm = \"sliding_window\"\nlimit = 4\nwindow = \"1s\"\nsegments = 7")
+            .unwrap_err()
+            .to_string()
+            .contains("equal whole-microsecond segments")
+    );
+    assert!(with("algorithm = \"gcra\"\nrate = \"fast\"\nburst = 2").is_err());
+}
+
+#[test]
+fn an_inline_policy_is_a_policy_table_on_one_line() {
+    use crate::scenario::inline_policy;
+    assert_eq!(
+        inline_policy(r#"algorithm = "sliding_log", limit = 10, window = "1s""#)
+            .unwrap()
+            .0,
+        Policy::SlidingLog {
+            limit: 10,
+            window_us: 1_000_000
+        }
+    );
+    assert_eq!(
+        inline_policy(r#"algorithm = "token_bucket", capacity = 5, refill = "10/1s""#)
+            .unwrap()
+            .0,
+        Policy::TokenBucket {
+            capacity: 5,
+            refill: Rate {
+                count: 10,
+                per_us: 1_000_000
+            }
+        }
+    );
+    for (bad, says) in [
+        (r#"limit = 10, window = "1s""#, "name the algorithm"),
+        (
+            r#"algorithm = "sliding_log", limit = 10"#,
+            "needs \"window\"",
+        ),
+        (
+            r#"algorithm = "sliding_log", limit = 10, window = "1s", burst = 2"#,
+            "\"burst\"",
+        ),
+        (r#"algorithm = "sliding_log", limt = 10"#, "limt"),
+        ("algorithm = sliding_log", "--policy"),
+    ] {
+        let e = inline_policy(bad).unwrap_err().to_string();
+        assert!(e.starts_with("--policy: "), "{e}");
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
+    use crate::scenario::{inline_policy, PolicyTiming};
+    let (p, t) = inline_policy(
+        r#"preset = "aspnetcore", limiter = "sliding_window", permit_limit = 10, window = "2s", segments_per_window = 4"#,
+    )
+    .unwrap();
+    assert_eq!(
+        p,
+        Policy::SlidingWindow {
+            limit: 10,
+            window_us: 2_000_000,
+            segments: 4
+        }
+    );
+    assert_eq!(
+        t,
+        PolicyTiming {
+            lateness_us: 100_000,
+            chunked_refill: false,
+            one_clock: true
+        }
+    );
+    let (p, t) = inline_policy(
+        r#"preset = "aspnetcore", limiter = "token_bucket", token_limit = 10, tokens_per_period = 5, replenishment_period = "1s", replenish_lateness = "20ms""#,
+    )
+    .unwrap();
+    assert_eq!(
+        p,
+        Policy::TokenBucket {
+            capacity: 10,
+            refill: Rate {
+                count: 5,
+                per_us: 1_000_000
+            }
+        }
+    );
+    assert_eq!(
+        t,
+        PolicyTiming {
+            lateness_us: 20_000,
+            chunked_refill: true,
+            one_clock: true
+        }
+    );
+    let (_, t) = inline_policy(
+        r#"algorithm = "fixed_window", limit = 3, window = "1s", replenish_lateness = "5ms""#,
+    )
+    .unwrap();
+    assert_eq!((t.lateness_us, t.one_clock), (5_000, false));
+    for (bad, says) in [
+        (
+            r#"preset = "aspnetcore", permit_limit = 10, window = "1s""#,
+            "needs \"limiter\"",
+        ),
+        (
+            r#"preset = "aspnetcore", limiter = "fixed_window", permit_limit = 10"#,
+            "needs \"window\"",
+        ),
+        (
+            r#"preset = "aspnetcore", limiter = "fixed_window", permit_limit = 10, window = "1s", token_limit = 3"#,
+            "\"token_limit\" is not a parameter",
+        ),
+        (
+            r#"preset = "aspnetcore", limiter = "concurrency", permit_limit = 10"#,
+            "unknown ASP.NET Core limiter",
+        ),
+    ] {
+        let e = inline_policy(bad).unwrap_err().to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}

@@ -1,0 +1,126 @@
+//! What the verifier reads and what it says: a key's observed requests
+//! ([`Obs`], each with the window its decision happened in), the
+//! [`Options`] that state what rlbench knows of the limiter's clocks and
+//! history, and the [`Verdict`].
+
+/// What a request's response says about the limiter's decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decided {
+    Admitted,
+    Rejected,
+    /// No usable answer (error, timeout): it may have been admitted.
+    Unknown,
+}
+
+/// One request of one key, times in µs on the generator's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Obs {
+    pub sent: i64,
+    pub done: i64,
+    pub decided: Decided,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Timing tolerance in the limiter's favour: its clock's resolution and
+    /// rounding. Only ever makes a verdict milder.
+    pub slack_us: i64,
+    /// Wall-clock µs at trace time 0, to replay epoch-aligned windows.
+    pub epoch_offset_us: i64,
+    /// How far `epoch_offset_us` may be off: widens the grid rules' slack.
+    pub epoch_uncertainty_us: i64,
+    /// Every decision read this machine's wall clock, so epoch-aligned
+    /// windows are known in trace time and the sharper grid rules apply.
+    pub aligned: bool,
+    /// The limiter may hold state from before the trace (a target rlbench
+    /// did not start): a window's rejects sent within its memory of the
+    /// start are never counted false, and a bucket may start empty.
+    pub unknown_history: bool,
+    /// How late a window, a segment or a chunked refill may run (a
+    /// heartbeat that replenishes only on its ticks); never early.
+    pub lateness_us: i64,
+    /// The token bucket adds `refill.count` tokens in one chunk per
+    /// `refill.per_us` (ASP.NET's TokenBucketRateLimiter), not continuously.
+    pub chunked_refill: bool,
+    /// How long after the client gave up (`done`) the server may still
+    /// decide an error or a timeout; `None`: at any time.
+    pub max_server_time_us: Option<i64>,
+    /// Every decision reads one clock inside its atomic step (one process
+    /// that reads the time under its lock, Redis' TIME inside the script),
+    /// so decisions reach the state in the order of their readings. Off,
+    /// deciders may read clocks of their own (within the slack of each
+    /// other) before they reach the state: the segmented-window and
+    /// sliding-counter rules that rely on that order are weakened.
+    pub one_clock: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            slack_us: 1_000,
+            epoch_offset_us: 0,
+            epoch_uncertainty_us: 0,
+            aligned: false,
+            unknown_history: false,
+            lateness_us: 0,
+            chunked_refill: false,
+            max_server_time_us: None,
+            one_clock: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Verdict {
+    pub admitted: u64,
+    pub rejected: u64,
+    pub unknown: u64,
+    pub allowed_max: u64,
+    pub definite_violations: u64,
+    pub possible_violations: u64,
+    pub false_rejects: u64,
+    /// Max over keys and windows of admitted-in-window / limit.
+    pub peak_window_ratio: f64,
+}
+
+impl Verdict {
+    pub fn over_admission_ratio(&self) -> Option<f64> {
+        match (self.admitted, self.allowed_max) {
+            (0, _) => Some(0.0),
+            (_, 0) => None,
+            (a, m) => Some(a as f64 / m as f64),
+        }
+    }
+
+    /// Share of the rejects that were certainly wrong.
+    pub fn false_reject_ratio(&self) -> f64 {
+        if self.rejected == 0 {
+            0.0
+        } else {
+            self.false_rejects as f64 / self.rejected as f64
+        }
+    }
+
+    pub fn merge(&mut self, other: &Verdict) {
+        self.admitted += other.admitted;
+        self.rejected += other.rejected;
+        self.unknown += other.unknown;
+        self.allowed_max += other.allowed_max;
+        self.definite_violations += other.definite_violations;
+        self.possible_violations += other.possible_violations;
+        self.false_rejects += other.false_rejects;
+        self.peak_window_ratio = self.peak_window_ratio.max(other.peak_window_ratio);
+    }
+}
+
+/// One stretch of a run (e.g. while a fault lasted), judged soundly.
+/// `definite_violations`: how many the admits sent in it add to those of
+/// everything sent before it (the fewest admits to drop can only grow as
+/// admits are added, so the phases of a run add up to its total, and a
+/// correct limiter scores 0 in each). `false_rejects`: its rejects, judged
+/// against every admit of the key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseVerdict {
+    pub definite_violations: u64,
+    pub false_rejects: u64,
+}
