@@ -152,7 +152,7 @@ pub fn analyze(
     let mut errors_by_kind = BTreeMap::new();
     let mut statuses = BTreeMap::new();
     let mut error_statuses = BTreeMap::new();
-    for event in events::read(events_path)? {
+    for event in events::read::read(events_path)? {
         let e = event?;
         counts.add(e.outcome);
         if let Some(kind) = e.error {

@@ -7,7 +7,7 @@
 use crate::app::plan::{ArmSpec, StackSpec};
 use crate::app::progress::Progress;
 use crate::error::{Error, Exit};
-use crate::events::EventWriter;
+use crate::events::write::EventWriter;
 use crate::faults;
 use crate::interrupt::Interrupt;
 use crate::load::{self, Counters};

@@ -6,7 +6,7 @@
 
 use super::connection::Dedicated;
 use super::pick::Picker;
-use super::{Counters, Plan};
+use super::plan::{Counters, Plan};
 use crate::events::{Batch, Event, BATCH};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -8,44 +8,21 @@ mod closed;
 pub mod connection;
 mod pacer;
 pub(crate) mod pick;
+mod plan;
 pub mod request;
 pub mod schedule;
 
 use crate::events::{Batch, Event, Outcome};
-use crate::load::pick::{Fanout, KeyDistribution};
-use hyper::Uri;
 use pick::Picker;
+pub use plan::{Counters, Plan};
 use reference_api::clock::wall_now_us;
 use schedule::{Schedule, Shape};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::time::Instant;
-
-pub struct Plan {
-    pub targets: Vec<Uri>,
-    /// Method, extra headers and the key's header.
-    pub template: request::Template,
-    pub shape: Shape,
-    pub duration: Duration,
-    pub keys: u32,
-    pub key_distribution: KeyDistribution,
-    pub fanout: Fanout,
-    pub seed: u64,
-    pub timeout: Duration,
-    pub max_in_flight: usize,
-}
-
-/// Live counts, for progress lines while the load runs.
-#[derive(Default)]
-pub struct Counters {
-    pub done: AtomicU64,
-    pub admitted: AtomicU64,
-    pub rejected: AtomicU64,
-    pub failed: AtomicU64,
-}
 
 #[derive(Clone, Copy, Debug)]
 pub struct LoadReport {

@@ -1,85 +1,19 @@
 //! Raw scenario → engine types. Each check points at the offending value.
 
 use super::raw::{RawPolicy, RawRedis, RawScenario};
-use super::units::{self, micros};
-use super::RedisSpec;
-use super::{Scenario, ScenarioError};
-use crate::load::pick::Fanout;
 use crate::load::schedule::Shape;
+use crate::scenario::spec::RedisSpec;
+use crate::scenario::spec::{Scenario, ScenarioError};
+use arm::ArmDefaults;
 use reference_api::config::DEFAULT_KEY_HEADER;
-use reference_api::{Policy, Rate};
+use reference_api::Policy;
+use source::{identifier, skews, Result, Source, MAX_REPLICAS};
 use std::collections::HashSet;
-use std::ops::Range;
 use std::time::Duration;
 use toml::Spanned;
 
-const MAX_REPLICAS: i64 = 64;
-const MAX_RATE: f64 = 1_000_000.0;
-const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
-
-struct Source<'a> {
-    file: &'a str,
-    text: &'a str,
-}
-
-type Result<T> = std::result::Result<T, ScenarioError>;
-
-impl Source<'_> {
-    fn error(&self, span: Option<Range<usize>>, message: impl Into<String>) -> ScenarioError {
-        let (line, column) = match span {
-            Some(span) => line_col(self.text, span.start),
-            None => (0, 0),
-        };
-        ScenarioError {
-            file: self.file.to_string(),
-            line,
-            column,
-            message: message.into(),
-        }
-    }
-
-    fn at<T>(&self, value: &Spanned<T>, message: impl Into<String>) -> ScenarioError {
-        self.error(Some(value.span()), message)
-    }
-
-    fn duration(&self, value: &Spanned<String>) -> Result<Duration> {
-        let d = units::duration(value.get_ref()).map_err(|e| self.at(value, e))?;
-        if d > MAX_DURATION {
-            return Err(self.at(value, format!("{:?}: at most 24h", value.get_ref())));
-        }
-        Ok(d)
-    }
-
-    fn count(&self, value: &Spanned<i64>, what: &str, min: i64, max: i64) -> Result<u64> {
-        let v = *value.get_ref();
-        if v < min || v > max {
-            return Err(self.at(
-                value,
-                format!("{what} must be between {min} and {max}, got {v}"),
-            ));
-        }
-        Ok(v as u64)
-    }
-
-    fn rate(&self, value: &Spanned<String>) -> Result<Rate> {
-        let (count, per) = units::rate(value.get_ref()).map_err(|e| self.at(value, e))?;
-        Ok(Rate {
-            count,
-            per_us: micros(per),
-        })
-    }
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
-}
-
 /// `--policy` text: the keys of a `[policy]` table, comma-separated.
-pub(super) fn inline_policy(text: &str) -> Result<(Policy, crate::scenario::PolicyTiming)> {
+pub(super) fn inline_policy(text: &str) -> Result<(Policy, crate::scenario::spec::PolicyTiming)> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Wrapped {
@@ -236,38 +170,6 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     })
 }
 
-struct ArmDefaults<'a> {
-    replicas: usize,
-    fanout: Fanout,
-    key_header: &'a str,
-    skew: &'a [i64],
-    policy: &'a Policy,
-    raw_policy: &'a Spanned<RawPolicy>,
-    external: Option<&'a super::ExternalTarget>,
-}
-
-fn skews(src: &Source, list: &Spanned<Vec<Spanned<String>>>) -> Result<Vec<i64>> {
-    if list.get_ref().len() > MAX_REPLICAS as usize {
-        return Err(src.at(
-            list,
-            format!("at most {MAX_REPLICAS} clock skews, one per replica"),
-        ));
-    }
-    list.get_ref()
-        .iter()
-        .map(|s| {
-            let us = units::signed_micros(s.get_ref()).map_err(|e| src.at(s, e))?;
-            if us.unsigned_abs() > 3_600_000_000 {
-                return Err(src.at(
-                    s,
-                    format!("{:?}: a skew of at most one hour either way", s.get_ref()),
-                ));
-            }
-            Ok(us)
-        })
-        .collect()
-}
-
 fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
     let url = match raw.url {
         Some(u) => {
@@ -289,8 +191,8 @@ fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
     Ok(RedisSpec { url, timeout })
 }
 
-fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<super::Checks> {
-    let mut c = super::Checks::default();
+fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::spec::Checks> {
+    let mut c = crate::scenario::spec::Checks::default();
     if let Some(n) = &raw.retry_after_probes {
         c.retry_after_probes = src.count(n, "retry_after_probes", 0, 100)? as u32;
     }
@@ -306,29 +208,13 @@ fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<super::Checks> {
     Ok(c)
 }
 
-/// Names become folder and file names: letters, digits, `-`, `_`, `.`.
-fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<String> {
-    let v = value.get_ref();
-    let ok = !v.is_empty()
-        && v.len() <= 64
-        && !v.starts_with('.')
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if !ok {
-        return Err(src.at(
-            value,
-            format!("{what} {v:?}: expected 1-64 letters, digits, '-', '_' or '.'"),
-        ));
-    }
-    Ok(v.clone())
-}
-
 mod arm;
 mod faults;
 mod load;
 mod params;
 mod policy;
 mod presets;
+mod source;
 mod target;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@
 //! panic, abandoned start) kills whatever is left.
 
 mod child;
+pub use child::RUN_ENV;
 pub mod control;
 pub mod metrics;
 pub mod proxy;
@@ -18,10 +19,6 @@ use replica::Replica;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// Every process a stack starts carries the run's id in this environment
-/// variable (redis-server rewrites its command line; its environment stays).
-pub const RUN_ENV: &str = "RLBENCH_RUN";
 
 const READY_WITHIN: Duration = Duration::from_secs(10);
 const HEALTHY_WITHIN: Duration = Duration::from_secs(5);

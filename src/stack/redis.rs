@@ -68,7 +68,7 @@ impl RedisServer {
             .arg(dir.path())
             .arg("--logfile")
             .arg(&log)
-            .env(super::RUN_ENV, label)
+            .env(super::child::RUN_ENV, label)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());

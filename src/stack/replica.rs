@@ -42,7 +42,7 @@ impl Replica {
             command.args(["--listen", addr]);
         }
         command
-            .env(super::RUN_ENV, run_id)
+            .env(super::child::RUN_ENV, run_id)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -6,6 +6,7 @@
 //! at the place least favourable to the verdict.
 
 use super::removal::Item;
+use super::trace::Options;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RejectCheck {
@@ -315,6 +316,16 @@ impl Bucket {
         }
         let tokens = self.tokens(r, t, origin, best, later);
         (from, (tokens.max(0) / self.per) as u64)
+    }
+}
+
+/// Where a key's history starts: empty, or unknown (the target may
+/// remember requests from before the trace).
+pub(super) fn start(opts: &Options) -> Start {
+    if opts.unknown_history {
+        Start::Unknown
+    } else {
+        Start::Fresh
     }
 }
 

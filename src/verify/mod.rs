@@ -18,7 +18,7 @@ mod segtree;
 mod trace;
 mod witness;
 
-use false_reject::Start;
+use false_reject::start;
 use reference_api::Policy;
 use removal::Item;
 pub use trace::{Decided, Obs, Options, PhaseVerdict, Verdict};
@@ -129,14 +129,6 @@ fn judgeable(rules: &rules::Rules, opts: &Options, o: &Obs) -> bool {
         return true;
     }
     false_reject::memory(rules.reject).map_or(true, |m| o.sent > m.saturating_add(opts.slack_us))
-}
-
-fn start(opts: &Options) -> Start {
-    if opts.unknown_history {
-        Start::Unknown
-    } else {
-        Start::Fresh
-    }
 }
 
 fn rejects(requests: &[Obs], rules: &rules::Rules, opts: &Options) -> (Vec<Item>, Vec<usize>) {

@@ -115,7 +115,7 @@ pub fn bound(
                 String::new()
             };
             Witness {
-                kind: super::Kind::Violation,
+                kind: Kind::Violation,
                 requests: br.members.iter().map(|&m| at[m]).collect(),
                 reject: None,
                 from_us: from,
@@ -192,7 +192,7 @@ pub fn false_rejects(
         .map(|(i, _)| i)
         .collect();
     picked.dedup();
-    let start = super::start(opts);
+    let start = false_reject::start(opts);
     picked
         .into_iter()
         .map(|i| {

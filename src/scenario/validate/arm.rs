@@ -2,13 +2,15 @@
 //! Redis behaviour) or against an external target (its URLs), each with
 //! its policy and its `[arms.expect]` bounds.
 
-use super::{identifier, skews};
-use super::{load, policy, target, ArmDefaults, Result, Source, MAX_REPLICAS};
+use super::source::{identifier, skews, Result, Source, MAX_REPLICAS};
+use super::{load, policy, target};
 use crate::gate::{Bound, Expectation, Figure};
-use crate::scenario::raw::{RawArm, RawExpect};
-use crate::scenario::{Arm, Mode, PolicyTiming};
+use crate::load::pick::Fanout;
+use crate::scenario::raw::{RawArm, RawExpect, RawPolicy};
+use crate::scenario::spec::{Arm, Mode, PolicyTiming};
 use reference_api::config::{ClockSource, OnError};
 use reference_api::Policy;
+use toml::Spanned;
 
 pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
     let name = identifier(src, &a.name, "arm name")?;
@@ -115,7 +117,7 @@ fn external_arm(
     src: &Source,
     a: &RawArm,
     name: String,
-    target: &crate::scenario::ExternalTarget,
+    target: &crate::scenario::spec::ExternalTarget,
     defaults: &ArmDefaults,
 ) -> Result<Arm> {
     let ours = [
@@ -301,4 +303,15 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
         }
     }
     Ok(out)
+}
+
+/// What an arm takes from the scenario unless it says otherwise.
+pub(super) struct ArmDefaults<'a> {
+    pub(super) replicas: usize,
+    pub(super) fanout: Fanout,
+    pub(super) key_header: &'a str,
+    pub(super) skew: &'a [i64],
+    pub(super) policy: &'a Policy,
+    pub(super) raw_policy: &'a Spanned<RawPolicy>,
+    pub(super) external: Option<&'a crate::scenario::spec::ExternalTarget>,
 }

@@ -2,10 +2,11 @@
 //! scenario's duration, its arms' replicas, and where Redis runs (a Redis
 //! fault needs the Redis rlbench starts itself).
 
-use super::{Result, Source};
+use super::source::{Result, Source};
 use crate::faults::{Fault, FaultAction};
 use crate::scenario::raw::RawFault;
-use crate::scenario::{units, Arm, RedisSpec};
+use crate::scenario::spec::{Arm, RedisSpec};
+use crate::scenario::units;
 use std::time::Duration;
 use toml::Spanned;
 

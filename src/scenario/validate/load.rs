@@ -1,12 +1,12 @@
 //! The `[load]` table: the schedule (or closed loop), keys and their
 //! distribution, fan-out, timeouts.
 
-use super::{Result, Source, MAX_RATE};
+use super::source::{Result, Source, MAX_RATE};
 use crate::load::pick::{Fanout, KeyDistribution};
 use crate::load::schedule::{Shape, Stage};
 use crate::scenario::raw::RawLoad;
+use crate::scenario::spec::LoadSpec;
 use crate::scenario::units;
-use crate::scenario::LoadSpec;
 use std::ops::Range;
 use std::time::Duration;
 use toml::Spanned;

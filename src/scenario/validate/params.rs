@@ -2,7 +2,7 @@
 //! preset: no parameter the policy does not take, and a segmented window
 //! that divides evenly.
 
-use super::{Result, Source};
+use super::source::{Result, Source};
 use crate::scenario::raw::RawPolicy;
 use reference_api::Policy;
 use std::ops::Range;

@@ -3,10 +3,10 @@
 
 use super::params::{only, segmented};
 use super::presets::preset;
-use super::{Result, Source};
+use super::source::{Result, Source};
 use crate::scenario::raw::RawPolicy;
+use crate::scenario::spec::PolicyTiming;
 use crate::scenario::units::micros;
-use crate::scenario::PolicyTiming;
 use reference_api::Policy;
 use std::ops::Range;
 use toml::Spanned;

@@ -3,7 +3,7 @@
 //! translated into the policy the verifier judges.
 
 use super::params::{only, segmented};
-use super::{Result, Source};
+use super::source::{Result, Source};
 use crate::scenario::raw::RawPolicy;
 use crate::scenario::units::micros;
 use reference_api::Policy;

@@ -3,10 +3,10 @@
 //! endpoints on this machine, with the request (method, path, headers, how
 //! the key is sent) and what "limited" looks like stated here.
 
-use super::{Result, Source};
+use super::source::{Result, Source};
 use crate::load::request::{Template, DEFAULT_LIMITED};
 use crate::scenario::raw::RawTarget;
-use crate::scenario::ExternalTarget;
+use crate::scenario::spec::ExternalTarget;
 use hyper::header::HeaderMap;
 use hyper::{Method, Uri};
 use toml::Spanned;

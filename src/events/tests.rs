@@ -1,0 +1,105 @@
+//! The trace through its file and back: round trips, bad lines located,
+//! files from before a column existed.
+
+use super::read::read;
+use super::write::EventWriter;
+use super::*;
+
+#[tokio::test]
+async fn events_round_trip_through_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.csv");
+    let writer = EventWriter::create(&path).unwrap();
+    let tx = writer.sender();
+    let e = Event {
+        seq: 3,
+        key: "customer-7".into(),
+        replica: 2,
+        intended_us: 1_000,
+        sent_us: 1_200,
+        done_us: 3_000,
+        status: 429,
+        outcome: Outcome::Rejected,
+        error: None,
+        advertised: Some(Advertised {
+            limit: Some(10),
+            window_s: None,
+            remaining: Some(0),
+            reset_ms: Some(1_500),
+            retry_after_ms: Some(2_000),
+            present: 9,
+            malformed: 0,
+        }),
+    };
+    let refused = Event {
+        seq: 4,
+        status: 0,
+        outcome: Outcome::Error,
+        error: Some(ErrorKind::ConnectRefused),
+        advertised: None,
+        ..e.clone()
+    };
+    let odd = Event {
+        seq: 5,
+        key: "a,\"b\"".into(),
+        outcome: Outcome::Timeout,
+        ..e.clone()
+    };
+    tx.send(vec![e.clone()]).await.unwrap();
+    tx.send(vec![refused.clone(), odd.clone()]).await.unwrap();
+    drop(tx);
+    assert_eq!(writer.finish().unwrap(), 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,rl_"),
+        "{text}"
+    );
+    assert!(text.contains(",error,connect_refused,,,,,,,\n"), "{text}");
+    assert!(text.contains(",rejected,,10,,0,1500,2000,9,0\n"), "{text}");
+    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    assert_eq!(back, vec![e.clone(), refused, odd]);
+    assert_eq!(e.latency_us(), 2_000);
+    assert_eq!(e.lag_us(), 200);
+}
+
+#[test]
+fn a_bad_field_is_an_error_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.csv");
+    std::fs::write(
+        &path,
+        "seq,key,replica,intended_us,sent_us,done_us,status,outcome,error\n\
+         0,k,1,10,20,30,200,admitted,\n\
+         1,k,1,10,2x,30,200,admitted,\n\
+         2,k,1,10,20,30,200,maybe,\n",
+    )
+    .unwrap();
+    let back: Vec<Result<Event, String>> = read(&path).unwrap().collect();
+    assert!(back[0].is_ok());
+    let e = back[1].as_ref().unwrap_err();
+    assert!(
+        e.ends_with("bad.csv:3: sent_us: \"2x\" is not a number"),
+        "{e}"
+    );
+    let e = back[2].as_ref().unwrap_err();
+    assert!(e.contains(":4: unknown outcome \"maybe\""), "{e}");
+    let missing = dir.path().join("missing.csv");
+    std::fs::write(&missing, "seq,key\n0,k\n").unwrap();
+    let e = read(&missing).err().unwrap();
+    assert!(e.contains("no column \"replica\""), "{e}");
+}
+
+#[test]
+fn files_without_the_error_column_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.csv");
+    std::fs::write(
+        &path,
+        "seq,key,replica,intended_us,sent_us,done_us,status,outcome\n0,k,1,10,20,30,200,admitted\n",
+    )
+    .unwrap();
+    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].error, None);
+    assert_eq!(back[0].outcome, Outcome::Admitted);
+}

@@ -1,0 +1,204 @@
+//! What a scenario says, as the engine's inputs take it: the arms, the
+//! load, Redis, faults, checks and an external target; and the error that
+//! locates what is wrong in the file.
+
+use crate::faults::Fault;
+use crate::gate::Expectation;
+use crate::load::pick::{Fanout, KeyDistribution};
+use reference_api::config::{ClockSource, OnError};
+use reference_api::Policy;
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub duration: Duration,
+    pub seed: u64,
+    pub policy: Policy,
+    pub load: LoadSpec,
+    pub redis: RedisSpec,
+    pub arms: Vec<Arm>,
+    /// Applied in order to every arm that runs them (from the load's start).
+    pub faults: Vec<Fault>,
+    /// `[target] kind = "external"`: endpoints rlbench does not run;
+    /// `None`: the reference API's replicas.
+    pub external: Option<ExternalTarget>,
+    pub checks: Checks,
+}
+
+impl Scenario {
+    /// Whether rlbench starts its own Redis for this arm.
+    pub fn needs_managed_redis(&self, arm: &Arm) -> bool {
+        arm.mode.uses_redis() && self.redis.url.is_none()
+    }
+}
+
+/// `[checks]`: what rlbench does after each arm's load to test the
+/// limiter's headers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checks {
+    /// Keys whose Retry-After is probed (0: none).
+    pub retry_after_probes: u32,
+    /// A longer advertised wait is reported, not waited for.
+    pub retry_after_max_wait: Duration,
+    /// Witnesses kept per kind and arm in summary.json.
+    pub witnesses: usize,
+    /// How long after the client gave up the server may still decide
+    /// (`None`: at any time).
+    pub max_server_time: Option<Duration>,
+}
+
+/// What the limiter's timing may be beyond its policy's parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PolicyTiming {
+    /// How late a window, segment or refill may run (µs).
+    pub lateness_us: i64,
+    /// A token bucket refilled in one chunk per period (ASP.NET Core's).
+    pub chunked_refill: bool,
+    /// The limiter reads one clock inside each decision's atomic step.
+    pub one_clock: bool,
+}
+
+impl Default for Checks {
+    fn default() -> Self {
+        Checks {
+            retry_after_probes: 2,
+            retry_after_max_wait: Duration::from_secs(5),
+            witnesses: crate::store::records::DEFAULT_WITNESSES,
+            max_server_time: None,
+        }
+    }
+}
+
+/// Someone else's limiter: where requests go and what they look like.
+#[derive(Clone, Debug)]
+pub struct ExternalTarget {
+    /// The scenario's URLs (arms may name their own).
+    pub urls: Vec<hyper::Uri>,
+    /// `[target] path`, put on every URL (an arm's too).
+    pub path: Option<String>,
+    pub template: crate::load::request::Template,
+    /// `[target] one_clock`: the limiter reads one clock inside each
+    /// decision's atomic step (one process, or its store's own clock).
+    pub one_clock: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct RedisSpec {
+    /// An existing Redis to use; `None`: rlbench starts its own.
+    pub url: Option<String>,
+    /// Bound on one decision's Redis round trips.
+    pub timeout: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoadSpec {
+    /// When requests leave (constant, Poisson, stages, bursts), summed over
+    /// all keys and replicas.
+    pub shape: crate::load::schedule::Shape,
+    /// Number of distinct keys.
+    pub keys: u32,
+    pub key_distribution: KeyDistribution,
+    pub timeout: Duration,
+    /// Requests allowed in flight at once; past it the schedule waits (and
+    /// the lag shows in the figures) rather than memory growing.
+    pub max_in_flight: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Each replica counts in its own memory.
+    Local,
+    /// Counts in Redis, read-decide-write as separate commands (the race).
+    RedisNaive,
+    /// Counts in Redis, one atomic Lua script per decision.
+    RedisLua,
+    /// Not ours: `[target] kind = "external"`.
+    External,
+}
+
+impl Mode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Mode::Local => "local",
+            Mode::RedisNaive => "redis_naive",
+            Mode::RedisLua => "redis_lua",
+            Mode::External => "external",
+        }
+    }
+
+    pub fn uses_redis(&self) -> bool {
+        matches!(self, Mode::RedisNaive | Mode::RedisLua)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Arm {
+    pub name: String,
+    pub mode: Mode,
+    pub replicas: usize,
+    pub fanout: Fanout,
+    pub key_header: String,
+    /// Whose clock the limiter reads (`Redis` only in Redis modes).
+    pub clock: ClockSource,
+    /// Per replica, by index; missing entries are 0.
+    pub clock_skew_us: Vec<i64>,
+    pub on_redis_error: OnError,
+    /// The scenario's policy, or the arm's own (`[arms.policy]`).
+    pub policy: Policy,
+    /// The preset it was stated as, as written (`nginx_limit_req rate=10r/s burst=5`).
+    pub preset: Option<String>,
+    /// Late replenishment and chunked refill, as the policy declares them.
+    pub timing: PolicyTiming,
+    pub expect: Vec<Expectation>,
+    /// An external target's URLs for this arm (`replicas` is their count);
+    /// empty for the reference API.
+    pub urls: Vec<hyper::Uri>,
+}
+
+impl Arm {
+    pub fn skew_of(&self, replica: usize) -> i64 {
+        self.clock_skew_us.get(replica).copied().unwrap_or(0)
+    }
+
+    /// Whether every replica decides by one clock that is this machine's
+    /// wall clock, so epoch-aligned windows line up with the trace.
+    pub fn clocks_aligned(&self) -> bool {
+        match self.clock {
+            ClockSource::Redis => true,
+            ClockSource::Replica => (0..self.replicas).all(|r| self.skew_of(r) == 0),
+        }
+    }
+}
+
+/// A scenario that cannot be read or is not valid: `file:line:col: what`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl From<ScenarioError> for crate::error::Error {
+    fn from(e: ScenarioError) -> Self {
+        crate::error::Error::input(e.to_string())
+    }
+}
