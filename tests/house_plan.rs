@@ -1,6 +1,7 @@
 //! The house plan, checked from the code's own imports: every `crate::…`
-//! and `super::…` path in `src/` is an arrow from its file to the file it
-//! names. The test fails on any import circle between files, on any import
+//! and `super::…` path in `src/`, and every path through a file's own
+//! child module (`mod x;` … `x::f`), is an arrow from its file to the file
+//! it names. The test fails on any import circle between files, on any import
 //! from a module to one listed above it in `LAYERS`, on a module missing
 //! from `LAYERS`, and on `report/` importing anything but the stored
 //! figures (it only renders). `cargo test --test house_plan` prints the
@@ -132,6 +133,21 @@ fn measure() -> House {
             continue;
         }
         let text = std::fs::read_to_string(file).unwrap();
+        // A file's own child modules (`mod x;`), named by bare paths (`x::f`).
+        let children: Vec<String> = text
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                let l = l
+                    .strip_prefix("pub ")
+                    .or(l.strip_prefix("pub(crate) "))
+                    .unwrap_or(l);
+                let name = l.strip_prefix("mod ")?.strip_suffix(';')?;
+                (name != "tests").then(|| name.to_string())
+            })
+            .collect();
+        // `mod x;` in src/a/mod.rs or src/a.rs is src/a/x.rs either way.
+        let own_dir = module.clone();
         let to = arrows.entry(file.clone()).or_default();
         // Inside an inline `mod tests { … }`, `super` is the file itself.
         let mut inline = false;
@@ -142,6 +158,29 @@ fn measure() -> House {
             }
             if code.starts_with("mod ") && code.ends_with('{') {
                 inline = true;
+            }
+            for child in &children {
+                let marker = format!("{child}::");
+                let mut from = 0;
+                while let Some(i) = code[from..].find(&marker) {
+                    let at = from + i;
+                    from = at + marker.len();
+                    if at > 0
+                        && code[..at]
+                            .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+                    {
+                        continue;
+                    }
+                    for tail in paths_after(&code[at..]) {
+                        let mut path = own_dir.clone();
+                        path.extend(tail);
+                        if let Some(target) = file_of(&src, &path) {
+                            if &target != file {
+                                to.insert(target);
+                            }
+                        }
+                    }
+                }
             }
             for (marker, relative) in [("crate::", false), ("super::", true)] {
                 let mut from = 0;
@@ -331,4 +370,6 @@ fn the_reader_sees_imports_in_all_their_forms() {
     assert!(main_arrows > 50, "only {main_arrows} arrows read");
     assert!(house.arrows[&src.join("verify/witness.rs")].contains(&src.join("verify/rules.rs")));
     assert!(house.arrows[&src.join("app/run.rs")].contains(&src.join("app/arm.rs")));
+    // Through a file's own child module (`pub use trace::…`).
+    assert!(house.arrows[&src.join("verify/mod.rs")].contains(&src.join("verify/trace.rs")));
 }
