@@ -9,13 +9,13 @@
 //! `analyze` > `headers` > `faults` > `stack` > `load` > `target` >
 //! `store` > `events` > `verify` > `error`, `interrupt`, `cli`.
 
-pub mod analyze;
+mod analyze;
 pub mod app;
 pub mod cli;
 pub mod error;
-pub mod events;
-pub mod faults;
-pub mod gate;
+mod events;
+mod faults;
+mod gate;
 pub mod headers;
 pub mod interrupt;
 pub mod load;
@@ -23,5 +23,5 @@ pub mod report;
 pub mod scenario;
 pub mod stack;
 pub mod store;
-pub mod target;
+mod target;
 pub mod verify;

@@ -71,10 +71,6 @@ impl Phases {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
     /// (from, to) of every phase, µs.
     pub fn spans(&self) -> &[(i64, i64)] {
         &self.spans
@@ -215,7 +211,6 @@ mod tests {
     #[test]
     fn no_faults_no_phases() {
         let mut p = Phases::new(&[]);
-        assert!(p.is_empty());
         p.record(&event(5, 6, Outcome::Admitted));
         p.wrong(5, 6);
         let (phases, recovery) = p.finish(None);

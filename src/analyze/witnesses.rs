@@ -5,9 +5,6 @@
 use crate::store::summary::{ArmWitness, WitnessRequest};
 use crate::verify::{Decided, Kind, Obs, Witness};
 
-/// How many witnesses of each kind an arm keeps by default.
-pub const DEFAULT_LIMIT: usize = 5;
-
 /// Requests listed per witness at most (the sentence gives the full count).
 const MAX_REQUESTS: usize = 64;
 
