@@ -197,17 +197,20 @@ async fn dispatch(command: Command) -> ExitCode {
             scenario,
             arm,
             port,
-        } => match rlbench::app::serve::serve(
-            &scenario,
-            arm.as_deref(),
-            port,
-            &rlbench::interrupt::Interrupt::listen(),
-        )
-        .await
-        {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fail(&e),
-        },
+        } => {
+            // Listening first: a Ctrl-C while the stack comes up still stops it.
+            let interrupt = rlbench::interrupt::Interrupt::listen();
+            match rlbench::app::serve::start(&scenario, arm.as_deref(), port).await {
+                Ok(serving) => {
+                    for line in &serving.lines {
+                        println!("{line}");
+                    }
+                    serving.until(&interrupt).await;
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
         Command::Replica { .. } => unreachable!("handled before logging is set up"),
     }
 }

@@ -1,6 +1,6 @@
 //! `rlbench serve`: one arm's replicas, up until Ctrl-C, for poking at by
-//! hand (curl) or with another load tool.
-#![allow(clippy::print_stdout)]
+//! hand (curl) or with another load tool. `start` brings them up and says
+//! where they are; `main` prints that and waits in `Serving::until`.
 
 use crate::app::plan::replica_configs;
 use crate::error::Error;
@@ -9,12 +9,22 @@ use crate::scenario;
 use crate::stack::Stack;
 use std::path::Path;
 
-pub async fn serve(
-    path: &Path,
-    arm: Option<&str>,
-    port: Option<u16>,
-    interrupt: &Interrupt,
-) -> Result<(), Error> {
+/// One arm's stack, up.
+pub struct Serving {
+    stack: Stack,
+    /// Where it is and how to ask it, one line each.
+    pub lines: Vec<String>,
+}
+
+impl Serving {
+    /// Keeps the stack up until interrupted, then brings it down.
+    pub async fn until(mut self, interrupt: &Interrupt) {
+        interrupt.wait().await;
+        self.stack.down().await;
+    }
+}
+
+pub async fn start(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<Serving, Error> {
     let scenario = scenario::load(path)?;
     if scenario.external.is_some() {
         return Err(Error::input(format!(
@@ -35,26 +45,25 @@ pub async fn serve(
     let run_id = format!("rlbench-serve-{}", std::process::id());
     let configs = replica_configs(&scenario, chosen, &run_id);
     let managed = scenario.needs_managed_redis(chosen);
-    let mut stack = Stack::up_on(&configs, managed, false, &run_id, port)
+    let stack = Stack::up_on(&configs, managed, false, &run_id, port)
         .await
         .map_err(Error::environment)?;
+    let mut lines = Vec::new();
     if let Some(url) = stack.redis_url() {
-        println!("redis-server at {url}");
+        lines.push(format!("redis-server at {url}"));
     }
-    println!(
+    lines.push(format!(
         "arm {} ({}), {}",
         chosen.name,
         chosen.mode.as_str(),
         chosen.policy.describe()
-    );
+    ));
     for url in stack.urls() {
-        println!(
+        lines.push(format!(
             "  POST {url}/api/transfers   (header {}: <key>)",
             chosen.key_header
-        );
+        ));
     }
-    println!("Ctrl-C to stop");
-    interrupt.wait().await;
-    stack.down().await;
-    Ok(())
+    lines.push("Ctrl-C to stop".to_string());
+    Ok(Serving { stack, lines })
 }
