@@ -86,7 +86,7 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
-        Command::Check { scenario } => match rlbench::scenario::load(&scenario) {
+        Command::Check { scenario } => match rlbench::scenario::read(&scenario) {
             Ok(s) => {
                 let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
                 println!(
@@ -128,11 +128,11 @@ async fn dispatch(command: Command) -> ExitCode {
             }
         }
         Command::Doctor { scenario } => {
-            let loaded = match scenario.as_deref().map(rlbench::scenario::load).transpose() {
+            let loaded = match scenario.as_deref().map(rlbench::scenario::read).transpose() {
                 Ok(s) => s,
                 Err(e) => return fail(&e.into()),
             };
-            let findings = rlbench::app::doctor::check(loaded.as_ref()).await;
+            let findings = rlbench::app::doctor::examine(loaded.as_ref()).await;
             print!("{}", rlbench::report::doctor::render(&findings));
             if rlbench::app::doctor::passed(&findings) {
                 ExitCode::SUCCESS

@@ -156,7 +156,7 @@ fn the_readme_external_scenarios_are_valid() {
         let s =
             rlbench::scenario::parse("README.md", toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
         let shipped =
-            rlbench::scenario::load(&root.join(format!("scenarios/{}.toml", s.name))).unwrap();
+            rlbench::scenario::read(&root.join(format!("scenarios/{}.toml", s.name))).unwrap();
         assert_eq!(s.policy, shipped.policy, "{}", s.name);
         let urls = |s: &rlbench::scenario::Scenario| {
             s.arms

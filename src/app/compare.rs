@@ -85,7 +85,7 @@ pub fn parse_share(text: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-pub fn load(path: &Path) -> Result<Summary, Error> {
+pub fn read_summary(path: &Path) -> Result<Summary, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::input(format!("cannot read {}: {e}", path.display())))?;
     let value: serde_json::Value = serde_json::from_str(&text)
@@ -108,7 +108,7 @@ pub fn run(
         .map(parse_share)
         .transpose()
         .map_err(Error::input)?;
-    let c = compare(&load(baseline)?, &load(candidate)?, max);
+    let c = compare(&read_summary(baseline)?, &read_summary(candidate)?, max);
     let exit = if c.regressions.is_empty() {
         Exit::Passed
     } else {

@@ -19,7 +19,7 @@ fn finding(level: Level, what: &str, detail: impl Into<String>) -> Finding {
 }
 
 /// The machine's facts, and `scenario`'s needs when one is given.
-pub async fn check(scenario: Option<&Scenario>) -> Vec<Finding> {
+pub async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
     let mut out = Vec::new();
     let redis_arms: Vec<&str> = match scenario {
         Some(s) => s
@@ -54,7 +54,7 @@ pub async fn check(scenario: Option<&Scenario>) -> Vec<Finding> {
     let connections = scenario.map_or(0, |s| preflight::connections(&s.load, s.duration));
     let files = open_files(connections);
     if let Some(s) = scenario {
-        if let Err(e) = preflight::check(s, &s.arms.iter().collect::<Vec<_>>()).await {
+        if let Err(e) = preflight::ensure(s, &s.arms.iter().collect::<Vec<_>>()).await {
             // Programs and open files are reported apart; the rest here.
             for line in e.message.split("\nrlbench: ") {
                 if !line.contains("needs redis-server") && !line.contains("open-files limit") {

@@ -181,7 +181,7 @@ mod tests {
     fn both_starters_pass_check() {
         let dir = tempfile::tempdir().unwrap();
         let path = init(&args(dir.path(), None, None)).unwrap();
-        let s = crate::scenario::load(&path).unwrap();
+        let s = crate::scenario::read(&path).unwrap();
         assert_eq!(s.arms.len(), 3);
         let other = tempfile::tempdir().unwrap();
         let policy = r#"algorithm = "token_bucket", capacity = 5, refill = "10/1s""#;
@@ -191,7 +191,7 @@ mod tests {
             Some(policy),
         ))
         .unwrap();
-        let s = crate::scenario::load(&path).unwrap();
+        let s = crate::scenario::read(&path).unwrap();
         assert!(s.external.is_some());
         assert_eq!(s.policy.algorithm(), "token_bucket");
     }

@@ -22,7 +22,7 @@ const OTHER_FILES: u64 = 64;
 pub struct Missing(pub String);
 
 /// Checks every selected arm's needs; all missing pieces in one error.
-pub async fn check(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
+pub async fn ensure(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
     let mut missing = Vec::new();
     let managed: Vec<&str> = arms
         .iter()

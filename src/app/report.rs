@@ -16,7 +16,7 @@ pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
     let run: RunRecord = records::read(&folder.run_record()).map_err(Error::input)?;
     // `rlbench attack --out` keeps no scenario: nothing to expect.
     let scenario = match folder.scenario_copy() {
-        copy if copy.exists() => Some(scenario::load(&copy)?),
+        copy if copy.exists() => Some(scenario::read(&copy)?),
         _ => None,
     };
     let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();

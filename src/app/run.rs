@@ -34,7 +34,7 @@ pub struct RunOutcome {
 }
 
 pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome, Error> {
-    let mut scenario = scenario::load(&request.scenario)?;
+    let mut scenario = scenario::read(&request.scenario)?;
     if let Some((d, text)) = &request.duration {
         scenario.duration = *d;
         if let Some(f) = scenario.faults.iter().find(|f| f.at + f.lasts > *d) {
@@ -47,7 +47,7 @@ pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome,
     }
     let arms = select_arms(&scenario, &request.arms)?;
     // Everything the arms need, before any load and before the run folder.
-    crate::app::preflight::check(&scenario, &arms).await?;
+    crate::app::preflight::ensure(&scenario, &arms).await?;
     if interrupt.fired() {
         return Err(Error::interrupted());
     }

@@ -25,7 +25,7 @@ impl Serving {
 }
 
 pub async fn start(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<Serving, Error> {
-    let scenario = scenario::load(path)?;
+    let scenario = scenario::read(path)?;
     if scenario.external.is_some() {
         return Err(Error::input(format!(
             "{}: the target is external, rlbench has nothing of its own to serve",

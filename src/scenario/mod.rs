@@ -12,7 +12,7 @@ pub use spec::*;
 use std::path::Path;
 
 /// Reads and validates a scenario file.
-pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: file.clone(),
