@@ -129,8 +129,8 @@ echo "peak RSS of rlbench: ${own:-?} MB (limit 200 MB)"
 awk '{ printf "peak RSS of rlbench or its replica, whichever is larger (GNU time): %.0f MB\n", $1 / 1024 }' "$work/rss.kb"
 
 # --- 5. reading a long run back ----------------------------------------------
-events=$(($(wc -l <"$work/rss-run/events/local.csv") - 1))
+events=$(($("$bin" export "$work/rss-run" | wc -l) - 1))
 started=$(date +%s.%N)
 "$bin" report "$work/rss-run" >/dev/null
 awk -v s="$started" -v e="$(date +%s.%N)" -v n="$events" \
-  'BEGIN { printf "rlbench report of that run (%d events read back from CSV, verified, rendered): %.1f s\n", n, e - s }'
+  'BEGIN { printf "rlbench report of that run (%d events read back from the trace, verified, rendered): %.1f s\n", n, e - s }'

@@ -30,6 +30,17 @@ pub enum Command {
         /// A run folder, e.g. reports/three-replicas/latest.
         run_dir: PathBuf,
     },
+    /// Print a run's trace (every request of its arms) as CSV or JSON Lines.
+    Export {
+        /// A run folder, e.g. reports/three-replicas/latest.
+        run_dir: PathBuf,
+        /// Only this arm (repeat for several); all arms when not given.
+        #[arg(long = "arm", value_name = "NAME")]
+        arms: Vec<String>,
+        /// csv (with an `arm` column first) or jsonl.
+        #[arg(long, default_value = "csv")]
+        format: String,
+    },
     /// The proof behind a run's verdicts: each violation's and false
     /// reject's requests and the rule they break, from the run folder.
     Explain {

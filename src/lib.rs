@@ -13,7 +13,7 @@ mod analyze;
 pub mod app;
 pub mod cli;
 pub mod error;
-mod events;
+pub mod events;
 mod faults;
 mod gate;
 pub mod headers;

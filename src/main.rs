@@ -113,6 +113,18 @@ async fn dispatch(command: Command) -> ExitCode {
             }
             Err(e) => fail(&e),
         },
+        Command::Export {
+            run_dir,
+            arms,
+            format,
+        } => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            match rlbench::app::export::export(&run_dir, &arms, &format, &mut out) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            }
+        }
         Command::Explain {
             run_dir,
             arm,

@@ -41,16 +41,23 @@ fn every_violation_of_the_fake_global_has_a_witness_the_correct_arm_none() {
             .fold(0.0, f64::max);
         assert!(to - from < 1.0, "{w}");
     }
-    // The same seqs are in the events file, for the witness's key.
-    let events = std::fs::read_to_string(out.join("events/local.csv")).unwrap();
+    // The same seqs are in the trace (exported as CSV: arm,seq,key,...),
+    // for the witness's key.
+    let export = rlbench(
+        &["export", out.to_str().unwrap(), "--arm", "local"],
+        dir.path(),
+    );
+    assert!(export.status.success(), "{}", text(&export.stderr));
+    let events = text(&export.stdout);
     let w = &ws[0];
     for r in w["requests"].as_array().unwrap() {
         let seq = r["seq"].as_u64().unwrap();
         let line = events
             .lines()
-            .find(|l| l.split(',').next() == Some(&seq.to_string()))
+            .find(|l| l.split(',').nth(1) == Some(&seq.to_string()))
             .unwrap_or_else(|| panic!("seq {seq} not in the events"));
-        assert_eq!(line.split(',').nth(1), w["key"].as_str(), "{line}");
+        assert!(line.starts_with("local,"), "{line}");
+        assert_eq!(line.split(',').nth(2), w["key"].as_str(), "{line}");
         assert!(line.contains(",admitted,"), "{line}");
     }
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();

@@ -251,7 +251,7 @@ fn ctrl_c_during_an_outage_leaves_no_paused_redis_behind() {
     let args = ["run", path.to_str().unwrap(), "--out", "out", "-q"];
     let child = common::spawn(dir.path(), &args, &[]);
     let pid = child.id();
-    let events = dir.path().join("out/events/open.csv");
+    let events = dir.path().join("out/events/open.trace");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !events.exists() || common::replicas_of(pid).is_empty() {
         assert!(Instant::now() < deadline, "the run never started");

@@ -220,18 +220,20 @@ impl Run {
         )
         .unwrap();
         let offset = record["epoch_offset_us"].as_i64().unwrap();
-        let csv = std::fs::read_to_string(events.join(format!("{arm_name}.csv"))).unwrap();
+        let export = common::rlbench(&["export", "out", "--arm", arm_name], self.dir.path());
+        assert!(export.status.success(), "{}", text(&export.stderr));
+        let csv = text(&export.stdout);
         let (mut first, mut last) = (i64::MAX, i64::MIN);
         let mut requests = Vec::new();
-        // seq,key,replica,intended_us,sent_us,done_us,status,outcome,...
+        // arm,seq,key,replica,intended_us,sent_us,done_us,status,outcome,...
         for line in csv.lines().skip(1) {
             let f: Vec<&str> = line.split(',').collect();
-            let (Ok(sent), Ok(done)) = (f[4].parse::<i64>(), f[5].parse::<i64>()) else {
+            let (Ok(sent), Ok(done)) = (f[5].parse::<i64>(), f[6].parse::<i64>()) else {
                 continue;
             };
             first = first.min(sent);
             last = last.max(done);
-            requests.push((sent, f[1].to_string(), f[7].to_string()));
+            requests.push((sent, f[2].to_string(), f[8].to_string()));
         }
         requests.sort();
         let requests = requests.into_iter().map(|(_, k, o)| (k, o)).collect();

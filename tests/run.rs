@@ -117,13 +117,41 @@ fn a_run_shows_the_fake_global_and_passes_its_gate() {
         .unwrap();
     assert!(!replica_h.is_empty());
 
-    let events = std::fs::read_to_string(latest.join("events/local.csv")).unwrap();
+    // The trace is kept in binary; `rlbench export` gives it as CSV or JSON Lines.
+    assert!(latest.join("events/local.trace").is_file());
+    let export = rlbench(
+        &["export", latest.to_str().unwrap(), "--arm", "local"],
+        dir.path(),
+    );
+    assert!(export.status.success(), "{}", text(&export.stderr));
+    let events = text(&export.stdout);
     assert!(
-        events.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,"),
+        events.starts_with("arm,seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,"),
         "{}",
         &events[..200]
     );
     assert_eq!(events.lines().count(), 901);
+    let export = rlbench(
+        &["export", latest.to_str().unwrap(), "--format", "jsonl"],
+        dir.path(),
+    );
+    let lines: Vec<Value> = text(&export.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Both arms, in the run's order.
+    assert_eq!(lines.len(), 1800);
+    assert_eq!(lines[0]["arm"], "single");
+    assert_eq!(lines[1799]["arm"], "local");
+    assert!(lines
+        .iter()
+        .all(|l| l["outcome"] == "admitted" || l["outcome"] == "rejected"));
+    let bad = rlbench(
+        &["export", latest.to_str().unwrap(), "--format", "xml"],
+        dir.path(),
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("--format \"xml\": expected csv or jsonl"));
 
     // The reference API's headers: on every answer, exact for one replica,
     // and each replica's own count (so contradicted) across three.
@@ -204,7 +232,7 @@ fn ctrl_c_stops_the_run_writes_a_partial_report_and_leaves_no_replica() {
     ];
     let child = common::spawn(dir.path(), &args, &[]);
     let pid = child.id();
-    let events = out_dir.join("events/single.csv");
+    let events = out_dir.join("events/single.trace");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !events.exists() || common::replicas_of(pid).is_empty() {
         assert!(Instant::now() < deadline, "the run never started");

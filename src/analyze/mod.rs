@@ -10,10 +10,12 @@ pub mod witnesses;
 use crate::analyze::phases::{PhaseFigures, Phases};
 use crate::analyze::stats::histogram;
 pub use crate::analyze::stats::{Counts, Histograms, Percentiles};
+use crate::events::read::Record;
 use crate::events::{self, ErrorKind, Outcome};
-use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict};
+use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict, Witness};
+use rayon::prelude::*;
 use reference_api::Policy;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Clone, Debug)]
@@ -49,6 +51,47 @@ pub struct ArmFigures {
     pub recovery_ms: Vec<Option<f64>>,
     /// The verdicts' proofs: per kind the earliest and the largest.
     pub witnesses: Vec<crate::store::summary::ArmWitness>,
+}
+
+/// Answers counted by status.
+struct StatusCounts {
+    http: Box<[u64; 600]>,
+    other: BTreeMap<u16, u64>,
+}
+
+impl Default for StatusCounts {
+    fn default() -> Self {
+        StatusCounts {
+            http: Box::new([0; 600]),
+            other: BTreeMap::new(),
+        }
+    }
+}
+
+impl StatusCounts {
+    fn add(&mut self, status: u16) {
+        match self.http.get_mut(status as usize) {
+            Some(n) => *n += 1,
+            None => *self.other.entry(status).or_insert(0) += 1,
+        }
+    }
+
+    fn finish(mut self) -> BTreeMap<u16, u64> {
+        for (status, &n) in self.http.iter().enumerate().filter(|(_, n)| **n > 0) {
+            self.other.insert(status as u16, n);
+        }
+        self.other
+    }
+}
+
+/// One key's verdicts, judged on its own.
+struct Judged {
+    verdict: Verdict,
+    found: Vec<Witness>,
+    /// Its false rejects' (sent, done), to cut phases by.
+    wrong: Vec<(i64, i64)>,
+    /// Its verdict within each phase.
+    phases: Vec<PhaseVerdict>,
 }
 
 /// One request of a key as kept until the verifier reads it: 12 bytes, so
@@ -146,22 +189,32 @@ pub fn analyze(
     let mut per_replica = vec![Counts::default(); replicas];
     let mut per_replica_histograms: Vec<Histograms> =
         (0..replicas).map(|_| Histograms::new()).collect();
-    let mut histograms = Histograms::new();
     let mut lag = histogram();
-    let mut keys: HashMap<String, KeyTrace> = HashMap::new();
+    // Each key's name and trace, numbered as the trace numbers them.
+    let mut names: Vec<String> = Vec::new();
+    let mut traces: Vec<KeyTrace> = Vec::new();
     let mut errors_by_kind = BTreeMap::new();
-    let mut statuses = BTreeMap::new();
-    let mut error_statuses = BTreeMap::new();
-    for event in events::read::read(events_path)? {
-        let e = event?;
+    // By status: HTTP's 100–599 in arrays (a map entry per request costs
+    // more than the rest of the count), any other in a map.
+    let mut statuses = StatusCounts::default();
+    let mut error_statuses = StatusCounts::default();
+    for record in events::read::records(events_path)? {
+        let (key, e) = match record? {
+            Record::Key(name) => {
+                names.push(name);
+                traces.push(KeyTrace::default());
+                continue;
+            }
+            Record::Event(key, e) => (key as usize, e),
+        };
         counts.add(e.outcome);
         if let Some(kind) = e.error {
             *errors_by_kind.entry(kind).or_insert(0) += 1;
         }
         if e.status != 0 {
-            *statuses.entry(e.status).or_insert(0) += 1;
+            statuses.add(e.status);
             if e.outcome == Outcome::Error {
-                *error_statuses.entry(e.status).or_insert(0) += 1;
+                error_statuses.add(e.status);
             }
         }
         let r = e.replica as usize;
@@ -170,7 +223,6 @@ pub fn analyze(
             per_replica_histograms.resize_with(r + 1, Histograms::new);
         }
         per_replica[r].add(e.outcome);
-        histograms.record(&e);
         per_replica_histograms[r].record(&e);
         lag.saturating_record(e.lag_us().max(1));
         phases.record(&e);
@@ -180,7 +232,9 @@ pub fn analyze(
             Outcome::Rejected => Decided::Rejected,
             Outcome::Error | Outcome::Timeout => Decided::Unknown,
         };
-        let trace = keys.entry(e.key).or_default();
+        let trace = traces
+            .get_mut(key)
+            .ok_or_else(|| format!("{}: an event of an unknown key", events_path.display()))?;
         if let Some(r) = e.advertised.and_then(|a| a.remaining).filter(|&r| r > 0) {
             let r = u32::try_from(r).unwrap_or(u32::MAX);
             trace.witnesses.push((trace.requests.len() as u32, r));
@@ -193,54 +247,83 @@ pub fn analyze(
         ));
         trace.seqs.push(e.seq);
     }
-    let mut remaining = crate::store::summary::RemainingCheck::default();
-    let mut names: Vec<&String> = keys.keys().collect();
-    names.sort();
-    for name in names {
-        let trace = &keys[name];
-        if !trace.witnesses.is_empty() {
+    // Keys are judged apart, on every core; their results are taken in key
+    // order, so a rebuild picks the same examples and witnesses.
+    let mut sorted: Vec<(&String, &KeyTrace)> = names.iter().zip(&traces).collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    let checked: Vec<crate::store::summary::RemainingCheck> = sorted
+        .par_iter()
+        .filter(|(_, trace)| !trace.witnesses.is_empty())
+        .map(|(name, trace)| {
+            let mut one = crate::store::summary::RemainingCheck::default();
             let obs = expand(&trace.requests);
             crate::headers::checks::remaining_against_admits(
                 name,
                 &obs,
                 &trace.witnesses,
                 opts,
-                &mut remaining,
+                &mut one,
             );
+            one
+        })
+        .collect();
+    let mut remaining = crate::store::summary::RemainingCheck::default();
+    for one in checked {
+        remaining.checked += one.checked;
+        remaining.contradicted += one.contradicted;
+        if remaining.example.is_none() {
+            remaining.example = one.example;
         }
     }
     // One key's trace at a time is expanded for the verifier.
     let spans = phases.spans().to_vec();
     let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
     let verdict = policy.map(|p| {
-        // In key order, so witnesses that tie are picked the same way on
-        // every rebuild.
-        let mut sorted: Vec<(&String, &KeyTrace)> = keys.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(b.0));
-        sorted
-            .into_iter()
-            .fold(Verdict::default(), |mut total, (key, trace)| {
+        let judged: Vec<Judged> = sorted
+            .par_iter()
+            .map(|(key, trace)| {
                 let obs = expand(&trace.requests);
-                let (v, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));
-                total.merge(&v);
-                if !found.is_empty() {
-                    picker.add(key, &named(trace, &obs), found);
+                let (verdict, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));
+                let wrong = if spans.is_empty() {
+                    Vec::new()
+                } else {
+                    verify::false_reject_times(p, &obs, opts)
+                };
+                let phases = spans
+                    .iter()
+                    .map(|&(from, to)| verify::verify_phase(p, &obs, opts, from, to))
+                    .collect();
+                Judged {
+                    verdict,
+                    found,
+                    wrong,
+                    phases,
                 }
-                if !spans.is_empty() {
-                    for (sent, done) in verify::false_reject_times(p, &obs, opts) {
-                        phases.wrong(sent, done);
-                    }
-                }
-                for (sum, &(from, to)) in phase_verdicts.iter_mut().zip(&spans) {
-                    let v = verify::verify_phase(p, &obs, opts, from, to);
-                    sum.definite_violations += v.definite_violations;
-                    sum.false_rejects += v.false_rejects;
-                }
-                total
             })
+            .collect();
+        let mut total = Verdict::default();
+        for ((key, trace), j) in sorted.iter().zip(judged) {
+            total.merge(&j.verdict);
+            if !j.found.is_empty() {
+                picker.add(key, &named(trace, &expand(&trace.requests)), j.found);
+            }
+            for (sent, done) in j.wrong {
+                phases.wrong(sent, done);
+            }
+            for (sum, v) in phase_verdicts.iter_mut().zip(j.phases) {
+                sum.definite_violations += v.definite_violations;
+                sum.false_rejects += v.false_rejects;
+            }
+        }
+        total
     });
+    // The arm's histograms are its replicas' added (exact: same buckets).
+    let mut histograms = Histograms::new();
+    for h in &per_replica_histograms {
+        histograms.add(h);
+    }
     let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
-    let busiest = keys.values().max_by_key(|trace| {
+    let busiest = traces.iter().max_by_key(|trace| {
         trace
             .requests
             .iter()
@@ -258,8 +341,8 @@ pub fn analyze(
         lag: Percentiles::of(&lag),
         per_replica,
         errors_by_kind,
-        statuses,
-        error_statuses,
+        statuses: statuses.finish(),
+        error_statuses: error_statuses.finish(),
         headers: headers.finish(policy, remaining, probes.to_vec()),
         verdict,
         histograms,

@@ -80,6 +80,16 @@ impl Histograms {
         }
     }
 
+    /// Adds another's counts (both 1 µs to 1 hour, 3 digits: exact).
+    pub(crate) fn add(&mut self, other: &Histograms) {
+        self.latency
+            .add(&other.latency)
+            .expect("histograms of the same bounds add");
+        self.service
+            .add(&other.service)
+            .expect("histograms of the same bounds add");
+    }
+
     pub(crate) fn record(&mut self, e: &Event) {
         self.latency.saturating_record(e.latency_us().max(1));
         self.service

@@ -169,7 +169,7 @@ pub async fn run(
         ..spec.plan
     };
     let target_rps = plan.shape.target_rate(plan.duration);
-    let writer = EventWriter::create(&folder.events(&spec.name)).map_err(Error::environment)?;
+    let writer = EventWriter::create(&folder.trace(&spec.name)).map_err(Error::environment)?;
     let counters = Arc::new(Counters::default());
     if announce {
         info!(

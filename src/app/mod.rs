@@ -1,7 +1,7 @@
 //! The commands, each taking validated values and the interrupt handle
 //! from `main`: `run` and `attack` drive arms through one pipeline
-//! (`plan` → `arm` → `finish`); `report`, `explain` and `compare` read
-//! run folders; `check`, `doctor` and `init` help before a run; `serve`
+//! (`plan` → `arm` → `finish`); `report`, `explain`, `export` and
+//! `compare` read run folders; `check`, `doctor` and `init` help before a run; `serve`
 //! keeps one arm's stack up by hand.
 
 pub mod arm;
@@ -9,6 +9,7 @@ pub mod attack;
 pub mod compare;
 pub mod doctor;
 pub mod explain;
+pub mod export;
 pub mod finish;
 pub mod flags;
 pub mod init;

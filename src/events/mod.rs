@@ -1,13 +1,16 @@
-//! The trace: one record per request, streamed to `events/<arm>.csv` in the
-//! run folder while the load runs, so memory does not grow with the run.
-//! Columns: `seq,key,replica,intended_us,sent_us,done_us,status,outcome,error`,
-//! times in µs since the load started, on the generator's monotonic clock;
-//! `error` names why a request got no answer (empty otherwise; a file
-//! written before the column existed reads as empty). The `rl_*` and
-//! `retry_after_ms` columns hold what the answer's rate-limit headers
-//! advertised (see `advertised`), empty when it had none.
+//! The trace: one record per request, streamed to `events/<arm>.trace` in
+//! the run folder while the load runs, so memory does not grow with the
+//! run (`binary`; folders written before it hold `events/<arm>.csv`, which
+//! `read` takes too). Each event: its `seq`, key and replica, the
+//! intended, actual send and answer times in µs since the load started on
+//! the generator's monotonic clock, the status and outcome, why a request
+//! got no answer (`error`), and what the answer's rate-limit headers
+//! advertised (`advertised`). `export` writes it as CSV or JSON Lines.
 
 pub mod advertised;
+pub mod binary;
+pub mod csv;
+pub mod export;
 pub mod read;
 pub mod write;
 
@@ -56,6 +59,18 @@ impl ErrorKind {
         ErrorKind::Closed,
         ErrorKind::Other,
     ];
+
+    /// Its place in a fixed order (the binary trace stores it).
+    pub(crate) fn index(self) -> usize {
+        Self::ALL
+            .iter()
+            .position(|k| *k == self)
+            .unwrap_or(Self::ALL.len() - 1)
+    }
+
+    pub(crate) fn from_index(i: usize) -> Option<Self> {
+        Self::ALL.get(i).copied()
+    }
 
     fn from_name(name: &[u8]) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.name().as_bytes() == name)

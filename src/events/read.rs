@@ -1,155 +1,73 @@
-//! Reading the trace back: events streamed from a file by the header's
-//! column names.
+//! Reading a trace back, whichever form it is in: the binary trace
+//! (`events/<arm>.trace`), or the CSV of a run folder written before it.
 
-use super::{ErrorKind, Event, Outcome};
-use crate::events::advertised::Advertised;
+pub use super::binary::Record;
+use super::Event;
+use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
-/// Streams the events of a file. Fields are parsed by hand from byte
-/// records (twice as fast as serde on a 16-column line), by the header's
-/// column names, so files written before a column existed still read.
-pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
-    let shown = path.display().to_string();
-    let mut reader =
-        csv::Reader::from_path(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let header = reader
-        .byte_headers()
-        .map_err(|e| format!("{shown}: {e}"))?
-        .clone();
-    let columns = Columns::of(&header).map_err(|e| format!("{shown}: {e}"))?;
-    let mut record = csv::ByteRecord::new();
-    Ok(std::iter::from_fn(move || {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => None,
-            Ok(true) => Some(columns.event(&record).map_err(|e| {
-                let line = record.position().map_or(0, |p| p.line());
-                format!("{shown}:{line}: {e}")
-            })),
-            Err(e) => Some(Err(format!("{shown}: {e}"))),
-        }
-    }))
-}
-
-/// Where each field is in a line.
-struct Columns {
-    seq: usize,
-    key: usize,
-    replica: usize,
-    intended_us: usize,
-    sent_us: usize,
-    done_us: usize,
-    status: usize,
-    outcome: usize,
-    error: Option<usize>,
-    /// rl_limit, rl_window_s, rl_remaining, rl_reset_ms, retry_after_ms,
-    /// rl_present, rl_malformed.
-    advertised: [Option<usize>; 7],
-}
-
-impl Columns {
-    fn of(header: &csv::ByteRecord) -> Result<Self, String> {
-        let find = |name: &str| header.iter().position(|h| h == name.as_bytes());
-        let need = |name: &str| find(name).ok_or_else(|| format!("no column {name:?}"));
-        Ok(Columns {
-            seq: need("seq")?,
-            key: need("key")?,
-            replica: need("replica")?,
-            intended_us: need("intended_us")?,
-            sent_us: need("sent_us")?,
-            done_us: need("done_us")?,
-            status: need("status")?,
-            outcome: need("outcome")?,
-            error: find("error"),
-            advertised: [
-                "rl_limit",
-                "rl_window_s",
-                "rl_remaining",
-                "rl_reset_ms",
-                "retry_after_ms",
-                "rl_present",
-                "rl_malformed",
-            ]
-            .map(find),
-        })
+/// Streams the events of a trace file, binary or CSV (told by its first
+/// bytes, not its name).
+pub fn read(path: &Path) -> Result<Box<dyn Iterator<Item = Result<Event, String>>>, String> {
+    let mut start = [0u8; 8];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut start))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if start[..n] == super::binary::MAGIC[..] {
+        Ok(Box::new(super::binary::read(path)?))
+    } else {
+        Ok(Box::new(super::csv::read(path)?))
     }
+}
 
-    fn event(&self, r: &csv::ByteRecord) -> Result<Event, String> {
-        let field = |i: usize| r.get(i).unwrap_or_default();
-        let number = |i: usize, name: &str| -> Result<u64, String> {
-            parse_u64(field(i)).ok_or_else(|| {
-                format!(
-                    "{name}: {:?} is not a number",
-                    String::from_utf8_lossy(field(i))
-                )
-            })
-        };
-        let optional = |i: Option<usize>| -> Result<Option<u64>, String> {
-            match i.map(field) {
-                None | Some(b"") => Ok(None),
-                Some(v) => parse_u64(v)
-                    .map(Some)
-                    .ok_or_else(|| format!("{:?} is not a number", String::from_utf8_lossy(v))),
+/// Streams a trace as key names and numbered events (`binary::Record`):
+/// a binary trace as it is stored, a CSV one with its keys numbered as
+/// they come. Each distinct name is defined once.
+pub fn records(path: &Path) -> Result<Box<dyn Iterator<Item = Result<Record, String>>>, String> {
+    let mut start = [0u8; 8];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut start))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // File numbers → distinct keys: a file naming a key twice maps both
+    // numbers to one.
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    if start[..n] == super::binary::MAGIC[..] {
+        let mut alias: Vec<u32> = Vec::new();
+        Ok(Box::new(super::binary::records(path)?.filter_map(
+            move |r| match r {
+                Ok(Record::Key(name)) => {
+                    let next = ids.len() as u32;
+                    let id = *ids.entry(name.clone()).or_insert(next);
+                    alias.push(id);
+                    (id == next).then_some(Ok(Record::Key(name)))
+                }
+                Ok(Record::Event(key, e)) => Some(Ok(Record::Event(alias[key as usize], e))),
+                Err(e) => Some(Err(e)),
+            },
+        )))
+    } else {
+        let mut pending: Option<Record> = None;
+        let mut events = super::csv::read(path)?;
+        Ok(Box::new(std::iter::from_fn(move || {
+            if let Some(r) = pending.take() {
+                return Some(Ok(r));
             }
-        };
-        let outcome = match field(self.outcome) {
-            b"admitted" => Outcome::Admitted,
-            b"rejected" => Outcome::Rejected,
-            b"error" => Outcome::Error,
-            b"timeout" => Outcome::Timeout,
-            other => {
-                return Err(format!(
-                    "unknown outcome {:?}",
-                    String::from_utf8_lossy(other)
-                ))
+            match events.next()? {
+                Err(e) => Some(Err(e)),
+                Ok(mut e) => {
+                    let key = std::mem::take(&mut e.key);
+                    match ids.get(&key) {
+                        Some(&id) => Some(Ok(Record::Event(id, e))),
+                        None => {
+                            let id = ids.len() as u32;
+                            ids.insert(key.clone(), id);
+                            pending = Some(Record::Event(id, e));
+                            Some(Ok(Record::Key(key)))
+                        }
+                    }
+                }
             }
-        };
-        let error = match self.error.map(field) {
-            None | Some(b"") => None,
-            Some(name) => Some(ErrorKind::from_name(name).ok_or_else(|| {
-                format!("unknown error kind {:?}", String::from_utf8_lossy(name))
-            })?),
-        };
-        let [limit, window_s, remaining, reset_ms, retry_after_ms, present, malformed] =
-            self.advertised;
-        let present = optional(present)?.unwrap_or(0) as u8;
-        let advertised = if present == 0 {
-            None
-        } else {
-            Some(Advertised {
-                limit: optional(limit)?,
-                window_s: optional(window_s)?,
-                remaining: optional(remaining)?,
-                reset_ms: optional(reset_ms)?,
-                retry_after_ms: optional(retry_after_ms)?,
-                present,
-                malformed: optional(malformed)?.unwrap_or(0) as u8,
-            })
-        };
-        Ok(Event {
-            seq: number(self.seq, "seq")?,
-            key: String::from_utf8(field(self.key).to_vec()).map_err(|_| "key: not UTF-8")?,
-            replica: number(self.replica, "replica")? as u32,
-            intended_us: number(self.intended_us, "intended_us")?,
-            sent_us: number(self.sent_us, "sent_us")?,
-            done_us: number(self.done_us, "done_us")?,
-            status: number(self.status, "status")? as u16,
-            outcome,
-            error,
-            advertised,
-        })
+        })))
     }
-}
-
-/// Digits only, as written by `write_line`.
-fn parse_u64(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() {
-        return None;
-    }
-    bytes.iter().try_fold(0u64, |n, &b| {
-        if b.is_ascii_digit() {
-            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-        } else {
-            None
-        }
-    })
 }

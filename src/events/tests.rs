@@ -8,7 +8,7 @@ use super::*;
 #[tokio::test]
 async fn events_round_trip_through_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("a.csv");
+    let path = dir.path().join("a.trace");
     let writer = EventWriter::create(&path).unwrap();
     let tx = writer.sender();
     let e = Event {
@@ -49,14 +49,26 @@ async fn events_round_trip_through_the_file() {
     tx.send(vec![refused.clone(), odd.clone()]).await.unwrap();
     drop(tx);
     assert_eq!(writer.finish().unwrap(), 3);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.starts_with(super::binary::MAGIC));
+    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    assert_eq!(back, vec![e.clone(), refused.clone(), odd.clone()]);
+    // The same events through the CSV form (exports, and folders from
+    // before the binary trace) come back the same.
+    let csv = dir.path().join("a.csv");
+    let mut text = super::csv::HEADER.to_vec();
+    for ev in [&e, &refused, &odd] {
+        super::csv::write_line(&mut text, ev).unwrap();
+    }
+    std::fs::write(&csv, &text).unwrap();
+    let text = String::from_utf8(text).unwrap();
     assert!(
         text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,rl_"),
         "{text}"
     );
     assert!(text.contains(",error,connect_refused,,,,,,,\n"), "{text}");
     assert!(text.contains(",rejected,,10,,0,1500,2000,9,0\n"), "{text}");
-    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    let back: Vec<Event> = read(&csv).unwrap().map(Result::unwrap).collect();
     assert_eq!(back, vec![e.clone(), refused, odd]);
     assert_eq!(e.latency_us(), 2_000);
     assert_eq!(e.lag_us(), 200);
@@ -102,4 +114,99 @@ fn files_without_the_error_column_still_read() {
     assert_eq!(back.len(), 1);
     assert_eq!(back[0].error, None);
     assert_eq!(back[0].outcome, Outcome::Admitted);
+}
+
+#[tokio::test]
+async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.trace");
+    let writer = EventWriter::create(&path).unwrap();
+    let tx = writer.sender();
+    let e = Event {
+        seq: 0,
+        key: "k".into(),
+        replica: 0,
+        intended_us: 1,
+        sent_us: 2,
+        done_us: 3,
+        status: 200,
+        outcome: Outcome::Admitted,
+        error: None,
+        advertised: None,
+    };
+    tx.send(vec![
+        e.clone(),
+        Event {
+            seq: 1,
+            ..e.clone()
+        },
+    ])
+    .await
+    .unwrap();
+    drop(tx);
+    writer.finish().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 5]).unwrap();
+    let back: Vec<Result<Event, String>> = read(&path).unwrap().collect();
+    assert_eq!(back.len(), 2);
+    assert_eq!(back[0].as_ref().unwrap(), &e);
+    let err = back[1].as_ref().unwrap_err();
+    assert!(
+        err.contains("cut.trace: byte ") && err.contains("cut short"),
+        "{err}"
+    );
+    // Not a trace at all: read as CSV, which names what it lacks.
+    std::fs::write(&path, b"rlbtrcXX").unwrap();
+    let err = read(&path).err().unwrap();
+    assert!(err.contains("no column \"seq\""), "{err}");
+}
+
+#[test]
+fn every_advertised_field_and_error_kind_survives_the_binary_form() {
+    use super::binary::Encoder;
+    let kinds = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::Connect,
+        ErrorKind::NoLocalPort,
+        ErrorKind::Reset,
+        ErrorKind::Closed,
+        ErrorKind::Other,
+    ];
+    let mut events = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        // Each advertised field present or not, by the bits of i.
+        let bit = |b: usize| (i >> b) & 1 == 1;
+        events.push(Event {
+            seq: i as u64,
+            key: format!("key-{}", i % 3),
+            replica: i as u32,
+            intended_us: u64::MAX - i as u64,
+            sent_us: 7,
+            done_us: 9,
+            status: 503,
+            outcome: Outcome::Error,
+            error: Some(*kind),
+            advertised: (i > 0).then(|| Advertised {
+                limit: bit(0).then_some(10),
+                window_s: bit(1).then_some(60),
+                remaining: bit(2).then_some(0),
+                reset_ms: bit(0).then_some(1_234),
+                retry_after_ms: bit(1).then_some(u64::MAX),
+                present: i as u8,
+                malformed: 1,
+            }),
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.trace");
+    let mut bytes = Vec::new();
+    Encoder::start(&mut bytes).unwrap();
+    let mut encoder = Encoder::default();
+    for e in &events {
+        encoder.write(&mut bytes, e).unwrap();
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    assert_eq!(back, events);
 }

@@ -30,8 +30,40 @@ pub struct Collector {
     summary: HeaderSummary,
     /// Per convention (in [`Convention::ALL`] order): present, malformed.
     conventions: [ConventionCount; 4],
-    limits: BTreeMap<u64, u64>,
-    windows: BTreeMap<u64, u64>,
+    limits: Tally,
+    windows: Tally,
+}
+
+/// Answers by advertised value, the latest value's count kept aside: a
+/// limiter mostly repeats its quota, so most answers touch no map.
+#[derive(Default)]
+struct Tally {
+    latest: Option<(u64, u64)>,
+    by_value: BTreeMap<u64, u64>,
+}
+
+impl Tally {
+    fn add(&mut self, value: u64) {
+        match &mut self.latest {
+            Some((v, n)) if *v == value => *n += 1,
+            latest => {
+                if let Some((v, n)) = latest.replace((value, 1)) {
+                    *self.by_value.entry(v).or_insert(0) += n;
+                }
+            }
+        }
+    }
+
+    /// By value, in words (summary.json's keys are strings).
+    fn finish(mut self) -> BTreeMap<String, u64> {
+        if let Some((v, n)) = self.latest {
+            *self.by_value.entry(v).or_insert(0) += n;
+        }
+        self.by_value
+            .into_iter()
+            .map(|(v, n)| (v.to_string(), n))
+            .collect()
+    }
 }
 
 impl Collector {
@@ -52,10 +84,10 @@ impl Collector {
             }
         }
         if let Some(l) = a.limit {
-            *self.limits.entry(l).or_insert(0) += 1;
+            self.limits.add(l);
         }
         if let Some(w) = a.window_s {
-            *self.windows.entry(w).or_insert(0) += 1;
+            self.windows.add(w);
         }
         if let Some(r) = a.remaining {
             if e.outcome == Outcome::Rejected && r > 0 {
@@ -82,10 +114,8 @@ impl Collector {
             .filter(|(_, n)| n.present > 0)
             .map(|(c, n)| (c.name().to_string(), n))
             .collect();
-        let by_value =
-            |m: BTreeMap<u64, u64>| m.into_iter().map(|(v, n)| (v.to_string(), n)).collect();
-        s.advertised_limit = by_value(self.limits);
-        s.advertised_window_s = by_value(self.windows);
+        s.advertised_limit = self.limits.finish();
+        s.advertised_window_s = self.windows.finish();
         s.remaining.checked = remaining.checked;
         s.remaining.contradicted = remaining.contradicted;
         s.remaining.example = remaining.example;

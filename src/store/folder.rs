@@ -1,5 +1,7 @@
 //! The run folder: `reports/<scenario>/<UTC timestamp>/` by default, with a
-//! `latest` symlink beside it; or the folder `--out` names.
+//! `latest` symlink beside it; or the folder `--out` names. Inside: each
+//! arm's trace and record under `events/`, `run.json`, the scenario's copy
+//! and the reports.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -48,8 +50,21 @@ impl RunFolder {
         Ok(RunFolder { root })
     }
 
+    /// Where an arm's trace is written: `events/<arm>.trace`.
+    pub fn trace(&self, arm: &str) -> PathBuf {
+        self.root.join("events").join(format!("{arm}.trace"))
+    }
+
+    /// Where an arm's trace is read from: its `.trace`, or the `.csv` of a
+    /// folder written before the binary trace.
     pub fn events(&self, arm: &str) -> PathBuf {
-        self.root.join("events").join(format!("{arm}.csv"))
+        let trace = self.trace(arm);
+        let csv = self.root.join("events").join(format!("{arm}.csv"));
+        if !trace.exists() && csv.exists() {
+            csv
+        } else {
+            trace
+        }
     }
 
     /// `<arm>.hgrm` for latency, `<arm>.<kind>.hgrm` otherwise.
@@ -99,6 +114,8 @@ mod tests {
         let f = RunFolder::create(Some(&out), "demo", SystemTime::now()).unwrap();
         assert_eq!(f.root, out);
         assert!(out.join("events").is_dir());
-        assert_eq!(f.events("local"), out.join("events/local.csv"));
+        assert_eq!(f.events("local"), out.join("events/local.trace"));
+        std::fs::write(out.join("events/old.csv"), "").unwrap();
+        assert_eq!(f.events("old"), out.join("events/old.csv"));
     }
 }

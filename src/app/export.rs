@@ -1,0 +1,46 @@
+//! `rlbench export RUN_DIR [--arm NAME]... [--format csv|jsonl]`: a run's
+//! trace in the plain forms other tools read, written to the output `main`
+//! hands over (standard output).
+
+use crate::error::Error;
+use crate::events::export::{self, Format};
+use crate::events::read::read;
+use crate::store::folder::RunFolder;
+use crate::store::records::{self, RunRecord};
+use std::io::Write;
+use std::path::Path;
+
+/// Writes the chosen arms' events, in the run's order; returns how many.
+pub fn export(
+    dir: &Path,
+    arms: &[String],
+    format: &str,
+    out: &mut impl Write,
+) -> Result<u64, Error> {
+    let format = Format::from_name(format)
+        .ok_or_else(|| Error::input(format!("--format {format:?}: expected {}", Format::NAMES)))?;
+    let folder = RunFolder::open(dir).map_err(Error::input)?;
+    let run: RunRecord = records::read(&folder.run_record()).map_err(Error::input)?;
+    if let Some(a) = arms.iter().find(|a| !run.arms.contains(a)) {
+        return Err(Error::input(format!(
+            "--arm {a:?}: the run has {}",
+            run.arms.join(", ")
+        )));
+    }
+    let failed = |e: std::io::Error| Error::environment(format!("cannot write the export: {e}"));
+    export::start(format, out).map_err(failed)?;
+    let mut written = 0;
+    for arm in run
+        .arms
+        .iter()
+        .filter(|a| arms.is_empty() || arms.contains(a))
+    {
+        for event in read(&folder.events(arm)).map_err(Error::input)? {
+            let event = event.map_err(Error::input)?;
+            export::line(format, arm, &event, out).map_err(failed)?;
+            written += 1;
+        }
+    }
+    out.flush().map_err(failed)?;
+    Ok(written)
+}
