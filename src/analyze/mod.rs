@@ -12,6 +12,7 @@ use crate::analyze::stats::histogram;
 pub use crate::analyze::stats::{Counts, Histograms, Percentiles};
 use crate::events::read::Record;
 use crate::events::{self, ErrorKind, Outcome};
+use crate::store::summary::RemainingCheck;
 use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict, Witness};
 use rayon::prelude::*;
 use reference_api::Policy;
@@ -251,38 +252,24 @@ pub fn analyze(
     // order, so a rebuild picks the same examples and witnesses.
     let mut sorted: Vec<(&String, &KeyTrace)> = names.iter().zip(&traces).collect();
     sorted.sort_by(|a, b| a.0.cmp(b.0));
-    let checked: Vec<crate::store::summary::RemainingCheck> = sorted
-        .par_iter()
-        .filter(|(_, trace)| !trace.witnesses.is_empty())
-        .map(|(name, trace)| {
-            let mut one = crate::store::summary::RemainingCheck::default();
-            let obs = expand(&trace.requests);
-            crate::headers::checks::remaining_against_admits(
-                name,
-                &obs,
-                &trace.witnesses,
-                opts,
-                &mut one,
-            );
-            one
-        })
-        .collect();
-    let mut remaining = crate::store::summary::RemainingCheck::default();
-    for one in checked {
-        remaining.checked += one.checked;
-        remaining.contradicted += one.contradicted;
-        if remaining.example.is_none() {
-            remaining.example = one.example;
-        }
-    }
-    // One key's trace at a time is expanded for the verifier.
     let spans = phases.spans().to_vec();
-    let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
-    let verdict = policy.map(|p| {
-        let judged: Vec<Judged> = sorted
-            .par_iter()
-            .map(|(key, trace)| {
-                let obs = expand(&trace.requests);
+    // One pass per key, on every core: its trace expanded once for the
+    // remaining check and the verifier.
+    let judged: Vec<(RemainingCheck, Option<Judged>)> = sorted
+        .par_iter()
+        .map(|(key, trace)| {
+            let obs = expand(&trace.requests);
+            let mut remaining = RemainingCheck::default();
+            if !trace.witnesses.is_empty() {
+                crate::headers::checks::remaining_against_admits(
+                    key,
+                    &obs,
+                    &trace.witnesses,
+                    opts,
+                    &mut remaining,
+                );
+            }
+            let judged = policy.map(|p| {
                 let (verdict, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));
                 let wrong = if spans.is_empty() {
                     Vec::new()
@@ -299,10 +286,20 @@ pub fn analyze(
                     wrong,
                     phases,
                 }
-            })
-            .collect();
-        let mut total = Verdict::default();
-        for ((key, trace), j) in sorted.iter().zip(judged) {
+            });
+            (remaining, judged)
+        })
+        .collect();
+    let mut remaining = RemainingCheck::default();
+    let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
+    let mut verdict = policy.map(|_| Verdict::default());
+    for ((key, trace), (one, judged)) in sorted.iter().zip(judged) {
+        remaining.checked += one.checked;
+        remaining.contradicted += one.contradicted;
+        if remaining.example.is_none() {
+            remaining.example = one.example;
+        }
+        if let (Some(total), Some(j)) = (verdict.as_mut(), judged) {
             total.merge(&j.verdict);
             if !j.found.is_empty() {
                 picker.add(key, &named(trace, &expand(&trace.requests)), j.found);
@@ -315,8 +312,7 @@ pub fn analyze(
                 sum.false_rejects += v.false_rejects;
             }
         }
-        total
-    });
+    }
     // The arm's histograms are its replicas' added (exact: same buckets).
     let mut histograms = Histograms::new();
     for h in &per_replica_histograms {

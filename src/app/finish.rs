@@ -99,9 +99,7 @@ pub fn finish(
         .zip(&all_figures)
         .map(|(arm, figures)| chart(&arm.name, figures, arm.correctness.as_ref()))
         .collect();
-    let t0 = std::time::Instant::now();
     report::write_all(folder, &summary, &histograms, &chart_data)?;
-    eprintln!("TIMING write_all {:?}", t0.elapsed());
     Ok(summary)
 }
 

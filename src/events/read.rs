@@ -24,7 +24,27 @@ pub fn read(path: &Path) -> Result<Box<dyn Iterator<Item = Result<Event, String>
 /// Streams a trace as key names and numbered events (`binary::Record`):
 /// a binary trace as it is stored, a CSV one with its keys numbered as
 /// they come. Each distinct name is defined once.
-pub fn records(path: &Path) -> Result<Box<dyn Iterator<Item = Result<Record, String>>>, String> {
+pub fn records(path: &Path) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
+    let decoded = decode(path)?;
+    // Decoded on a thread of its own, a batch at a time: the caller works
+    // on one batch while the next is read.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<Record, String>>>(8);
+    std::thread::spawn(move || {
+        let mut decoded = decoded;
+        loop {
+            let batch: Vec<_> = decoded.by_ref().take(8_192).collect();
+            let last = batch.len() < 8_192;
+            if batch.is_empty() || tx.send(batch).is_err() || last {
+                break;
+            }
+        }
+    });
+    Ok(rx.into_iter().flatten())
+}
+
+type Decoded = Box<dyn Iterator<Item = Result<Record, String>> + Send>;
+
+fn decode(path: &Path) -> Result<Decoded, String> {
     let mut start = [0u8; 8];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut start))
