@@ -6,7 +6,9 @@
 #      median rlbench/wrk ratio (must be >= 0.8);
 #   2. open-loop accuracy at 5k, 20k and 50k requests/s: achieved/target and
 #      schedule lag percentiles;
-#   3. verifier speed: 10 M synthetic events (cargo bench --bench verifier);
+#   3. verifier speed: 10 M synthetic events (cargo bench --bench verifier),
+#      and reading 6 M synthetic events back, binary trace vs CSV
+#      (cargo bench --bench trace);
 #   4. peak RSS of a 5-minute `rlbench run` at 20k requests/s, verifier included.
 #
 # usage: scripts/bench.sh [--quick]   (--quick: shorter rounds, 30 s instead
@@ -101,6 +103,10 @@ echo
 # --- 3. verifier speed -------------------------------------------------------
 echo "== verifier: 10 M synthetic events =="
 cargo bench --quiet --bench verifier 2>/dev/null | grep -v '^$'
+echo
+echo "== reading a run back: synthetic events, binary trace vs CSV =="
+if ((quick)); then trace_events=1000000; else trace_events=6000000; fi
+cargo bench --quiet --bench trace -- "$trace_events" 2>/dev/null | grep -v '^$'
 echo
 
 # --- 4. peak RSS -------------------------------------------------------------
