@@ -152,6 +152,16 @@ fn a_run_shows_the_fake_global_and_passes_its_gate() {
     );
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("--format \"xml\": expected csv or jsonl"));
+    let bad = rlbench(
+        &["export", latest.to_str().unwrap(), "--arm", "nope"],
+        dir.path(),
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--arm \"nope\": the run has single, local"),
+        "{}",
+        text(&bad.stderr)
+    );
 
     // The reference API's headers: on every answer, exact for one replica,
     // and each replica's own count (so contradicted) across three.

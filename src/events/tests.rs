@@ -210,3 +210,85 @@ fn every_advertised_field_and_error_kind_survives_the_binary_form() {
     let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
     assert_eq!(back, events);
 }
+
+#[test]
+fn a_key_named_twice_is_one_key_and_csv_keys_are_numbered_as_they_come() {
+    use super::binary::Record;
+    use super::read::records;
+    let dir = tempfile::tempdir().unwrap();
+    // A hand-made trace naming "k" twice (ids 0 and 1), then "j" (id 2).
+    let mut bytes = super::binary::MAGIC.to_vec();
+    let event = |key: u32, seq: u64| {
+        let mut b = vec![b'E'];
+        b.extend_from_slice(&seq.to_le_bytes());
+        b.extend_from_slice(&key.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        for t in [1u64, 2, 3] {
+            b.extend_from_slice(&t.to_le_bytes());
+        }
+        b.extend_from_slice(&200u16.to_le_bytes());
+        b.extend_from_slice(&[0, 0, 0]);
+        b
+    };
+    for name in ["k", "k", "j"] {
+        bytes.push(b'K');
+        bytes.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(name.as_bytes());
+    }
+    bytes.extend(event(1, 0));
+    bytes.extend(event(2, 1));
+    bytes.extend(event(0, 2));
+    let path = dir.path().join("twice.trace");
+    std::fs::write(&path, &bytes).unwrap();
+    let got: Vec<String> = records(&path)
+        .unwrap()
+        .map(|r| match r.unwrap() {
+            Record::Key(name) => format!("key {name}"),
+            Record::Event(key, e) => format!("event {} of {key}", e.seq),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "key k",
+            "key j",
+            "event 0 of 0",
+            "event 1 of 1",
+            "event 2 of 0"
+        ]
+    );
+    // An event of a key never named is an error, located.
+    let mut bad = super::binary::MAGIC.to_vec();
+    bad.extend(event(5, 0));
+    std::fs::write(&path, &bad).unwrap();
+    let err = records(&path).unwrap().next().unwrap().err().unwrap();
+    assert!(
+        err.contains("byte 8: an event of a key not defined before it"),
+        "{err}"
+    );
+    // CSV: each new key is named before its first event.
+    let csv = dir.path().join("keys.csv");
+    std::fs::write(
+        &csv,
+        "seq,key,replica,intended_us,sent_us,done_us,status,outcome\n\
+         0,a,0,1,2,3,200,admitted\n1,b,0,1,2,3,429,rejected\n2,a,0,1,2,3,200,admitted\n",
+    )
+    .unwrap();
+    let got: Vec<String> = records(&csv)
+        .unwrap()
+        .map(|r| match r.unwrap() {
+            Record::Key(name) => format!("key {name}"),
+            Record::Event(key, e) => format!("event {} of {key}", e.seq),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "key a",
+            "event 0 of 0",
+            "key b",
+            "event 1 of 1",
+            "event 2 of 0"
+        ]
+    );
+}
