@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # rlbench's load-generator benchmarks, measured side by side in one run
 # (see BENCHMARKS.md for the latest figures):
-#   1. raw throughput: `rlbench attack --concurrency C` vs `wrk -c C` against
-#      the same trivial loopback endpoint, alternating rounds; prints the
-#      median rlbench/wrk ratio (must be >= 0.8);
-#   2. open-loop accuracy at 5k, 20k and 50k requests/s: achieved/target and
-#      schedule lag percentiles;
+#   1. closed loop: `rlbench attack --concurrency 64` vs `wrk -t2 -c64` and
+#      `oha -c64`, alternating rounds, against nginx's static /plain (one
+#      worker) and against one reference-API replica's /healthz; prints the
+#      medians and rlbench's ratios to each peer;
+#   2. open loop: `rlbench attack --rate R` vs `oha -q R
+#      --latency-correction -c 256` at 20k and 50k requests/s against nginx,
+#      then the highest rate each holds (achieved >= 99% of the target and
+#      p99 latency <= 10 ms), and rlbench's schedule lag at 5k, 20k, 50k;
 #   3. verifier speed: 10 M synthetic events (cargo bench --bench verifier),
 #      and reading 6 M synthetic events back, binary trace vs CSV
 #      (cargo bench --bench trace);
-#   4. peak RSS of a 5-minute `rlbench run` at 20k requests/s, verifier included.
+#   4. peak RSS of a 5-minute `rlbench run` at 20k requests/s, verifier included;
+#   5. `rlbench report` of that run.
 #
 # usage: scripts/bench.sh [--quick]   (--quick: shorter rounds, 30 s instead
 # of 5 min for the RSS run, for a smoke test of the script itself)
-# Needs wrk and GNU time (Debian: apt-get install wrk time).
+# Installs what it needs when missing (wrk, GNU time and nginx from the
+# system's packages, oha with cargo install); RLBENCH_INSTALL=no: only says.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,19 +28,27 @@ round=10s; rounds=3; open_for=10s; rss_for=5m
 if ((quick)); then round=3s; rounds=1; open_for=3s; rss_for=30s; fi
 connections=64
 
-for tool in wrk /usr/bin/time; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "bench: $tool is missing (Debian: apt-get install wrk time)" >&2
+. scripts/lib/need.sh
+need wrk wrk wrk wrk
+need /usr/bin/time time time gnu-time
+need nginx nginx-light nginx nginx
+need_done
+if ! command -v oha >/dev/null 2>&1; then
+  if [ "${RLBENCH_INSTALL:-yes}" != no ] && cargo install --locked --quiet oha; then
+    echo "installed oha (cargo install oha)"
+  else
+    echo "bench: oha is missing (cargo install oha)" >&2
     exit 3
   fi
-done
-
+fi
 cargo build --release --quiet
 bin=target/release/rlbench
 work=$(mktemp -d)
 serve_pid=""
+nginx_pid=""
 cleanup() {
   [[ -n "$serve_pid" ]] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  [[ -n "$nginx_pid" ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -64,33 +77,99 @@ done
 base=$(grep -o 'http://127[0-9.:]*' "$work/serve.out" | head -1)
 [[ -n "$base" ]] || { echo "bench: the endpoint did not start" >&2; cat "$work/serve.out" >&2; exit 3; }
 url="$base/healthz"
+# nginx, one worker, answering a static /plain on a free loopback port.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+chmod 755 "$work"
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+error_log stderr error;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:$port;
+    location = /plain { return 200 "ok\n"; }
+  }
+}
+NGINX
+nginx -p "$work" -c nginx.conf -g "daemon off; pid $work/nginx.pid;" &
+nginx_pid=$!
+for _ in $(seq 50); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+plain="http://127.0.0.1:$port/plain"
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "endpoint: $url (one reference-API replica on the same machine)"
+echo "tools: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); $(oha --version); $("$bin" --version)"
+echo "endpoints: $plain (nginx, one worker), $url (one reference-API replica); all on this machine"
 echo
 
-# --- 1. raw throughput -------------------------------------------------------
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# --- 1. closed loop ----------------------------------------------------------
+wrk_rps() { wrk -t2 -c"$connections" -d"$round" "$1" | sed -n 's/^Requests\/sec: *\([0-9.]*\)$/\1/p'; }
+oha_rps() {
+  oha --no-tui --output-format json -c "$connections" -z "$round" "$1" 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["requestsPerSec"])'
+}
 rlbench_rps() {
-  "$bin" attack "$url" --concurrency "$connections" --duration "$round" --quiet |
+  "$bin" attack "$1" --concurrency "$connections" --duration "$round" --quiet |
     sed -n 's/^rate of attack: \([0-9.]*\) requests\/s (closed loop)$/\1/p'
 }
-wrk_rps() {
-  wrk -t2 -c"$connections" -d"$round" "$url" | sed -n 's/^Requests\/sec: *\([0-9.]*\)$/\1/p'
-}
-echo "== raw throughput, $connections connections, $round rounds (requests/s) =="
-ratios=()
-for i in $(seq "$rounds"); do
-  w=$(wrk_rps); r=$(rlbench_rps)
-  ratio=$(awk -v r="$r" -v w="$w" 'BEGIN { printf "%.2f", r / w }')
-  ratios+=("$ratio")
-  printf 'round %d: wrk %.0f  rlbench %.0f  ratio %s\n' "$i" "$w" "$r" "$ratio"
+for target in "$plain" "$url"; do
+  echo "== closed loop, $connections connections, $round rounds: $target (requests/s) =="
+  w_all=(); o_all=(); r_all=()
+  for i in $(seq "$rounds"); do
+    w=$(wrk_rps "$target"); o=$(oha_rps "$target"); r=$(rlbench_rps "$target")
+    w_all+=("$w"); o_all+=("$o"); r_all+=("$r")
+    printf 'round %d: wrk %.0f  oha %.0f  rlbench %.0f  rlbench/wrk %s  rlbench/oha %s\n' \
+      "$i" "$w" "$o" "$r" "$(ratio "$r" "$w")" "$(ratio "$r" "$o")"
+  done
+  wm=$(printf '%s\n' "${w_all[@]}" | median)
+  om=$(printf '%s\n' "${o_all[@]}" | median)
+  rmed=$(printf '%s\n' "${r_all[@]}" | median)
+  printf 'medians: wrk %.0f  oha %.0f  rlbench %.0f  rlbench/wrk %s (goal >= 1.0)  rlbench/oha %s\n\n' \
+    "$wm" "$om" "$rmed" "$(ratio "$rmed" "$wm")" "$(ratio "$rmed" "$om")"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-echo "rlbench/wrk ratio (median): $median  (must be >= 0.8, goal >= 1.0)"
-echo
 
-# --- 2. open-loop accuracy ---------------------------------------------------
-echo "== open loop, $open_for each =="
+# --- 2. open loop ------------------------------------------------------------
+# "achieved p50 p99" (requests/s, ms from the intended send time for both).
+oha_open() {
+  oha --no-tui --output-format json -q "$2" --latency-correction -c 256 -z "$open_for" "$1" 2>/dev/null |
+    python3 -c 'import json, sys
+s = json.load(sys.stdin)
+p = s["latencyPercentiles"]
+print(s["summary"]["requestsPerSec"], p["p50"] * 1000, p["p99"] * 1000)'
+}
+# "achieved p50 p99 lag…" from rlbench's table (p50 and p99 columns) and rate line.
+rlbench_open() {
+  "$bin" attack "$1" --rate "$2" --duration "$open_for" --quiet | awk '
+    $1 == "attack" && $2 == "external" { p50 = $(NF - 2); p99 = $(NF - 1) }
+    /^rate of attack:/ { achieved = $4; lag = $0; sub(/.*schedule lag /, "", lag) }
+    END { print achieved, p50, p99, lag }'
+}
+held() { awk -v a="$1" -v t="$2" -v p99="$3" 'BEGIN { exit !(a >= 0.99 * t && p99 <= 10) }'; }
+echo "== open loop against nginx, $open_for each =="
+for rate in 20000 50000; do
+  read -r oa o50 o99 < <(oha_open "$plain" "$rate")
+  read -r ra r50 r99 rlag < <(rlbench_open "$plain" "$rate")
+  printf 'target %6d: oha %9.1f/s p50 %6.2f ms p99 %8.2f ms | rlbench %9.1f/s p50 %s ms p99 %s ms (lag %s)\n' \
+    "$rate" "$oa" "$o50" "$o99" "$ra" "$r50" "$r99" "$rlag"
+done
+if ((quick)); then steps=(20000 40000); else steps=(20000 30000 40000 50000 60000 80000 100000); fi
+best_o=0; best_r=0
+for rate in "${steps[@]}"; do
+  read -r oa _ o99 < <(oha_open "$plain" "$rate")
+  read -r ra _ r99 _ < <(rlbench_open "$plain" "$rate")
+  held "$oa" "$rate" "$o99" && best_o=$rate
+  held "$ra" "$rate" "$r99" && best_r=$rate
+done
+echo "highest rate held (achieved >= 99% of target, p99 <= 10 ms; tried ${steps[*]}):" \
+  "oha $best_o  rlbench $best_r  rlbench/oha $(ratio "$best_r" "$best_o") (goal >= 1.2)"
+echo
+echo "== rlbench open loop against the reference API, $open_for each =="
 for rate in 5000 20000 50000; do
   line=$("$bin" attack "$url" --rate "$rate" --duration "$open_for" --quiet | grep '^rate of attack:')
   achieved=$(sed -n 's/^rate of attack: \([0-9.]*\) of.*/\1/p' <<<"$line")
@@ -99,7 +178,6 @@ for rate in 5000 20000 50000; do
     'BEGIN { printf "target %6d: achieved %8.1f (%.3f of target); lag %s\n", t, a, a / t, lag }'
 done
 echo
-
 # --- 3. verifier speed -------------------------------------------------------
 echo "== verifier: 10 M synthetic events =="
 cargo bench --quiet --bench verifier 2>/dev/null | grep -v '^$'
