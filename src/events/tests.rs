@@ -164,15 +164,7 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
 #[test]
 fn every_advertised_field_and_error_kind_survives_the_binary_form() {
     use super::binary::Encoder;
-    let kinds = [
-        ErrorKind::ConnectRefused,
-        ErrorKind::ConnectTimeout,
-        ErrorKind::Connect,
-        ErrorKind::NoLocalPort,
-        ErrorKind::Reset,
-        ErrorKind::Closed,
-        ErrorKind::Other,
-    ];
+    let kinds = ErrorKind::ALL;
     let mut events = Vec::new();
     for (i, kind) in kinds.iter().enumerate() {
         // Each advertised field present or not, by the bits of i.
