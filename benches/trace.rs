@@ -52,6 +52,7 @@ fn events(n: u64) -> impl Iterator<Item = Event> {
                 present: 1,
                 malformed: 0,
             }),
+            retry_of: None,
         }
     })
 }
@@ -92,6 +93,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         max_server_time_us: None,
         one_clock: false,
         witnesses: records::DEFAULT_WITNESSES,
+        retry: None,
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();
     let file = std::fs::File::create(root.join("events").join(name)).unwrap();

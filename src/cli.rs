@@ -185,6 +185,11 @@ pub struct AttackArgs {
         default_value = "429"
     )]
     pub limited_status: Vec<u16>,
+    /// Act as well-behaved callers: retry a limited answer up to N times,
+    /// waiting what Retry-After says, else an exponential backoff with
+    /// jitter (100ms doubling to 5s). Each retry is a request of its own.
+    #[arg(long, value_name = "N")]
+    pub retry: Option<u32>,
     /// Keep the run folder (events, summary.json, report.html) here.
     #[arg(long)]
     pub out: Option<PathBuf>,

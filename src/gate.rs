@@ -83,6 +83,7 @@ mod tests {
                 admitted,
                 ..Counts::default()
             },
+            tries: Default::default(),
             latency: Percentiles {
                 p99: 12.5,
                 ..Percentiles::default()

@@ -242,6 +242,55 @@ fn attack_against_a_replica_sees_its_limit() {
 }
 
 #[test]
+fn retrying_callers_give_up_when_told_to_wait_past_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut serve, url) = serve_replica(dir.path());
+    let out = dir.path().join("run");
+    let o = rlbench(
+        &[
+            "attack",
+            &url,
+            "-m",
+            "POST",
+            "--key-header",
+            "X-Customer-Id",
+            "-c",
+            "2",
+            "--retry",
+            "3",
+            "-d",
+            "1s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let arm = &summary(&out)["arms"][0];
+    // 5 per hour: Retry-After says to come back in up to an hour, past the
+    // one-second run, so no caller retries and every limited one gives up.
+    let g = &arm["goodput"];
+    let sent = arm["requests"]["sent"].as_u64().unwrap();
+    assert_eq!(g["requests"].as_u64(), Some(sent), "{g}");
+    assert_eq!(g["retries"].as_u64(), Some(0), "{g}");
+    assert_eq!(g["eventually_admitted"].as_u64(), Some(5), "{g}");
+    assert_eq!(g["gave_up"].as_u64(), Some(sent - 5), "{g}");
+    assert!(
+        text(&o.stdout).contains("goodput of attack: "),
+        "{}",
+        text(&o.stdout)
+    );
+    let bad = rlbench(
+        &["attack", &url, "-c", "1", "-d", "1s", "--retry", "11"],
+        dir.path(),
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("--retry 11: expected 1 to 10 retries"));
+}
+
+#[test]
 fn bad_targets_fail_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     // A port nothing listens on: bind, note the port, close.

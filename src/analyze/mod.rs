@@ -9,7 +9,7 @@ pub mod witnesses;
 
 use crate::analyze::phases::{PhaseFigures, Phases};
 use crate::analyze::stats::histogram;
-pub use crate::analyze::stats::{Counts, Histograms, Percentiles};
+pub use crate::analyze::stats::{Counts, Histograms, Percentiles, Tries};
 use crate::events::read::Record;
 use crate::events::{self, ErrorKind, Outcome};
 use crate::store::summary::RemainingCheck;
@@ -22,6 +22,8 @@ use std::path::Path;
 #[derive(Clone, Debug)]
 pub struct ArmFigures {
     pub counts: Counts,
+    /// First attempts and retries apart.
+    pub tries: Tries,
     /// From the intended send time: what a user of the API waits.
     pub latency: Percentiles,
     /// From the actual send time: what the service took.
@@ -187,6 +189,7 @@ pub fn analyze(
     let mut headers = crate::headers::checks::Collector::default();
     let mut phases = Phases::new(fault_windows);
     let mut counts = Counts::default();
+    let mut tries = Tries::default();
     let mut per_replica = vec![Counts::default(); replicas];
     let mut per_replica_histograms: Vec<Histograms> =
         (0..replicas).map(|_| Histograms::new()).collect();
@@ -209,6 +212,7 @@ pub fn analyze(
             Record::Event(key, e) => (key as usize, e),
         };
         counts.add(e.outcome);
+        tries.add(&e);
         if let Some(kind) = e.error {
             *errors_by_kind.entry(kind).or_insert(0) += 1;
         }
@@ -332,6 +336,7 @@ pub fn analyze(
     };
     Ok(ArmFigures {
         counts,
+        tries,
         latency: Percentiles::of(&histograms.latency),
         service: Percentiles::of(&histograms.service),
         lag: Percentiles::of(&lag),

@@ -164,6 +164,7 @@ mod tests {
             outcome,
             error: None,
             advertised: None,
+            retry_of: None,
         }
     }
 

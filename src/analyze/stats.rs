@@ -34,6 +34,33 @@ impl Counts {
     }
 }
 
+/// First attempts and retries apart (`[load] retry`): what callers got,
+/// beside what the limiter was asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tries {
+    /// First attempts: the requests the schedule (or the workers) made.
+    pub first: u64,
+    pub retries: u64,
+    /// Admitted at the first attempt.
+    pub first_admitted: u64,
+    /// Admitted at any attempt (a chain ends at its admit, so one per
+    /// request at most).
+    pub admitted: u64,
+}
+
+impl Tries {
+    pub(crate) fn add(&mut self, e: &Event) {
+        let admitted = e.outcome == Outcome::Admitted;
+        if e.retry_of.is_none() {
+            self.first += 1;
+            self.first_admitted += u64::from(admitted);
+        } else {
+            self.retries += 1;
+        }
+        self.admitted += u64::from(admitted);
+    }
+}
+
 /// Milliseconds at the usual percentiles.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Percentiles {

@@ -166,6 +166,7 @@ pub async fn run(
         targets,
         template: spec.plan.template.clone(),
         shape: spec.plan.shape.clone(),
+        retry: spec.plan.retry.clone(),
         ..spec.plan
     };
     let target_rps = plan.shape.target_rate(plan.duration);
@@ -248,6 +249,11 @@ pub async fn run(
         max_server_time_us: judged.max_server_time_us,
         witnesses: judged.witnesses,
         one_clock: judged.timing.one_clock,
+        retry: spec
+            .plan
+            .retry
+            .as_ref()
+            .map(|r| r.describe(&spec.plan.template.limited)),
     };
     records::write(&folder.arm_record(&spec.name), &record).map_err(Error::environment)?;
     Ok(record)

@@ -43,6 +43,8 @@ pub struct Attack {
     pub fanout: Fanout,
     pub timeout: Duration,
     pub max_in_flight: usize,
+    /// `--retry N`: callers retry limited answers up to N times.
+    pub retry: Option<crate::load::retry::Retry>,
     /// What the answers are judged against (`--policy`).
     pub policy: Option<reference_api::Policy>,
     /// Late replenishment and chunked refill the `--policy` declares.
@@ -71,6 +73,7 @@ fn spec(attack: &Attack) -> ArmSpec {
             seed: 1,
             timeout: attack.timeout,
             max_in_flight: attack.max_in_flight,
+            retry: attack.retry.clone(),
         },
         faults: Vec::new(),
         probes: Probes {

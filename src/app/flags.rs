@@ -89,6 +89,18 @@ pub fn attack(args: &AttackArgs) -> Result<Attack, Error> {
             "--keys needs --key-header: without it every request is the same key to the limiter",
         ));
     }
+    let retry = match args.retry {
+        None => None,
+        Some(n @ 1..=10) => Some(crate::load::retry::Retry {
+            max: n,
+            ..Default::default()
+        }),
+        Some(n) => {
+            return Err(Error::input(format!(
+                "--retry {n}: expected 1 to 10 retries"
+            )))
+        }
+    };
     if args.keys == 0 || args.max_in_flight == 0 {
         return Err(Error::input(
             "--keys and --max-in-flight must be at least 1",
@@ -115,6 +127,7 @@ pub fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         })?,
         timeout,
         max_in_flight: args.max_in_flight,
+        retry,
         policy: policy.as_ref().map(|(p, _)| p.clone()),
         timing: policy.map(|(_, t)| t).unwrap_or_default(),
         out: args.out.clone(),

@@ -106,6 +106,7 @@ pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Arm
             seed: scenario.seed,
             timeout: scenario.load.timeout,
             max_in_flight: scenario.load.max_in_flight,
+            retry: scenario.load.retry.clone(),
         },
         faults: scenario.faults.clone(),
         probes: Probes {

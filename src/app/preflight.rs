@@ -165,6 +165,7 @@ mod tests {
             key_distribution: KeyDistribution::Uniform,
             timeout: Duration::from_millis(timeout_ms),
             max_in_flight,
+            retry: None,
         }
     }
 

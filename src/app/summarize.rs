@@ -35,11 +35,16 @@ pub fn saturated(achieved_rps: f64, target_rps: f64, lag_p99_ms: f64) -> bool {
 
 pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
     let c = &f.counts;
-    let achieved = if run.send_window_s > 0.0 {
-        c.sent as f64 / run.send_window_s
-    } else {
-        0.0
+    let per_s = |n: u64| {
+        if run.send_window_s > 0.0 {
+            n as f64 / run.send_window_s
+        } else {
+            0.0
+        }
     };
+    // The schedule's requests: retries are the callers' own, not asked of it.
+    let achieved = per_s(c.sent - f.tries.retries.min(c.sent));
+    let round = |v: f64| (v * 10.0).round() / 10.0;
     ArmSummary {
         name: run.name.clone(),
         mode: run.mode.clone(),
@@ -75,7 +80,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
         },
         rate: Rate {
             target_rps: run.target_rps,
-            achieved_rps: (achieved * 10.0).round() / 10.0,
+            achieved_rps: round(achieved),
             generator_saturated: c.sent > 0 && saturated(achieved, run.target_rps, f.lag.p99),
         },
         correctness: f.verdict.as_ref().map(|v| Correctness {
@@ -141,6 +146,21 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             .collect(),
         faults: faults(run, f),
         headers: f.headers.clone(),
+        goodput: run
+            .retry
+            .clone()
+            .or_else(|| (f.tries.retries > 0).then(|| "retried".to_string()))
+            .map(|retry| Goodput {
+                retry,
+                requests: f.tries.first,
+                retries: f.tries.retries,
+                first_try_admitted: f.tries.first_admitted,
+                eventually_admitted: f.tries.admitted,
+                gave_up: f.tries.first.saturating_sub(f.tries.admitted),
+                attempts_rps: round(per_s(c.sent)),
+                first_try_rps: round(per_s(f.tries.first_admitted)),
+                eventual_rps: round(per_s(f.tries.admitted)),
+            }),
         phases: f
             .phases
             .iter()

@@ -11,10 +11,12 @@
 //!   else 1 + the kind's index), then a flags byte: bit 0 the answer
 //!   advertised something, bits 1–5 which of `limit, window_s, remaining,
 //!   reset_ms, retry_after_ms` follow (a `u64` each, in that order), and
-//!   with bit 0 the `present` and `malformed` bytes last.
+//!   with bit 0 the `present` and `malformed` bytes; bit 6: the event is a
+//!   retry, and its first attempt's `seq` (`u64`) and its attempt number
+//!   (`u8`) come last. Traces written before retries existed never set it.
 
 use super::advertised::Advertised;
-use super::{ErrorKind, Event, Outcome};
+use super::{ErrorKind, Event, Outcome, RetryOf};
 use std::collections::HashMap;
 use std::io::{BufReader, ErrorKind as Io, Read, Write};
 use std::path::Path;
@@ -26,6 +28,11 @@ const KEY: u8 = b'K';
 const EVENT: u8 = b'E';
 /// An event's bytes after its tag, before the optional fields.
 const FIXED: usize = 8 + 4 + 4 + 8 + 8 + 8 + 2 + 1 + 1 + 1;
+/// The flag of a retry, and the bytes of its link.
+const RETRY_BIT: u8 = 1 << 6;
+const RETRIED: usize = 8 + 1;
+/// The flags of the advertised fields.
+const FIELD_BITS: u8 = 0b0011_1110;
 
 const OUTCOMES: [Outcome; 4] = [
     Outcome::Admitted,
@@ -61,7 +68,7 @@ impl Encoder {
                 id
             }
         };
-        let mut buf = [0u8; 1 + FIXED + 5 * 8 + 2];
+        let mut buf = [0u8; 1 + FIXED + 5 * 8 + 2 + RETRIED];
         buf[0] = EVENT;
         buf[1..9].copy_from_slice(&e.seq.to_le_bytes());
         buf[9..13].copy_from_slice(&key.to_le_bytes());
@@ -95,6 +102,12 @@ impl Encoder {
             buf[len + 1] = a.malformed;
             len += 2;
             buf[45] = flags;
+        }
+        if let Some(r) = e.retry_of {
+            buf[45] |= RETRY_BIT;
+            buf[len..len + 8].copy_from_slice(&r.first.to_le_bytes());
+            buf[len + 8] = r.attempt;
+            len += RETRIED;
         }
         out.write_all(&buf[..len])
     }
@@ -201,10 +214,13 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                 n => Some(ErrorKind::from_index(n as usize - 1).ok_or("an unknown error kind")?),
             };
             let flags = b[44];
+            if flags & !(1 | FIELD_BITS | RETRY_BIT) != 0 {
+                return Err(format!("an event with unknown flags {flags:#04x}"));
+            }
             let mut advertised = None;
             let mut extra = 0;
             if flags & 1 == 1 {
-                let fields = (flags >> 1).count_ones() as usize;
+                let fields = (flags & FIELD_BITS).count_ones() as usize;
                 let mut rest = [0u8; 5 * 8 + 2];
                 input.read_exact(&mut rest[..fields * 8 + 2]).map_err(cut)?;
                 extra = fields * 8 + 2;
@@ -225,8 +241,18 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                     present: rest[at],
                     malformed: rest[at + 1],
                 });
-            } else if flags != 0 {
+            } else if flags & FIELD_BITS != 0 {
                 return Err("an event with fields but no advertisement".to_string());
+            }
+            let mut retry_of = None;
+            if flags & RETRY_BIT != 0 {
+                let mut link = [0u8; RETRIED];
+                input.read_exact(&mut link).map_err(cut)?;
+                extra += RETRIED;
+                retry_of = Some(RetryOf {
+                    first: u64_at(&link, 0),
+                    attempt: link[8],
+                });
             }
             *offset += 1 + FIXED as u64 + extra as u64;
             Ok(Some(Record::Event(
@@ -242,6 +268,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                     outcome,
                     error,
                     advertised,
+                    retry_of,
                 },
             )))
         }

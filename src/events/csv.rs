@@ -3,15 +3,18 @@
 //! header's column names, so files written before a column existed still
 //! read. Columns: `seq,key,replica,intended_us,sent_us,done_us,status,
 //! outcome,error,rl_limit,rl_window_s,rl_remaining,rl_reset_ms,
-//! retry_after_ms,rl_present,rl_malformed`.
+//! retry_after_ms,rl_present,rl_malformed,attempt,retry_of` (`attempt` 1
+//! for a first try; `retry_of` a retry's first attempt's `seq`, empty for
+//! a first try).
 
-use super::{ErrorKind, Event, Outcome};
+use super::{ErrorKind, Event, Outcome, RetryOf};
 use crate::events::advertised::Advertised;
 use std::io::Write;
 use std::path::Path;
 
 pub const HEADER: &[u8] = b"seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,\
-rl_limit,rl_window_s,rl_remaining,rl_reset_ms,retry_after_ms,rl_present,rl_malformed\n";
+rl_limit,rl_window_s,rl_remaining,rl_reset_ms,retry_after_ms,rl_present,rl_malformed,\
+attempt,retry_of\n";
 
 /// One CSV line, written by hand (integers through itoa): the writer keeps
 /// up with a closed loop at 100k requests/s without taking a core.
@@ -61,6 +64,12 @@ pub fn write_line(out: &mut impl Write, e: &Event) -> std::io::Result<()> {
             }
         }
     }
+    out.write_all(b",")?;
+    out.write_all(n.format(e.attempt()).as_bytes())?;
+    out.write_all(b",")?;
+    if let Some(r) = e.retry_of {
+        out.write_all(n.format(r.first).as_bytes())?;
+    }
     out.write_all(b"\n")
 }
 
@@ -103,6 +112,8 @@ struct Columns {
     /// rl_limit, rl_window_s, rl_remaining, rl_reset_ms, retry_after_ms,
     /// rl_present, rl_malformed.
     advertised: [Option<usize>; 7],
+    attempt: Option<usize>,
+    retry_of: Option<usize>,
 }
 
 impl Columns {
@@ -129,6 +140,8 @@ impl Columns {
                 "rl_malformed",
             ]
             .map(find),
+            attempt: find("attempt"),
+            retry_of: find("retry_of"),
         })
     }
 
@@ -184,6 +197,14 @@ impl Columns {
                 malformed: optional(malformed)?.unwrap_or(0) as u8,
             })
         };
+        let retry_of = match optional(self.retry_of)? {
+            None => None,
+            Some(first) => Some(RetryOf {
+                first,
+                attempt: optional(self.attempt)?
+                    .map_or(2, |a| a.clamp(2, u64::from(u8::MAX)) as u8),
+            }),
+        };
         Ok(Event {
             seq: number(self.seq, "seq")?,
             key: String::from_utf8(field(self.key).to_vec()).map_err(|_| "key: not UTF-8")?,
@@ -195,6 +216,7 @@ impl Columns {
             outcome,
             error,
             advertised,
+            retry_of,
         })
     }
 }

@@ -45,6 +45,8 @@ struct Line<'a> {
     retry_after_ms: Option<u64>,
     rl_present: Option<u8>,
     rl_malformed: Option<u8>,
+    attempt: u8,
+    retry_of: Option<u64>,
 }
 
 /// The header line a CSV export starts with.
@@ -86,6 +88,8 @@ pub fn line(format: Format, arm: &str, e: &Event, out: &mut impl Write) -> std::
                 retry_after_ms: a.and_then(|a| a.retry_after_ms),
                 rl_present: a.map(|a| a.present),
                 rl_malformed: a.map(|a| a.malformed),
+                attempt: e.attempt(),
+                retry_of: e.retry_of.map(|r| r.first),
             };
             serde_json::to_writer(&mut *out, &line).map_err(std::io::Error::other)?;
             out.write_all(b"\n")

@@ -5,7 +5,8 @@
 //! intended, actual send and answer times in µs since the load started on
 //! the generator's monotonic clock, the status and outcome, why a request
 //! got no answer (`error`), and what the answer's rate-limit headers
-//! advertised (`advertised`). `export` writes it as CSV or JSON Lines.
+//! advertised (`advertised`); a retry also names its first attempt
+//! (`retry_of`). `export` writes it as CSV or JSON Lines.
 
 pub mod advertised;
 pub mod binary;
@@ -107,6 +108,18 @@ pub struct Event {
     pub error: Option<ErrorKind>,
     /// The answer's rate-limit headers.
     pub advertised: Option<Advertised>,
+    /// A retry's link to its first attempt (`[load] retry`); `None` for a
+    /// first attempt.
+    pub retry_of: Option<RetryOf>,
+}
+
+/// Which request a retry retries, and which attempt it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryOf {
+    /// The first attempt's `seq`.
+    pub first: u64,
+    /// 2 for the first retry, 3 for the next, ... (the first attempt is 1).
+    pub attempt: u8,
 }
 
 impl Event {
@@ -118,6 +131,11 @@ impl Event {
     /// How late the generator sent it.
     pub fn lag_us(&self) -> u64 {
         self.sent_us.saturating_sub(self.intended_us)
+    }
+
+    /// 1 for a first attempt, 2 for its first retry, ...
+    pub fn attempt(&self) -> u8 {
+        self.retry_of.map_or(1, |r| r.attempt)
     }
 }
 

@@ -30,6 +30,7 @@ async fn events_round_trip_through_the_file() {
             present: 9,
             malformed: 0,
         }),
+        retry_of: None,
     };
     let refused = Event {
         seq: 4,
@@ -45,19 +46,30 @@ async fn events_round_trip_through_the_file() {
         outcome: Outcome::Timeout,
         ..e.clone()
     };
+    let retried = Event {
+        seq: 6,
+        retry_of: Some(RetryOf {
+            first: 3,
+            attempt: 2,
+        }),
+        ..e.clone()
+    };
     tx.send(vec![e.clone()]).await.unwrap();
-    tx.send(vec![refused.clone(), odd.clone()]).await.unwrap();
+    tx.send(vec![refused.clone(), odd.clone(), retried.clone()])
+        .await
+        .unwrap();
     drop(tx);
-    assert_eq!(writer.finish().unwrap(), 3);
+    assert_eq!(writer.finish().unwrap(), 4);
     let bytes = std::fs::read(&path).unwrap();
     assert!(bytes.starts_with(super::binary::MAGIC));
     let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
-    assert_eq!(back, vec![e.clone(), refused.clone(), odd.clone()]);
+    let all = vec![e.clone(), refused.clone(), odd.clone(), retried.clone()];
+    assert_eq!(back, all);
     // The same events through the CSV form (exports, and folders from
     // before the binary trace) come back the same.
     let csv = dir.path().join("a.csv");
     let mut text = super::csv::HEADER.to_vec();
-    for ev in [&e, &refused, &odd] {
+    for ev in &all {
         super::csv::write_line(&mut text, ev).unwrap();
     }
     std::fs::write(&csv, &text).unwrap();
@@ -66,10 +78,22 @@ async fn events_round_trip_through_the_file() {
         text.starts_with("seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,rl_"),
         "{text}"
     );
-    assert!(text.contains(",error,connect_refused,,,,,,,\n"), "{text}");
-    assert!(text.contains(",rejected,,10,,0,1500,2000,9,0\n"), "{text}");
+    assert!(
+        text.contains(",error,connect_refused,,,,,,,,1,\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(",rejected,,10,,0,1500,2000,9,0,1,\n"),
+        "{text}"
+    );
+    assert!(text.starts_with("6,") || text.contains("\n6,"), "{text}");
+    assert!(
+        text.contains(",rejected,,10,,0,1500,2000,9,0,2,3\n"),
+        "{text}"
+    );
     let back: Vec<Event> = read(&csv).unwrap().map(Result::unwrap).collect();
-    assert_eq!(back, vec![e.clone(), refused, odd]);
+    assert_eq!(back, all);
+    assert_eq!((e.attempt(), retried.attempt()), (1, 2));
     assert_eq!(e.latency_us(), 2_000);
     assert_eq!(e.lag_us(), 200);
 }
@@ -133,6 +157,7 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
         outcome: Outcome::Admitted,
         error: None,
         advertised: None,
+        retry_of: None,
     };
     tx.send(vec![
         e.clone(),
@@ -187,6 +212,11 @@ fn every_advertised_field_and_error_kind_survives_the_binary_form() {
                 retry_after_ms: bit(1).then_some(u64::MAX),
                 present: i as u8,
                 malformed: 1,
+            }),
+            // Every other one a retry, with or without an advertisement.
+            retry_of: (i % 2 == 1).then_some(RetryOf {
+                first: u64::MAX - 1,
+                attempt: i as u8 + 1,
             }),
         });
     }

@@ -2,12 +2,14 @@
 //! waiting for its answer (and an optional think time), then the next —
 //! like wrk or a pool of real clients. The offered load then depends on the
 //! server's speed, so it is an option, never the default; each request's
-//! intended time is when its worker was ready to send it.
+//! intended time is when its worker was ready to send it. A retrying
+//! worker (`[load] retry`) waits and retries in place, as a caller would.
 
 use super::connection::Dedicated;
 use super::pick::Picker;
 use super::plan::{Counters, Plan};
-use crate::events::{Batch, Event, BATCH};
+use super::retry::{pause, Attempts, Retry};
+use crate::events::{Batch, Event, RetryOf, BATCH};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -44,45 +46,72 @@ struct Worker {
     deadline: Instant,
     timeout: Duration,
     think: Duration,
+    retry: Option<Retry>,
+    seed: u64,
 }
 
 impl Worker {
-    /// Sends until the deadline or a stop; returns how many it sent.
+    /// Sends until the deadline or a stop; returns how many it sent
+    /// (first attempts; a retry is part of its request).
     async fn run(mut self) -> u64 {
         let mut batch = Vec::with_capacity(BATCH);
         let mut sent = 0;
         // Sequence numbers are taken from the shared counter a block at a time.
         let (mut next, mut end) = (0, 0);
-        while Instant::now() < self.deadline && !self.stopping.load(Ordering::Relaxed) {
+        let mut take = || {
             if next == end {
                 next = self.seq.fetch_add(BATCH as u64, Ordering::Relaxed);
                 end = next + BATCH as u64;
             }
-            let n = next;
             next += 1;
+            next - 1
+        };
+        while Instant::now() < self.deadline && !self.stopping.load(Ordering::Relaxed) {
+            let first = take();
             sent += 1;
-            let (key, target) = self.picker.pick(n);
-            let sent_us = self.start.elapsed().as_micros() as u64;
-            let answer = self.connections[target]
-                .send(&self.template, key, self.timeout)
-                .await;
-            let event = Event {
-                seq: n,
-                key: key.to_string(),
-                replica: target as u32,
-                intended_us: sent_us,
-                sent_us,
-                done_us: self.start.elapsed().as_micros() as u64,
-                status: answer.status,
-                outcome: answer.outcome,
-                error: answer.error,
-                advertised: answer.advertised,
-            };
-            batch.push(event);
-            if batch.len() == BATCH {
-                self.counters.count_all(&batch);
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                let _ = self.events.send(full).await;
+            let (key, target) = self.picker.pick(first);
+            let mut attempts = self
+                .retry
+                .as_ref()
+                .map(|r| Attempts::new(r, &self.template.limited, self.seed, first));
+            let (mut seq, mut retry_of) = (first, None);
+            loop {
+                let sent_us = self.start.elapsed().as_micros() as u64;
+                let answer = self.connections[target]
+                    .send(&self.template, key, self.timeout)
+                    .await;
+                let wait = attempts
+                    .as_mut()
+                    .and_then(|a| a.after(answer.status, answer.advertised.as_ref()));
+                batch.push(Event {
+                    seq,
+                    key: key.to_string(),
+                    replica: target as u32,
+                    intended_us: sent_us,
+                    sent_us,
+                    done_us: self.start.elapsed().as_micros() as u64,
+                    status: answer.status,
+                    outcome: answer.outcome,
+                    error: answer.error,
+                    advertised: answer.advertised,
+                    retry_of,
+                });
+                if batch.len() == BATCH {
+                    self.counters.count_all(&batch);
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    let _ = self.events.send(full).await;
+                }
+                let (Some(wait), Some(a)) = (wait, attempts.as_ref()) else {
+                    break;
+                };
+                if !pause(Instant::now() + wait, self.deadline, &self.stopping).await {
+                    break;
+                }
+                retry_of = Some(RetryOf {
+                    first,
+                    attempt: a.attempt(),
+                });
+                seq = take();
             }
             if !self.think.is_zero() {
                 tokio::time::sleep(self.think).await;
@@ -128,6 +157,8 @@ pub async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
             deadline,
             timeout: l.plan.timeout,
             think: l.think,
+            retry: l.plan.retry.clone(),
+            seed: l.plan.seed,
         });
     }
     let (done_tx, mut done_rx) = mpsc::channel::<u64>(threads);

@@ -1,7 +1,8 @@
 //! The open-loop load generator: every request has an intended send time
 //! from the schedule and leaves then, whether or not earlier ones have
 //! answered; latency is measured from the intended time (no coordinated
-//! omission). Each request becomes one event on the trace.
+//! omission). Each request becomes one event on the trace, and so does
+//! each retry of it (`retry`).
 
 pub mod answer;
 mod closed;
@@ -10,6 +11,7 @@ mod pacer;
 pub(crate) mod pick;
 mod plan;
 pub mod request;
+pub mod retry;
 pub mod schedule;
 
 use crate::events::{Batch, Event, Outcome};
@@ -18,7 +20,7 @@ pub use plan::{Counters, Plan};
 use reference_api::clock::wall_now_us;
 use schedule::{Schedule, Shape};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, Semaphore};
@@ -109,7 +111,18 @@ pub async fn run(
         events,
         counters,
         stop: stopping.clone(),
+        seqs: Arc::new(AtomicU64::new(0)),
+        retrying: plan.retry.clone().map(|retry| {
+            Arc::new(Retrying {
+                retry,
+                limited: plan.template.limited.clone(),
+                seed: plan.seed,
+                deadline: start + plan.duration,
+                waiting: AtomicUsize::new(0),
+            })
+        }),
     };
+    let retrying = context.retrying.clone();
     std::thread::spawn(move || {
         let _ = done_tx.send(context.pace());
     });
@@ -128,6 +141,14 @@ pub async fn run(
         interrupted: true,
     });
     let send_window = start.elapsed();
+    // Retries are due before the run's end (or given up): their chains
+    // end within a timeout of it.
+    if let Some(r) = &retrying {
+        let until = Instant::now() + plan.timeout + Duration::from_secs(1);
+        while r.waiting.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     // Every request ends by its own timeout; waiting for all permits waits for them.
     let all = plan.max_in_flight as u32;
     let _ = tokio::time::timeout(
@@ -161,6 +182,20 @@ struct Pacing {
     events: mpsc::Sender<Batch>,
     counters: Arc<Counters>,
     stop: Arc<AtomicBool>,
+    /// The next `seq`: scheduled requests and retries number from one count.
+    seqs: Arc<AtomicU64>,
+    retrying: Option<Arc<Retrying>>,
+}
+
+/// What a retrying caller shares with the others.
+struct Retrying {
+    retry: retry::Retry,
+    limited: Vec<u16>,
+    seed: u64,
+    /// A retry due after it is given up.
+    deadline: Instant,
+    /// Chains between two attempts, waited for at the run's end.
+    waiting: AtomicUsize,
 }
 
 impl Pacing {
@@ -168,7 +203,7 @@ impl Pacing {
         let (mut scheduled, mut sent, mut interrupted) = (0, 0, false);
         let start = self.start.into_std();
         for intended in self.schedule.by_ref() {
-            let seq = scheduled;
+            let index = scheduled;
             scheduled += 1;
             if !pacer::sleep_until(start + intended, &self.stop) {
                 interrupted = true;
@@ -180,8 +215,9 @@ impl Pacing {
                 interrupted = self.stop.load(Ordering::Relaxed);
                 break;
             };
-            let (key, target) = self.picker.pick(seq);
-            let request = Request {
+            let (key, target) = self.picker.pick(index);
+            let seq = self.seqs.fetch_add(1, Ordering::Relaxed);
+            let mut request = Request {
                 connections: self.connections.clone(),
                 template: self.template.clone(),
                 key: key.to_string(),
@@ -189,14 +225,53 @@ impl Pacing {
                 target: target as u32,
                 intended_us: intended.as_micros() as u64,
                 timeout: self.timeout,
+                retry_of: None,
             };
             let (events, counters, start) =
                 (self.events.clone(), self.counters.clone(), self.start);
+            let Some(retrying) = self.retrying.clone() else {
+                self.handle.spawn(async move {
+                    let event = request.send(start).await;
+                    counters.count(&event);
+                    let _ = events.send(vec![event]).await;
+                    drop(permit);
+                });
+                sent += 1;
+                continue;
+            };
+            let (seqs, permits, stop) =
+                (self.seqs.clone(), self.permits.clone(), self.stop.clone());
             self.handle.spawn(async move {
-                let event = request.send(start).await;
-                counters.count(&event);
-                let _ = events.send(vec![event]).await;
-                drop(permit);
+                let r = &*retrying;
+                let mut attempts = retry::Attempts::new(&r.retry, &r.limited, r.seed, seq);
+                let mut permit = permit;
+                loop {
+                    let event = request.send(start).await;
+                    drop(permit);
+                    let wait = attempts.after(event.status, event.advertised.as_ref());
+                    counters.count(&event);
+                    if wait.is_some() {
+                        request.key = event.key.clone();
+                    }
+                    let _ = events.send(vec![event]).await;
+                    let Some(wait) = wait else { break };
+                    r.waiting.fetch_add(1, Ordering::Relaxed);
+                    let go = retry::pause(Instant::now() + wait, r.deadline, &stop).await;
+                    let slot = match go {
+                        true => permits.clone().acquire_owned().await.ok(),
+                        false => None,
+                    };
+                    r.waiting.fetch_sub(1, Ordering::Relaxed);
+                    let Some(slot) = slot else { break };
+                    permit = slot;
+                    request.retry_of = Some(crate::events::RetryOf {
+                        first: seq,
+                        attempt: attempts.attempt(),
+                    });
+                    request.seq = seqs.fetch_add(1, Ordering::Relaxed);
+                    // A retry leaves when its caller's wait ends.
+                    request.intended_us = start.elapsed().as_micros() as u64;
+                }
             });
             sent += 1;
         }
@@ -216,10 +291,12 @@ pub(crate) struct Request {
     target: u32,
     intended_us: u64,
     timeout: Duration,
+    retry_of: Option<crate::events::RetryOf>,
 }
 
 impl Request {
-    async fn send(self, start: Instant) -> Event {
+    /// Sends it and gives its event (the key moves into the event).
+    async fn send(&mut self, start: Instant) -> Event {
         let sent_us = start.elapsed().as_micros() as u64;
         let answer = self
             .connections
@@ -232,7 +309,7 @@ impl Request {
             .await;
         Event {
             seq: self.seq,
-            key: self.key,
+            key: std::mem::take(&mut self.key),
             replica: self.target,
             intended_us: self.intended_us,
             sent_us,
@@ -241,6 +318,7 @@ impl Request {
             outcome: answer.outcome,
             error: answer.error,
             advertised: answer.advertised,
+            retry_of: self.retry_of,
         }
     }
 }

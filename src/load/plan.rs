@@ -1,5 +1,5 @@
 //! What a load is asked to do ([`Plan`]: targets, request template,
-//! schedule, keys and bounds) and the live counts it keeps while it runs.
+//! schedule, keys, bounds and retries) and the live counts it keeps while it runs.
 
 use crate::load::pick::{Fanout, KeyDistribution};
 use crate::load::request::Template;
@@ -20,6 +20,8 @@ pub struct Plan {
     pub seed: u64,
     pub timeout: Duration,
     pub max_in_flight: usize,
+    /// Callers that retry limited answers (`[load] retry`); `None`: never.
+    pub retry: Option<crate::load::retry::Retry>,
 }
 
 /// Live counts, for progress lines while the load runs.

@@ -239,6 +239,16 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
         h.push_str("</table>");
     }
 
+    if s.arms.iter().any(|a| a.goodput.is_some()) {
+        h.push_str("<h2 id=\"goodput\">Goodput of retrying callers</h2><ul class=\"verdicts\">");
+        for a in &s.arms {
+            if let Some(sentence) = super::goodput::sentence(a) {
+                let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(&sentence));
+            }
+        }
+        h.push_str("</ul>");
+    }
+
     if s.arms.iter().any(|a| a.headers.responses > 0) {
         h.push_str("<h2 id=\"headers\">Rate-limit headers</h2><ul class=\"verdicts\">");
         for a in &s.arms {

@@ -6,6 +6,7 @@ pub mod charts;
 pub mod compare;
 pub mod doctor;
 pub mod explain;
+pub mod goodput;
 pub mod headers;
 pub mod hgrm;
 pub mod html;

@@ -93,6 +93,9 @@ pub fn render(s: &Summary) -> String {
     }
     for a in &s.arms {
         out.push_str(&rate_line(a));
+        if let Some(sentence) = super::goodput::sentence(a) {
+            out.push_str(&format!("goodput of {}: {sentence}\n", a.name));
+        }
         if let Some(line) = errors_line(a) {
             out.push_str(&line);
         }

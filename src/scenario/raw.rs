@@ -118,6 +118,18 @@ pub struct RawLoad {
     pub fanout: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     pub max_in_flight: Option<Spanned<i64>>,
+    pub retry: Option<Spanned<RawRetry>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetry {
+    pub on: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub respect_retry_after: Option<bool>,
+    pub backoff: Option<Spanned<String>>,
+    pub base: Option<Spanned<String>>,
+    pub cap: Option<Spanned<String>>,
+    pub max: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -104,6 +104,8 @@ pub struct LoadSpec {
     /// Requests allowed in flight at once; past it the schedule waits (and
     /// the lag shows in the figures) rather than memory growing.
     pub max_in_flight: usize,
+    /// `retry = { ... }`: callers retry limited answers; `None`: never.
+    pub retry: Option<crate::load::retry::Retry>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -74,6 +74,9 @@ pub struct ArmRecord {
     /// Witnesses kept per kind in summary.json.
     #[serde(default = "default_witnesses")]
     pub witnesses: usize,
+    /// How the callers retried limited answers, in words; none: they did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {

@@ -58,6 +58,30 @@ pub struct ArmSummary {
     /// What the rate-limit headers said, checked against the trace and policy.
     #[serde(default)]
     pub headers: HeaderSummary,
+    /// Retrying callers (`[load] retry`): what they got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
+}
+
+/// What retrying callers got, beside what the limiter was asked: first
+/// attempts and retries apart, and successes per second of the send window.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Goodput {
+    /// How they retried, in words.
+    pub retry: String,
+    /// First attempts (the requests callers wanted to make).
+    pub requests: u64,
+    /// Further attempts (each also counted in `requests.sent`).
+    pub retries: u64,
+    pub first_try_admitted: u64,
+    pub eventually_admitted: u64,
+    /// Requests never admitted: out of retries, given up at the run's
+    /// end, or failed.
+    pub gave_up: u64,
+    /// Every attempt, per second.
+    pub attempts_rps: f64,
+    pub first_try_rps: f64,
+    pub eventual_rps: f64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

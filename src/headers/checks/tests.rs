@@ -27,6 +27,7 @@ fn ev(sent: u64, done: u64, outcome: Outcome, remaining: Option<u64>) -> Event {
             present: 1,
             ..Advertised::default()
         }),
+        retry_of: None,
     }
 }
 

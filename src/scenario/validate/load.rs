@@ -1,15 +1,19 @@
 //! The `[load]` table: the schedule (or closed loop), keys and their
-//! distribution, fan-out, timeouts.
+//! distribution, fan-out, timeouts, retrying callers.
 
 use super::source::{Result, Source, MAX_RATE};
 use crate::load::pick::{Fanout, KeyDistribution};
+use crate::load::retry::{Backoff, Retry};
 use crate::load::schedule::{Shape, Stage};
-use crate::scenario::raw::RawLoad;
+use crate::scenario::raw::{RawLoad, RawRetry};
 use crate::scenario::spec::LoadSpec;
 use crate::scenario::units;
 use std::ops::Range;
 use std::time::Duration;
 use toml::Spanned;
+
+/// The most retries a caller makes after a first attempt.
+pub(super) const MAX_RETRIES: i64 = 10;
 
 pub(super) fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
     let name = value.get_ref();
@@ -262,7 +266,61 @@ pub(super) fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec
             key_distribution: key_distribution(src, l)?,
             timeout,
             max_in_flight,
+            retry: l.retry.as_ref().map(|r| retry(src, r)).transpose()?,
         },
         fanout,
     ))
+}
+
+/// `retry = { on = [429], respect_retry_after = true, backoff =
+/// "exponential", base = "100ms", cap = "5s", max = 3 }`, every key optional.
+fn retry(src: &Source, spanned: &Spanned<RawRetry>) -> Result<Retry> {
+    let r = spanned.get_ref();
+    let mut out = Retry::default();
+    if let Some(list) = &r.on {
+        if list.get_ref().is_empty() {
+            return Err(src.at(list, "retry.on needs at least one status"));
+        }
+        out.on = list
+            .get_ref()
+            .iter()
+            .map(|c| {
+                src.count(
+                    c,
+                    "a retried status (2xx means admitted)",
+                    *crate::target::LIMITED_STATUSES.start() as i64,
+                    *crate::target::LIMITED_STATUSES.end() as i64,
+                )
+                .map(|c| c as u16)
+            })
+            .collect::<Result<Vec<u16>>>()?;
+    }
+    if let Some(respect) = r.respect_retry_after {
+        out.respect_retry_after = respect;
+    }
+    if let Some(b) = &r.backoff {
+        out.backoff = Backoff::from_name(b.get_ref()).ok_or_else(|| {
+            src.at(
+                b,
+                format!(
+                    "unknown retry backoff {:?}, expected {}",
+                    b.get_ref(),
+                    Backoff::NAMES
+                ),
+            )
+        })?;
+    }
+    if let Some(b) = &r.base {
+        out.base = src.duration(b)?;
+    }
+    if let Some(c) = &r.cap {
+        out.cap = src.duration(c)?;
+        if out.cap < out.base {
+            return Err(src.at(c, "retry.cap must not be shorter than retry.base"));
+        }
+    }
+    if let Some(m) = &r.max {
+        out.max = src.count(m, "retry.max", 1, MAX_RETRIES)? as u32;
+    }
+    Ok(out)
 }

@@ -132,3 +132,57 @@ fn closed_loop_takes_workers_and_a_think_time() {
         "{e}"
     );
 }
+
+#[test]
+fn retrying_callers_take_their_table_with_defaults_and_bounds() {
+    use crate::load::retry::{Backoff, Retry};
+    let with = |retry: &str| {
+        let text = GOOD.replace("rate = 200\nkeys = 4\n", &format!("rate = 200\n{retry}\n"));
+        parse("s.toml", &text).map(|s| s.load.retry)
+    };
+    assert_eq!(with("").unwrap(), None);
+    assert_eq!(with("retry = {}").unwrap(), Some(Retry::default()));
+    assert_eq!(
+        with(
+            "retry = { on = [429, 503], respect_retry_after = false, backoff = \"constant\", \
+             base = \"250ms\", cap = \"1s\", max = 2 }"
+        )
+        .unwrap(),
+        Some(Retry {
+            on: vec![429, 503],
+            respect_retry_after: false,
+            backoff: Backoff::Constant,
+            base: Duration::from_millis(250),
+            cap: Duration::from_secs(1),
+            max: 2,
+        })
+    );
+    for (bad, says) in [
+        (
+            "retry = { max = 0 }",
+            "retry.max must be between 1 and 10, got 0",
+        ),
+        (
+            "retry = { max = 11 }",
+            "retry.max must be between 1 and 10, got 11",
+        ),
+        ("retry = { on = [] }", "retry.on needs at least one status"),
+        (
+            "retry = { on = [200] }",
+            "a retried status (2xx means admitted) must be between 300 and 599, got 200",
+        ),
+        (
+            "retry = { backoff = \"linear\" }",
+            "unknown retry backoff \"linear\", expected exponential or constant",
+        ),
+        ("retry = { base = \"soon\" }", "expected a duration like"),
+        (
+            "retry = { base = \"2s\", cap = \"1s\" }",
+            "retry.cap must not be shorter than retry.base",
+        ),
+        ("retry = { tries = 3 }", "unknown field `tries`"),
+    ] {
+        let e = with(bad).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:") && e.contains(says), "{bad}: {e}");
+    }
+}
