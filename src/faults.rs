@@ -24,8 +24,10 @@ pub async fn drive(
             () = &mut stop => break,
             () = tokio::time::sleep_until(start + f.at) => {}
         }
-        let from_us = start.elapsed().as_micros() as u64;
+        // From when it has taken effect: a request sent while a replica was
+        // still being killed, and answered by it, belongs before.
         let applied = apply(stack, f.action).await;
+        let from_us = start.elapsed().as_micros() as u64;
         let stopped = tokio::select! {
             biased;
             () = &mut stop => true,

@@ -9,11 +9,17 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// A keep-alive HTTP/1.1 server on a free loopback port answering 200 to
 /// everything (or hanging up without answering when `hang_up`); remembers
 /// the head of the first request. Its threads end with the test process.
 fn tiny_server(hang_up: bool) -> (String, Arc<Mutex<Option<String>>>) {
+    server(hang_up, Duration::ZERO)
+}
+
+/// The same, answering each request only after `delay`.
+fn server(hang_up: bool, delay: Duration) -> (String, Arc<Mutex<Option<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let first = Arc::new(Mutex::new(None));
@@ -21,13 +27,13 @@ fn tiny_server(hang_up: bool) -> (String, Arc<Mutex<Option<String>>>) {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let seen = seen.clone();
-            std::thread::spawn(move || serve(stream, hang_up, &seen));
+            std::thread::spawn(move || serve(stream, hang_up, delay, &seen));
         }
     });
     (url, first)
 }
 
-fn serve(stream: TcpStream, hang_up: bool, seen: &Mutex<Option<String>>) {
+fn serve(stream: TcpStream, hang_up: bool, delay: Duration, seen: &Mutex<Option<String>>) {
     let mut writer = stream.try_clone().unwrap();
     let mut reader = BufReader::new(stream);
     loop {
@@ -47,6 +53,7 @@ fn serve(stream: TcpStream, hang_up: bool, seen: &Mutex<Option<String>>) {
         if hang_up {
             return;
         }
+        std::thread::sleep(delay);
         if writer
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
             .is_err()
@@ -288,6 +295,45 @@ fn retrying_callers_give_up_when_told_to_wait_past_the_end() {
     );
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("--retry 11: expected 1 to 10 retries"));
+}
+
+#[test]
+fn a_slow_target_gets_the_connections_its_rate_needs() {
+    // 50 ms an answer at 1,000 requests/s: about 50 in flight at once, more
+    // than the connections a lane opens at first. The open loop must open
+    // more rather than queue requests behind the ones in flight.
+    let (url, _) = server(false, Duration::from_millis(50));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = rlbench(
+        &[
+            "attack",
+            &url,
+            "--rate",
+            "1000",
+            "-d",
+            "2s",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let arm = &summary(&out)["arms"][0];
+    assert_eq!(
+        arm["requests"]["admitted"], arm["requests"]["sent"],
+        "{arm}"
+    );
+    assert!(
+        arm["rate"]["achieved_rps"].as_f64().unwrap() > 990.0,
+        "{arm}"
+    );
+    assert_eq!(arm["rate"]["generator_saturated"], false, "{arm}");
+    let lag = arm["schedule_lag_ms"]["p99"].as_f64().unwrap();
+    assert!(lag < 50.0, "schedule lag p99 {lag} ms");
+    let latency = arm["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((50.0..80.0).contains(&latency), "latency p50 {latency} ms");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use super::connection::Dedicated;
 use super::pick::Picker;
 use super::plan::{Counters, Plan};
 use super::retry::{pause, Attempts, Retry};
-use crate::events::{Batch, Event, RetryOf, BATCH};
+use crate::events::{Batch, Event, BATCH};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -70,19 +70,22 @@ impl Worker {
             let first = take();
             sent += 1;
             let (key, target) = self.picker.pick(first);
-            let mut attempts = self
-                .retry
-                .as_ref()
-                .map(|r| Attempts::new(r, &self.template.limited, self.seed, first));
+            let mut attempts = self.retry.as_ref().map(|_| Attempts::new(self.seed, first));
             let (mut seq, mut retry_of) = (first, None);
             loop {
                 let sent_us = self.start.elapsed().as_micros() as u64;
                 let answer = self.connections[target]
                     .send(&self.template, key, self.timeout)
                     .await;
-                let wait = attempts
-                    .as_mut()
-                    .and_then(|a| a.after(answer.status, answer.advertised.as_ref()));
+                let wait = match (&self.retry, attempts.as_mut()) {
+                    (Some(r), Some(a)) => a.after(
+                        r,
+                        &self.template.limited,
+                        answer.status,
+                        answer.advertised.as_ref(),
+                    ),
+                    _ => None,
+                };
                 batch.push(Event {
                     seq,
                     key: key.to_string(),
@@ -107,11 +110,8 @@ impl Worker {
                 if !pause(Instant::now() + wait, self.deadline, &self.stopping).await {
                     break;
                 }
-                retry_of = Some(RetryOf {
-                    first,
-                    attempt: a.attempt(),
-                });
-                seq = take();
+                retry_of = Some(a.link());
+                seq = super::retry::seq_of(a.link());
             }
             if !self.think.is_zero() {
                 tokio::time::sleep(self.think).await;

@@ -1,6 +1,6 @@
 //! Keep-alive HTTP/1 connections driven by the task that sends on them,
-//! with a per-request timeout: one per closed-loop worker ([`Dedicated`]),
-//! or idle ones shared per target for the open loop ([`Connections`]).
+//! with a per-request timeout ([`Dedicated`]): one per closed-loop worker
+//! and target, one per open-loop connection task.
 
 use crate::events::advertised;
 use crate::events::ErrorKind;
@@ -16,50 +16,6 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Idle open-loop connections kept per target (each holds buffers).
-const MAX_IDLE_PER_TARGET: usize = 1_024;
-
-/// Idle dedicated connections per target, for open-loop requests: each
-/// request takes one (or opens a new one) and drives it in its own task,
-/// then puts it back. Cheaper than a general pool whose connections run as
-/// tasks of their own and hand every answer across tasks.
-pub struct Connections {
-    targets: Vec<Uri>,
-    idle: Vec<std::sync::Mutex<Vec<Dedicated>>>,
-}
-
-impl Connections {
-    pub fn new(targets: &[Uri]) -> Self {
-        Connections {
-            targets: targets.to_vec(),
-            idle: targets.iter().map(|_| Default::default()).collect(),
-        }
-    }
-
-    /// Sends one request to target `target` on an idle connection or a new one.
-    pub async fn send(
-        &self,
-        target: usize,
-        template: &Template,
-        key: &str,
-        timeout: Duration,
-    ) -> Answer {
-        let idle = self.idle[target]
-            .lock()
-            .ok()
-            .and_then(|mut idle| idle.pop());
-        let mut connection = idle.unwrap_or_else(|| Dedicated::new(self.targets[target].clone()));
-        let answer = connection.send(template, key, timeout).await;
-        if let Ok(mut idle) = self.idle[target].lock() {
-            // A burst of slow answers can open thousands; keep a bounded few.
-            if idle.len() < MAX_IDLE_PER_TARGET {
-                idle.push(connection);
-            }
-        }
-        answer
-    }
-}
 
 type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
 type Connection = hyper::client::conn::http1::Connection<TokioIo<TcpStream>, Empty<Bytes>>;

@@ -7,23 +7,23 @@
 pub mod answer;
 mod closed;
 pub mod connection;
-mod pacer;
+mod lanes;
 pub(crate) mod pick;
 mod plan;
 pub mod request;
 pub mod retry;
 pub mod schedule;
+mod timer;
 
 use crate::events::{Batch, Event, Outcome};
-use pick::Picker;
 pub use plan::{Counters, Plan};
 use reference_api::clock::wall_now_us;
-use schedule::{Schedule, Shape};
+use schedule::Shape;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 #[derive(Clone, Copy, Debug)]
@@ -63,16 +63,7 @@ pub async fn run(
     stop: impl Future<Output = ()>,
     start: Instant,
 ) -> LoadReport {
-    let picker = Picker::new(
-        plan.keys,
-        plan.key_distribution,
-        plan.targets.len(),
-        plan.fanout,
-        plan.seed,
-    );
-    let permits = Arc::new(Semaphore::new(plan.max_in_flight));
     let (epoch_offset_us, epoch_uncertainty_us) = wall_clock_at(start);
-    let schedule = Schedule::new(&plan.shape, plan.duration, plan.seed, epoch_offset_us);
     let stopping = Arc::new(AtomicBool::new(false));
     if let Shape::Closed { concurrency, think } = plan.shape {
         let outcome = closed::run(
@@ -97,229 +88,64 @@ pub async fn run(
             epoch_uncertainty_us,
         };
     }
-    let (done_tx, done_rx) = oneshot::channel();
-    let context = Pacing {
-        handle: tokio::runtime::Handle::current(),
-        start,
-        schedule,
-        picker,
-        connections: Arc::new(connection::Connections::new(&plan.targets)),
-        template: Arc::new(plan.template.clone()),
+    let lanes = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let shared = Arc::new(lanes::Shared {
+        targets: plan.targets.clone(),
+        template: plan.template.clone(),
+        shape: plan.shape.clone(),
+        duration: plan.duration,
+        seed: plan.seed,
+        epoch_offset_us,
+        keys: plan.keys,
+        key_distribution: plan.key_distribution,
+        fanout: plan.fanout,
         timeout: plan.timeout,
-        deadline: start.into_std() + plan.duration,
-        permits: permits.clone(),
+        start,
+        deadline: start + plan.duration,
+        stop: stopping.clone(),
         events,
         counters,
-        stop: stopping.clone(),
-        seqs: Arc::new(AtomicU64::new(0)),
-        retrying: plan.retry.clone().map(|retry| {
-            Arc::new(Retrying {
-                retry,
-                limited: plan.template.limited.clone(),
-                seed: plan.seed,
-                deadline: start + plan.duration,
-                waiting: AtomicUsize::new(0),
-            })
-        }),
-    };
-    let retrying = context.retrying.clone();
-    std::thread::spawn(move || {
-        let _ = done_tx.send(context.pace());
+        retry: plan.retry.clone(),
+        lanes,
+        connections: plan.max_in_flight.div_ceil(lanes).max(1),
     });
+    let (done_tx, mut done_rx) = mpsc::channel::<lanes::Outcome>(lanes);
+    for lane in 0..lanes {
+        let (shared, done) = (shared.clone(), done_tx.clone());
+        std::thread::spawn(move || {
+            let _ = done.blocking_send(lanes::run(shared, lane));
+        });
+    }
+    drop(done_tx);
+    drop(shared);
+    let all_done = async {
+        let mut outcomes = Vec::new();
+        while let Some(o) = done_rx.recv().await {
+            outcomes.push(o);
+        }
+        outcomes
+    };
     tokio::pin!(stop);
-    tokio::pin!(done_rx);
-    let outcome = tokio::select! {
-        done = &mut done_rx => done.ok(),
+    tokio::pin!(all_done);
+    let (outcomes, stopped) = tokio::select! {
+        o = &mut all_done => (o, false),
         () = &mut stop => {
             stopping.store(true, Ordering::Relaxed);
-            done_rx.await.ok().map(|o| pacer::Outcome { interrupted: true, ..o })
+            (all_done.await, true)
         }
     };
-    let outcome = outcome.unwrap_or(pacer::Outcome {
-        scheduled: 0,
-        sent: 0,
-        interrupted: true,
-    });
-    let send_window = start.elapsed();
-    // Retries are due before the run's end (or given up): their chains
-    // end within a timeout of it.
-    if let Some(r) = &retrying {
-        let until = Instant::now() + plan.timeout + Duration::from_secs(1);
-        while r.waiting.load(Ordering::Relaxed) > 0 && Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-    // Every request ends by its own timeout; waiting for all permits waits for them.
-    let all = plan.max_in_flight as u32;
-    let _ = tokio::time::timeout(
-        plan.timeout + Duration::from_secs(1),
-        permits.acquire_many(all),
-    )
-    .await;
     LoadReport {
-        scheduled: outcome.scheduled,
-        sent: outcome.sent,
-        send_window,
-        interrupted: outcome.interrupted,
+        scheduled: outcomes.iter().map(|o| o.scheduled).sum(),
+        sent: outcomes.iter().map(|o| o.sent).sum(),
+        send_window: outcomes
+            .iter()
+            .map(|o| o.paced)
+            .max()
+            .unwrap_or_else(|| start.elapsed()),
+        // A lane that did not report was cut short too.
+        interrupted: stopped || outcomes.len() < lanes || outcomes.iter().any(|o| o.interrupted),
         epoch_offset_us,
         epoch_uncertainty_us,
-    }
-}
-
-/// What the pacer thread owns.
-struct Pacing {
-    handle: tokio::runtime::Handle,
-    start: Instant,
-    schedule: Schedule,
-    picker: Picker,
-    connections: Arc<connection::Connections>,
-    template: Arc<request::Template>,
-    timeout: Duration,
-    /// The run ends on time: a request still waiting for a free in-flight
-    /// slot then is not sent (and the achieved rate shows it).
-    deadline: std::time::Instant,
-    permits: Arc<Semaphore>,
-    events: mpsc::Sender<Batch>,
-    counters: Arc<Counters>,
-    stop: Arc<AtomicBool>,
-    /// The next `seq`: scheduled requests and retries number from one count.
-    seqs: Arc<AtomicU64>,
-    retrying: Option<Arc<Retrying>>,
-}
-
-/// What a retrying caller shares with the others.
-struct Retrying {
-    retry: retry::Retry,
-    limited: Vec<u16>,
-    seed: u64,
-    /// A retry due after it is given up.
-    deadline: Instant,
-    /// Chains between two attempts, waited for at the run's end.
-    waiting: AtomicUsize,
-}
-
-impl Pacing {
-    fn pace(mut self) -> pacer::Outcome {
-        let (mut scheduled, mut sent, mut interrupted) = (0, 0, false);
-        let start = self.start.into_std();
-        for intended in self.schedule.by_ref() {
-            let index = scheduled;
-            scheduled += 1;
-            if !pacer::sleep_until(start + intended, &self.stop) {
-                interrupted = true;
-                break;
-            }
-            let Some(permit) =
-                pacer::permit(&self.permits, &self.handle, self.deadline, &self.stop)
-            else {
-                interrupted = self.stop.load(Ordering::Relaxed);
-                break;
-            };
-            let (key, target) = self.picker.pick(index);
-            let seq = self.seqs.fetch_add(1, Ordering::Relaxed);
-            let mut request = Request {
-                connections: self.connections.clone(),
-                template: self.template.clone(),
-                key: key.to_string(),
-                seq,
-                target: target as u32,
-                intended_us: intended.as_micros() as u64,
-                timeout: self.timeout,
-                retry_of: None,
-            };
-            let (events, counters, start) =
-                (self.events.clone(), self.counters.clone(), self.start);
-            let Some(retrying) = self.retrying.clone() else {
-                self.handle.spawn(async move {
-                    let event = request.send(start).await;
-                    counters.count(&event);
-                    let _ = events.send(vec![event]).await;
-                    drop(permit);
-                });
-                sent += 1;
-                continue;
-            };
-            let (seqs, permits, stop) =
-                (self.seqs.clone(), self.permits.clone(), self.stop.clone());
-            self.handle.spawn(async move {
-                let r = &*retrying;
-                let mut attempts = retry::Attempts::new(&r.retry, &r.limited, r.seed, seq);
-                let mut permit = permit;
-                loop {
-                    let event = request.send(start).await;
-                    drop(permit);
-                    let wait = attempts.after(event.status, event.advertised.as_ref());
-                    counters.count(&event);
-                    if wait.is_some() {
-                        request.key = event.key.clone();
-                    }
-                    let _ = events.send(vec![event]).await;
-                    let Some(wait) = wait else { break };
-                    r.waiting.fetch_add(1, Ordering::Relaxed);
-                    let go = retry::pause(Instant::now() + wait, r.deadline, &stop).await;
-                    let slot = match go {
-                        true => permits.clone().acquire_owned().await.ok(),
-                        false => None,
-                    };
-                    r.waiting.fetch_sub(1, Ordering::Relaxed);
-                    let Some(slot) = slot else { break };
-                    permit = slot;
-                    request.retry_of = Some(crate::events::RetryOf {
-                        first: seq,
-                        attempt: attempts.attempt(),
-                    });
-                    request.seq = seqs.fetch_add(1, Ordering::Relaxed);
-                    // A retry leaves when its caller's wait ends.
-                    request.intended_us = start.elapsed().as_micros() as u64;
-                }
-            });
-            sent += 1;
-        }
-        pacer::Outcome {
-            scheduled,
-            sent,
-            interrupted,
-        }
-    }
-}
-
-pub(crate) struct Request {
-    connections: Arc<connection::Connections>,
-    template: Arc<request::Template>,
-    key: String,
-    seq: u64,
-    target: u32,
-    intended_us: u64,
-    timeout: Duration,
-    retry_of: Option<crate::events::RetryOf>,
-}
-
-impl Request {
-    /// Sends it and gives its event (the key moves into the event).
-    async fn send(&mut self, start: Instant) -> Event {
-        let sent_us = start.elapsed().as_micros() as u64;
-        let answer = self
-            .connections
-            .send(
-                self.target as usize,
-                &self.template,
-                &self.key,
-                self.timeout,
-            )
-            .await;
-        Event {
-            seq: self.seq,
-            key: std::mem::take(&mut self.key),
-            replica: self.target,
-            intended_us: self.intended_us,
-            sent_us,
-            done_us: start.elapsed().as_micros() as u64,
-            status: answer.status,
-            outcome: answer.outcome,
-            error: answer.error,
-            advertised: answer.advertised,
-            retry_of: self.retry_of,
-        }
     }
 }
 
@@ -338,15 +164,5 @@ impl Counters {
         self.rejected.fetch_add(rejected, Ordering::Relaxed);
         self.failed.fetch_add(failed, Ordering::Relaxed);
         self.done.fetch_add(events.len() as u64, Ordering::Relaxed);
-    }
-
-    fn count(&self, event: &Event) {
-        self.done.fetch_add(1, Ordering::Relaxed);
-        let counter = match event.outcome {
-            Outcome::Admitted => &self.admitted,
-            Outcome::Rejected => &self.rejected,
-            Outcome::Error | Outcome::Timeout => &self.failed,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -147,35 +147,46 @@ impl Retry {
 }
 
 /// One request's attempts: how long to wait before each retry.
-pub struct Attempts<'a> {
-    retry: &'a Retry,
-    limited: &'a [u16],
+pub struct Attempts {
+    /// The first attempt's seq.
+    pub first: u64,
     rng: SmallRng,
     /// Retries made so far.
     made: u32,
 }
 
-impl<'a> Attempts<'a> {
+impl Attempts {
     /// The chain of the request first sent as `first` (its seq), its
     /// jitter drawn from `seed` and `first`.
-    pub fn new(retry: &'a Retry, limited: &'a [u16], seed: u64, first: u64) -> Self {
+    pub fn new(seed: u64, first: u64) -> Self {
         Attempts {
-            retry,
-            limited,
+            first,
             rng: SmallRng::seed_from_u64(seed ^ first.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             made: 0,
         }
     }
 
     /// The wait before the next retry after an answer, or `None` when the
-    /// chain ends here.
-    pub fn after(&mut self, status: u16, advertised: Option<&Advertised>) -> Option<Duration> {
+    /// chain ends here (`limited` stands for an empty `retry.on`).
+    pub fn after(
+        &mut self,
+        retry: &Retry,
+        limited: &[u16],
+        status: u16,
+        advertised: Option<&Advertised>,
+    ) -> Option<Duration> {
         let jitter = self.rng.random::<f64>();
-        let wait = self
-            .retry
-            .wait(status, advertised, self.made + 1, self.limited, jitter)?;
+        let wait = retry.wait(status, advertised, self.made + 1, limited, jitter)?;
         self.made += 1;
         Some(wait)
+    }
+
+    /// The link the retry `after` last granted carries.
+    pub fn link(&self) -> crate::events::RetryOf {
+        crate::events::RetryOf {
+            first: self.first,
+            attempt: self.attempt(),
+        }
     }
 
     /// The attempt number of the retry `after` last granted (2 for the
@@ -183,6 +194,15 @@ impl<'a> Attempts<'a> {
     pub fn attempt(&self) -> u8 {
         (self.made + 1).min(u32::from(u8::MAX)) as u8
     }
+}
+
+/// A retry's `seq`: its first attempt's plus `(attempt − 1) · 2⁵⁶`. Unique
+/// without any shared counter (first attempts are numbered by their place
+/// in the schedule, far below 2⁵⁶), so a schedule split between lanes, or
+/// later between machines, numbers its retries the same.
+pub fn seq_of(link: crate::events::RetryOf) -> u64 {
+    link.first
+        .wrapping_add(u64::from(link.attempt.saturating_sub(1)) << 56)
 }
 
 /// Waits until `due` in short slices; false (at once, or when it is seen)
@@ -304,9 +324,9 @@ mod tests {
     fn a_chain_ends_after_max_retries_and_repeats_with_its_seed() {
         let r = Retry::default();
         let waits = |seed, first| {
-            let mut a = Attempts::new(&r, &[429], seed, first);
+            let mut a = Attempts::new(seed, first);
             let mut out = Vec::new();
-            while let Some(w) = a.after(429, None) {
+            while let Some(w) = a.after(&r, &[429], 429, None) {
                 out.push((w, a.attempt()));
             }
             out
@@ -320,8 +340,30 @@ mod tests {
         assert_eq!(one, waits(7, 11));
         assert_ne!(one, waits(7, 12));
         // An admit ends the chain at once.
-        let mut a = Attempts::new(&r, &[429], 7, 11);
-        assert_eq!(a.after(200, None), None);
+        let mut a = Attempts::new(7, 11);
+        assert_eq!(a.after(&r, &[429], 200, None), None);
+        assert!(a.after(&r, &[429], 429, None).is_some());
+        assert_eq!(
+            a.link(),
+            crate::events::RetryOf {
+                first: 11,
+                attempt: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_retry_seq_never_meets_a_first_attempt_or_another_retry() {
+        use crate::events::RetryOf;
+        let first = 12_345;
+        let seqs: Vec<u64> = (2..=11)
+            .map(|attempt| seq_of(RetryOf { first, attempt }))
+            .collect();
+        assert_eq!(seqs[0], first + (1 << 56));
+        assert!(seqs.iter().all(|&s| s >= 1 << 56));
+        let mut unique = seqs.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), seqs.len());
     }
 
     #[tokio::test]

@@ -103,7 +103,7 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
 pub struct Applied {
     /// In words, e.g. "redis_down (pause)".
     pub fault: String,
-    /// From just before it was applied to just after it was undone (a
+    /// From just after it took effect to just after it was undone (a
     /// restarted process ready again), µs from the load's start.
     pub from_us: u64,
     pub to_us: u64,

@@ -88,7 +88,7 @@ pub struct Goodput {
 pub struct FaultSummary {
     /// e.g. "redis_down (pause)"
     pub fault: String,
-    /// From just before it was applied to just after it was undone, in
+    /// From just after it took effect to just after it was undone, in
     /// seconds from the arm's load start.
     pub from_s: f64,
     pub to_s: f64,

@@ -1,0 +1,445 @@
+//! The open loop on lanes, one per core. Each lane is a thread with a
+//! single-threaded runtime of its own that owns a share of the schedule —
+//! the requests whose index `i` has `i % lanes == lane`, like k6's
+//! execution segments: every lane walks the same deterministic schedule and
+//! key picks, so the split changes who sends a request, never which key or
+//! target it has or its `seq` (its index) — and its own connections.
+//!
+//! Within a lane nothing crosses threads per request: a precise timer
+//! (`timer`) wakes the lane's pacer at each due time, which hands the
+//! request to a parked long-lived connection task of its target, or queues
+//! it for the next one free (its lag, and so its latency, counting from
+//! its intended time). A lane opens connections as its queue needs them
+//! (see `Lane::grow`), never more than its share of `max_in_flight`, and
+//! past that many pending requests the schedule waits and the lag shows.
+//! Events are gathered per lane and sent to the writer in batches.
+
+use super::connection::Dedicated;
+use super::pick::Picker;
+use super::plan::Counters;
+use super::request::Template;
+use super::retry::{pause, Attempts, Retry};
+use super::schedule::{Schedule, Shape};
+use super::timer::Timer;
+use crate::events::{Batch, Event, RetryOf, BATCH};
+use crate::load::pick::{Fanout, KeyDistribution};
+use hyper::Uri;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+use std::time::Duration;
+use tokio::sync::{mpsc, Notify};
+use tokio::time::Instant;
+
+/// Longest single wait of the pacer: how quickly it sees a stop.
+const TICK: Duration = Duration::from_millis(5);
+/// Connections per target a lane opens as soon as requests queue.
+const FLOOR: usize = 16;
+/// Past the floor: how long the oldest queued request must have waited,
+/// and how long since the last connection was added, before another.
+const GROW_AFTER: Duration = Duration::from_millis(1);
+/// Before a wait at least this long the pacer sends what its lane gathered
+/// (so slow schedules still show progress).
+const FLUSH_BEFORE_WAIT: Duration = Duration::from_millis(2);
+
+/// What every lane of one load shares (read-only but for the counters).
+pub(super) struct Shared {
+    pub targets: Vec<Uri>,
+    pub template: Template,
+    pub shape: Shape,
+    pub duration: Duration,
+    pub seed: u64,
+    pub epoch_offset_us: i64,
+    pub keys: u32,
+    pub key_distribution: KeyDistribution,
+    pub fanout: Fanout,
+    pub timeout: Duration,
+    /// Trace time 0.
+    pub start: Instant,
+    /// The run ends on time: a request still waiting for a free connection
+    /// then is not sent, and a retry due after it is given up.
+    pub deadline: Instant,
+    pub stop: Arc<AtomicBool>,
+    pub events: mpsc::Sender<Batch>,
+    pub counters: Arc<Counters>,
+    pub retry: Option<Retry>,
+    pub lanes: usize,
+    /// Requests pending (queued or in flight) per lane, and connections
+    /// per lane, at most.
+    pub connections: usize,
+}
+
+pub(super) struct Outcome {
+    pub scheduled: u64,
+    pub sent: u64,
+    pub interrupted: bool,
+    /// When the lane's pacer finished, from trace time 0.
+    pub paced: Duration,
+}
+
+/// Runs lane `lane` on the calling thread until its share of the schedule
+/// is sent and answered (or a stop).
+pub(super) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::warn!("open loop: cannot start lane {lane}'s runtime: {e}");
+            return Outcome {
+                scheduled: 0,
+                sent: 0,
+                interrupted: true,
+                paced: Duration::ZERO,
+            };
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    let targets = shared.targets.len();
+    let lane = Rc::new(Lane {
+        idle: RefCell::new(vec![Vec::new(); targets]),
+        queued: RefCell::new((0..targets).map(|_| VecDeque::new()).collect()),
+        open: RefCell::new(vec![Pool::new(); targets]),
+        shared,
+        index: lane,
+        connections: Cell::new(0),
+        pending: Cell::new(0),
+        retrying: Cell::new(0),
+        freed: Notify::new(),
+        batch: RefCell::new(Vec::with_capacity(BATCH)),
+    });
+    local.block_on(&rt, lane.pace())
+}
+
+/// One target's connections in a lane, and how long its exchanges take.
+#[derive(Clone)]
+struct Pool {
+    open: usize,
+    /// When the last connection was added.
+    grown: Instant,
+    /// Exchanges' service time (µs): a moving mean, and the least seen.
+    mean_us: f64,
+    least_us: f64,
+}
+
+impl Pool {
+    fn new() -> Self {
+        Pool {
+            open: 0,
+            grown: Instant::now(),
+            mean_us: 0.0,
+            least_us: f64::INFINITY,
+        }
+    }
+
+    fn took(&mut self, us: u64) {
+        let us = us as f64;
+        self.least_us = self.least_us.min(us);
+        self.mean_us = if self.mean_us == 0.0 {
+            us
+        } else {
+            self.mean_us + (us - self.mean_us) / 64.0
+        };
+    }
+
+    /// Answers take about as long as they ever did: nothing queues behind
+    /// them, on the target or in this lane.
+    fn unhurried(&self) -> bool {
+        self.mean_us <= 2.0 * self.least_us + 50.0
+    }
+}
+
+/// One request as a connection task gets it.
+struct Job {
+    seq: u64,
+    key: String,
+    target: usize,
+    intended_us: u64,
+    retry_of: Option<RetryOf>,
+    attempts: Option<Attempts>,
+}
+
+/// A parked connection task: where its next job is put, and how it is woken.
+#[derive(Default)]
+struct Slot {
+    job: Cell<Option<Job>>,
+    waker: Cell<Option<Waker>>,
+}
+
+impl Slot {
+    fn give(&self, job: Job) {
+        self.job.set(Some(job));
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+
+    async fn next(&self) -> Job {
+        poll_fn(|cx| match self.job.take() {
+            Some(job) => Poll::Ready(job),
+            None => {
+                self.waker.set(Some(cx.waker().clone()));
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+struct Lane {
+    shared: Arc<Shared>,
+    index: usize,
+    /// Parked connection tasks, per target (the last parked is used first).
+    idle: RefCell<Vec<Vec<Rc<Slot>>>>,
+    /// Requests waiting for a connection, per target, oldest first.
+    queued: RefCell<Vec<VecDeque<Job>>>,
+    /// Per target: its connection tasks and how its answers take.
+    open: RefCell<Vec<Pool>>,
+    connections: Cell<usize>,
+    /// Requests taken (queued or in flight) and not yet answered.
+    pending: Cell<usize>,
+    /// Retries waiting for their due time.
+    retrying: Cell<usize>,
+    /// A request was answered: room for the next.
+    freed: Notify,
+    batch: RefCell<Vec<Event>>,
+}
+
+impl Lane {
+    /// Walks the schedule, sending this lane's share at its due times.
+    async fn pace(self: Rc<Self>) -> Outcome {
+        let s = self.shared.clone();
+        let timer = Timer::new();
+        let start = s.start.into_std();
+        let mut picker = Picker::new(
+            s.keys,
+            s.key_distribution,
+            s.targets.len(),
+            s.fanout,
+            s.seed,
+        );
+        let schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
+        let (mut scheduled, mut sent, mut interrupted) = (0, 0, false);
+        'schedule: for (index, intended) in schedule.enumerate() {
+            // Every lane draws every pick, so each request's key and target
+            // are the same however the schedule is split.
+            let (key, target) = picker.pick(index as u64);
+            if index % s.lanes != self.index {
+                continue;
+            }
+            scheduled += 1;
+            let due = start + intended;
+            loop {
+                if s.stop.load(Ordering::Relaxed) {
+                    interrupted = true;
+                    break 'schedule;
+                }
+                let now = std::time::Instant::now();
+                if now >= due {
+                    break;
+                }
+                if due - now >= FLUSH_BEFORE_WAIT {
+                    self.flush().await;
+                }
+                timer.sleep_until(due, TICK).await;
+            }
+            if !self.room().await {
+                interrupted = s.stop.load(Ordering::Relaxed);
+                break;
+            }
+            self.submit(Job {
+                seq: index as u64,
+                key: key.to_string(),
+                target,
+                intended_us: intended.as_micros() as u64,
+                retry_of: None,
+                attempts: s
+                    .retry
+                    .as_ref()
+                    .map(|_| Attempts::new(s.seed, index as u64)),
+            });
+            sent += 1;
+        }
+        let paced = s.start.elapsed();
+        // Every request ends by its own timeout, and retries are due
+        // before the run's end (or given up).
+        let until = Instant::now() + s.timeout + Duration::from_secs(1);
+        while (self.pending.get() > 0 || self.retrying.get() > 0) && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        self.flush().await;
+        tracing::debug!(
+            "lane {}: {} connections for {} targets",
+            self.index,
+            self.connections.get(),
+            s.targets.len()
+        );
+        Outcome {
+            scheduled,
+            sent,
+            interrupted,
+            paced,
+        }
+    }
+
+    /// Waits until fewer than the lane's share of `max_in_flight` requests
+    /// are pending; false at the deadline or a stop.
+    async fn room(&self) -> bool {
+        loop {
+            if self.pending.get() < self.shared.connections {
+                return true;
+            }
+            if self.shared.stop.load(Ordering::Relaxed) || Instant::now() >= self.shared.deadline {
+                return false;
+            }
+            let _ = tokio::time::timeout(TICK, self.freed.notified()).await;
+        }
+    }
+
+    /// Hands `job` to a parked connection of its target, or queues it
+    /// (and opens another connection when the queue calls for one).
+    fn submit(self: &Rc<Self>, job: Job) {
+        self.pending.set(self.pending.get() + 1);
+        let target = job.target;
+        let parked = self.idle.borrow_mut()[target].pop();
+        match parked {
+            Some(slot) => slot.give(job),
+            None => {
+                self.queued.borrow_mut()[target].push_back(job);
+                self.grow(target);
+            }
+        }
+    }
+
+    /// Opens a connection to `target` when its queue needs one: freely up
+    /// to [`FLOOR`]; past it at most one per [`GROW_AFTER`], and only while
+    /// the oldest queued request has waited that long *and* the target's
+    /// answers take about as long as they ever did. Answers that slow down
+    /// mean requests queue somewhere — in a saturated target or in this
+    /// lane short of CPU — and more connections would only deepen that
+    /// queue (a few hundred of them cost a lane a third of its rate); a
+    /// target that is just slow (the same 50 ms every time) gets as many as
+    /// its rate needs.
+    fn grow(self: &Rc<Self>, target: usize) {
+        if self.connections.get() >= self.shared.connections {
+            return;
+        }
+        let now = Instant::now();
+        let mut pools = self.open.borrow_mut();
+        let pool = &mut pools[target];
+        let needed = pool.open < FLOOR || {
+            let oldest = self.queued.borrow()[target]
+                .front()
+                .map_or(0, |j| j.intended_us);
+            let waited = (now - self.shared.start).as_micros() as u64;
+            waited.saturating_sub(oldest) >= GROW_AFTER.as_micros() as u64
+                && now - pool.grown >= GROW_AFTER
+                && pool.unhurried()
+        };
+        if needed {
+            pool.open += 1;
+            pool.grown = now;
+            drop(pools);
+            self.connections.set(self.connections.get() + 1);
+            tokio::task::spawn_local(self.clone().connection(target));
+        }
+    }
+
+    /// A long-lived connection task: takes the oldest queued request of
+    /// its target (or parks until handed one), sends it, and goes on.
+    async fn connection(self: Rc<Self>, target: usize) {
+        let slot = Rc::new(Slot::default());
+        let mut connection = Dedicated::new(self.shared.targets[target].clone());
+        loop {
+            let next = self.queued.borrow_mut()[target].pop_front();
+            let job = match next {
+                Some(job) => job,
+                None => {
+                    self.idle.borrow_mut()[target].push(slot.clone());
+                    slot.next().await
+                }
+            };
+            self.exchange(&mut connection, job).await;
+            self.pending.set(self.pending.get() - 1);
+            self.freed.notify_one();
+        }
+    }
+
+    async fn exchange(self: &Rc<Self>, connection: &mut Dedicated, mut job: Job) {
+        let s = &self.shared;
+        let sent_us = s.start.elapsed().as_micros() as u64;
+        let answer = connection.send(&s.template, &job.key, s.timeout).await;
+        let done_us = s.start.elapsed().as_micros() as u64;
+        self.open.borrow_mut()[job.target].took(done_us.saturating_sub(sent_us));
+        let wait = match (&s.retry, job.attempts.as_mut()) {
+            (Some(r), Some(a)) => a.after(
+                r,
+                &s.template.limited,
+                answer.status,
+                answer.advertised.as_ref(),
+            ),
+            _ => None,
+        };
+        let key = match wait {
+            Some(_) => job.key.clone(),
+            None => std::mem::take(&mut job.key),
+        };
+        let full = {
+            let mut batch = self.batch.borrow_mut();
+            batch.push(Event {
+                seq: job.seq,
+                key,
+                replica: job.target as u32,
+                intended_us: job.intended_us,
+                sent_us,
+                done_us,
+                status: answer.status,
+                outcome: answer.outcome,
+                error: answer.error,
+                advertised: answer.advertised,
+                retry_of: job.retry_of,
+            });
+            batch.len() >= BATCH
+        };
+        if full {
+            self.flush().await;
+        }
+        if let Some(wait) = wait {
+            self.retry_later(job, wait);
+        }
+    }
+
+    /// Sends `job` again after `wait` (a task of its own meanwhile).
+    fn retry_later(self: &Rc<Self>, mut job: Job, wait: Duration) {
+        self.retrying.set(self.retrying.get() + 1);
+        let lane = self.clone();
+        tokio::task::spawn_local(async move {
+            let s = &lane.shared;
+            let go = pause(Instant::now() + wait, s.deadline, &s.stop).await && lane.room().await;
+            lane.retrying.set(lane.retrying.get() - 1);
+            let Some(link) = job.attempts.as_ref().map(Attempts::link).filter(|_| go) else {
+                return;
+            };
+            job.seq = super::retry::seq_of(link);
+            job.retry_of = Some(link);
+            // A retry leaves when its caller's wait ends.
+            job.intended_us = s.start.elapsed().as_micros() as u64;
+            lane.submit(job);
+        });
+    }
+
+    /// Counts and sends what the lane gathered.
+    async fn flush(&self) {
+        let full = std::mem::replace(&mut *self.batch.borrow_mut(), Vec::with_capacity(BATCH));
+        if full.is_empty() {
+            return;
+        }
+        self.shared.counters.count_all(&full);
+        let _ = self.shared.events.send(full).await;
+    }
+}
