@@ -3,10 +3,12 @@
 //! verifier judges. Reads only the events file, so a run folder can be
 //! re-analyzed later.
 
+mod keyed;
 pub mod phases;
 pub mod stats;
 pub mod witnesses;
 
+use crate::analyze::keyed::KeyTrace;
 use crate::analyze::phases::{PhaseFigures, Phases};
 use crate::analyze::stats::histogram;
 pub use crate::analyze::stats::{Counts, Histograms, Percentiles, Tries};
@@ -97,86 +99,6 @@ struct Judged {
     phases: Vec<PhaseVerdict>,
 }
 
-/// One request of a key as kept until the verifier reads it: 12 bytes, so
-/// the per-key traces of a long run stay small (6 M requests ≈ 72 MB).
-#[derive(Clone, Copy)]
-#[repr(C, packed(4))]
-struct Compact {
-    /// Send time in µs (low 44 bits: 203 days), the replica (16 bits) and
-    /// the decision (top 2 bits).
-    sent_decided: u64,
-    /// done − sent: µs below 2³¹, else whole milliseconds rounded up with
-    /// the top bit set. Rounding up only widens `[sent, done]`, which only
-    /// ever makes a verdict milder.
-    took: u32,
-}
-
-const SENT_MASK: u64 = (1 << 44) - 1;
-const REPLICA_SHIFT: u32 = 44;
-const REPLICA_MASK: u64 = (1 << 16) - 1;
-const IN_MS: u32 = 1 << 31;
-
-impl Compact {
-    fn new(sent_us: u64, took_us: u64, decided: Decided, replica: u32) -> Self {
-        let d: u64 = match decided {
-            Decided::Admitted => 0,
-            Decided::Rejected => 1,
-            Decided::Unknown => 2,
-        };
-        let took = if took_us < u64::from(IN_MS) {
-            took_us as u32
-        } else {
-            IN_MS | took_us.div_ceil(1_000).min(u64::from(IN_MS - 1)) as u32
-        };
-        let replica = u64::from(replica).min(REPLICA_MASK);
-        Compact {
-            sent_decided: sent_us.min(SENT_MASK) | (replica << REPLICA_SHIFT) | (d << 62),
-            took,
-        }
-    }
-
-    fn decided(self) -> Decided {
-        match self.sent_decided >> 62 {
-            0 => Decided::Admitted,
-            1 => Decided::Rejected,
-            _ => Decided::Unknown,
-        }
-    }
-
-    fn replica(self) -> u32 {
-        ((self.sent_decided >> REPLICA_SHIFT) & REPLICA_MASK) as u32
-    }
-
-    fn obs(self) -> Obs {
-        let sent = (self.sent_decided & SENT_MASK) as i64;
-        let took = self.took;
-        let took = if took & IN_MS == 0 {
-            i64::from(took)
-        } else {
-            i64::from(took & !IN_MS) * 1_000
-        };
-        Obs {
-            sent,
-            done: sent + took,
-            decided: self.decided(),
-        }
-    }
-}
-
-/// One key's requests, and which of them advertised spare capacity
-/// (index, remaining > 0) for the header checks.
-#[derive(Default)]
-struct KeyTrace {
-    requests: Vec<Compact>,
-    /// Each request's `seq`, for the verdicts' witnesses.
-    seqs: Vec<u64>,
-    witnesses: Vec<(u32, u32)>,
-}
-
-fn expand(requests: &[Compact]) -> Vec<Obs> {
-    requests.iter().map(|c| c.obs()).collect()
-}
-
 pub fn analyze(
     events_path: &Path,
     policy: Option<&Policy>,
@@ -237,20 +159,10 @@ pub fn analyze(
             Outcome::Rejected => Decided::Rejected,
             Outcome::Error | Outcome::Timeout => Decided::Unknown,
         };
-        let trace = traces
+        traces
             .get_mut(key)
-            .ok_or_else(|| format!("{}: an event of an unknown key", events_path.display()))?;
-        if let Some(r) = e.advertised.and_then(|a| a.remaining).filter(|&r| r > 0) {
-            let r = u32::try_from(r).unwrap_or(u32::MAX);
-            trace.witnesses.push((trace.requests.len() as u32, r));
-        }
-        trace.requests.push(Compact::new(
-            e.sent_us,
-            e.done_us.saturating_sub(e.sent_us),
-            decided,
-            e.replica,
-        ));
-        trace.seqs.push(e.seq);
+            .ok_or_else(|| format!("{}: an event of an unknown key", events_path.display()))?
+            .add(&e, decided);
     }
     // Keys are judged apart, on every core; their results are taken in key
     // order, so a rebuild picks the same examples and witnesses.
@@ -262,7 +174,7 @@ pub fn analyze(
     let judged: Vec<(RemainingCheck, Option<Judged>)> = sorted
         .par_iter()
         .map(|(key, trace)| {
-            let obs = expand(&trace.requests);
+            let obs = trace.obs();
             let mut remaining = RemainingCheck::default();
             if !trace.witnesses.is_empty() {
                 crate::headers::checks::remaining_against_admits(
@@ -306,7 +218,7 @@ pub fn analyze(
         if let (Some(total), Some(j)) = (verdict.as_mut(), judged) {
             total.merge(&j.verdict);
             if !j.found.is_empty() {
-                picker.add(key, &named(trace, &expand(&trace.requests)), j.found);
+                picker.add(key, &trace.named(&trace.obs()), j.found);
             }
             for (sent, done) in j.wrong {
                 phases.wrong(sent, done);
@@ -323,15 +235,9 @@ pub fn analyze(
         histograms.add(h);
     }
     let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
-    let busiest = traces.iter().max_by_key(|trace| {
-        trace
-            .requests
-            .iter()
-            .filter(|o| o.decided() == Decided::Admitted)
-            .count()
-    });
+    let busiest = traces.iter().max_by_key(|trace| trace.admitted());
     let timeline = match (policy, busiest) {
-        (Some(policy), Some(trace)) => timeline(policy, &expand(&trace.requests)),
+        (Some(policy), Some(trace)) => timeline(policy, &trace.obs()),
         _ => Vec::new(),
     };
     Ok(ArmFigures {
@@ -353,18 +259,6 @@ pub fn analyze(
         recovery_ms,
         witnesses: picker.finish(),
     })
-}
-
-fn named(trace: &KeyTrace, obs: &[Obs]) -> Vec<crate::analyze::witnesses::Named> {
-    obs.iter()
-        .zip(&trace.requests)
-        .zip(&trace.seqs)
-        .map(|((&obs, c), &seq)| crate::analyze::witnesses::Named {
-            obs,
-            seq,
-            replica: c.replica(),
-        })
-        .collect()
 }
 
 /// Admits (at their completion) in the trailing window, over the limit,
@@ -396,32 +290,4 @@ fn timeline(policy: &Policy, obs: &[Obs]) -> Vec<(f64, f64)> {
         t += step;
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn compact_requests_keep_times_and_decisions() {
-        assert_eq!(std::mem::size_of::<Compact>(), 12);
-        for (sent, took, decided) in [
-            (0, 0, Decided::Admitted),
-            (17_592_186_044_415, 1_500, Decided::Rejected),
-            (7, u64::from(IN_MS) - 1, Decided::Unknown),
-        ] {
-            let c = Compact::new(sent, took, decided, 7);
-            assert_eq!(c.replica(), 7);
-            let o = c.obs();
-            let back = (o.sent as u64, (o.done - o.sent) as u64, o.decided);
-            assert_eq!(back, (sent, took, decided));
-        }
-        // Past ~35 minutes in milliseconds, rounded up: never narrower.
-        for took in [u64::from(IN_MS), 3_600_000_001, 86_400_000_000] {
-            let o = Compact::new(5, took, Decided::Admitted, 0).obs();
-            let kept = (o.done - o.sent) as u64;
-            assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
-            assert_eq!(o.decided, Decided::Admitted);
-        }
-    }
 }

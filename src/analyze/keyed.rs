@@ -1,0 +1,229 @@
+//! One key's requests as kept from the trace's read until the verifier
+//! reads them: 12 bytes a request (`Compact`), its `seq` in 4 when it fits
+//! (every first attempt of a schedule under 4 G requests), and the answers
+//! that advertised spare capacity. Vectors grow by a quarter, not double,
+//! so a long run's traces take little more than their contents (at 6 M
+//! requests, doubling left ~70% of the space unused).
+
+use crate::events::Event;
+use crate::verify::{Decided, Obs};
+
+/// One request of a key as kept until the verifier reads it: 12 bytes, so
+/// the per-key traces of a long run stay small (6 M requests ≈ 72 MB).
+#[derive(Clone, Copy)]
+#[repr(C, packed(4))]
+pub(super) struct Compact {
+    /// Send time in µs (low 44 bits: 203 days), the replica (16 bits) and
+    /// the decision (top 2 bits).
+    sent_decided: u64,
+    /// done − sent: µs below 2³¹, else whole milliseconds rounded up with
+    /// the top bit set. Rounding up only widens `[sent, done]`, which only
+    /// ever makes a verdict milder.
+    took: u32,
+}
+
+const SENT_MASK: u64 = (1 << 44) - 1;
+const REPLICA_SHIFT: u32 = 44;
+const REPLICA_MASK: u64 = (1 << 16) - 1;
+const IN_MS: u32 = 1 << 31;
+
+impl Compact {
+    fn new(sent_us: u64, took_us: u64, decided: Decided, replica: u32) -> Self {
+        let d: u64 = match decided {
+            Decided::Admitted => 0,
+            Decided::Rejected => 1,
+            Decided::Unknown => 2,
+        };
+        let took = if took_us < u64::from(IN_MS) {
+            took_us as u32
+        } else {
+            IN_MS | took_us.div_ceil(1_000).min(u64::from(IN_MS - 1)) as u32
+        };
+        let replica = u64::from(replica).min(REPLICA_MASK);
+        Compact {
+            sent_decided: sent_us.min(SENT_MASK) | (replica << REPLICA_SHIFT) | (d << 62),
+            took,
+        }
+    }
+
+    fn decided(self) -> Decided {
+        match self.sent_decided >> 62 {
+            0 => Decided::Admitted,
+            1 => Decided::Rejected,
+            _ => Decided::Unknown,
+        }
+    }
+
+    fn replica(self) -> u32 {
+        ((self.sent_decided >> REPLICA_SHIFT) & REPLICA_MASK) as u32
+    }
+
+    fn obs(self) -> Obs {
+        let sent = (self.sent_decided & SENT_MASK) as i64;
+        let took = self.took;
+        let took = if took & IN_MS == 0 {
+            i64::from(took)
+        } else {
+            i64::from(took & !IN_MS) * 1_000
+        };
+        Obs {
+            sent,
+            done: sent + took,
+            decided: self.decided(),
+        }
+    }
+}
+
+/// One key's requests, and which of them advertised spare capacity
+/// (index, remaining > 0) for the header checks.
+#[derive(Default)]
+pub(super) struct KeyTrace {
+    requests: Vec<Compact>,
+    /// Each request's `seq`, or [`WIDE`] when it does not fit (then it is
+    /// in `wide`, by index).
+    seqs: Vec<u32>,
+    wide: Vec<(u32, u64)>,
+    pub(super) witnesses: Vec<(u32, u32)>,
+}
+
+/// A seq kept in `wide`.
+const WIDE: u32 = u32::MAX;
+
+/// Pushes with room for a quarter more when full (at least 16).
+fn push<T>(v: &mut Vec<T>, value: T) {
+    if v.len() == v.capacity() {
+        v.reserve_exact((v.len() / 4).max(16));
+    }
+    v.push(value);
+}
+
+impl KeyTrace {
+    pub(super) fn add(&mut self, e: &Event, decided: Decided) {
+        let index = self.requests.len() as u32;
+        if let Some(r) = e.advertised.and_then(|a| a.remaining).filter(|&r| r > 0) {
+            push(
+                &mut self.witnesses,
+                (index, u32::try_from(r).unwrap_or(u32::MAX)),
+            );
+        }
+        push(
+            &mut self.requests,
+            Compact::new(
+                e.sent_us,
+                e.done_us.saturating_sub(e.sent_us),
+                decided,
+                e.replica,
+            ),
+        );
+        match u32::try_from(e.seq).ok().filter(|&s| s != WIDE) {
+            Some(seq) => push(&mut self.seqs, seq),
+            None => {
+                push(&mut self.seqs, WIDE);
+                push(&mut self.wide, (index, e.seq));
+            }
+        }
+    }
+
+    pub(super) fn admitted(&self) -> usize {
+        self.requests
+            .iter()
+            .filter(|c| c.decided() == Decided::Admitted)
+            .count()
+    }
+
+    /// The requests as the verifier reads them.
+    pub(super) fn obs(&self) -> Vec<Obs> {
+        self.requests.iter().map(|c| c.obs()).collect()
+    }
+
+    fn seq(&self, index: usize) -> u64 {
+        match self.seqs[index] {
+            WIDE => self
+                .wide
+                .binary_search_by_key(&(index as u32), |&(i, _)| i)
+                .map_or(u64::from(WIDE), |at| self.wide[at].1),
+            seq => u64::from(seq),
+        }
+    }
+
+    /// The requests with their seq and replica, for the witnesses.
+    pub(super) fn named(&self, obs: &[Obs]) -> Vec<crate::analyze::witnesses::Named> {
+        obs.iter()
+            .zip(&self.requests)
+            .enumerate()
+            .map(|(i, (&obs, c))| crate::analyze::witnesses::Named {
+                obs,
+                seq: self.seq(i),
+                replica: c.replica(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Outcome;
+
+    #[test]
+    fn seqs_too_wide_for_four_bytes_are_kept_whole() {
+        let mut t = KeyTrace::default();
+        let seqs = [
+            0,
+            7,
+            u64::from(u32::MAX) - 1,
+            u64::from(u32::MAX),
+            1 << 56,
+            3,
+        ];
+        for &seq in &seqs {
+            let e = Event {
+                seq,
+                key: "k".into(),
+                replica: 2,
+                intended_us: 1,
+                sent_us: 1,
+                done_us: 4,
+                status: 200,
+                outcome: Outcome::Admitted,
+                error: None,
+                advertised: None,
+                retry_of: None,
+            };
+            t.add(&e, Decided::Admitted);
+        }
+        let named = t.named(&t.obs());
+        let back: Vec<u64> = named.iter().map(|n| n.seq).collect();
+        assert_eq!(back, seqs);
+        assert!(named.iter().all(|n| n.replica == 2));
+        assert_eq!((t.requests.len(), t.admitted()), (6, 6));
+        // Room grows by a quarter: never twice the contents.
+        for _ in 0..10_000 {
+            push(&mut t.seqs, 1);
+        }
+        assert!(t.seqs.capacity() <= t.seqs.len() * 5 / 4 + 16);
+    }
+
+    #[test]
+    fn compact_requests_keep_times_and_decisions() {
+        assert_eq!(std::mem::size_of::<Compact>(), 12);
+        for (sent, took, decided) in [
+            (0, 0, Decided::Admitted),
+            (17_592_186_044_415, 1_500, Decided::Rejected),
+            (7, u64::from(IN_MS) - 1, Decided::Unknown),
+        ] {
+            let c = Compact::new(sent, took, decided, 7);
+            assert_eq!(c.replica(), 7);
+            let o = c.obs();
+            let back = (o.sent as u64, (o.done - o.sent) as u64, o.decided);
+            assert_eq!(back, (sent, took, decided));
+        }
+        // Past ~35 minutes in milliseconds, rounded up: never narrower.
+        for took in [u64::from(IN_MS), 3_600_000_001, 86_400_000_000] {
+            let o = Compact::new(5, took, Decided::Admitted, 0).obs();
+            let kept = (o.done - o.sent) as u64;
+            assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
+            assert_eq!(o.decided, Decided::Admitted);
+        }
+    }
+}
