@@ -118,8 +118,20 @@ pub fn parse(headers: &HeaderMap) -> Option<Advertised> {
 
 /// As [`parse`], with `now` for dates and Unix times.
 pub fn parse_at(headers: &HeaderMap, now: SystemTime) -> Option<Advertised> {
+    parse_with_at(|name| headers.get(name).map(HeaderValue::as_bytes), now)
+}
+
+/// As [`parse`], each header's (first) value given by `get`, by its
+/// lower-case name: for heads read without a header map.
+pub fn parse_with<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<Advertised> {
+    parse_with_at(get, SystemTime::now())
+}
+
+fn parse_with_at<'a>(
+    get: impl Fn(&str) -> Option<&'a [u8]>,
+    now: SystemTime,
+) -> Option<Advertised> {
     let mut a = Advertised::default();
-    let get = |name: &str| headers.get(name).map(HeaderValue::as_bytes);
     let (policy, state) = (get("ratelimit-policy"), get("ratelimit"));
     if policy.is_some() || state.is_some() {
         let ok = ietf(policy, state, &mut a);
@@ -139,17 +151,13 @@ pub fn parse_at(headers: &HeaderMap, now: SystemTime) -> Option<Advertised> {
             ],
         ),
     ] {
-        let (limit, remaining, reset) = (
-            headers.get(limit),
-            headers.get(remaining),
-            headers.get(reset),
-        );
+        let (limit, remaining, reset) = (get(limit), get(remaining), get(reset));
         if limit.is_none() && remaining.is_none() && reset.is_none() {
             continue;
         }
-        let limit = limit.map(|v| limit_field(v.as_bytes()));
-        let remaining = remaining.map(|v| integer(v.as_bytes()));
-        let reset = reset.map(|v| reset_field(v.as_bytes(), now));
+        let limit = limit.map(limit_field);
+        let remaining = remaining.map(integer);
+        let reset = reset.map(|v| reset_field(v, now));
         let ok = [
             limit.map(|l| l.is_some()),
             remaining.map(|r| r.is_some()),

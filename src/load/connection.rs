@@ -1,40 +1,40 @@
-//! Keep-alive HTTP/1 connections driven by the task that sends on them,
+//! Keep-alive HTTP/1.1 connections driven by the task that sends on them,
 //! with a per-request timeout ([`Dedicated`]): one per closed-loop worker
 //! and target, one per open-loop connection task.
 
-use crate::events::advertised;
 use crate::events::ErrorKind;
 use crate::load::answer::{answered, error_kind, failed, timed_out, Answer};
-use crate::load::request::{Prepared, Template};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use crate::load::request::{Head, Template};
+use crate::load::wire::Reader;
 use hyper::Uri;
-use hyper_util::rt::TokioIo;
-use std::future::Future;
-use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
-type Connection = hyper::client::conn::http1::Connection<TokioIo<TcpStream>, Empty<Bytes>>;
-
-/// One keep-alive connection owned by one closed-loop worker, driven inside
-/// the worker's own task: no pool, no hand-off between tasks — the way wrk
-/// drives each of its connections. Reconnects after any failure.
+/// One keep-alive connection owned by one task (a closed-loop worker, an
+/// open-loop connection task) and driven inside it: no pool, no hand-off
+/// between tasks, the request written from bytes built once and the
+/// answer read in place (`wire`) — the way wrk drives each of its
+/// connections. Reconnects after any failure.
 pub struct Dedicated {
     uri: Uri,
-    prepared: Option<Prepared>,
-    live: Option<(Sender, Pin<Box<Connection>>)>,
+    head: Option<Head>,
+    stream: Option<TcpStream>,
+    request: Vec<u8>,
+    reader: Reader,
 }
 
 impl Dedicated {
     pub fn new(uri: Uri) -> Self {
         Dedicated {
             uri,
-            prepared: None,
-            live: None,
+            head: None,
+            stream: None,
+            request: Vec::with_capacity(512),
+            reader: Reader::new(),
         }
     }
 
@@ -50,86 +50,69 @@ impl Dedicated {
                 kind => kind,
             })?;
         let _ = stream.set_nodelay(true);
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| error_kind(&e))?;
-        self.live = Some((sender, Box::pin(connection)));
+        self.reader.reset();
+        self.stream = Some(stream);
         Ok(())
+    }
+
+    /// Whether the server closed this idle connection meanwhile (a
+    /// restarted replica): its socket turned readable while nothing was
+    /// asked. Costs no system call while it did not.
+    async fn closed_while_idle(&mut self) -> bool {
+        let Some(stream) = &self.stream else {
+            return false;
+        };
+        let readable =
+            std::future::poll_fn(|cx| Poll::Ready(stream.poll_read_ready(cx).is_ready())).await;
+        if !readable {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        // Data or an end nobody asked for: either way, not reusable.
+        !matches!(stream.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
     }
 
     /// Sends one request on this connection (connecting first if needed).
     pub async fn send(&mut self, template: &Template, key: &str, timeout: Duration) -> Answer {
-        if self.prepared.is_none() {
-            self.prepared = Prepared::new(template, &self.uri);
+        if self.head.is_none() {
+            self.head = Head::new(template, &self.uri);
         }
-        let Some(request) = self
-            .prepared
-            .as_ref()
-            .and_then(|p| p.request(template, key))
-        else {
+        let Some(head) = &self.head else {
             return failed(ErrorKind::Other);
         };
-        // An idle connection the server closed meanwhile (a restarted
-        // replica) has ended: one poll of it tells, before a request is
-        // lost on it.
-        if let Some((_, connection)) = self.live.as_mut() {
-            let ended = std::future::poll_fn(|cx| {
-                std::task::Poll::Ready(connection.as_mut().poll(cx).is_ready())
-            })
-            .await;
-            if ended {
-                // Finished: dropped here, never polled again.
-                self.live = None;
-            }
+        if !head.write(key, &mut self.request) {
+            return failed(ErrorKind::Other);
+        }
+        let head_only = head.head_only;
+        if self.closed_while_idle().await {
+            self.stream = None;
         }
         let exchange = async {
-            if !self.live.as_ref().is_some_and(|(s, _)| !s.is_closed()) {
+            if self.stream.is_none() {
                 self.connect().await?;
             }
-            let Some((sender, connection)) = self.live.as_mut() else {
+            let Some(stream) = self.stream.as_mut() else {
                 return Err(ErrorKind::Other);
             };
-            let response = async {
-                sender.ready().await.map_err(|e| error_kind(&e))?;
-                let response = sender
-                    .send_request(request)
-                    .await
-                    .map_err(|e| error_kind(&e))?;
-                let status = response.status().as_u16();
-                let advertised = advertised::parse(response.headers());
-                response
-                    .into_body()
-                    .collect()
-                    .await
-                    .map_err(|e| error_kind(&e))?;
-                Ok((status, advertised))
-            };
-            tokio::pin!(response);
-            tokio::select! {
-                biased;
-                r = &mut response => r.map(|answer| (answer, false)),
-                r = connection.as_mut() => match r {
-                    Err(e) => Err(error_kind(&e)),
-                    // It ended cleanly (the server closed after answering):
-                    // an answer it delivered first still counts.
-                    Ok(()) => response.await.map(|answer| (answer, true)),
-                },
-            }
+            stream
+                .write_all(&self.request)
+                .await
+                .map_err(|e| error_kind(&e))?;
+            self.reader.answer(stream, head_only).await
         };
         let answer = match tokio::time::timeout(timeout, exchange).await {
-            Ok(Ok(((status, advertised), ended))) => {
-                if ended {
-                    // A finished connection must not be polled again.
-                    self.live = None;
+            Ok(Ok(answer)) => {
+                if !answer.reusable {
+                    self.stream = None;
                 }
-                answered(status, &template.limited, advertised)
+                answered(answer.status, &template.limited, answer.advertised)
             }
             Ok(Err(kind)) => failed(kind),
             Err(_) => timed_out(),
         };
         if answer.status == 0 {
             // No answer: a request may still be outstanding on it, start afresh.
-            self.live = None;
+            self.stream = None;
         }
         answer
     }

@@ -14,6 +14,7 @@ pub mod request;
 pub mod retry;
 pub mod schedule;
 mod timer;
+mod wire;
 
 use crate::events::{Batch, Event, Outcome};
 pub use plan::{Counters, Plan};
