@@ -119,6 +119,10 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(6_000_000);
     let dir = tempfile::tempdir().unwrap();
+    // TRACE_BENCH_KEEP=DIR: the run folders are written there and kept
+    // (to time `rlbench report DIR/local-trace` with other builds).
+    let kept = std::env::var_os("TRACE_BENCH_KEEP").map(std::path::PathBuf::from);
+    let base = kept.as_deref().unwrap_or(dir.path());
     println!("trace: {n} events, {KEYS} keys");
     // `-- binary` or `-- csv`: that form alone.
     let only: Option<String> = std::env::args()
@@ -129,7 +133,7 @@ fn main() {
         .into_iter()
         .filter(|(form, _)| only.as_deref().map_or(true, |o| o == *form))
     {
-        let root = dir.path().join(name.replace('.', "-"));
+        let root = base.join(name.replace('.', "-"));
         folder(&root, name, n);
         let path = root.join("events").join(name);
         let bytes = std::fs::metadata(&path).unwrap().len();

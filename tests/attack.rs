@@ -201,33 +201,37 @@ replicas = 1
     (child, url)
 }
 
+/// `rlbench attack` of a replica from `rlbench serve` (5 per hour, POST,
+/// keyed by X-Customer-Id) with `extra` arguments; its output and run folder.
+fn attack_replica(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Output, std::path::PathBuf) {
+    let (mut serve, url) = serve_replica(dir);
+    let out = dir.join("run");
+    let mut args = vec![
+        "attack",
+        &url,
+        "-m",
+        "POST",
+        "--key-header",
+        "X-Customer-Id",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--out", out.to_str().unwrap()]);
+    let o = rlbench(&args, dir);
+    let _ = serve.kill();
+    let _ = serve.wait();
+    (o, out)
+}
+
 #[test]
 fn attack_against_a_replica_sees_its_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut serve, url) = serve_replica(dir.path());
-    let out = dir.path().join("run");
-    let o = rlbench(
-        &[
-            "attack",
-            &url,
-            "-m",
-            "POST",
-            "--key-header",
-            "X-Customer-Id",
-            "--keys",
-            "2",
-            "--rate",
-            "200",
-            "-d",
-            "1s",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+    let (o, out) = attack_replica(
         dir.path(),
+        &["--keys", "2", "--rate", "200", "-d", "1s", "-q"],
     );
-    let _ = serve.kill();
-    let _ = serve.wait();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let arm = &summary(&out)["arms"][0];
     // Two keys, 5 per hour each: exactly 10 admitted, the rest 429.
@@ -251,29 +255,7 @@ fn attack_against_a_replica_sees_its_limit() {
 #[test]
 fn retrying_callers_give_up_when_told_to_wait_past_the_end() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut serve, url) = serve_replica(dir.path());
-    let out = dir.path().join("run");
-    let o = rlbench(
-        &[
-            "attack",
-            &url,
-            "-m",
-            "POST",
-            "--key-header",
-            "X-Customer-Id",
-            "-c",
-            "2",
-            "--retry",
-            "3",
-            "-d",
-            "1s",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
-    let _ = serve.kill();
-    let _ = serve.wait();
+    let (o, out) = attack_replica(dir.path(), &["-c", "2", "--retry", "3", "-d", "1s"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let arm = &summary(&out)["arms"][0];
     // 5 per hour: Retry-After says to come back in up to an hour, past the
@@ -289,8 +271,18 @@ fn retrying_callers_give_up_when_told_to_wait_past_the_end() {
         "{}",
         text(&o.stdout)
     );
+    // Flags are checked before any target is tried.
     let bad = rlbench(
-        &["attack", &url, "-c", "1", "-d", "1s", "--retry", "11"],
+        &[
+            "attack",
+            "http://127.0.0.1:9/",
+            "-c",
+            "1",
+            "-d",
+            "1s",
+            "--retry",
+            "11",
+        ],
         dir.path(),
     );
     assert_eq!(bad.status.code(), Some(2));

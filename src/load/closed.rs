@@ -166,7 +166,8 @@ pub async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
         let done = done_tx.clone();
         std::thread::spawn(move || {
             let sent = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
+                .enable_io()
+                .enable_time()
                 .build()
             {
                 Ok(rt) => rt.block_on(async {

@@ -84,8 +84,10 @@ pub(super) struct Outcome {
 /// Runs lane `lane` on the calling thread until its share of the schedule
 /// is sent and answered (or a stop).
 pub(super) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
+    // I/O and timers only: no process or signal driver to poll.
     let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_io()
+        .enable_time()
         .build()
     {
         Ok(rt) => rt,
