@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, rlbench, text, write};
+use common::{bin, rlbench, summary, text, write};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -61,10 +61,6 @@ fn serve(stream: TcpStream, hang_up: bool, delay: Duration, seen: &Mutex<Option<
             return;
         }
     }
-}
-
-fn summary(dir: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
 #[test]

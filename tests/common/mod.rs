@@ -119,6 +119,29 @@ pub fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::C
     cmd.spawn().expect("rlbench starts")
 }
 
+/// Runs the `single` arm of `scenario` into `dir/out`, which must pass.
+pub fn run_single(dir: &Path, scenario: &str) -> Output {
+    let path = write(dir, "s.toml", scenario);
+    let args = [
+        "run",
+        path.to_str().unwrap(),
+        "--arm",
+        "single",
+        "--out",
+        "out",
+        "-q",
+    ];
+    let out = rlbench(&args, dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    out
+}
+
+/// The summary.json of the run folder `folder`.
+pub fn summary(folder: &Path) -> serde_json::Value {
+    let raw = std::fs::read_to_string(folder.join("summary.json")).expect("summary.json written");
+    serde_json::from_str(&raw).unwrap()
+}
+
 /// Runs `small_scenario(duration, "")` into `dir/out`, which must pass; the run folder.
 pub fn run_small(dir: &Path, duration: &str) -> PathBuf {
     let path = write(dir, "s.toml", &small_scenario(duration, ""));
