@@ -313,13 +313,20 @@ fn a_slow_target_gets_the_connections_its_rate_needs() {
         arm["requests"]["admitted"], arm["requests"]["sent"],
         "{arm}"
     );
+    // With the first 16 connections only, 50 ms answers carry 320 requests
+    // a second: the queue would grow by 680 a second and the median
+    // request wait for hundreds of ms. The bounds below are that far away,
+    // and loose enough for a machine busy with other tests (a p99 of 12 ms,
+    // past the 10 ms saturation mark, was seen in CI while connections
+    // were still being opened).
     assert!(
-        arm["rate"]["achieved_rps"].as_f64().unwrap() > 990.0,
+        arm["rate"]["achieved_rps"].as_f64().unwrap() > 950.0,
         "{arm}"
     );
-    assert_eq!(arm["rate"]["generator_saturated"], false, "{arm}");
+    let lag = arm["schedule_lag_ms"]["p50"].as_f64().unwrap();
+    assert!(lag < 20.0, "schedule lag p50 {lag} ms");
     let lag = arm["schedule_lag_ms"]["p99"].as_f64().unwrap();
-    assert!(lag < 50.0, "schedule lag p99 {lag} ms");
+    assert!(lag < 200.0, "schedule lag p99 {lag} ms");
     let latency = arm["latency_ms"]["p50"].as_f64().unwrap();
     assert!((50.0..80.0).contains(&latency), "latency p50 {latency} ms");
 }
