@@ -85,6 +85,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         send_window_s: (n / RATE) as f64,
         interrupted: false,
         redis_fallbacks: None,
+        redis_nodes: Vec::new(),
         unknown_history: false,
         faults: Vec::new(),
         probes: Vec::new(),

@@ -2,7 +2,7 @@
 //! every Lua script judged by the verifier (and matched against the ideal
 //! replay), the naive race, NOSCRIPT recovery, fail-open and fail-closed.
 
-use reference_api::config::{ClockSource, OnError, RedisBackend, RedisMode};
+use reference_api::config::{ClockSource, OnError, RedisBackend, RedisMode, Topology};
 use reference_api::limiter::redis_backed::RedisLimiter;
 use reference_api::{Policy, Rate};
 use rlbench::stack::redis::RedisServer;
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 fn backend(url: &str, prefix: &str, mode: RedisMode, on_error: OnError) -> RedisBackend {
     RedisBackend {
         url: url.to_string(),
+        topology: Topology::Single,
         prefix: prefix.to_string(),
         mode,
         clock: ClockSource::Replica,
@@ -187,7 +188,7 @@ async fn the_naive_path_races_and_the_script_does_not() {
         assert_eq!(burst(&lua, 200, now).await, 5, "{policy:?}");
         assert_eq!(lua.fallbacks().failed_closed, 0);
         assert_eq!(naive.fallbacks().failed_closed, 0);
-        let _ = redis_cmd(&server, &["DEL", "naive:hot", "lua:hot"]).await;
+        let _ = redis_cmd(&server, &["DEL", "naive:{hot}", "lua:{hot}"]).await;
     }
 }
 
@@ -396,14 +397,14 @@ async fn a_request_that_timed_out_is_counted_once_never_twice() {
     // Let the late scripts land, then count what Redis holds for the key:
     // one entry per request — a timed-out call is never sent again.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let held = redis_cmd(&server, &["ZCARD", "late:k"]).await;
+    let held = redis_cmd(&server, &["ZCARD", "late:{k}"]).await;
     assert_eq!(held, redis::Value::Int(6), "{held:?}");
     // Without the delay the next decision is Redis' again, and counts 7.
     proxy.set(Duration::ZERO, Duration::ZERO);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(l.decide("k", now + 10).await.allowed);
     assert_eq!(
-        redis_cmd(&server, &["ZCARD", "late:k"]).await,
+        redis_cmd(&server, &["ZCARD", "late:{k}"]).await,
         redis::Value::Int(7)
     );
 }

@@ -72,7 +72,11 @@ pub enum Backend {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedisBackend {
+    /// The server, or with `topology = cluster` any one of the cluster's
+    /// nodes (the client learns the rest and follows MOVED/ASK).
     pub url: String,
+    #[serde(default)]
+    pub topology: Topology,
     /// Every key this replica touches starts with it (one prefix per run and arm).
     pub prefix: String,
     pub mode: RedisMode,
@@ -80,6 +84,18 @@ pub struct RedisBackend {
     /// Bound on one decision's Redis round trips; past it `on_error` decides.
     pub timeout_us: u64,
     pub on_error: OnError,
+}
+
+/// How the Redis behind `url` is laid out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Topology {
+    /// One server holds every key.
+    #[default]
+    Single,
+    /// A Redis Cluster: keys spread over the masters' hash slots. Each
+    /// customer's key is hash-tagged, so a decision touches one slot.
+    Cluster,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use crate::events::write::EventWriter;
 use crate::faults;
 use crate::interrupt::Interrupt;
 use crate::load::{self, Counters};
-use crate::stack::Stack;
+use crate::stack::{redis_use, Stack};
 use crate::store::folder::RunFolder;
 use crate::store::records::{self, ArmRecord, RunRecord};
 use std::sync::Arc;
@@ -115,8 +115,8 @@ async fn up(
         () = interrupt.wait() => return Err(Error::interrupted()),
         stack = up => stack.map_err(Error::environment)?,
     };
-    if let (false, Some(url)) = (quiet, stack.redis_url()) {
-        info!("arm {}: redis-server at {url}", spec.name);
+    if let (false, Some(said)) = (quiet, stack.redis_said()) {
+        info!("arm {}: {said}", spec.name);
     }
     if std::env::var_os(PANIC_HOOK_ENV).is_some() {
         panic!(
@@ -186,6 +186,11 @@ pub async fn run(
                 .join(", ")
         );
     }
+    let redis_nodes = match &stack {
+        Some(stack) if spec.mode.uses_redis() => stack.redis_nodes().await,
+        _ => Vec::new(),
+    };
+    let redis_before = redis_use::sample(&redis_nodes).await;
     let progress = (!quiet).then(|| Progress::start(&spec.name, plan.duration, counters.clone()));
     let start = tokio::time::Instant::now();
     let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
@@ -196,6 +201,8 @@ pub async fn run(
         }
     };
     let (report, faults) = tokio::join!(load, faults);
+    // Before the probes: their requests are not the load's decisions.
+    let redis_used = redis_use::between(&redis_before, &redis_use::sample(&redis_nodes).await);
     for f in &faults {
         if let Some(e) = &f.error {
             warn!("arm {}: undoing {}: {e}", spec.name, f.fault);
@@ -241,6 +248,7 @@ pub async fn run(
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,
+        redis_nodes: redis_used,
         unknown_history: judged.unknown_history,
         faults,
         probes,

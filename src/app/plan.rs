@@ -40,8 +40,8 @@ pub struct ArmSpec {
 /// The reference API's replicas for one arm.
 pub struct StackSpec {
     pub configs: Vec<ReplicaConfig>,
-    /// rlbench starts its own redis-server.
-    pub managed_redis: bool,
+    /// rlbench starts its own redis-server (or cluster).
+    pub managed_redis: Option<crate::stack::Managed>,
     /// With a delaying proxy in front of that Redis.
     pub proxy: bool,
 }
@@ -79,11 +79,12 @@ pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Arm
                 .key_header
                 .parse()
                 .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
-            let managed_redis = scenario.needs_managed_redis(arm);
+            let managed_redis = scenario.managed_redis(arm);
             let stack = StackSpec {
                 configs: replica_configs(scenario, arm, run_id),
                 managed_redis,
-                proxy: managed_redis && scenario.faults.iter().any(|f| f.action.needs_proxy()),
+                proxy: managed_redis.is_some()
+                    && scenario.faults.iter().any(|f| f.action.needs_proxy()),
             };
             let template = Template::new(hyper::Method::POST, Some(key_header));
             (Some(stack), Vec::new(), template)
@@ -143,6 +144,7 @@ pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<Repl
         Mode::Local | Mode::External => Backend::Local,
         Mode::RedisNaive | Mode::RedisLua => Backend::Redis(RedisBackend {
             url: scenario.redis.url.clone().unwrap_or_default(),
+            topology: scenario.redis.topology,
             prefix: format!("rlbench:{run_id}:{}:", arm.name),
             mode: if arm.mode == Mode::RedisLua {
                 RedisMode::Lua

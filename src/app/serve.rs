@@ -44,13 +44,13 @@ pub async fn start(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<
     };
     let run_id = format!("rlbench-serve-{}", std::process::id());
     let configs = replica_configs(&scenario, chosen, &run_id);
-    let managed = scenario.needs_managed_redis(chosen);
+    let managed = scenario.managed_redis(chosen);
     let stack = Stack::up_on(&configs, managed, false, &run_id, port)
         .await
         .map_err(Error::environment)?;
     let mut lines = Vec::new();
-    if let Some(url) = stack.redis_url() {
-        lines.push(format!("redis-server at {url}"));
+    if let Some(said) = stack.redis_said() {
+        lines.push(said);
     }
     lines.push(format!(
         "arm {} ({}), {}",

@@ -239,6 +239,33 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
         h.push_str("</table>");
     }
 
+    if s.arms.iter().any(|a| a.redis.is_some()) {
+        h.push_str("<h2 id=\"redis\">Redis: what each decision cost</h2><table><tr><th>arm</th><th>node</th><th>commands</th><th>share</th><th>script calls</th><th>CPU ms</th><th>keys</th><th>memory</th></tr>");
+        for a in &s.arms {
+            for n in a.redis.iter().flat_map(|r| &r.nodes) {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&a.name),
+                    esc(&n.address),
+                    thousands(n.commands),
+                    100.0 * n.share,
+                    thousands(n.script_calls),
+                    n.cpu_ms,
+                    thousands(n.keys),
+                    super::redis_use::bytes(n.used_memory_bytes)
+                );
+            }
+        }
+        h.push_str("</table><ul class=\"verdicts\">");
+        for a in &s.arms {
+            if let Some(sentence) = super::redis_use::sentence(a) {
+                let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(&sentence));
+            }
+        }
+        h.push_str("</ul>");
+    }
+
     if s.arms.iter().any(|a| a.goodput.is_some()) {
         h.push_str("<h2 id=\"goodput\">Goodput of retrying callers</h2><ul class=\"verdicts\">");
         for a in &s.arms {

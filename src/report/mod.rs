@@ -12,6 +12,7 @@ pub mod hgrm;
 pub mod html;
 pub mod junit;
 pub mod phases;
+pub mod redis_use;
 pub mod table;
 
 use crate::store::folder::RunFolder;

@@ -99,6 +99,8 @@ pub struct RawCluster {
 pub struct RawRedis {
     pub url: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
+    pub topology: Option<Spanned<String>>,
+    pub masters: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

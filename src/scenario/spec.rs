@@ -5,7 +5,7 @@
 use crate::faults::Fault;
 use crate::gate::Expectation;
 use crate::load::pick::{Fanout, KeyDistribution};
-use reference_api::config::{ClockSource, OnError};
+use reference_api::config::{ClockSource, OnError, Topology};
 use reference_api::Policy;
 use std::fmt;
 use std::time::Duration;
@@ -31,6 +31,17 @@ impl Scenario {
     /// Whether rlbench starts its own Redis for this arm.
     pub fn needs_managed_redis(&self, arm: &Arm) -> bool {
         arm.mode.uses_redis() && self.redis.url.is_none()
+    }
+
+    /// The Redis rlbench starts for this arm, if any.
+    pub fn managed_redis(&self, arm: &Arm) -> Option<crate::stack::Managed> {
+        self.needs_managed_redis(arm)
+            .then_some(match self.redis.topology {
+                Topology::Single => crate::stack::Managed::Single,
+                Topology::Cluster => crate::stack::Managed::Cluster {
+                    masters: self.redis.masters,
+                },
+            })
     }
 }
 
@@ -90,6 +101,10 @@ pub struct RedisSpec {
     pub url: Option<String>,
     /// Bound on one decision's Redis round trips.
     pub timeout: Duration,
+    /// One server, or a Redis Cluster (`url` then names any of its nodes).
+    pub topology: Topology,
+    /// The masters of the cluster rlbench starts (`topology = "cluster"`).
+    pub masters: usize,
 }
 
 #[derive(Clone, Debug)]

@@ -5,12 +5,16 @@ use crate::load::schedule::Shape;
 use crate::scenario::spec::RedisSpec;
 use crate::scenario::spec::{Scenario, ScenarioError};
 use arm::ArmDefaults;
-use reference_api::config::DEFAULT_KEY_HEADER;
+use reference_api::config::{Topology, DEFAULT_KEY_HEADER};
 use reference_api::Policy;
 use source::{identifier, skews, Result, Source, MAX_REPLICAS};
 use std::collections::HashSet;
 use std::time::Duration;
 use toml::Spanned;
+
+/// The masters of a cluster rlbench starts when the scenario names none:
+/// the fewest `redis-cli --cluster create` accepts.
+const DEFAULT_MASTERS: usize = 3;
 
 /// `--policy` text: the keys of a `[policy]` table, comma-separated.
 pub(super) fn inline_policy(text: &str) -> Result<(Policy, crate::scenario::spec::PolicyTiming)> {
@@ -188,7 +192,38 @@ fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
         Some(t) => src.duration(t)?,
         None => Duration::from_millis(50),
     };
-    Ok(RedisSpec { url, timeout })
+    let topology = match &raw.topology {
+        None => Topology::Single,
+        Some(t) => match t.get_ref().as_str() {
+            "single" => Topology::Single,
+            "cluster" => Topology::Cluster,
+            other => {
+                return Err(src.at(
+                    t,
+                    format!("topology {other:?}: expected \"single\" or \"cluster\""),
+                ))
+            }
+        },
+    };
+    let masters = match &raw.masters {
+        None => DEFAULT_MASTERS,
+        Some(m) if topology != Topology::Cluster => {
+            return Err(src.at(m, "masters: only a cluster has masters (topology = \"cluster\")"))
+        }
+        Some(m) if url.is_some() => {
+            return Err(src.at(
+                m,
+                "masters: the cluster at [redis] url has its own; masters sizes the cluster rlbench starts",
+            ))
+        }
+        Some(m) => src.count(m, "masters", 1, 16)? as usize,
+    };
+    Ok(RedisSpec {
+        url,
+        timeout,
+        topology,
+        masters,
+    })
 }
 
 fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::spec::Checks> {

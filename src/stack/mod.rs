@@ -6,12 +6,15 @@
 
 mod child;
 pub use child::RUN_ENV;
+pub mod cluster;
 pub mod control;
 pub mod metrics;
 pub mod proxy;
 pub mod redis;
+pub mod redis_use;
 mod replica;
 
+use cluster::RedisCluster;
 use redis::RedisServer;
 use reference_api::config::Backend;
 use reference_api::ReplicaConfig;
@@ -26,6 +29,8 @@ const HEALTHY_WITHIN: Duration = Duration::from_secs(5);
 pub struct Stack {
     replicas: Vec<Replica>,
     redis: Option<RedisServer>,
+    /// A managed Redis Cluster, in place of `redis`.
+    cluster: Option<RedisCluster>,
     /// In front of the managed Redis when the scenario adds latency.
     proxy: Option<proxy::Proxy>,
     /// What each replica was started with (to start it again).
@@ -34,14 +39,24 @@ pub struct Stack {
     exe: PathBuf,
 }
 
+/// The Redis rlbench starts for an arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Managed {
+    /// One redis-server.
+    Single,
+    /// A Redis Cluster of this many masters.
+    Cluster { masters: usize },
+}
+
 impl Stack {
-    /// Starts Redis if `managed_redis` (its URL — or, with `latency_proxy`,
-    /// a delaying proxy's in front of it — replaces the one in every
-    /// Redis-backed config), then one replica per config. On any failure
-    /// what was started is stopped before the error returns.
+    /// Starts Redis if `managed_redis` says so (its URL — or, with
+    /// `latency_proxy`, a delaying proxy's in front of a single server —
+    /// replaces the one in every Redis-backed config), then one replica per
+    /// config. On any failure what was started is stopped before the error
+    /// returns.
     pub async fn up(
         configs: &[ReplicaConfig],
-        managed_redis: bool,
+        managed_redis: Option<Managed>,
         latency_proxy: bool,
         run_id: &str,
     ) -> Result<Stack, String> {
@@ -52,7 +67,7 @@ impl Stack {
     /// 127.0.0.1:(base_port + i) instead of a free port.
     pub async fn up_on(
         configs: &[ReplicaConfig],
-        managed_redis: bool,
+        managed_redis: Option<Managed>,
         latency_proxy: bool,
         run_id: &str,
         base_port: Option<u16>,
@@ -61,13 +76,24 @@ impl Stack {
         let mut stack = Stack {
             replicas: Vec::with_capacity(configs.len()),
             redis: None,
+            cluster: None,
             proxy: None,
             configs: Vec::new(),
             run_id: run_id.to_string(),
             exe: exe.clone(),
         };
         let mut configs = configs.to_vec();
-        if managed_redis {
+        if let Some(Managed::Cluster { masters }) = managed_redis {
+            let cluster = RedisCluster::start(run_id, masters).await?;
+            let url = cluster.url().unwrap_or_default().to_string();
+            stack.cluster = Some(cluster);
+            for config in &mut configs {
+                if let Backend::Redis(b) = &mut config.backend {
+                    b.url = url.clone();
+                }
+            }
+        }
+        if managed_redis == Some(Managed::Single) {
             let server = RedisServer::start(run_id).await?;
             let mut url = server.url.clone();
             stack.redis = Some(server);
@@ -124,11 +150,47 @@ impl Stack {
             .iter()
             .filter_map(Replica::pid)
             .chain(self.redis.as_ref().and_then(RedisServer::pid))
+            .chain(self.cluster.iter().flat_map(RedisCluster::pids))
             .collect()
     }
 
     pub fn redis_url(&self) -> Option<&str> {
-        self.redis.as_ref().map(|r| r.url.as_str())
+        match &self.cluster {
+            Some(c) => c.url(),
+            None => self.redis.as_ref().map(|r| r.url.as_str()),
+        }
+    }
+
+    /// The managed Redis in words: `redis-server at URL`, or the cluster's
+    /// masters.
+    pub fn redis_said(&self) -> Option<String> {
+        match &self.cluster {
+            Some(c) => Some(format!(
+                "redis cluster of {} master(s) at {}",
+                c.nodes.len(),
+                c.nodes
+                    .iter()
+                    .map(|n| n.url.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            None => self.redis_url().map(|u| format!("redis-server at {u}")),
+        }
+    }
+
+    /// The Redis nodes the replicas use (the server itself, not a proxy in
+    /// front; each master of a cluster); none for local replicas.
+    pub async fn redis_nodes(&self) -> Vec<String> {
+        if let Some(c) = &self.cluster {
+            return c.nodes.iter().map(|n| n.url.clone()).collect();
+        }
+        if let Some(r) = &self.redis {
+            return vec![r.url.clone()];
+        }
+        match self.configs.first().map(|c| &c.backend) {
+            Some(Backend::Redis(b)) => redis_use::nodes(&b.url, b.topology).await,
+            _ => Vec::new(),
+        }
     }
 
     /// Pauses the managed Redis (SIGSTOP); false when there is none.
@@ -269,6 +331,9 @@ impl Stack {
         self.proxy = None;
         if let Some(mut redis) = self.redis.take() {
             redis.stop().await;
+        }
+        if let Some(mut cluster) = self.cluster.take() {
+            cluster.stop().await;
         }
     }
 }

@@ -20,17 +20,29 @@ pub struct RedisServer {
     pub port: u16,
     process: Supervised,
     dir: tempfile::TempDir,
+    /// Arguments past the common ones (a cluster node's), kept for `restart`.
+    extra: Vec<String>,
 }
 
 impl RedisServer {
     /// `label` marks the process (environment `RLBENCH_RUN`) and names its
     /// folder, so a run's processes can be found from outside.
     pub async fn start(label: &str) -> Result<RedisServer, String> {
+        Self::start_with(label, |_| Ok(Vec::new())).await
+    }
+
+    /// As [`RedisServer::start`], with more arguments made for the port
+    /// the server gets (a cluster node's bus port, say).
+    pub async fn start_with(
+        label: &str,
+        extra: impl Fn(u16) -> Result<Vec<String>, String>,
+    ) -> Result<RedisServer, String> {
         let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
         let mut last = String::new();
         // A port found free can be taken before redis binds it: try a few.
         for _ in 0..3 {
-            match Self::start_on(&exe, free_port()?, label).await {
+            let port = free_port()?;
+            match Self::start_on(&exe, port, label, extra(port)?).await {
                 Ok(server) => return Ok(server),
                 Err((retry, why)) if retry => last = why,
                 Err((_, why)) => return Err(why),
@@ -44,6 +56,7 @@ impl RedisServer {
         exe: &PathBuf,
         port: u16,
         label: &str,
+        extra: Vec<String>,
     ) -> Result<RedisServer, (bool, String)> {
         let dir = tempfile::Builder::new()
             .prefix(&format!("{label}-redis-"))
@@ -68,6 +81,7 @@ impl RedisServer {
             .arg(dir.path())
             .arg("--logfile")
             .arg(&log)
+            .args(&extra)
             .env(super::child::RUN_ENV, label)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -79,6 +93,7 @@ impl RedisServer {
             port,
             process,
             dir,
+            extra,
         };
         let deadline = Instant::now() + READY_WITHIN;
         loop {
@@ -138,7 +153,7 @@ impl RedisServer {
     /// A fresh server on the same port (after `kill`), marked like the first.
     pub async fn restart(&mut self, label: &str) -> Result<(), String> {
         let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
-        let fresh = Self::start_on(&exe, self.port, label)
+        let fresh = Self::start_on(&exe, self.port, label, self.extra.clone())
             .await
             .map_err(|(_, why)| why)?;
         *self = fresh;
@@ -160,7 +175,7 @@ pub async fn ping(url: &str) -> bool {
     )
 }
 
-fn free_port() -> Result<u16, String> {
+pub fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| format!("no free loopback port: {e}"))?;
     listener

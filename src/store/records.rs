@@ -48,6 +48,10 @@ pub struct ArmRecord {
     pub interrupted: bool,
     /// Redis modes: each replica's decisions taken without Redis.
     pub redis_fallbacks: Option<Vec<Fallbacks>>,
+    /// Redis modes: each Redis node's work during the load (each master of
+    /// a cluster); nodes that could not be read are left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redis_nodes: Vec<RedisNodeUse>,
     /// The target may hold rate-limit state from before the trace (rlbench
     /// did not start it): early rejects are not judged.
     #[serde(default)]
@@ -120,4 +124,25 @@ pub struct Fallbacks {
     pub failed_open: u64,
     /// Rejected without asking Redis (`fail_closed`).
     pub failed_closed: u64,
+}
+
+/// What one Redis node did during an arm's load, from the node's own
+/// `INFO` read before the load and after it (the difference), plus what it
+/// held at the end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RedisNodeUse {
+    /// `host:port`.
+    pub address: String,
+    /// Commands clients sent it (`total_commands_processed`, less the
+    /// sampling's own), a script call counting once.
+    pub commands: u64,
+    /// Of those, script calls (EVALSHA and EVAL).
+    pub script_calls: u64,
+    /// CPU the server spent, user plus system (µs).
+    pub cpu_us: u64,
+    /// Keys it held at the end (`DBSIZE`: the whole database when the
+    /// Redis is not rlbench's own).
+    pub keys: u64,
+    /// Memory it used at the end (`used_memory`, bytes).
+    pub used_memory: u64,
 }

@@ -61,6 +61,36 @@ pub struct ArmSummary {
     /// Retrying callers (`[load] retry`): what they got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
+    /// Redis modes: what the Redis nodes did for the load, from their own
+    /// `INFO`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis: Option<RedisUse>,
+}
+
+/// The Redis side of an arm's decisions: per node (each master of a
+/// cluster) and per decision (a request a replica answered, admitted or
+/// rejected).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RedisUse {
+    pub nodes: Vec<RedisNode>,
+    pub decisions: u64,
+    /// Commands clients sent, over all nodes, per decision.
+    pub commands_per_decision: f64,
+    /// Server CPU, over all nodes, per decision (µs).
+    pub cpu_us_per_decision: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RedisNode {
+    pub address: String,
+    pub commands: u64,
+    /// This node's part of all the nodes' commands (0 to 1).
+    pub share: f64,
+    pub script_calls: u64,
+    pub cpu_ms: f64,
+    /// Keys held at the end.
+    pub keys: u64,
+    pub used_memory_bytes: u64,
 }
 
 /// What retrying callers got, beside what the limiter was asked: first

@@ -7,6 +7,7 @@ use crate::faults::{Fault, FaultAction};
 use crate::scenario::raw::RawFault;
 use crate::scenario::spec::{Arm, RedisSpec};
 use crate::scenario::units;
+use reference_api::config::Topology;
 use std::time::Duration;
 use toml::Spanned;
 
@@ -96,6 +97,12 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
                     "redis_latency needs the Redis rlbench starts itself (it puts a proxy in front): remove [redis] url",
                 ));
             }
+            if redis.topology == Topology::Cluster {
+                return Err(src.at(
+                    &r.action,
+                    "redis_latency puts a proxy in front of one server; on a cluster the client follows each node's own address, so it is for topology = \"single\"",
+                ));
+            }
             let delay = match &r.delay {
                 Some(d) => zero_or_duration(src, d)?,
                 None => {
@@ -127,6 +134,12 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
                 return Err(src.at(
                     &r.action,
                     "redis_down stops the Redis rlbench starts itself: remove [redis] url",
+                ));
+            }
+            if redis.topology == Topology::Cluster {
+                return Err(src.at(
+                    &r.action,
+                    "redis_down stops the one server of topology = \"single\"; a cluster's masters cannot be stopped yet",
                 ));
             }
             let restart = match r.variant.as_ref().map(|v| v.get_ref().as_str()) {

@@ -235,3 +235,74 @@ fn redis_naive_only_implements_three_algorithms() {
         "{e}"
     );
 }
+
+#[test]
+fn redis_topology_is_single_or_a_cluster_of_masters() {
+    use crate::stack::Managed;
+    use reference_api::config::Topology;
+    let text = GOOD.replace(
+        "name = \"local\"\nmode = \"local\"",
+        "name = \"local\"\nmode = \"redis_lua\"",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    assert_eq!(s.redis.topology, Topology::Single, "the default");
+    assert_eq!(s.managed_redis(&s.arms[1]), Some(Managed::Single));
+    assert_eq!(s.managed_redis(&s.arms[0]), None, "a local arm needs none");
+
+    let with = |redis: &str| format!("{text}\n[redis]\n{redis}\n");
+    let s = parse("s.toml", &with("topology = \"cluster\"")).unwrap();
+    assert_eq!(s.redis.topology, Topology::Cluster);
+    assert_eq!(
+        s.managed_redis(&s.arms[1]),
+        Some(Managed::Cluster { masters: 3 }),
+        "three masters unless told"
+    );
+    let s = parse("s.toml", &with("topology = \"cluster\"\nmasters = 1")).unwrap();
+    assert_eq!(
+        s.managed_redis(&s.arms[1]),
+        Some(Managed::Cluster { masters: 1 })
+    );
+    let s = parse(
+        "s.toml",
+        &with("topology = \"cluster\"\nurl = \"redis://127.0.0.1:7000\""),
+    )
+    .unwrap();
+    assert_eq!(
+        s.managed_redis(&s.arms[1]),
+        None,
+        "the cluster at url is used"
+    );
+
+    let e = error_of(&with("topology = \"ring\""));
+    assert!(
+        e.contains("topology \"ring\": expected \"single\" or \"cluster\""),
+        "{e}"
+    );
+    assert!(e.contains("s.toml:"), "{e}");
+    let e = error_of(&with("masters = 3"));
+    assert!(e.contains("only a cluster has masters"), "{e}");
+    let e = error_of(&with("topology = \"cluster\"\nmasters = 17"));
+    assert!(
+        e.contains("masters must be between 1 and 16, got 17"),
+        "{e}"
+    );
+    let e = error_of(&with("topology = \"cluster\"\nmasters = 0"));
+    assert!(e.contains("between 1 and 16, got 0"), "{e}");
+    let e = error_of(&with(
+        "topology = \"cluster\"\nurl = \"redis://127.0.0.1:7000\"\nmasters = 3",
+    ));
+    assert!(e.contains("the cluster at [redis] url has its own"), "{e}");
+    let e = error_of(&format!(
+        "{}\n[[faults]]\nat = \"1s\"\nfor = \"1s\"\naction = \"redis_down\"\n",
+        with("topology = \"cluster\"")
+    ));
+    assert!(
+        e.contains("a cluster's masters cannot be stopped yet"),
+        "{e}"
+    );
+    let e = error_of(&format!(
+        "{}\n[[faults]]\nat = \"1s\"\nfor = \"1s\"\naction = \"redis_latency\"\ndelay = \"5ms\"\n",
+        with("topology = \"cluster\"")
+    ));
+    assert!(e.contains("it is for topology = \"single\""), "{e}");
+}

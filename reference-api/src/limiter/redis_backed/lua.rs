@@ -4,9 +4,8 @@
 //! The scripts come from `build.rs`, which prepends `lua/prelude.lua` (it
 //! reads the clock into `now`) to each; this file embeds the results.
 
-use super::{decision, Decision};
+use super::{decision, Conn, Decision};
 use crate::policy::Policy;
-use redis::aio::ConnectionManager;
 use redis::Script;
 
 pub const SLIDING_LOG: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_log.lua"));
@@ -54,7 +53,7 @@ impl PolicyScript {
 
     pub async fn run(
         &self,
-        conn: &mut ConnectionManager,
+        conn: &mut Conn,
         key: &str,
         now: Option<i64>,
         member: &str,

@@ -5,18 +5,19 @@
 //! open or closed), the fallback is counted, and the replica carries on. A
 //! call that timed out is never replayed: it may have been applied.
 
+mod conn;
 mod lua;
 mod naive;
 
 use super::Decision;
 use crate::config::{ClockSource, OnError, RedisBackend, RedisMode};
 use crate::policy::Policy;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use conn::Conn;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 pub struct RedisLimiter {
-    conn: ConnectionManager,
+    conn: Conn,
     backend: RedisBackend,
     policy: Policy,
     script: Option<lua::PolicyScript>,
@@ -45,26 +46,8 @@ impl RedisLimiter {
                 policy.algorithm()
             ));
         }
-        // TCP_NODELAY: redis-rs leaves Nagle on, and when Redis' answer (and
-        // with it the ACK) is slow, the next command waits for the delayed
-        // ACK — up to 40 ms on a decision with a 50 ms budget.
-        let info = redis::IntoConnectionInfo::into_connection_info(backend.url.as_str())
-            .map_err(|e| format!("bad redis url {:?}: {e}", backend.url))?
-            .set_tcp_settings(redis::io::tcp::TcpSettings::default().set_nodelay(true));
-        let client = redis::Client::open(info)
-            .map_err(|e| format!("bad redis url {:?}: {e}", backend.url))?;
         let timeout = Duration::from_micros(backend.timeout_us.max(1));
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(timeout.max(Duration::from_millis(100))))
-            .set_number_of_retries(1)
-            // Reconnect on the scale of a decision's budget, not the
-            // default 100 ms doubling: Redis back means decisions back.
-            .set_min_delay(Duration::from_millis(10))
-            .set_max_delay(timeout.max(Duration::from_millis(10)));
-        let conn = ConnectionManager::new_with_config(client, config)
-            .await
-            .map_err(|e| format!("cannot connect to redis at {}: {e}", backend.url))?;
+        let conn = conn::connect(&backend, timeout).await?;
         let script = (backend.mode == RedisMode::Lua).then(|| lua::PolicyScript::new(&policy));
         Ok(RedisLimiter {
             conn,
@@ -80,7 +63,7 @@ impl RedisLimiter {
 
     /// `now` is the replica's clock (used unless the clock is Redis').
     pub async fn decide(&self, key: &str, now: i64) -> Decision {
-        let key = format!("{}{key}", self.backend.prefix);
+        let key = conn::key_of(&self.backend.prefix, key);
         let now = match self.backend.clock {
             ClockSource::Replica => Some(now),
             ClockSource::Redis => None,
@@ -135,7 +118,7 @@ fn decision(allowed: bool, remaining: i64, reset_us: i64, retry_us: i64) -> Deci
 }
 
 /// Redis' clock in µs, for the naive path with `clock = "redis"`.
-async fn redis_time(conn: &mut ConnectionManager) -> redis::RedisResult<i64> {
+async fn redis_time(conn: &mut Conn) -> redis::RedisResult<i64> {
     let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(conn).await?;
     Ok(secs * 1_000_000 + micros)
 }

@@ -5,9 +5,8 @@
 //! slot. This is the bug teams ship when they first move a counter to
 //! Redis; rlbench keeps it to show the race and prove the Lua fix.
 
-use super::{decision, redis_time, Decision};
+use super::{decision, redis_time, Conn, Decision};
 use crate::policy::Policy;
-use redis::aio::ConnectionManager;
 
 pub fn supports(policy: &Policy) -> bool {
     matches!(
@@ -17,7 +16,7 @@ pub fn supports(policy: &Policy) -> bool {
 }
 
 pub async fn decide(
-    conn: &mut ConnectionManager,
+    conn: &mut Conn,
     policy: &Policy,
     key: &str,
     now: Option<i64>,

@@ -1,0 +1,43 @@
+//! What the Redis nodes did for an arm, in words and as a table: each
+//! node's share of the commands (a cluster's masters should share the keys
+//! evenly), and commands and server CPU per decision — the cost of the
+//! limiter's design, read from Redis itself.
+
+use crate::store::summary::{ArmSummary, RedisUse};
+
+/// `1,234 B` / `12.3 KiB` / `4.5 MiB`.
+pub fn bytes(n: u64) -> String {
+    match n {
+        n if n < 1024 => format!("{n} B"),
+        n if n < 1024 * 1024 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// One sentence; none when the arm used no Redis (or none was read).
+pub fn sentence(a: &ArmSummary) -> Option<String> {
+    let r: &RedisUse = a.redis.as_ref()?;
+    let shares = if r.nodes.len() > 1 {
+        format!(
+            " — commands by master: {}",
+            r.nodes
+                .iter()
+                .map(|n| format!("{} {:.0}%", n.address, 100.0 * n.share))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        String::new()
+    };
+    let keys: u64 = r.nodes.iter().map(|n| n.keys).sum();
+    let memory: u64 = r.nodes.iter().map(|n| n.used_memory_bytes).sum();
+    Some(format!(
+        "{} node{}, {:.2} commands and {:.1} µs of Redis CPU per decision, {} keys, {} used{shares}",
+        r.nodes.len(),
+        if r.nodes.len() == 1 { "" } else { "s" },
+        r.commands_per_decision,
+        r.cpu_us_per_decision,
+        keys,
+        bytes(memory)
+    ))
+}
