@@ -45,6 +45,8 @@ pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
         Figure::PeakWindowRatio => judged()?.peak_window_ratio,
         Figure::HeaderFindings => f.headers.findings.len() as f64,
         Figure::RemainingContradictions => f.headers.remaining.contradicted as f64,
+        Figure::RedisCommandsPerDecision => f.redis.as_ref()?.commands_per_decision,
+        Figure::RedisBytesPerKey => f.redis.as_ref()?.bytes_per_key as f64,
     })
 }
 
@@ -54,8 +56,10 @@ pub fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Check> {
         .map(|e| {
             let value = value(e.figure, figures);
             let v = value.unwrap_or(f64::INFINITY);
-            // A bound on a correctness figure never passes unjudged.
-            let judged = figures.verdict.is_some() || !e.figure.needs_policy();
+            // A bound on a correctness figure never passes unjudged, nor a
+            // bound on Redis' figures unmeasured.
+            let judged = (figures.verdict.is_some() || !e.figure.needs_policy())
+                && (value.is_some() || !e.figure.read_from_redis());
             let passed = judged
                 && match e.bound {
                     Bound::AtMost => v <= e.value,
@@ -101,6 +105,7 @@ mod tests {
             statuses: Default::default(),
             error_statuses: Default::default(),
             headers: Default::default(),
+            redis: None,
             verdict: Some(Verdict {
                 admitted,
                 allowed_max,
@@ -233,6 +238,51 @@ mod tests {
         assert_eq!(passed, [true, false, true, false]);
         assert_eq!(checks[0].value, Some(2.0));
     }
+
+    #[test]
+    fn redis_bounds_hold_at_the_limit_and_fail_unmeasured() {
+        use crate::store::summary::RedisUse;
+        let bounds = [
+            expect(
+                "max_redis_commands_per_decision",
+                Figure::RedisCommandsPerDecision,
+                Bound::AtMost,
+                4.0,
+            ),
+            expect(
+                "min_redis_bytes_per_key",
+                Figure::RedisBytesPerKey,
+                Bound::AtLeast,
+                100.0,
+            ),
+            expect(
+                "max_redis_bytes_per_key",
+                Figure::RedisBytesPerKey,
+                Bound::AtMost,
+                100.0,
+            ),
+        ];
+        let mut f = figures(10, 10, 0);
+        // No node read: neither a max nor a min passes.
+        assert!(evaluate(&bounds, &f).iter().all(|c| !c.passed));
+        f.redis = Some(RedisUse {
+            nodes: vec![],
+            decisions: 10,
+            commands_per_decision: 4.0,
+            cpu_us_per_decision: 1.0,
+            bytes_per_key: 100,
+        });
+        assert!(evaluate(&bounds, &f).iter().all(|c| c.passed));
+        f.redis.as_mut().unwrap().commands_per_decision = 4.001;
+        f.redis.as_mut().unwrap().bytes_per_key = 101;
+        let passed: Vec<bool> = evaluate(&bounds, &f).iter().map(|c| c.passed).collect();
+        assert_eq!(passed, [false, true, false]);
+        f.verdict = None;
+        assert!(
+            evaluate(&bounds[1..2], &f)[0].passed,
+            "a measurement, not a verdict: no policy needed"
+        );
+    }
 }
 
 /// A bound on one summary figure, e.g. `max_over_admission_ratio = 1.01`.
@@ -264,6 +314,10 @@ pub enum Figure {
     HeaderFindings,
     /// Limited answers contradicting an earlier answer's `remaining`.
     RemainingContradictions,
+    /// Commands Redis ran per decision (scripts' own calls included).
+    RedisCommandsPerDecision,
+    /// `MEMORY USAGE` of the arm's keys, on average.
+    RedisBytesPerKey,
 }
 
 impl Figure {
@@ -278,6 +332,8 @@ impl Figure {
             Figure::PeakWindowRatio => "peak_window_ratio",
             Figure::HeaderFindings => "header_findings",
             Figure::RemainingContradictions => "remaining_contradictions",
+            Figure::RedisCommandsPerDecision => "redis_commands_per_decision",
+            Figure::RedisBytesPerKey => "redis_bytes_per_key",
         }
     }
 
@@ -289,6 +345,16 @@ impl Figure {
                 | Figure::ErrorRatio
                 | Figure::HeaderFindings
                 | Figure::RemainingContradictions
+                | Figure::RedisCommandsPerDecision
+                | Figure::RedisBytesPerKey
+        )
+    }
+
+    /// Read from Redis itself (Redis modes only).
+    pub fn read_from_redis(self) -> bool {
+        matches!(
+            self,
+            Figure::RedisCommandsPerDecision | Figure::RedisBytesPerKey
         )
     }
 }

@@ -79,6 +79,12 @@ fn spread_over_masters(a: &Value, masters: usize) {
     }
     let per = a["redis"]["commands_per_decision"].as_f64().unwrap();
     assert!(per >= 1.0, "{}", a["redis"]);
+    // The arm's keys were found on the masters and weighed.
+    assert!(
+        a["redis"]["bytes_per_key"].as_u64().unwrap() > 0,
+        "{}",
+        a["redis"]
+    );
 }
 
 #[test]

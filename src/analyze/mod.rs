@@ -5,6 +5,7 @@
 
 mod keyed;
 pub mod phases;
+pub mod redis_cost;
 pub mod stats;
 pub mod witnesses;
 
@@ -52,6 +53,9 @@ pub struct ArmFigures {
     pub timeline: Vec<(f64, f64)>,
     /// With faults: before / during / after each (empty otherwise).
     pub phases: Vec<PhaseFigures>,
+    /// Redis modes: what the decisions cost Redis (filled from the arm's
+    /// record, see [`redis_cost::cost`]).
+    pub redis: Option<crate::store::summary::RedisUse>,
     /// Each fault's recovery (ms), `None` when nothing was decided after it.
     pub recovery_ms: Vec<Option<f64>>,
     /// The verdicts' proofs: per kind the earliest and the largest.
@@ -257,6 +261,7 @@ pub fn analyze(
         timeline,
         phases,
         recovery_ms,
+        redis: None,
         witnesses: picker.finish(),
     })
 }

@@ -186,11 +186,14 @@ pub async fn run(
                 .join(", ")
         );
     }
-    let redis_nodes = match &stack {
-        Some(stack) if spec.mode.uses_redis() => stack.redis_nodes().await,
-        _ => Vec::new(),
+    let (redis_nodes, prefix) = match &stack {
+        Some(stack) if spec.mode.uses_redis() => (
+            stack.redis_nodes().await,
+            stack.redis_prefix().map(str::to_string),
+        ),
+        _ => (Vec::new(), None),
     };
-    let redis_before = redis_use::sample(&redis_nodes).await;
+    let redis_before = redis_use::sample(&redis_nodes, None).await;
     let progress = (!quiet).then(|| Progress::start(&spec.name, plan.duration, counters.clone()));
     let start = tokio::time::Instant::now();
     let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
@@ -202,7 +205,8 @@ pub async fn run(
     };
     let (report, faults) = tokio::join!(load, faults);
     // Before the probes: their requests are not the load's decisions.
-    let redis_used = redis_use::between(&redis_before, &redis_use::sample(&redis_nodes).await);
+    let redis_after = redis_use::sample(&redis_nodes, prefix.as_deref()).await;
+    let redis_used = redis_use::between(&redis_before, &redis_after);
     for f in &faults {
         if let Some(e) = &f.error {
             warn!("arm {}: undoing {}: {e}", spec.name, f.fault);

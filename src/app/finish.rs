@@ -35,7 +35,7 @@ pub fn analyze_arm(
     record: &ArmRecord,
     picker: Picker,
 ) -> Result<ArmFigures, String> {
-    analyze::analyze(
+    let mut figures = analyze::analyze(
         &folder.events(&record.name),
         record.policy.as_ref(),
         &options(record),
@@ -48,7 +48,10 @@ pub fn analyze_arm(
             .collect::<Vec<_>>(),
         &record.probes,
         picker,
-    )
+    )?;
+    let decisions = figures.counts.admitted + figures.counts.rejected;
+    figures.redis = analyze::redis_cost::cost(&record.redis_nodes, decisions);
+    Ok(figures)
 }
 
 /// Analyzes every arm's events, judges its expectations and writes the

@@ -161,7 +161,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 first_try_rps: round(per_s(f.tries.first_admitted)),
                 eventual_rps: round(per_s(f.tries.admitted)),
             }),
-        redis: redis_use(run, c.admitted + c.rejected),
+        redis: f.redis.clone(),
         phases: f
             .phases
             .iter()
@@ -179,40 +179,6 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             })
             .collect(),
     }
-}
-
-/// Per node and per decision, from the nodes' INFO; none without nodes.
-fn redis_use(run: &ArmRecord, decisions: u64) -> Option<RedisUse> {
-    if run.redis_nodes.is_empty() {
-        return None;
-    }
-    let commands: u64 = run.redis_nodes.iter().map(|n| n.commands).sum();
-    let cpu_us: u64 = run.redis_nodes.iter().map(|n| n.cpu_us).sum();
-    let per = |v: u64, of: u64| {
-        if of == 0 {
-            0.0
-        } else {
-            ((v as f64 / of as f64) * 1_000.0).round() / 1_000.0
-        }
-    };
-    Some(RedisUse {
-        nodes: run
-            .redis_nodes
-            .iter()
-            .map(|n| RedisNode {
-                address: n.address.clone(),
-                commands: n.commands,
-                share: per(n.commands, commands),
-                script_calls: n.script_calls,
-                cpu_ms: (n.cpu_us as f64 / 10.0).round() / 100.0,
-                keys: n.keys,
-                used_memory_bytes: n.used_memory,
-            })
-            .collect(),
-        decisions,
-        commands_per_decision: per(commands, decisions),
-        cpu_us_per_decision: per(cpu_us, decisions),
-    })
 }
 
 fn seconds(us: i64) -> f64 {

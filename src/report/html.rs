@@ -240,12 +240,12 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     }
 
     if s.arms.iter().any(|a| a.redis.is_some()) {
-        h.push_str("<h2 id=\"redis\">Redis: what each decision cost</h2><table><tr><th>arm</th><th>node</th><th>commands</th><th>share</th><th>script calls</th><th>CPU ms</th><th>keys</th><th>memory</th></tr>");
+        h.push_str("<h2 id=\"redis\">Redis: what each decision cost</h2><table><tr><th>arm</th><th>node</th><th>commands</th><th>share</th><th>script calls</th><th>CPU ms</th><th>keys</th><th>bytes per key</th><th>memory</th></tr>");
         for a in &s.arms {
             for n in a.redis.iter().flat_map(|r| &r.nodes) {
                 let _ = write!(
                     h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(&a.name),
                     esc(&n.address),
                     thousands(n.commands),
@@ -253,6 +253,7 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
                     thousands(n.script_calls),
                     n.cpu_ms,
                     thousands(n.keys),
+                    super::redis_use::bytes(n.bytes_per_key),
                     super::redis_use::bytes(n.used_memory_bytes)
                 );
             }

@@ -31,13 +31,17 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
     };
     let keys: u64 = r.nodes.iter().map(|n| n.keys).sum();
     let memory: u64 = r.nodes.iter().map(|n| n.used_memory_bytes).sum();
+    let weighed = if r.bytes_per_key > 0 {
+        format!(" of {} each", bytes(r.bytes_per_key))
+    } else {
+        String::new()
+    };
     Some(format!(
-        "{} node{}, {:.2} commands and {:.1} µs of Redis CPU per decision, {} keys, {} used{shares}",
+        "{} node{}, {:.2} commands and {:.1} µs of Redis CPU per decision, {keys} keys{weighed}, {} used{shares}",
         r.nodes.len(),
         if r.nodes.len() == 1 { "" } else { "s" },
         r.commands_per_decision,
         r.cpu_us_per_decision,
-        keys,
         bytes(memory)
     ))
 }

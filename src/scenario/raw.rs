@@ -173,4 +173,7 @@ pub struct RawExpect {
     pub max_header_findings: Option<Spanned<i64>>,
     pub max_remaining_contradictions: Option<Spanned<i64>>,
     pub min_remaining_contradictions: Option<Spanned<i64>>,
+    pub max_redis_commands_per_decision: Option<Spanned<f64>>,
+    pub max_redis_bytes_per_key: Option<Spanned<i64>>,
+    pub min_redis_bytes_per_key: Option<Spanned<i64>>,
 }

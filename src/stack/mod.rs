@@ -178,6 +178,14 @@ impl Stack {
         }
     }
 
+    /// The prefix of every Redis key the replicas use.
+    pub fn redis_prefix(&self) -> Option<&str> {
+        match self.configs.first().map(|c| &c.backend) {
+            Some(Backend::Redis(b)) => Some(b.prefix.as_str()),
+            _ => None,
+        }
+    }
+
     /// The Redis nodes the replicas use (the server itself, not a proxy in
     /// front; each master of a cluster); none for local replicas.
     pub async fn redis_nodes(&self) -> Vec<String> {

@@ -1,8 +1,9 @@
 //! What the Redis nodes did for an arm, read from Redis itself: `INFO`
 //! (commands by name, CPU, memory) and `DBSIZE`, once before the load and
-//! once after; the difference is the arm's. A cluster's masters are found
-//! with `CLUSTER NODES` from any node. A node that cannot be read is left
-//! out rather than failing the arm.
+//! once after; the difference is the arm's. After the load a few of the
+//! arm's keys are found by `SCAN` on its prefix and weighed with `MEMORY
+//! USAGE`. A cluster's masters are found with `CLUSTER NODES` from any
+//! node. A node that cannot be read is left out rather than failing the arm.
 
 use crate::store::records::RedisNodeUse;
 use reference_api::config::Topology;
@@ -10,12 +11,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 const WITHIN: Duration = Duration::from_secs(2);
+/// Keys weighed per node.
+const WEIGHED: usize = 16;
 
 /// Commands that are the bookkeeping of clients (this sampler's, the
 /// cluster client's slot refreshes, connection set-up), not decisions.
 const BOOKKEEPING: &[&str] = &[
     "info", "dbsize", "client", "hello", "ping", "cluster", "command", "config", "select",
-    "readonly", "auth",
+    "readonly", "auth", "scan", "memory",
 ];
 
 /// One node's counters at one moment.
@@ -29,6 +32,9 @@ pub struct Sample {
     pub cpu_us: u64,
     pub keys: u64,
     pub used_memory: u64,
+    /// Keys weighed, and their bytes (only when asked for a prefix).
+    pub sampled_keys: u64,
+    pub sampled_bytes: u64,
 }
 
 /// The nodes behind `url`: itself, or a cluster's masters.
@@ -55,16 +61,13 @@ pub async fn nodes(url: &str, topology: Topology) -> Vec<String> {
     }
 }
 
-/// Every node's counters; `None` for a node that did not answer.
-pub async fn sample(urls: &[String]) -> Vec<Option<Sample>> {
+/// Every node's counters; `None` for a node that did not answer. With
+/// `weigh`, a few keys under that prefix are weighed too.
+pub async fn sample(urls: &[String], weigh: Option<&str>) -> Vec<Option<Sample>> {
     let mut out = Vec::with_capacity(urls.len());
     for url in urls {
-        out.push(
-            tokio::time::timeout(WITHIN, sample_one(url))
-                .await
-                .ok()
-                .flatten(),
-        );
+        let one = sample_one(url, weigh);
+        out.push(tokio::time::timeout(WITHIN, one).await.ok().flatten());
     }
     out
 }
@@ -74,8 +77,12 @@ async fn connect(url: &str) -> Option<redis::aio::MultiplexedConnection> {
     client.get_multiplexed_async_connection().await.ok()
 }
 
-async fn sample_one(url: &str) -> Option<Sample> {
+async fn sample_one(url: &str, weigh: Option<&str>) -> Option<Sample> {
     let mut conn = connect(url).await?;
+    let (sampled_keys, sampled_bytes) = match weigh {
+        Some(prefix) => weigh_keys(&mut conn, prefix).await,
+        None => (0, 0),
+    };
     let info: String = redis::cmd("INFO")
         .arg("stats")
         .arg("cpu")
@@ -87,8 +94,64 @@ async fn sample_one(url: &str) -> Option<Sample> {
     let keys: u64 = redis::cmd("DBSIZE").query_async(&mut conn).await.ok()?;
     let mut s = parse(&info);
     s.keys = keys;
+    s.sampled_keys = sampled_keys;
+    s.sampled_bytes = sampled_bytes;
     s.address = url.trim_start_matches("redis://").to_string();
     Some(s)
+}
+
+/// Up to [`WEIGHED`] keys under `prefix` and their `MEMORY USAGE` summed.
+async fn weigh_keys(conn: &mut redis::aio::MultiplexedConnection, prefix: &str) -> (u64, u64) {
+    let pattern = format!("{}*", glob_escape(prefix));
+    let mut cursor = 0u64;
+    let mut keys: Vec<String> = Vec::new();
+    // A bounded walk: enough rounds to find a few keys in a large database.
+    for _ in 0..64 {
+        let found: redis::RedisResult<(u64, Vec<String>)> = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(conn)
+            .await;
+        let Ok((next, found)) = found else {
+            break;
+        };
+        keys.extend(found);
+        cursor = next;
+        if cursor == 0 || keys.len() >= WEIGHED {
+            break;
+        }
+    }
+    keys.truncate(WEIGHED);
+    let (mut n, mut bytes) = (0, 0);
+    for key in &keys {
+        let used: redis::RedisResult<Option<u64>> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(key)
+            .arg("SAMPLES")
+            .arg(0)
+            .query_async(conn)
+            .await;
+        if let Ok(Some(b)) = used {
+            n += 1;
+            bytes += b;
+        }
+    }
+    (n, bytes)
+}
+
+/// `prefix` as a `MATCH` pattern that matches only itself.
+fn glob_escape(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len());
+    for c in prefix.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The figures of an `INFO` answer.
@@ -144,6 +207,8 @@ fn used(before: &Sample, after: &Sample) -> RedisNodeUse {
         cpu_us: after.cpu_us.saturating_sub(before.cpu_us),
         keys: after.keys,
         used_memory: after.used_memory,
+        sampled_keys: after.sampled_keys,
+        sampled_bytes: after.sampled_bytes,
     }
 }
 
@@ -192,6 +257,8 @@ cmdstat_info:calls=4,usec=40,usec_per_call=10.00,rejected_calls=0,failed_calls=0
             cpu_us: 100,
             keys: 0,
             used_memory: 10,
+            sampled_keys: 0,
+            sampled_bytes: 0,
         };
         let mut after = before.clone();
         after.processed = 10 + 50 + 3;
@@ -222,5 +289,11 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
             vec!["127.0.0.1:30002", "127.0.0.1:30003", "127.0.0.1:30001"]
         );
         assert!(masters("").is_empty());
+    }
+
+    #[test]
+    fn a_prefix_matches_only_itself() {
+        assert_eq!(glob_escape("rlbench:r1:arm:"), "rlbench:r1:arm:");
+        assert_eq!(glob_escape(r"a*b?[c]\"), r"a\*b\?\[c\]\\");
     }
 }

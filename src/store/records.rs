@@ -145,4 +145,10 @@ pub struct RedisNodeUse {
     pub keys: u64,
     /// Memory it used at the end (`used_memory`, bytes).
     pub used_memory: u64,
+    /// Keys of the arm sampled at the end (`SCAN` on its prefix) and their
+    /// `MEMORY USAGE` summed (bytes).
+    #[serde(default)]
+    pub sampled_keys: u64,
+    #[serde(default)]
+    pub sampled_bytes: u64,
 }

@@ -70,7 +70,7 @@ pub struct ArmSummary {
 /// The Redis side of an arm's decisions: per node (each master of a
 /// cluster) and per decision (a request a replica answered, admitted or
 /// rejected).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RedisUse {
     pub nodes: Vec<RedisNode>,
     pub decisions: u64,
@@ -78,9 +78,12 @@ pub struct RedisUse {
     pub commands_per_decision: f64,
     /// Server CPU, over all nodes, per decision (µs).
     pub cpu_us_per_decision: f64,
+    /// `MEMORY USAGE` of the arm's keys weighed at the end, on average
+    /// (bytes; 0 when none was found).
+    pub bytes_per_key: u64,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RedisNode {
     pub address: String,
     pub commands: u64,
@@ -91,6 +94,8 @@ pub struct RedisNode {
     /// Keys held at the end.
     pub keys: u64,
     pub used_memory_bytes: u64,
+    /// Of the keys weighed on this node, on average.
+    pub bytes_per_key: u64,
 }
 
 /// What retrying callers got, beside what the limiter was asked: first

@@ -93,7 +93,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
             }
         },
     };
-    let expect = arm_expect(src, a)?;
+    let expect = arm_expect(src, a, mode.clone())?;
     Ok(Arm {
         name,
         mode,
@@ -167,7 +167,7 @@ fn external_arm(
         policy,
         preset,
         timing,
-        expect: arm_expect(src, a)?,
+        expect: arm_expect(src, a, Mode::External)?,
         urls,
     })
 }
@@ -188,11 +188,27 @@ fn arm_policy(
     }
 }
 
-fn arm_expect(src: &Source, a: &RawArm) -> Result<Vec<Expectation>> {
-    match &a.expect {
-        Some(e) => expectations(src, e),
-        None => Ok(Vec::new()),
+fn arm_expect(src: &Source, a: &RawArm, mode: Mode) -> Result<Vec<Expectation>> {
+    let Some(e) = &a.expect else {
+        return Ok(Vec::new());
+    };
+    if !mode.uses_redis() {
+        let spans = [
+            e.max_redis_commands_per_decision.as_ref().map(|v| v.span()),
+            e.max_redis_bytes_per_key.as_ref().map(|v| v.span()),
+            e.min_redis_bytes_per_key.as_ref().map(|v| v.span()),
+        ];
+        if let Some(span) = spans.into_iter().flatten().next() {
+            return Err(src.error(
+                Some(span),
+                format!(
+                    "redis_* expectations need mode redis_naive or redis_lua (this arm is {})",
+                    mode.as_str()
+                ),
+            ));
+        }
     }
+    expectations(src, e)
 }
 
 fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
@@ -237,6 +253,12 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
             PeakWindowRatio,
             AtLeast,
         ),
+        (
+            "max_redis_commands_per_decision",
+            &e.max_redis_commands_per_decision,
+            RedisCommandsPerDecision,
+            AtMost,
+        ),
     ];
     let counts = [
         (
@@ -273,6 +295,18 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
             "min_remaining_contradictions",
             &e.min_remaining_contradictions,
             RemainingContradictions,
+            AtLeast,
+        ),
+        (
+            "max_redis_bytes_per_key",
+            &e.max_redis_bytes_per_key,
+            RedisBytesPerKey,
+            AtMost,
+        ),
+        (
+            "min_redis_bytes_per_key",
+            &e.min_redis_bytes_per_key,
+            RedisBytesPerKey,
             AtLeast,
         ),
     ];

@@ -306,3 +306,43 @@ fn redis_topology_is_single_or_a_cluster_of_masters() {
     ));
     assert!(e.contains("it is for topology = \"single\""), "{e}");
 }
+
+#[test]
+fn redis_figures_are_bounded_only_on_redis_arms() {
+    let text = GOOD.replace(
+        "min_over_admission_ratio = 2.5",
+        "min_over_admission_ratio = 2.5\nmax_redis_bytes_per_key = 500",
+    );
+    let e = error_of(&text);
+    assert!(
+        e.contains("redis_* expectations need mode redis_naive or redis_lua (this arm is local)"),
+        "{e}"
+    );
+    assert!(e.contains("s.toml:"), "{e}");
+    let s = parse(
+        "s.toml",
+        &text.replace(
+            "name = \"local\"\nmode = \"local\"",
+            "name = \"local\"\nmode = \"redis_lua\"",
+        ),
+    )
+    .unwrap();
+    assert_eq!(s.arms[1].expect.len(), 2);
+    assert_eq!(s.arms[1].expect[1].figure, Figure::RedisBytesPerKey);
+    assert_eq!(s.arms[1].expect[1].bound, Bound::AtMost);
+    let e = error_of(
+        &text
+            .replace(
+                "mode = \"local\"\n[arms.expect]\nmin",
+                "mode = \"redis_lua\"\n[arms.expect]\nmin",
+            )
+            .replace(
+                "max_redis_bytes_per_key = 500",
+                "max_redis_bytes_per_key = -1",
+            ),
+    );
+    assert!(
+        e.contains("max_redis_bytes_per_key must be between 0 and"),
+        "{e}"
+    );
+}
