@@ -1,6 +1,8 @@
 //! Fault injection: applies a scenario's `[[faults]]` to one arm's running
 //! stack at their times and undoes each at its end, recording when (µs from
-//! the load's start) — the windows the report's phases are cut along.
+//! the load's start) — the windows the report's phases are cut along. A
+//! failover is not undone; its window runs from the replication link's
+//! hold to the promotion.
 
 use crate::stack::Stack;
 use crate::store::records::Applied;
@@ -28,6 +30,26 @@ pub async fn drive(
         // still being killed, and answered by it, belongs before.
         let applied = apply(stack, f.action).await;
         let from_us = start.elapsed().as_micros() as u64;
+        let mut failover_us = None;
+        if let (true, FaultAction::RedisFailover { replication_delay }) = (applied, f.action) {
+            if !replication_delay.is_zero() {
+                let held = tokio::select! {
+                    biased;
+                    () = &mut stop => false,
+                    () = tokio::time::sleep_until(start + f.at + replication_delay) => true,
+                };
+                if held && fail_over(stack).await {
+                    failover_us = Some(start.elapsed().as_micros() as u64);
+                }
+            } else {
+                failover_us = Some(from_us);
+            }
+            if failover_us.is_some() {
+                if let Err(e) = stack.rejoin_redis().await {
+                    tracing::warn!("redis_failover: no replica after it: {e}");
+                }
+            }
+        }
         let stopped = tokio::select! {
             biased;
             () = &mut stop => true,
@@ -41,7 +63,9 @@ pub async fn drive(
         out.push(Applied {
             fault: f.action.describe(),
             from_us,
-            to_us: start.elapsed().as_micros() as u64,
+            // A failover's window is the replication lag before it: what
+            // was admitted then is what the promoted replica lost.
+            to_us: failover_us.unwrap_or_else(|| start.elapsed().as_micros() as u64),
             applied,
             error,
         });
@@ -67,6 +91,20 @@ async fn apply(stack: &mut Stack, action: FaultAction) -> bool {
                 }
             }
         }
+        FaultAction::RedisFailover { replication_delay } if !replication_delay.is_zero() => {
+            stack.hold_replication()
+        }
+        FaultAction::RedisFailover { .. } => fail_over(stack).await,
+    }
+}
+
+async fn fail_over(stack: &mut Stack) -> bool {
+    match stack.fail_over().await {
+        Ok(applied) => applied,
+        Err(e) => {
+            tracing::warn!("redis_failover: {e}");
+            false
+        }
     }
 }
 
@@ -83,6 +121,8 @@ async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), String> {
             Ok(())
         }
         FaultAction::ClockStep { replica, .. } => stack.step_clock(replica, 0).await.map(|_| ()),
+        // Nothing to undo: the promoted replica stays primary.
+        FaultAction::RedisFailover { .. } => Ok(()),
     }
 }
 
@@ -107,6 +147,10 @@ pub enum FaultAction {
     RedisLatency { delay: Duration, jitter: Duration },
     /// Step one replica's clock by `step_us` (µs, either way), and back.
     ClockStep { replica: usize, step_us: i64 },
+    /// Hold the replication link for `replication_delay` (the primary's
+    /// writes from then on never reach the replica), then kill the primary
+    /// and promote the replica. Not undone: the promoted replica stays.
+    RedisFailover { replication_delay: Duration },
 }
 
 impl FaultAction {
@@ -116,6 +160,7 @@ impl FaultAction {
             FaultAction::ReplicaRestart { .. } => "replica_restart",
             FaultAction::RedisLatency { .. } => "redis_latency",
             FaultAction::ClockStep { .. } => "clock_step",
+            FaultAction::RedisFailover { .. } => "redis_failover",
         }
     }
 
@@ -138,6 +183,12 @@ impl FaultAction {
             }
             FaultAction::ClockStep { replica, step_us } => {
                 format!("clock_step (r{replica}, {step_us:+} µs)")
+            }
+            FaultAction::RedisFailover { replication_delay } if replication_delay.is_zero() => {
+                "redis_failover".to_string()
+            }
+            FaultAction::RedisFailover { replication_delay } => {
+                format!("redis_failover (replication held {replication_delay:?})")
             }
         }
     }

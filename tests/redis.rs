@@ -18,6 +18,7 @@ fn backend(url: &str, prefix: &str, mode: RedisMode, on_error: OnError) -> Redis
         clock: ClockSource::Replica,
         timeout_us: 50_000,
         on_error,
+        wait_replicas: 0,
     }
 }
 

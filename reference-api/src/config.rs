@@ -84,6 +84,11 @@ pub struct RedisBackend {
     /// Bound on one decision's Redis round trips; past it `on_error` decides.
     pub timeout_us: u64,
     pub on_error: OnError,
+    /// After each decision, `WAIT` until this many replicas acknowledged
+    /// its writes (within the decision's timeout); short of that the
+    /// decision is `on_error`'s. 0: do not wait.
+    #[serde(default)]
+    pub wait_replicas: u32,
 }
 
 /// How the Redis behind `url` is laid out.
@@ -96,6 +101,9 @@ pub enum Topology {
     /// A Redis Cluster: keys spread over the masters' hash slots. Each
     /// customer's key is hash-tagged, so a decision touches one slot.
     Cluster,
+    /// A primary with a replica: the client talks to the primary at `url`
+    /// (an address a failover moves to the promoted replica).
+    Replicated,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

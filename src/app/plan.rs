@@ -154,6 +154,7 @@ pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<Repl
             clock: arm.clock,
             timeout_us: units::micros(scenario.redis.timeout),
             on_error: arm.on_redis_error,
+            wait_replicas: arm.wait_replicas,
         }),
     };
     (0..arm.replicas)

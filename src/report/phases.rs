@@ -16,10 +16,18 @@ pub fn sentences(a: &ArmSummary) -> Vec<String> {
             if !f.applied {
                 return format!("{when}: nothing to break in this arm");
             }
-            let mut s = match during.next() {
+            let phase = during.next();
+            let mut s = match phase {
                 Some(p) => format!("{when}: {}", phase_words(p)),
                 None => when,
             };
+            if let (true, Some(p)) = (f.fault.starts_with("redis_failover"), phase) {
+                s.push_str(&format!(
+                    "; {} admit{} in the replication lag, each an increment the promoted replica lacks unless a replica acknowledged it first",
+                    p.admitted,
+                    if p.admitted == 1 { "" } else { "s" }
+                ));
+            }
             match f.recovery_ms {
                 Some(ms) => s.push_str(&format!(
                     "; failures and false rejects ended {ms:.0} ms after it did"

@@ -19,7 +19,7 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
     let r: &RedisUse = a.redis.as_ref()?;
     let shares = if r.nodes.len() > 1 {
         format!(
-            " — commands by master: {}",
+            " — commands by node: {}",
             r.nodes
                 .iter()
                 .map(|n| format!("{} {:.0}%", n.address, 100.0 * n.share))

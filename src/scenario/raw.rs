@@ -58,6 +58,7 @@ pub struct RawFault {
     pub delay: Option<Spanned<String>>,
     pub jitter: Option<Spanned<String>>,
     pub step: Option<Spanned<String>>,
+    pub replication_delay: Option<Spanned<String>>,
 }
 
 /// Also an arm's `[arms.policy]`: naming an `algorithm` there replaces the
@@ -152,6 +153,7 @@ pub struct RawArm {
     pub clock: Option<Spanned<String>>,
     pub clock_skew: Option<Spanned<Vec<Spanned<String>>>>,
     pub on_redis_error: Option<Spanned<String>>,
+    pub wait_replicas: Option<Spanned<i64>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
 }

@@ -41,6 +41,7 @@ impl Scenario {
                 Topology::Cluster => crate::stack::Managed::Cluster {
                     masters: self.redis.masters,
                 },
+                Topology::Replicated => crate::stack::Managed::Replicated,
             })
     }
 }
@@ -162,6 +163,8 @@ pub struct Arm {
     /// Per replica, by index; missing entries are 0.
     pub clock_skew_us: Vec<i64>,
     pub on_redis_error: OnError,
+    /// `WAIT` for this many Redis replicas after each decision (0: none).
+    pub wait_replicas: u32,
     /// The scenario's policy, or the arm's own (`[arms.policy]`).
     pub policy: Policy,
     /// The preset it was stated as, as written (`nginx_limit_req rate=10r/s burst=5`).

@@ -139,6 +139,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         policy: &policy,
         raw_policy: &raw.policy,
         external: external.as_ref(),
+        topology: redis.topology,
     };
 
     if raw.arms.get_ref().is_empty() {
@@ -197,10 +198,13 @@ fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
         Some(t) => match t.get_ref().as_str() {
             "single" => Topology::Single,
             "cluster" => Topology::Cluster,
+            "replicated" => Topology::Replicated,
             other => {
                 return Err(src.at(
                     t,
-                    format!("topology {other:?}: expected \"single\" or \"cluster\""),
+                    format!(
+                        "topology {other:?}: expected \"single\", \"cluster\" or \"replicated\""
+                    ),
                 ))
             }
         },

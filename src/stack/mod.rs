@@ -13,12 +13,14 @@ pub mod proxy;
 pub mod redis;
 pub mod redis_use;
 mod replica;
+pub mod replicated;
 
 use cluster::RedisCluster;
 use redis::RedisServer;
 use reference_api::config::Backend;
 use reference_api::ReplicaConfig;
 use replica::Replica;
+use replicated::Replicated;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -31,6 +33,8 @@ pub struct Stack {
     redis: Option<RedisServer>,
     /// A managed Redis Cluster, in place of `redis`.
     cluster: Option<RedisCluster>,
+    /// A managed primary and replica, in place of `redis`.
+    replicated: Option<Replicated>,
     /// In front of the managed Redis when the scenario adds latency.
     proxy: Option<proxy::Proxy>,
     /// What each replica was started with (to start it again).
@@ -46,6 +50,8 @@ pub enum Managed {
     Single,
     /// A Redis Cluster of this many masters.
     Cluster { masters: usize },
+    /// A primary and one replica, which a failover promotes.
+    Replicated,
 }
 
 impl Stack {
@@ -77,6 +83,7 @@ impl Stack {
             replicas: Vec::with_capacity(configs.len()),
             redis: None,
             cluster: None,
+            replicated: None,
             proxy: None,
             configs: Vec::new(),
             run_id: run_id.to_string(),
@@ -87,6 +94,16 @@ impl Stack {
             let cluster = RedisCluster::start(run_id, masters).await?;
             let url = cluster.url().unwrap_or_default().to_string();
             stack.cluster = Some(cluster);
+            for config in &mut configs {
+                if let Backend::Redis(b) = &mut config.backend {
+                    b.url = url.clone();
+                }
+            }
+        }
+        if managed_redis == Some(Managed::Replicated) {
+            let pair = Replicated::start(run_id).await?;
+            let url = pair.url();
+            stack.replicated = Some(pair);
             for config in &mut configs {
                 if let Backend::Redis(b) = &mut config.backend {
                     b.url = url.clone();
@@ -151,10 +168,14 @@ impl Stack {
             .filter_map(Replica::pid)
             .chain(self.redis.as_ref().and_then(RedisServer::pid))
             .chain(self.cluster.iter().flat_map(RedisCluster::pids))
+            .chain(self.replicated.iter().flat_map(Replicated::pids))
             .collect()
     }
 
     pub fn redis_url(&self) -> Option<&str> {
+        if let Some(pair) = &self.replicated {
+            return Some(pair.primary_url());
+        }
         match &self.cluster {
             Some(c) => c.url(),
             None => self.redis.as_ref().map(|r| r.url.as_str()),
@@ -174,7 +195,40 @@ impl Stack {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
-            None => self.redis_url().map(|u| format!("redis-server at {u}")),
+            None => match &self.replicated {
+                Some(pair) => Some(format!(
+                    "redis primary at {}, its replica at {}, reached through {}",
+                    pair.primary.url,
+                    pair.replica.url,
+                    pair.url()
+                )),
+                None => self.redis_url().map(|u| format!("redis-server at {u}")),
+            },
+        }
+    }
+
+    /// Stops replication to the replica (what it holds is lost at a
+    /// failover); false without a primary and replica.
+    pub fn hold_replication(&self) -> bool {
+        self.replicated
+            .as_ref()
+            .map(Replicated::hold_link)
+            .is_some()
+    }
+
+    /// Kills the primary and promotes its replica; false without them.
+    pub async fn fail_over(&mut self) -> Result<bool, String> {
+        match &mut self.replicated {
+            Some(pair) => pair.fail_over().await.map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// After a failover, a fresh replica for the promoted primary.
+    pub async fn rejoin_redis(&mut self) -> Result<(), String> {
+        match &mut self.replicated {
+            Some(pair) => pair.rejoin().await,
+            None => Ok(()),
         }
     }
 
@@ -191,6 +245,10 @@ impl Stack {
     pub async fn redis_nodes(&self) -> Vec<String> {
         if let Some(c) = &self.cluster {
             return c.nodes.iter().map(|n| n.url.clone()).collect();
+        }
+        if let Some(pair) = &self.replicated {
+            // Both: after a failover the killed primary is left out.
+            return vec![pair.primary.url.clone(), pair.replica.url.clone()];
         }
         if let Some(r) = &self.redis {
             return vec![r.url.clone()];
@@ -342,6 +400,9 @@ impl Stack {
         }
         if let Some(mut cluster) = self.cluster.take() {
             cluster.stop().await;
+        }
+        if let Some(mut pair) = self.replicated.take() {
+            pair.stop().await;
         }
     }
 }

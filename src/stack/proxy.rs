@@ -1,17 +1,20 @@
 //! A TCP proxy rlbench runs in front of its own Redis when a scenario adds
-//! latency: replicas connect to the proxy, the proxy to Redis. While a delay
-//! is set, every chunk of bytes in either direction is held until its
-//! arrival time plus the delay (plus a random jitter), in order — a delay
-//! line, so delays do not pile up under load. It runs as tasks of rlbench
-//! itself: no process to leave behind.
+//! latency, or between a primary and its replica, or in front of a primary
+//! that may fail over: clients connect to the proxy, the proxy to Redis.
+//! While a delay is set, every chunk of bytes in either direction is held
+//! until its arrival time plus the delay (plus a random jitter), in order —
+//! a delay line, so delays do not pile up under load. `switch` points new
+//! connections at another server and cuts the open ones (what is held is
+//! dropped), as a floating address does when a failover moves it. It runs
+//! as tasks of rlbench itself: no process to leave behind.
 
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -26,6 +29,9 @@ pub struct Proxy {
     /// `127.0.0.1:PORT` to give the replicas.
     pub address: String,
     pub delay: Arc<Delay>,
+    upstream: Arc<Mutex<String>>,
+    /// Bumped to cut every open connection.
+    cut: watch::Sender<u64>,
     accept: JoinHandle<()>,
 }
 
@@ -41,14 +47,23 @@ impl Proxy {
             .to_string();
         let delay = Arc::new(Delay::default());
         let shared = delay.clone();
+        let upstream = Arc::new(Mutex::new(upstream));
+        let target = upstream.clone();
+        let (cut, cuts) = watch::channel(0u64);
         let accept = tokio::spawn(async move {
             let mut seed = 1u64;
             while let Ok((client, _)) = listener.accept().await {
                 seed += 1;
-                let (upstream, delay) = (upstream.clone(), shared.clone());
+                let delay = shared.clone();
+                let to = target.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let mut cuts = cuts.clone();
+                cuts.mark_unchanged();
                 tokio::spawn(async move {
-                    if let Ok(server) = TcpStream::connect(&upstream).await {
-                        pipe(client, server, delay, seed).await;
+                    if let Ok(server) = TcpStream::connect(&to).await {
+                        tokio::select! {
+                            () = pipe(client, server, delay, seed) => {}
+                            _ = cuts.changed() => {}
+                        }
                     }
                 });
             }
@@ -56,6 +71,8 @@ impl Proxy {
         Ok(Proxy {
             address,
             delay,
+            upstream,
+            cut,
             accept,
         })
     }
@@ -67,6 +84,15 @@ impl Proxy {
         self.delay
             .jitter_us
             .store(jitter.as_micros() as u64, Ordering::Relaxed);
+    }
+}
+
+impl Proxy {
+    /// New connections go to `upstream` (host:port); open ones are cut,
+    /// with whatever they held.
+    pub fn switch(&self, upstream: String) {
+        *self.upstream.lock().unwrap_or_else(|p| p.into_inner()) = upstream;
+        self.cut.send_modify(|n| *n += 1);
     }
 }
 
@@ -121,7 +147,11 @@ async fn direction(
     };
     let writer = async move {
         while let Some((due, bytes)) = rx.recv().await {
-            tokio::time::sleep_until(due).await;
+            // Only a chunk still due waits: the timer rounds up to the next
+            // millisecond, which undelayed traffic must not pay per hop.
+            if due > Instant::now() {
+                tokio::time::sleep_until(due).await;
+            }
             if to.write_all(&bytes).await.is_err() {
                 break;
             }
@@ -180,6 +210,27 @@ mod tests {
         proxy.set(Duration::ZERO, Duration::ZERO);
         let after = round_trip(&proxy.address).await;
         assert!(after < Duration::from_millis(80), "{after:?}");
+    }
+
+    #[tokio::test]
+    async fn a_switch_cuts_open_connections_and_sends_new_ones_on() {
+        let (first, second) = (echo().await, echo().await);
+        let proxy = Proxy::start(first).await.unwrap();
+        let mut open = TcpStream::connect(&proxy.address).await.unwrap();
+        round_trip(&proxy.address).await;
+        // Held bytes are dropped with the connection: never delivered.
+        proxy.set(Duration::from_secs(3600), Duration::ZERO);
+        open.write_all(b"held").await.unwrap();
+        proxy.switch(second.clone());
+        let mut back = [0u8; 4];
+        let read = tokio::time::timeout(Duration::from_secs(5), open.read(&mut back)).await;
+        assert!(
+            matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+            "the open connection is cut: {read:?}"
+        );
+        proxy.set(Duration::ZERO, Duration::ZERO);
+        assert_eq!(*proxy.upstream.lock().unwrap(), second);
+        round_trip(&proxy.address).await;
     }
 
     #[tokio::test]

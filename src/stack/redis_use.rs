@@ -40,7 +40,7 @@ pub struct Sample {
 /// The nodes behind `url`: itself, or a cluster's masters.
 pub async fn nodes(url: &str, topology: Topology) -> Vec<String> {
     match topology {
-        Topology::Single => vec![url.to_string()],
+        Topology::Single | Topology::Replicated => vec![url.to_string()],
         Topology::Cluster => {
             let listed = async {
                 let mut conn = connect(url).await?;

@@ -108,7 +108,8 @@ pub struct Applied {
     /// In words, e.g. "redis_down (pause)".
     pub fault: String,
     /// From just after it took effect to just after it was undone (a
-    /// restarted process ready again), µs from the load's start.
+    /// restarted process ready again), µs from the load's start; for
+    /// redis_failover, from the replication link's hold to the promotion.
     pub from_us: u64,
     pub to_us: u64,
     /// False when the arm had nothing to break (a Redis fault on a local arm).

@@ -93,6 +93,19 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
             }
         },
     };
+    let wait_replicas = match &a.wait_replicas {
+        None => 0,
+        Some(w) if !mode.uses_redis() => {
+            return Err(src.at(w, "wait_replicas needs mode redis_naive or redis_lua"))
+        }
+        Some(w) if defaults.topology != reference_api::config::Topology::Replicated => {
+            return Err(src.at(
+                w,
+                "wait_replicas needs Redis replicas to wait for: [redis] topology = \"replicated\"",
+            ))
+        }
+        Some(w) => src.count(w, "wait_replicas", 0, 1)? as u32,
+    };
     let expect = arm_expect(src, a, mode.clone())?;
     Ok(Arm {
         name,
@@ -103,6 +116,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         clock,
         clock_skew_us,
         on_redis_error,
+        wait_replicas,
         policy,
         preset,
         timing,
@@ -131,6 +145,9 @@ fn external_arm(
         a.on_redis_error
             .as_ref()
             .map(|v| (v.span(), "on_redis_error")),
+        a.wait_replicas
+            .as_ref()
+            .map(|v| (v.span(), "wait_replicas")),
     ];
     if let Some((span, key)) = ours.into_iter().flatten().next() {
         return Err(src.error(
@@ -164,6 +181,7 @@ fn external_arm(
         clock: ClockSource::Replica,
         clock_skew_us: Vec::new(),
         on_redis_error: OnError::FailOpen,
+        wait_replicas: 0,
         policy,
         preset,
         timing,
@@ -348,4 +366,5 @@ pub(super) struct ArmDefaults<'a> {
     pub(super) policy: &'a Policy,
     pub(super) raw_policy: &'a Spanned<RawPolicy>,
     pub(super) external: Option<&'a crate::scenario::spec::ExternalTarget>,
+    pub(super) topology: reference_api::config::Topology,
 }

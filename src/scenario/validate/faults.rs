@@ -64,6 +64,11 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
             return not_for("step", &|| Some(v.span()));
         }
     }
+    if name != "redis_failover" {
+        if let Some(v) = &r.replication_delay {
+            return not_for("replication_delay", &|| Some(v.span()));
+        }
+    }
     match name {
         "clock_step" => {
             if let Some(variant) = &r.variant {
@@ -97,10 +102,10 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
                     "redis_latency needs the Redis rlbench starts itself (it puts a proxy in front): remove [redis] url",
                 ));
             }
-            if redis.topology == Topology::Cluster {
+            if redis.topology != Topology::Single {
                 return Err(src.at(
                     &r.action,
-                    "redis_latency puts a proxy in front of one server; on a cluster the client follows each node's own address, so it is for topology = \"single\"",
+                    "redis_latency puts a proxy in front of one server: it is for topology = \"single\"",
                 ));
             }
             let delay = match &r.delay {
@@ -136,10 +141,10 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
                     "redis_down stops the Redis rlbench starts itself: remove [redis] url",
                 ));
             }
-            if redis.topology == Topology::Cluster {
+            if redis.topology != Topology::Single {
                 return Err(src.at(
                     &r.action,
-                    "redis_down stops the one server of topology = \"single\"; a cluster's masters cannot be stopped yet",
+                    "redis_down stops the one server of topology = \"single\" (a primary and replica fail over with redis_failover; a cluster's masters cannot be stopped yet)",
                 ));
             }
             let restart = match r.variant.as_ref().map(|v| v.get_ref().as_str()) {
@@ -155,6 +160,35 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
             };
             Ok(FaultAction::RedisDown { restart })
         }
+        "redis_failover" => {
+            for (key, value) in [
+                ("variant", &r.variant.as_ref().map(|v| v.span())),
+                ("replica", &r.replica.as_ref().map(|v| v.span())),
+            ] {
+                if let Some(span) = value {
+                    return not_for(key, &|| Some(span.clone()));
+                }
+            }
+            if redis.topology != Topology::Replicated || redis.url.is_some() {
+                return Err(src.at(
+                    &r.action,
+                    "redis_failover promotes the replica of the primary rlbench starts: [redis] topology = \"replicated\", without url",
+                ));
+            }
+            let delay = match &r.replication_delay {
+                Some(d) => zero_or_duration(src, d)?,
+                None => Duration::ZERO,
+            };
+            if delay > src.duration(&r.lasts)? {
+                return Err(src.at(
+                    r.replication_delay.as_ref().unwrap_or(&r.lasts),
+                    "replication_delay of at most the fault's \"for\": the failover comes within it",
+                ));
+            }
+            Ok(FaultAction::RedisFailover {
+                replication_delay: delay,
+            })
+        }
         "replica_restart" => {
             if let Some(variant) = &r.variant {
                 return not_for("variant", &|| Some(variant.span()));
@@ -166,7 +200,7 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
         other => Err(src.at(
             &r.action,
             format!(
-                "unknown action {other:?}, expected redis_down, redis_latency, replica_restart or clock_step"
+                "unknown action {other:?}, expected redis_down, redis_latency, redis_failover, replica_restart or clock_step"
             ),
         )),
     }

@@ -23,14 +23,16 @@ pub async fn connect(backend: &RedisBackend, timeout: Duration) -> Result<Conn, 
     // ACK — up to 40 ms on a decision with a 50 ms budget.
     let nodelay = redis::io::tcp::TcpSettings::default().set_nodelay(true);
     let unreachable = |e: redis::RedisError| match backend.topology {
-        Topology::Single => format!("cannot connect to redis at {}: {e}", backend.url),
+        Topology::Single | Topology::Replicated => {
+            format!("cannot connect to redis at {}: {e}", backend.url)
+        }
         Topology::Cluster => format!(
             "cannot connect to the redis cluster at {}: {e}",
             backend.url
         ),
     };
     match backend.topology {
-        Topology::Single => {
+        Topology::Single | Topology::Replicated => {
             let info = redis::IntoConnectionInfo::into_connection_info(backend.url.as_str())
                 .map_err(bad)?
                 .set_tcp_settings(nodelay);

@@ -80,7 +80,31 @@ impl RedisLimiter {
                 None => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
             }
         };
+        let wait = self.backend.wait_replicas;
+        // The same multiplexed connection as the script's: WAIT counts the
+        // acknowledgements of this client's writes so far.
+        let mut waiter = self.conn.clone();
         let timeout = Duration::from_micros(self.backend.timeout_us.max(1));
+        let call = async {
+            let decision = call.await?;
+            if wait > 0 {
+                // The writes are safe once `wait` replicas have them; WAIT
+                // 0 would block for ever, so at least 1 ms.
+                let ms = (self.backend.timeout_us / 1_000).max(1);
+                let acked: i64 = redis::cmd("WAIT")
+                    .arg(wait)
+                    .arg(ms)
+                    .query_async(&mut waiter)
+                    .await?;
+                if acked < i64::from(wait) {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "too few replicas acknowledged",
+                    )));
+                }
+            }
+            Ok::<_, redis::RedisError>(decision)
+        };
         match tokio::time::timeout(timeout, call).await {
             Ok(Ok(decision)) => decision,
             Ok(Err(_)) | Err(_) => self.fallback(),

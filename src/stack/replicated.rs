@@ -1,0 +1,194 @@
+//! A primary and its replica, as teams run Redis for availability:
+//! `replicaof` through a proxy rlbench controls (the replication link),
+//! and the limiter replicas reaching the primary through another proxy (the
+//! address a failover moves, as Sentinel or a floating IP would). A
+//! failover kills the primary, promotes the replica (`REPLICAOF NO ONE`)
+//! and moves the address to it, then starts a fresh server as the new
+//! primary's replica; holding the link first leaves writes the primary
+//! acknowledged unreplicated, so the promoted replica never sees them. Stopped on every exit path, as each node is a [`RedisServer`].
+
+use super::proxy::Proxy;
+use super::redis::RedisServer;
+use std::time::Duration;
+use tokio::time::Instant;
+
+const LINKED_WITHIN: Duration = Duration::from_secs(10);
+/// A held link holds this long: past any run.
+const HOLD: Duration = Duration::from_secs(24 * 3600);
+
+pub struct Replicated {
+    pub primary: RedisServer,
+    pub replica: RedisServer,
+    /// Between the replica and the primary.
+    link: Proxy,
+    /// In front of whichever is primary: what the limiter replicas use.
+    pub front: Proxy,
+    failed_over: bool,
+    label: String,
+}
+
+impl Replicated {
+    pub async fn start(label: &str) -> Result<Replicated, String> {
+        let primary = RedisServer::start_with(label, |_| Ok(no_sync_delay())).await?;
+        let link = Proxy::start(format!("127.0.0.1:{}", primary.port)).await?;
+        let link_port = match link.address.rsplit_once(':') {
+            Some((_, p)) => p.to_string(),
+            None => {
+                return Err(format!(
+                    "the replication proxy has a bad address {}",
+                    link.address
+                ))
+            }
+        };
+        let replica = RedisServer::start_with(label, |_| {
+            let mut args = no_sync_delay();
+            args.extend(["--replicaof".into(), "127.0.0.1".into(), link_port.clone()]);
+            Ok(args)
+        })
+        .await?;
+        let front = Proxy::start(format!("127.0.0.1:{}", primary.port)).await?;
+        let pair = Replicated {
+            primary,
+            replica,
+            link,
+            front,
+            failed_over: false,
+            label: label.to_string(),
+        };
+        pair.wait_linked().await?;
+        Ok(pair)
+    }
+
+    async fn wait_linked(&self) -> Result<(), String> {
+        let deadline = Instant::now() + LINKED_WITHIN;
+        loop {
+            let info = info(&self.replica.url, "replication")
+                .await
+                .unwrap_or_default();
+            if info.lines().any(|l| l.trim() == "master_link_status:up") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "the redis replica at {} did not link to its primary within {LINKED_WITHIN:?}",
+                    self.replica.url
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The address the limiter replicas use.
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.front.address)
+    }
+
+    /// Whichever node is primary now (after a failover `replica` is, and
+    /// `primary` is the old primary's successor, its replica).
+    pub fn primary_url(&self) -> &str {
+        if self.failed_over {
+            &self.replica.url
+        } else {
+            &self.primary.url
+        }
+    }
+
+    /// From now on the replica receives nothing from the primary.
+    pub fn hold_link(&self) {
+        self.link.set(HOLD, Duration::ZERO);
+    }
+
+    /// Kills the primary, promotes the replica, moves the address to it.
+    pub async fn fail_over(&mut self) -> Result<(), String> {
+        if self.failed_over {
+            return Err("the replica was promoted already".to_string());
+        }
+        self.primary.kill().await;
+        // What the link held is dropped with it: writes never replicated.
+        self.link.switch(format!("127.0.0.1:{}", self.primary.port));
+        let promoted = async {
+            let client = redis::Client::open(self.replica.url.as_str()).ok()?;
+            let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+            redis::cmd("REPLICAOF")
+                .arg("NO")
+                .arg("ONE")
+                .query_async::<()>(&mut conn)
+                .await
+                .ok()
+        };
+        match tokio::time::timeout(Duration::from_secs(2), promoted).await {
+            Ok(Some(())) => {}
+            _ => return Err(format!("REPLICAOF NO ONE failed on {}", self.replica.url)),
+        }
+        self.front
+            .switch(format!("127.0.0.1:{}", self.replica.port));
+        self.failed_over = true;
+        Ok(())
+    }
+
+    /// After [`Replicated::fail_over`]: a fresh server in the old
+    /// primary's place comes back as the new primary's replica (as Sentinel
+    /// brings the old one back), so that waiting for a replica can succeed
+    /// again.
+    pub async fn rejoin(&mut self) -> Result<(), String> {
+        self.link.set(Duration::ZERO, Duration::ZERO);
+        self.link.switch(format!("127.0.0.1:{}", self.replica.port));
+        let link_port = self.link_port()?;
+        let label = self.label.clone();
+        let old = std::mem::replace(
+            &mut self.primary,
+            RedisServer::start_with(&label, |_| {
+                let mut args = no_sync_delay();
+                args.extend(["--replicaof".into(), "127.0.0.1".into(), link_port.clone()]);
+                Ok(args)
+            })
+            .await?,
+        );
+        drop(old);
+        Ok(())
+    }
+
+    fn link_port(&self) -> Result<String, String> {
+        self.link
+            .address
+            .rsplit_once(':')
+            .map(|(_, p)| p.to_string())
+            .ok_or_else(|| {
+                format!(
+                    "the replication proxy has a bad address {}",
+                    self.link.address
+                )
+            })
+    }
+
+    pub fn pids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.primary.pid().into_iter().chain(self.replica.pid())
+    }
+
+    pub async fn stop(&mut self) {
+        self.replica.stop().await;
+        self.primary.stop().await;
+    }
+}
+
+/// A replica syncs at once: by default a primary waits 5 s for more
+/// replicas before a diskless transfer.
+fn no_sync_delay() -> Vec<String> {
+    vec!["--repl-diskless-sync-delay".into(), "0".into()]
+}
+
+async fn info(url: &str, section: &str) -> Option<String> {
+    let ask = async {
+        let client = redis::Client::open(url).ok()?;
+        let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+        redis::cmd("INFO")
+            .arg(section)
+            .query_async::<String>(&mut conn)
+            .await
+            .ok()
+    };
+    tokio::time::timeout(Duration::from_millis(500), ask)
+        .await
+        .ok()
+        .flatten()
+}
