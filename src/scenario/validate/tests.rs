@@ -346,3 +346,91 @@ fn redis_figures_are_bounded_only_on_redis_arms() {
         "{e}"
     );
 }
+
+#[test]
+fn a_failover_needs_a_primary_and_replica_and_waits_need_replicas() {
+    use crate::faults::FaultAction;
+    use crate::stack::Managed;
+    let text = GOOD.replace(
+        "name = \"local\"\nmode = \"local\"",
+        "name = \"local\"\nmode = \"redis_lua\"",
+    );
+    let replicated = format!("{text}\n[redis]\ntopology = \"replicated\"\n");
+    let fault = |body: &str| {
+        format!("{replicated}\n[[faults]]\nat = \"1s\"\nfor = \"2s\"\naction = \"redis_failover\"\n{body}")
+    };
+    let s = parse("s.toml", &fault("replication_delay = \"1s\"\n")).unwrap();
+    assert_eq!(s.managed_redis(&s.arms[1]), Some(Managed::Replicated));
+    assert_eq!(
+        s.faults[0].action,
+        FaultAction::RedisFailover {
+            replication_delay: Duration::from_secs(1)
+        }
+    );
+    let s = parse("s.toml", &fault("")).unwrap();
+    assert_eq!(
+        s.faults[0].action,
+        FaultAction::RedisFailover {
+            replication_delay: Duration::ZERO
+        },
+        "no delay: the failover at once"
+    );
+    // The boundary: the whole window held.
+    assert!(parse("s.toml", &fault("replication_delay = \"2s\"\n")).is_ok());
+    let e = error_of(&fault("replication_delay = \"3s\"\n"));
+    assert!(
+        e.contains("replication_delay of at most the fault's \"for\""),
+        "{e}"
+    );
+    let e = error_of(&fault("replication_delay = \"soon\"\n"));
+    assert!(e.contains("\"soon\""), "{e}");
+    let e = error_of(&fault("variant = \"pause\"\n"));
+    assert!(
+        e.contains("\"variant\" does not apply to redis_failover"),
+        "{e}"
+    );
+    let e = error_of(&fault("").replace("topology = \"replicated\"", "topology = \"single\""));
+    assert!(e.contains("redis_failover promotes the replica"), "{e}");
+    let e = error_of(&fault("").replace(
+        "topology = \"replicated\"",
+        "topology = \"replicated\"\nurl = \"redis://127.0.0.1:6379\"",
+    ));
+    assert!(e.contains("without url"), "{e}");
+    let e = error_of(&format!(
+        "{replicated}\n[[faults]]\nat = \"1s\"\nfor = \"1s\"\naction = \"redis_down\"\nreplication_delay = \"1s\"\n"
+    ));
+    assert!(
+        e.contains("\"replication_delay\" does not apply to redis_down"),
+        "{e}"
+    );
+    let e = error_of(&format!(
+        "{replicated}\n[[faults]]\nat = \"1s\"\nfor = \"1s\"\naction = \"redis_down\"\n"
+    ));
+    assert!(e.contains("fail over with redis_failover"), "{e}");
+
+    // wait_replicas: Redis arms on a primary with a replica, 0 or 1.
+    let waiting = |scenario: &str, n: &str| {
+        scenario.replace(
+            "mode = \"redis_lua\"",
+            &format!("mode = \"redis_lua\"\nwait_replicas = {n}"),
+        )
+    };
+    let s = parse("s.toml", &waiting(&replicated, "1")).unwrap();
+    assert_eq!(s.arms[1].wait_replicas, 1);
+    assert_eq!(s.arms[0].wait_replicas, 0);
+    let e = error_of(&waiting(&replicated, "2"));
+    assert!(
+        e.contains("wait_replicas must be between 0 and 1, got 2"),
+        "{e}"
+    );
+    let e = error_of(&waiting(&text, "1"));
+    assert!(e.contains("topology = \"replicated\""), "{e}");
+    let e = error_of(&replicated.replace(
+        "name = \"single\"\nmode = \"local\"",
+        "name = \"single\"\nmode = \"local\"\nwait_replicas = 1",
+    ));
+    assert!(
+        e.contains("wait_replicas needs mode redis_naive or redis_lua"),
+        "{e}"
+    );
+}
