@@ -19,6 +19,7 @@ fn backend(url: &str, prefix: &str, mode: RedisMode, on_error: OnError) -> Redis
         timeout_us: 50_000,
         on_error,
         wait_replicas: 0,
+        deadline: false,
     }
 }
 
@@ -407,5 +408,51 @@ async fn a_request_that_timed_out_is_counted_once_never_twice() {
     assert_eq!(
         redis_cmd(&server, &["ZCARD", "late:{k}"]).await,
         redis::Value::Int(7)
+    );
+}
+
+#[tokio::test]
+async fn a_script_past_its_deadline_consumes_nothing() {
+    use rlbench::stack::proxy::Proxy;
+    let server = RedisServer::start("rlbench-test").await.unwrap();
+    let proxy = Proxy::start(format!("127.0.0.1:{}", server.port))
+        .await
+        .unwrap();
+    let policy = Policy::SlidingLog {
+        limit: 100,
+        window_us: 600_000_000,
+    };
+    let url = format!("redis://{}", proxy.address);
+    let mut b = backend(&url, "due:", RedisMode::Lua, OnError::FailClosed);
+    b.deadline = true;
+    let l = RedisLimiter::connect(b, policy, "r0").await.unwrap();
+    // The deadline is the replica's clock plus the 50 ms budget, read
+    // against Redis' clock: the replica's must be the wall clock here.
+    let wall = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as i64
+    };
+    assert!(l.decide("k", wall()).await.allowed);
+    // 80 ms each way: every call times out, and its script reaches Redis
+    // past the deadline — and takes nothing.
+    proxy.set(Duration::from_millis(80), Duration::ZERO);
+    for _ in 0..5 {
+        assert!(!l.decide("k", wall()).await.allowed, "a fallback reject");
+    }
+    assert_eq!(l.fallbacks().failed_closed, 5);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = redis_cmd(&server, &["ZCARD", "due:{k}"]).await;
+    assert_eq!(held, redis::Value::Int(1), "{held:?}");
+    // The boundary: 15 ms each way stays inside the budget, so the script
+    // runs before the deadline, counts, and its answer is the decision.
+    proxy.set(Duration::from_millis(15), Duration::ZERO);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(l.decide("k", wall()).await.allowed);
+    assert_eq!(l.fallbacks().failed_closed, 5);
+    assert_eq!(
+        redis_cmd(&server, &["ZCARD", "due:{k}"]).await,
+        redis::Value::Int(2)
     );
 }

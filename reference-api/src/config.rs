@@ -89,6 +89,11 @@ pub struct RedisBackend {
     /// decision is `on_error`'s. 0: do not wait.
     #[serde(default)]
     pub wait_replicas: u32,
+    /// Pass each decision's deadline (the replica's clock plus the
+    /// timeout) to the script, which consumes nothing once Redis' clock
+    /// has passed it (Lua mode only).
+    #[serde(default)]
+    pub deadline: bool,
 }
 
 /// How the Redis behind `url` is laid out.

@@ -155,6 +155,7 @@ pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<Repl
             timeout_us: units::micros(scenario.redis.timeout),
             on_error: arm.on_redis_error,
             wait_replicas: arm.wait_replicas,
+            deadline: arm.deadline_aware,
         }),
     };
     (0..arm.replicas)

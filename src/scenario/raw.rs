@@ -154,6 +154,7 @@ pub struct RawArm {
     pub clock_skew: Option<Spanned<Vec<Spanned<String>>>>,
     pub on_redis_error: Option<Spanned<String>>,
     pub wait_replicas: Option<Spanned<i64>>,
+    pub deadline_aware: Option<Spanned<bool>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
 }

@@ -165,6 +165,8 @@ pub struct Arm {
     pub on_redis_error: OnError,
     /// `WAIT` for this many Redis replicas after each decision (0: none).
     pub wait_replicas: u32,
+    /// The script consumes nothing past the decision's deadline.
+    pub deadline_aware: bool,
     /// The scenario's policy, or the arm's own (`[arms.policy]`).
     pub policy: Policy,
     /// The preset it was stated as, as written (`nginx_limit_req rate=10r/s burst=5`).

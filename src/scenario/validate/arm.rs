@@ -106,6 +106,16 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         }
         Some(w) => src.count(w, "wait_replicas", 0, 1)? as u32,
     };
+    let deadline_aware = match &a.deadline_aware {
+        None => false,
+        Some(d) if *d.get_ref() && mode != Mode::RedisLua => {
+            return Err(src.at(
+                d,
+                "deadline_aware needs mode redis_lua: the script checks the deadline",
+            ))
+        }
+        Some(d) => *d.get_ref(),
+    };
     let expect = arm_expect(src, a, mode.clone())?;
     Ok(Arm {
         name,
@@ -117,6 +127,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         clock_skew_us,
         on_redis_error,
         wait_replicas,
+        deadline_aware,
         policy,
         preset,
         timing,
@@ -148,6 +159,9 @@ fn external_arm(
         a.wait_replicas
             .as_ref()
             .map(|v| (v.span(), "wait_replicas")),
+        a.deadline_aware
+            .as_ref()
+            .map(|v| (v.span(), "deadline_aware")),
     ];
     if let Some((span, key)) = ours.into_iter().flatten().next() {
         return Err(src.error(
@@ -182,6 +196,7 @@ fn external_arm(
         clock_skew_us: Vec::new(),
         on_redis_error: OnError::FailOpen,
         wait_replicas: 0,
+        deadline_aware: false,
         policy,
         preset,
         timing,

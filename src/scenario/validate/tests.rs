@@ -434,3 +434,18 @@ fn a_failover_needs_a_primary_and_replica_and_waits_need_replicas() {
         "{e}"
     );
 }
+
+#[test]
+fn deadline_aware_is_for_lua_arms() {
+    let text = GOOD.replace(
+        "name = \"local\"\nmode = \"local\"",
+        "name = \"local\"\nmode = \"redis_lua\"\ndeadline_aware = true",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    assert!(s.arms[1].deadline_aware);
+    assert!(!s.arms[0].deadline_aware);
+    let e = error_of(&text.replace("mode = \"redis_lua\"", "mode = \"redis_naive\""));
+    assert!(e.contains("deadline_aware needs mode redis_lua"), "{e}");
+    let e = error_of(&text.replace("deadline_aware = true", "deadline_aware = \"yes\""));
+    assert!(e.contains("s.toml:"), "{e}");
+}

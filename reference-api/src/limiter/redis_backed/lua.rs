@@ -57,6 +57,7 @@ impl PolicyScript {
         key: &str,
         now: Option<i64>,
         member: &str,
+        deadline: Option<i64>,
     ) -> redis::RedisResult<Decision> {
         let mut call = self.script.key(key);
         call.arg(self.first)
@@ -66,7 +67,17 @@ impl PolicyScript {
             Some(v) => call.arg(v),
             None => call.arg(member),
         };
+        if let Some(d) = deadline {
+            call.arg(d);
+        }
         let r: (i64, i64, i64, i64) = call.invoke_async(conn).await?;
+        if r.0 == -1 {
+            // Past the deadline: nothing consumed, and no decision made.
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::Io,
+                "past the decision's deadline",
+            )));
+        }
         Ok(decision(r.0 == 1, r.1, r.2, r.3))
     }
 }

@@ -64,6 +64,10 @@ impl RedisLimiter {
     /// `now` is the replica's clock (used unless the clock is Redis').
     pub async fn decide(&self, key: &str, now: i64) -> Decision {
         let key = conn::key_of(&self.backend.prefix, key);
+        let deadline = self
+            .backend
+            .deadline
+            .then(|| now.saturating_add(self.backend.timeout_us as i64));
         let now = match self.backend.clock {
             ClockSource::Replica => Some(now),
             ClockSource::Redis => None,
@@ -76,7 +80,7 @@ impl RedisLimiter {
         let mut conn = self.conn.clone();
         let call = async {
             match &self.script {
-                Some(script) => script.run(&mut conn, &key, now, &member).await,
+                Some(script) => script.run(&mut conn, &key, now, &member, deadline).await,
                 None => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
             }
         };
