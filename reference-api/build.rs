@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 const PRELUDE: &str = "prelude.lua";
 
 /// The scripts `lua.rs` embeds; each must exist.
-const SCRIPTS: [&str; 6] = [
+const SCRIPTS: [&str; 7] = [
     "sliding_log.lua",
     "fixed_window.lua",
     "sliding_window.lua",
     "sliding_counter.lua",
     "token_bucket.lua",
     "gcra.lua",
+    "fixed_window_lease.lua",
 ];
 
 fn main() {

@@ -47,6 +47,7 @@ pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
         Figure::RemainingContradictions => f.headers.remaining.contradicted as f64,
         Figure::RedisCommandsPerDecision => f.redis.as_ref()?.commands_per_decision,
         Figure::RedisBytesPerKey => f.redis.as_ref()?.bytes_per_key as f64,
+        Figure::LeaseBoundViolations => f.lease_bound.as_ref()?.definite_violations as f64,
     })
 }
 
@@ -106,6 +107,7 @@ mod tests {
             error_statuses: Default::default(),
             headers: Default::default(),
             redis: None,
+            lease_bound: None,
             verdict: Some(Verdict {
                 admitted,
                 allowed_max,
@@ -318,6 +320,8 @@ pub enum Figure {
     RedisCommandsPerDecision,
     /// `MEMORY USAGE` of the arm's keys, on average.
     RedisBytesPerKey,
+    /// `redis_batched`: admits proven beyond the lease bound.
+    LeaseBoundViolations,
 }
 
 impl Figure {
@@ -334,6 +338,7 @@ impl Figure {
             Figure::RemainingContradictions => "remaining_contradictions",
             Figure::RedisCommandsPerDecision => "redis_commands_per_decision",
             Figure::RedisBytesPerKey => "redis_bytes_per_key",
+            Figure::LeaseBoundViolations => "lease_bound_violations",
         }
     }
 
@@ -354,7 +359,9 @@ impl Figure {
     pub fn read_from_redis(self) -> bool {
         matches!(
             self,
-            Figure::RedisCommandsPerDecision | Figure::RedisBytesPerKey
+            Figure::RedisCommandsPerDecision
+                | Figure::RedisBytesPerKey
+                | Figure::LeaseBoundViolations
         )
     }
 }

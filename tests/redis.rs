@@ -20,6 +20,8 @@ fn backend(url: &str, prefix: &str, mode: RedisMode, on_error: OnError) -> Redis
         on_error,
         wait_replicas: 0,
         deadline: false,
+        lease: 1,
+        lease_ttl_us: 0,
     }
 }
 

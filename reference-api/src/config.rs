@@ -94,6 +94,16 @@ pub struct RedisBackend {
     /// has passed it (Lua mode only).
     #[serde(default)]
     pub deadline: bool,
+    /// `Batched`: admits leased per script call.
+    #[serde(default = "default_lease")]
+    pub lease: u64,
+    /// `Batched`: how long a lease may be spent (µs; at most the window).
+    #[serde(default)]
+    pub lease_ttl_us: u64,
+}
+
+fn default_lease() -> u64 {
+    1
 }
 
 /// How the Redis behind `url` is laid out.
@@ -118,6 +128,10 @@ pub enum RedisMode {
     Lua,
     /// Read, decide in Rust, write: separate round trips (the race).
     Naive,
+    /// Lease `lease` admits at a time by one script call and spend them
+    /// in this replica (fixed window only): fewer Redis calls, bounded
+    /// over-admission.
+    Batched,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -56,6 +56,9 @@ pub struct ArmFigures {
     /// Redis modes: what the decisions cost Redis (filled from the arm's
     /// record, see [`redis_cost::cost`]).
     pub redis: Option<crate::store::summary::RedisUse>,
+    /// `redis_batched`: the verifier's verdict against the lease bound
+    /// (a fixed window of `limit + R·(lease − 1)`), filled by the finish.
+    pub lease_bound: Option<crate::store::summary::LeaseBound>,
     /// Each fault's recovery (ms), `None` when nothing was decided after it.
     pub recovery_ms: Vec<Option<f64>>,
     /// The verdicts' proofs: per kind the earliest and the largest.
@@ -262,6 +265,7 @@ pub fn analyze(
         phases,
         recovery_ms,
         redis: None,
+        lease_bound: None,
         witnesses: picker.finish(),
     })
 }

@@ -253,6 +253,7 @@ pub async fn run(
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,
         redis_nodes: redis_used,
+        lease_bound: judged.lease_bound,
         unknown_history: judged.unknown_history,
         faults,
         probes,

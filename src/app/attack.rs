@@ -88,6 +88,7 @@ fn spec(attack: &Attack) -> ArmSpec {
             timing: attack.timing,
             max_server_time_us: None,
             witnesses: DEFAULT_WITNESSES,
+            lease_bound: None,
         },
         expect: Vec::new(),
         announce: false,

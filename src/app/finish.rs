@@ -51,6 +51,32 @@ pub fn analyze_arm(
     )?;
     let decisions = figures.counts.admitted + figures.counts.rejected;
     figures.redis = analyze::redis_cost::cost(&record.redis_nodes, decisions);
+    if let (Some(bound), Some(reference_api::Policy::FixedWindow { window_us, .. })) =
+        (record.lease_bound, &record.policy)
+    {
+        // The same trace judged against the fixed window leases allow.
+        let relaxed = ArmRecord {
+            policy: Some(reference_api::Policy::FixedWindow {
+                limit: bound,
+                window_us: *window_us,
+            }),
+            witnesses: 0,
+            ..record.clone()
+        };
+        let against = analyze::analyze(
+            &folder.events(&relaxed.name),
+            relaxed.policy.as_ref(),
+            &options(&relaxed),
+            relaxed.replicas,
+            &[],
+            &[],
+            Picker::new(0),
+        )?;
+        figures.lease_bound = Some(crate::store::summary::LeaseBound {
+            limit_per_window: bound,
+            definite_violations: against.verdict.map_or(0, |v| v.definite_violations),
+        });
+    }
     Ok(figures)
 }
 

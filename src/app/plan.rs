@@ -66,6 +66,9 @@ pub struct Judged {
     pub timing: PolicyTiming,
     pub max_server_time_us: Option<i64>,
     pub witnesses: usize,
+    /// `redis_batched`: the admits a window may hold, leases spent late
+    /// included.
+    pub lease_bound: Option<u64>,
 }
 
 /// The scenario's arm as the engine's inputs. Redis keys start with a
@@ -131,10 +134,25 @@ pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Arm
                 .max_server_time
                 .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
             witnesses: scenario.checks.witnesses,
+            lease_bound: lease_bound(arm),
         },
         expect: arm.expect.clone(),
         announce: true,
     })
+}
+
+/// A fixed window of `limit` leased `lease` at a time by R replicas: each
+/// holds at most one lease of a key, spends at least one admit of it when
+/// it arrives and the rest within one window's length, so a window holds
+/// at most what was leased in it (`limit`) plus the rest of one lease per
+/// replica leased in the window before: `limit + R·(lease − 1)`.
+pub fn lease_bound(arm: &Arm) -> Option<u64> {
+    match (&arm.mode, &arm.policy) {
+        (Mode::RedisBatched, Policy::FixedWindow { limit, .. }) => {
+            Some(limit + arm.replicas as u64 * arm.lease.saturating_sub(1))
+        }
+        _ => None,
+    }
 }
 
 /// What each replica of `arm` is told; with a managed Redis the URL is
@@ -142,20 +160,22 @@ pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Arm
 pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<ReplicaConfig> {
     let backend = match arm.mode {
         Mode::Local | Mode::External => Backend::Local,
-        Mode::RedisNaive | Mode::RedisLua => Backend::Redis(RedisBackend {
+        Mode::RedisNaive | Mode::RedisLua | Mode::RedisBatched => Backend::Redis(RedisBackend {
             url: scenario.redis.url.clone().unwrap_or_default(),
             topology: scenario.redis.topology,
             prefix: format!("rlbench:{run_id}:{}:", arm.name),
-            mode: if arm.mode == Mode::RedisLua {
-                RedisMode::Lua
-            } else {
-                RedisMode::Naive
+            mode: match arm.mode {
+                Mode::RedisLua => RedisMode::Lua,
+                Mode::RedisBatched => RedisMode::Batched,
+                _ => RedisMode::Naive,
             },
             clock: arm.clock,
             timeout_us: units::micros(scenario.redis.timeout),
             on_error: arm.on_redis_error,
             wait_replicas: arm.wait_replicas,
             deadline: arm.deadline_aware,
+            lease: arm.lease,
+            lease_ttl_us: units::micros(arm.lease_ttl),
         }),
     };
     (0..arm.replicas)
@@ -204,7 +224,7 @@ fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
             .any(|f| matches!(f.action, FaultAction::ClockStep { .. }));
     let ours = match arm.mode {
         Mode::Local => true,
-        Mode::RedisNaive | Mode::RedisLua => redis_is_local,
+        Mode::RedisNaive | Mode::RedisLua | Mode::RedisBatched => redis_is_local,
         // Another process's clock and windows (maybe anchored at first hit).
         Mode::External => false,
     };

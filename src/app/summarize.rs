@@ -162,6 +162,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
                 eventual_rps: round(per_s(f.tries.admitted)),
             }),
         redis: f.redis.clone(),
+        lease_bound: f.lease_bound.clone(),
         phases: f
             .phases
             .iter()

@@ -260,8 +260,12 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
         }
         h.push_str("</table><ul class=\"verdicts\">");
         for a in &s.arms {
-            if let Some(sentence) = super::redis_use::sentence(a) {
-                let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(&sentence));
+            let sentences = [
+                super::redis_use::sentence(a),
+                super::redis_use::lease_sentence(a),
+            ];
+            for sentence in sentences.iter().flatten() {
+                let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(sentence));
             }
         }
         h.push_str("</ul>");

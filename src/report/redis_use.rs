@@ -45,3 +45,12 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
         bytes(memory)
     ))
 }
+
+/// `redis_batched`: the bound leases allow, and whether it held.
+pub fn lease_sentence(a: &ArmSummary) -> Option<String> {
+    let b = a.lease_bound.as_ref()?;
+    Some(format!(
+        "leases let any window hold up to {} admits (the limit plus one lease's rest per replica); {} proven beyond that",
+        b.limit_per_window, b.definite_violations
+    ))
+}

@@ -99,6 +99,9 @@ pub fn render(s: &Summary) -> String {
         if let Some(sentence) = super::redis_use::sentence(a) {
             out.push_str(&format!("redis of {}: {sentence}\n", a.name));
         }
+        if let Some(sentence) = super::redis_use::lease_sentence(a) {
+            out.push_str(&format!("lease of {}: {sentence}\n", a.name));
+        }
         if let Some(line) = errors_line(a) {
             out.push_str(&line);
         }

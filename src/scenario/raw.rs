@@ -155,6 +155,8 @@ pub struct RawArm {
     pub on_redis_error: Option<Spanned<String>>,
     pub wait_replicas: Option<Spanned<i64>>,
     pub deadline_aware: Option<Spanned<bool>>,
+    pub lease: Option<Spanned<i64>>,
+    pub lease_ttl: Option<Spanned<String>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
 }
@@ -179,4 +181,5 @@ pub struct RawExpect {
     pub max_redis_commands_per_decision: Option<Spanned<f64>>,
     pub max_redis_bytes_per_key: Option<Spanned<i64>>,
     pub min_redis_bytes_per_key: Option<Spanned<i64>>,
+    pub max_lease_bound_violations: Option<Spanned<i64>>,
 }

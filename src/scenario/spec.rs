@@ -132,6 +132,8 @@ pub enum Mode {
     RedisNaive,
     /// Counts in Redis, one atomic Lua script per decision.
     RedisLua,
+    /// Admits leased from Redis in batches, spent by each replica.
+    RedisBatched,
     /// Not ours: `[target] kind = "external"`.
     External,
 }
@@ -142,12 +144,13 @@ impl Mode {
             Mode::Local => "local",
             Mode::RedisNaive => "redis_naive",
             Mode::RedisLua => "redis_lua",
+            Mode::RedisBatched => "redis_batched",
             Mode::External => "external",
         }
     }
 
     pub fn uses_redis(&self) -> bool {
-        matches!(self, Mode::RedisNaive | Mode::RedisLua)
+        matches!(self, Mode::RedisNaive | Mode::RedisLua | Mode::RedisBatched)
     }
 }
 
@@ -167,6 +170,10 @@ pub struct Arm {
     pub wait_replicas: u32,
     /// The script consumes nothing past the decision's deadline.
     pub deadline_aware: bool,
+    /// `redis_batched`: admits per lease, and how long one may be spent
+    /// (zero: the window).
+    pub lease: u64,
+    pub lease_ttl: Duration,
     /// The scenario's policy, or the arm's own (`[arms.policy]`).
     pub policy: Policy,
     /// The preset it was stated as, as written (`nginx_limit_req rate=10r/s burst=5`).

@@ -48,6 +48,10 @@ pub struct ArmRecord {
     pub interrupted: bool,
     /// Redis modes: each replica's decisions taken without Redis.
     pub redis_fallbacks: Option<Vec<Fallbacks>>,
+    /// `redis_batched`: the admits any window may hold with leases (the
+    /// policy's limit plus one lease's rest per replica).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_bound: Option<u64>,
     /// Redis modes: each Redis node's work during the load (each master of
     /// a cluster); nodes that could not be read are left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

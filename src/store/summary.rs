@@ -65,6 +65,19 @@ pub struct ArmSummary {
     /// `INFO`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis: Option<RedisUse>,
+    /// `redis_batched`: the over-admission leases allow, and whether it held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_bound: Option<LeaseBound>,
+}
+
+/// A batched arm judged twice: against its policy (the usual verdict:
+/// leases over-admit) and against the bound leases allow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeaseBound {
+    /// Admits any window may hold: the limit plus one lease's rest per replica.
+    pub limit_per_window: u64,
+    /// Admits proven beyond that bound (0 for a correct lease limiter).
+    pub definite_violations: u64,
 }
 
 /// The Redis side of an arm's decisions: per node (each master of a

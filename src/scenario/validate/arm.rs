@@ -10,6 +10,7 @@ use crate::scenario::raw::{RawArm, RawExpect, RawPolicy};
 use crate::scenario::spec::{Arm, Mode, PolicyTiming};
 use reference_api::config::{ClockSource, OnError};
 use reference_api::Policy;
+use std::time::Duration;
 use toml::Spanned;
 
 pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
@@ -23,19 +24,20 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
     let Some(mode_value) = &a.mode else {
         return Err(src.at(
             &a.name,
-            format!("arm {name:?} needs \"mode\": local, redis_naive or redis_lua"),
+            format!("arm {name:?} needs \"mode\": local, redis_naive, redis_lua or redis_batched"),
         ));
     };
     let mode = match mode_value.get_ref().as_str() {
         "local" => Mode::Local,
         "redis_naive" => Mode::RedisNaive,
         "redis_lua" => Mode::RedisLua,
-        other => {
-            return Err(src.at(
-                mode_value,
-                format!("unknown mode {other:?}, expected local, redis_naive or redis_lua"),
-            ))
-        }
+        "redis_batched" => Mode::RedisBatched,
+        other => return Err(src.at(
+            mode_value,
+            format!(
+                "unknown mode {other:?}, expected local, redis_naive, redis_lua or redis_batched"
+            ),
+        )),
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;
     if mode == Mode::RedisNaive
@@ -116,6 +118,21 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         }
         Some(d) => *d.get_ref(),
     };
+    let (lease, lease_ttl) = lease(src, a, &mode, &policy)?;
+    if let (Mode::RedisBatched, ClockSource::Redis, Some(c)) = (&mode, clock, &a.clock) {
+        return Err(src.at(
+            c,
+            "redis_batched spends leases on the replica's clock: Redis' windows must be counted on it too (clock = \"replica\")",
+        ));
+    }
+    if let (false, Some(v)) = (
+        mode == Mode::RedisBatched,
+        a.expect
+            .as_ref()
+            .and_then(|e| e.max_lease_bound_violations.as_ref()),
+    ) {
+        return Err(src.at(v, "max_lease_bound_violations needs mode redis_batched"));
+    }
     let expect = arm_expect(src, a, mode.clone())?;
     Ok(Arm {
         name,
@@ -128,6 +145,8 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         on_redis_error,
         wait_replicas,
         deadline_aware,
+        lease,
+        lease_ttl,
         policy,
         preset,
         timing,
@@ -162,6 +181,8 @@ fn external_arm(
         a.deadline_aware
             .as_ref()
             .map(|v| (v.span(), "deadline_aware")),
+        a.lease.as_ref().map(|v| (v.span(), "lease")),
+        a.lease_ttl.as_ref().map(|v| (v.span(), "lease_ttl")),
     ];
     if let Some((span, key)) = ours.into_iter().flatten().next() {
         return Err(src.error(
@@ -197,6 +218,8 @@ fn external_arm(
         on_redis_error: OnError::FailOpen,
         wait_replicas: 0,
         deadline_aware: false,
+        lease: 1,
+        lease_ttl: Duration::ZERO,
         policy,
         preset,
         timing,
@@ -219,6 +242,48 @@ fn arm_policy(
             policy::timing(src, defaults.raw_policy.get_ref())?,
         )),
     }
+}
+
+/// `lease` and `lease_ttl`: for `redis_batched` arms, which lease fixed
+/// windows, a lease spent within one window's length at most.
+fn lease(src: &Source, a: &RawArm, mode: &Mode, policy: &Policy) -> Result<(u64, Duration)> {
+    if *mode != Mode::RedisBatched {
+        if let Some(v) = &a.lease {
+            return Err(src.at(v, "lease needs mode redis_batched"));
+        }
+        if let Some(v) = &a.lease_ttl {
+            return Err(src.at(v, "lease_ttl needs mode redis_batched"));
+        }
+        return Ok((1, Duration::ZERO));
+    }
+    let Policy::FixedWindow { window_us, .. } = *policy else {
+        let at = a.mode.as_ref().map(|m| m.span());
+        return Err(src.error(
+            at,
+            format!(
+                "redis_batched leases fixed_window admits, not {}",
+                policy.algorithm()
+            ),
+        ));
+    };
+    let lease = match &a.lease {
+        Some(v) => src.count(v, "lease", 1, 10_000)?,
+        None => 1,
+    };
+    let ttl = match &a.lease_ttl {
+        Some(v) => {
+            let d = src.duration(v)?;
+            if d > Duration::from_micros(window_us) {
+                return Err(src.at(
+                    v,
+                    "lease_ttl of at most the policy's window: a lease spent in a later window still would break the bound",
+                ));
+            }
+            d
+        }
+        None => Duration::ZERO,
+    };
+    Ok((lease, ttl))
 }
 
 fn arm_expect(src: &Source, a: &RawArm, mode: Mode) -> Result<Vec<Expectation>> {
@@ -341,6 +406,12 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
             &e.min_redis_bytes_per_key,
             RedisBytesPerKey,
             AtLeast,
+        ),
+        (
+            "max_lease_bound_violations",
+            &e.max_lease_bound_violations,
+            LeaseBoundViolations,
+            AtMost,
         ),
     ];
     let mut out = Vec::new();

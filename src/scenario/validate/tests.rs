@@ -275,7 +275,7 @@ fn redis_topology_is_single_or_a_cluster_of_masters() {
 
     let e = error_of(&with("topology = \"ring\""));
     assert!(
-        e.contains("topology \"ring\": expected \"single\" or \"cluster\""),
+        e.contains("topology \"ring\": expected \"single\", \"cluster\" or \"replicated\""),
         "{e}"
     );
     assert!(e.contains("s.toml:"), "{e}");

@@ -14,6 +14,8 @@ pub const SLIDING_WINDOW: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding
 pub const SLIDING_COUNTER: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_counter.lua"));
 pub const TOKEN_BUCKET: &str = include_str!(concat!(env!("OUT_DIR"), "/token_bucket.lua"));
 pub const GCRA: &str = include_str!(concat!(env!("OUT_DIR"), "/gcra.lua"));
+pub const FIXED_WINDOW_LEASE: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/fixed_window_lease.lua"));
 
 /// A policy's script and its fixed arguments: every script takes
 /// `ARGV = {param1, param2, now or "", param4}`.
@@ -116,6 +118,7 @@ mod tests {
             ("SLIDING_COUNTER", SLIDING_COUNTER),
             ("TOKEN_BUCKET", TOKEN_BUCKET),
             ("GCRA", GCRA),
+            ("FIXED_WINDOW_LEASE", FIXED_WINDOW_LEASE),
         ] {
             assert!(
                 script.starts_with(&prelude),

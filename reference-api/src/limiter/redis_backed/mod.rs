@@ -5,6 +5,7 @@
 //! open or closed), the fallback is counted, and the replica carries on. A
 //! call that timed out is never replayed: it may have been applied.
 
+mod batched;
 mod conn;
 mod lua;
 mod naive;
@@ -21,6 +22,7 @@ pub struct RedisLimiter {
     backend: RedisBackend,
     policy: Policy,
     script: Option<lua::PolicyScript>,
+    leases: Option<batched::Leases>,
     replica: String,
     seq: AtomicU64,
     failed_open: AtomicU64,
@@ -48,12 +50,21 @@ impl RedisLimiter {
         }
         let timeout = Duration::from_micros(backend.timeout_us.max(1));
         let conn = conn::connect(&backend, timeout).await?;
+        let leases = match backend.mode {
+            RedisMode::Batched => Some(batched::Leases::new(
+                &policy,
+                backend.lease,
+                backend.lease_ttl_us,
+            )?),
+            _ => None,
+        };
         let script = (backend.mode == RedisMode::Lua).then(|| lua::PolicyScript::new(&policy));
         Ok(RedisLimiter {
             conn,
             backend,
             policy,
             script,
+            leases,
             replica: replica.to_string(),
             seq: AtomicU64::new(0),
             failed_open: AtomicU64::new(0),
@@ -64,6 +75,10 @@ impl RedisLimiter {
     /// `now` is the replica's clock (used unless the clock is Redis').
     pub async fn decide(&self, key: &str, now: i64) -> Decision {
         let key = conn::key_of(&self.backend.prefix, key);
+        if let Some(d) = self.leases.as_ref().and_then(|l| l.local(&key, now)) {
+            return d;
+        }
+        let replica_now = now;
         let deadline = self
             .backend
             .deadline
@@ -79,9 +94,10 @@ impl RedisLimiter {
         );
         let mut conn = self.conn.clone();
         let call = async {
-            match &self.script {
-                Some(script) => script.run(&mut conn, &key, now, &member, deadline).await,
-                None => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
+            match (&self.script, &self.leases) {
+                (Some(script), _) => script.run(&mut conn, &key, now, &member, deadline).await,
+                (None, Some(leases)) => leases.take(&mut conn, &key, now, replica_now).await,
+                (None, None) => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
             }
         };
         let wait = self.backend.wait_replicas;
