@@ -32,12 +32,14 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         "redis_naive" => Mode::RedisNaive,
         "redis_lua" => Mode::RedisLua,
         "redis_batched" => Mode::RedisBatched,
-        other => return Err(src.at(
-            mode_value,
-            format!(
+        other => {
+            return Err(src.at(
+                mode_value,
+                format!(
                 "unknown mode {other:?}, expected local, redis_naive, redis_lua or redis_batched"
             ),
-        )),
+            ))
+        }
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;
     if mode == Mode::RedisNaive

@@ -449,3 +449,58 @@ fn deadline_aware_is_for_lua_arms() {
     let e = error_of(&text.replace("deadline_aware = true", "deadline_aware = \"yes\""));
     assert!(e.contains("s.toml:"), "{e}");
 }
+
+#[test]
+fn batched_arms_lease_fixed_windows_within_one_window() {
+    let fixed = GOOD
+        .replace(
+            "algorithm = \"sliding_log\"",
+            "algorithm = \"fixed_window\"",
+        )
+        .replace(
+            "name = \"local\"\nmode = \"local\"",
+            "name = \"local\"\nmode = \"redis_batched\"\nlease = 5\nlease_ttl = \"1s\"",
+        );
+    let s = parse("s.toml", &fixed).unwrap();
+    let arm = &s.arms[1];
+    assert_eq!(arm.mode, Mode::RedisBatched);
+    assert_eq!((arm.lease, arm.lease_ttl), (5, Duration::from_secs(1)));
+    assert_eq!(crate::app::plan::lease_bound(arm), Some(10 + 3 * 4));
+    assert_eq!(crate::app::plan::lease_bound(&s.arms[0]), None);
+    // The boundary: a lease spent for the whole 2 s window is fine.
+    assert!(parse(
+        "s.toml",
+        &fixed.replace("lease_ttl = \"1s\"", "lease_ttl = \"2s\"")
+    )
+    .is_ok());
+    let e = error_of(&fixed.replace("lease_ttl = \"1s\"", "lease_ttl = \"3s\""));
+    assert!(
+        e.contains("lease_ttl of at most the policy's window"),
+        "{e}"
+    );
+    let e = error_of(&fixed.replace("lease = 5", "lease = 0"));
+    assert!(
+        e.contains("lease must be between 1 and 10000, got 0"),
+        "{e}"
+    );
+    let e = error_of(&fixed.replace(
+        "algorithm = \"fixed_window\"",
+        "algorithm = \"sliding_log\"",
+    ));
+    assert!(
+        e.contains("redis_batched leases fixed_window admits, not sliding_log"),
+        "{e}"
+    );
+    let e = error_of(&fixed.replace("mode = \"redis_batched\"", "mode = \"redis_lua\""));
+    assert!(e.contains("lease needs mode redis_batched"), "{e}");
+    let e = error_of(&fixed.replace("lease = 5", "lease = 5\nclock = \"redis\""));
+    assert!(e.contains("spends leases on the replica's clock"), "{e}");
+    let e = error_of(&GOOD.replace(
+        "min_over_admission_ratio = 2.5",
+        "min_over_admission_ratio = 2.5\nmax_lease_bound_violations = 0",
+    ));
+    assert!(
+        e.contains("max_lease_bound_violations needs mode redis_batched"),
+        "{e}"
+    );
+}

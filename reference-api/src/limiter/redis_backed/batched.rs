@@ -41,6 +41,10 @@ pub struct Leases {
     ttl_us: i64,
     /// What is held per key, and how many times something was kept for it.
     held: Mutex<HashMap<String, (Held, u64)>>,
+    /// Keys with a lease asked for and not yet answered: meanwhile their
+    /// other requests ask Redis for one admit each, which leaves nothing
+    /// to keep (and wastes no lease).
+    asking: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Leases {
@@ -64,6 +68,7 @@ impl Leases {
             lease: lease.max(1),
             ttl_us: ttl as i64,
             held: Mutex::new(HashMap::new()),
+            asking: Mutex::new(std::collections::HashSet::new()),
         })
     }
 
@@ -96,16 +101,33 @@ impl Leases {
         script_now: Option<i64>,
         now: i64,
     ) -> redis::RedisResult<Decision> {
+        let leasing = self
+            .asking
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string());
+        // Cleared however this ends, a timed-out call included.
+        let _asking = leasing.then(|| Asking {
+            set: &self.asking,
+            key,
+        });
+        let want = if leasing { self.lease } else { 1 };
         let asked = self.held().get(key).map_or(0, |(_, kept)| *kept);
-        let (granted, remaining, reset_us, retry_us): (i64, i64, i64, i64) = self
+        let answer: redis::RedisResult<(i64, i64, i64, i64)> = self
             .script
             .key(key)
             .arg(self.limit)
             .arg(self.window_us)
             .arg(script_now.map(|n| n.to_string()).unwrap_or_default())
-            .arg(self.lease)
+            .arg(want)
             .invoke_async(conn)
-            .await?;
+            .await;
+        drop(_asking);
+        let (granted, remaining, reset_us, retry_us) = answer?;
+        if !leasing {
+            // One admit asked, one spent here: nothing to keep.
+            return Ok(decision(granted > 0, remaining, reset_us, retry_us));
+        }
         let mut held = self.held();
         sweep(&mut held, now);
         let kept = held.get(key).map_or(0, |(_, kept)| *kept);
@@ -137,6 +159,20 @@ impl Leases {
             held.insert(key.to_string(), (lease, kept + 1));
         }
         Ok(decision(true, left as i64 + remaining, reset_us, 0))
+    }
+}
+
+struct Asking<'a> {
+    set: &'a Mutex<std::collections::HashSet<String>>,
+    key: &'a str,
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(self.key);
     }
 }
 

@@ -1,0 +1,110 @@
+//! Leased admits (`redis_batched`) against a real redis-server: three
+//! replicas' limiters share one key's fixed window, leasing 5 admits per
+//! script call, under concurrent requests that straddle many window edges.
+//! No window ever holds more than the bound the verifier is given —
+//! limit + replicas·(lease − 1) — and Redis sees far fewer script calls
+//! than decisions.
+
+use reference_api::config::{ClockSource, OnError, RedisBackend, RedisMode, Topology};
+use reference_api::limiter::redis_backed::RedisLimiter;
+use reference_api::Policy;
+use rlbench::stack::redis::RedisServer;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const LIMIT: u64 = 10;
+const WINDOW_US: i64 = 200_000;
+const LEASE: u64 = 5;
+const REPLICAS: u64 = 3;
+
+fn wall_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_never_let_a_window_pass_the_bound() {
+    let server = RedisServer::start("rlbench-test").await.unwrap();
+    let policy = Policy::FixedWindow {
+        limit: LIMIT,
+        window_us: WINDOW_US as u64,
+    };
+    let mut limiters = Vec::new();
+    for r in 0..REPLICAS {
+        let backend = RedisBackend {
+            url: server.url.clone(),
+            topology: Topology::Single,
+            prefix: "lease:".into(),
+            mode: RedisMode::Batched,
+            clock: ClockSource::Replica,
+            timeout_us: 1_000_000,
+            on_error: OnError::FailClosed,
+            wait_replicas: 0,
+            deadline: false,
+            lease: LEASE,
+            lease_ttl_us: 0,
+        };
+        let l = RedisLimiter::connect(backend, policy.clone(), &format!("r{r}"))
+            .await
+            .unwrap();
+        limiters.push(Arc::new(l));
+    }
+    // Admits by the window of the time each decision was made at.
+    let admits: Arc<Mutex<BTreeMap<i64, u64>>> = Arc::default();
+    let decisions = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let until = Instant::now() + Duration::from_millis(1_500);
+    let mut tasks = Vec::new();
+    for worker in 0..12 {
+        let l = limiters[worker % REPLICAS as usize].clone();
+        let (admits, decisions) = (admits.clone(), decisions.clone());
+        tasks.push(tokio::spawn(async move {
+            while Instant::now() < until {
+                let now = wall_us();
+                if l.decide("k", now).await.allowed {
+                    *admits.lock().unwrap().entry(now / WINDOW_US).or_default() += 1;
+                }
+                decisions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_micros(500)).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let admits = admits.lock().unwrap().clone();
+    let bound = LIMIT + REPLICAS * (LEASE - 1);
+    assert!(admits.len() >= 6, "windows seen: {admits:?}");
+    for (window, n) in &admits {
+        assert!(
+            *n <= bound,
+            "window {window} held {n} admits, past {bound}: {admits:?}"
+        );
+    }
+    assert!(
+        admits.values().any(|n| *n >= LIMIT),
+        "the load used each window's limit: {admits:?}"
+    );
+    assert!(limiters.iter().all(|l| l.fallbacks().failed_closed == 0));
+    // Script calls, from Redis: far fewer than decisions.
+    let client = redis::Client::open(server.url.as_str()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let calls: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let decided = decisions.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        calls > 0 && calls * 3 < decided,
+        "{calls} script calls for {decided} decisions"
+    );
+}
