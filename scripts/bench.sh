@@ -13,7 +13,9 @@
 #      and reading 6 M synthetic events back, binary trace vs CSV
 #      (cargo bench --bench trace);
 #   4. peak RSS of a 5-minute `rlbench run` at 20k requests/s, verifier included;
-#   5. `rlbench report` of that run.
+#   5. `rlbench report` of that run;
+#   6. the Redis path: two redis_lua replicas against redis-benchmark EVALSHA
+#      of the same script on the same Redis (scripts/bench-redis.sh).
 #
 # usage: scripts/bench.sh [--quick]   (--quick: shorter rounds, 30 s instead
 # of 5 min for the RSS run, for a smoke test of the script itself)
@@ -218,3 +220,7 @@ started=$(date +%s.%N)
 "$bin" report "$work/rss-run" >/dev/null
 awk -v s="$started" -v e="$(date +%s.%N)" -v n="$events" \
   'BEGIN { printf "rlbench report of that run (%d events read back from the trace, verified, rendered): %.1f s\n", n, e - s }'
+
+# --- 6. the Redis path -------------------------------------------------------
+echo
+scripts/bench-redis.sh "$round" "$rounds" | grep -v '^skipped:'

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The Redis path's throughput, measured side by side (issue: the replicas'
+# Redis path against raw EVALSHA): a redis_lua token-bucket stack of two
+# replicas driven closed-loop by `rlbench attack --concurrency 64` (10,000
+# customers), against `redis-benchmark -c 64` running EVALSHA of the same
+# script (lua/prelude.lua + lua/token_bucket.lua) on the same Redis, in
+# alternating rounds; prints the medians and the ratio (goal >= 0.8).
+# usage: scripts/bench-redis.sh [ROUND] [ROUNDS]   (default 10s, 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+round=${1:-10s}
+rounds=${2:-3}
+. scripts/lib/need.sh
+need redis-server redis-server redis-server redis
+need redis-benchmark redis-tools redis-tools redis
+need_done
+cargo build --release --quiet
+bin=target/release/rlbench
+work=$(mktemp -d)
+serve_pid=""
+cleanup() {
+  [[ -n "$serve_pid" ]] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+cat >"$work/stack.toml" <<'EOF'
+name = "bench-redis-path"
+duration = "1s"
+[redis]
+timeout = "1s"
+[policy]
+algorithm = "token_bucket"
+capacity = 1000000
+refill = "1000000/1s"
+[cluster]
+replicas = 2
+[load]
+rate = 1
+[[arms]]
+name = "bucket"
+mode = "redis_lua"
+EOF
+"$bin" serve "$work/stack.toml" >"$work/serve.out" 2>&1 &
+serve_pid=$!
+for _ in $(seq 100); do
+  grep -q 'http://' "$work/serve.out" && break
+  sleep 0.1
+done
+redis_port=$(grep -o 'redis-server at redis://127.0.0.1:[0-9]*' "$work/serve.out" | grep -o '[0-9]*$' || true)
+mapfile -t replicas < <(grep -o 'http://127[0-9.:]*' "$work/serve.out")
+[[ -n "$redis_port" && ${#replicas[@]} -eq 2 ]] || {
+  echo "bench-redis: the stack did not start" >&2
+  cat "$work/serve.out" >&2
+  exit 3
+}
+script=$(cat lua/prelude.lua lua/token_bucket.lua)
+sha=$(redis-cli -p "$redis_port" SCRIPT LOAD "$script")
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+secs=${round%s}
+echo "== the Redis path: 2 redis_lua replicas (token bucket) vs redis-benchmark EVALSHA, 64 connections, $round rounds =="
+r_all=() ; b_all=()
+for i in $(seq "$rounds"); do
+  r=$("$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
+    --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
+    sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p')
+  # As many calls as the round lasts at ~60k/s, then its own rate.
+  b=$(redis-benchmark -p "$redis_port" -c 64 -n $((secs * 60000)) -r 10000 -q \
+    EVALSHA "$sha" 1 "bench:{__rand_int__}" 1000000 1000000 "" 1000000 |
+    tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
+  echo "round $i: rlbench decisions/s ${r:-?}  redis-benchmark EVALSHA/s ${b:-?}  ratio $(ratio "${r:-0}" "${b:-0}")"
+  r_all+=("${r:-0}"); b_all+=("${b:-0}")
+done
+rm=$(printf '%s\n' "${r_all[@]}" | median)
+bm=$(printf '%s\n' "${b_all[@]}" | median)
+echo "median: rlbench $rm decisions/s, redis-benchmark $bm EVALSHA/s, ratio $(ratio "$rm" "$bm") (goal >= 0.8)"
