@@ -44,8 +44,8 @@ pub async fn drive(
             } else {
                 failover_us = Some(from_us);
             }
-            if failover_us.is_some() {
-                if let Err(e) = stack.rejoin_redis().await {
+            if let (Some(_), Some(redis)) = (failover_us, stack.redis_mut()) {
+                if let Err(e) = redis.rejoin().await {
                     tracing::warn!("redis_failover: no replica after it: {e}");
                 }
             }
@@ -78,10 +78,15 @@ pub async fn drive(
 
 async fn apply(stack: &mut Stack, action: FaultAction) -> bool {
     match action {
-        FaultAction::RedisDown { restart: false } => stack.pause_redis(),
-        FaultAction::RedisDown { restart: true } => stack.kill_redis().await,
+        FaultAction::RedisDown { restart: false } => stack.redis_mut().is_some_and(|r| r.pause()),
+        FaultAction::RedisDown { restart: true } => match stack.redis_mut() {
+            Some(r) => r.kill().await,
+            None => false,
+        },
         FaultAction::ReplicaRestart { replica } => stack.kill_replica(replica).await,
-        FaultAction::RedisLatency { delay, jitter } => stack.delay_redis(delay, jitter),
+        FaultAction::RedisLatency { delay, jitter } => {
+            stack.redis_mut().is_some_and(|r| r.delay(delay, jitter))
+        }
         FaultAction::ClockStep { replica, step_us } => {
             match stack.step_clock(replica, step_us).await {
                 Ok(applied) => applied,
@@ -92,14 +97,17 @@ async fn apply(stack: &mut Stack, action: FaultAction) -> bool {
             }
         }
         FaultAction::RedisFailover { replication_delay } if !replication_delay.is_zero() => {
-            stack.hold_replication()
+            stack.redis_mut().is_some_and(|r| r.hold_replication())
         }
         FaultAction::RedisFailover { .. } => fail_over(stack).await,
     }
 }
 
 async fn fail_over(stack: &mut Stack) -> bool {
-    match stack.fail_over().await {
+    let Some(redis) = stack.redis_mut() else {
+        return false;
+    };
+    match redis.fail_over().await {
         Ok(applied) => applied,
         Err(e) => {
             tracing::warn!("redis_failover: {e}");
@@ -111,13 +119,17 @@ async fn fail_over(stack: &mut Stack) -> bool {
 async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), String> {
     match action {
         FaultAction::RedisDown { restart: false } => {
-            stack.resume_redis();
+            if let Some(r) = stack.redis_mut() {
+                r.resume();
+            }
             Ok(())
         }
         FaultAction::RedisDown { restart: true } => stack.restart_redis().await,
         FaultAction::ReplicaRestart { replica } => stack.restart_replica(replica).await,
         FaultAction::RedisLatency { .. } => {
-            stack.delay_redis(std::time::Duration::ZERO, std::time::Duration::ZERO);
+            if let Some(r) = stack.redis_mut() {
+                r.delay(Duration::ZERO, Duration::ZERO);
+            }
             Ok(())
         }
         FaultAction::ClockStep { replica, .. } => stack.step_clock(replica, 0).await.map(|_| ()),

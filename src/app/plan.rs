@@ -134,25 +134,11 @@ pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Arm
                 .max_server_time
                 .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
             witnesses: scenario.checks.witnesses,
-            lease_bound: lease_bound(arm),
+            lease_bound: arm.lease_bound(),
         },
         expect: arm.expect.clone(),
         announce: true,
     })
-}
-
-/// A fixed window of `limit` leased `lease` at a time by R replicas: each
-/// holds at most one lease of a key, spends at least one admit of it when
-/// it arrives and the rest within one window's length, so a window holds
-/// at most what was leased in it (`limit`) plus the rest of one lease per
-/// replica leased in the window before: `limit + R·(lease − 1)`.
-pub fn lease_bound(arm: &Arm) -> Option<u64> {
-    match (&arm.mode, &arm.policy) {
-        (Mode::RedisBatched, Policy::FixedWindow { limit, .. }) => {
-            Some(limit + arm.replicas as u64 * arm.lease.saturating_sub(1))
-        }
-        _ => None,
-    }
 }
 
 /// What each replica of `arm` is told; with a managed Redis the URL is

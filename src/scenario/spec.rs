@@ -187,6 +187,21 @@ pub struct Arm {
 }
 
 impl Arm {
+    /// `redis_batched` on a fixed window of `limit`, leased `lease` at a
+    /// time by R replicas: each holds at most one lease of a key, spends at
+    /// least one admit of it when it arrives and the rest within one
+    /// window's length, so a window holds at most what was leased in it
+    /// (`limit`) plus the rest of one lease per replica leased in the
+    /// window before: `limit + R·(lease − 1)`.
+    pub fn lease_bound(&self) -> Option<u64> {
+        match (&self.mode, &self.policy) {
+            (Mode::RedisBatched, Policy::FixedWindow { limit, .. }) => {
+                Some(limit + self.replicas as u64 * self.lease.saturating_sub(1))
+            }
+            _ => None,
+        }
+    }
+
     pub fn skew_of(&self, replica: usize) -> i64 {
         self.clock_skew_us.get(replica).copied().unwrap_or(0)
     }

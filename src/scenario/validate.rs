@@ -248,6 +248,7 @@ fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::s
 }
 
 mod arm;
+mod expect;
 mod faults;
 mod load;
 mod params;

@@ -1,13 +1,16 @@
-//! The system under test for one arm: a Redis server when the arm needs one
-//! and the scenario names none, then N replica processes on free loopback
-//! ports, each answering `/healthz` before the load starts. `down` stops
-//! them gracefully (replicas first, then Redis); dropping the stack (error,
+//! The system under test for one arm: the Redis it needs when the scenario
+//! names none (one server, a cluster or a primary and replica: see
+//! `managed`), then N replica processes on free loopback ports, each
+//! answering `/healthz` before the load starts. `down` stops them
+//! gracefully (replicas first, then Redis); dropping the stack (error,
 //! panic, abandoned start) kills whatever is left.
 
 mod child;
 pub use child::RUN_ENV;
 pub mod cluster;
 pub mod control;
+pub mod managed;
+pub use managed::Managed;
 pub mod metrics;
 pub mod proxy;
 pub mod redis;
@@ -15,12 +18,10 @@ pub mod redis_use;
 mod replica;
 pub mod replicated;
 
-use cluster::RedisCluster;
-use redis::RedisServer;
+use managed::ManagedRedis;
 use reference_api::config::Backend;
 use reference_api::ReplicaConfig;
 use replica::Replica;
-use replicated::Replicated;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -30,28 +31,11 @@ const HEALTHY_WITHIN: Duration = Duration::from_secs(5);
 
 pub struct Stack {
     replicas: Vec<Replica>,
-    redis: Option<RedisServer>,
-    /// A managed Redis Cluster, in place of `redis`.
-    cluster: Option<RedisCluster>,
-    /// A managed primary and replica, in place of `redis`.
-    replicated: Option<Replicated>,
-    /// In front of the managed Redis when the scenario adds latency.
-    proxy: Option<proxy::Proxy>,
+    redis: Option<ManagedRedis>,
     /// What each replica was started with (to start it again).
     configs: Vec<ReplicaConfig>,
     run_id: String,
     exe: PathBuf,
-}
-
-/// The Redis rlbench starts for an arm.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Managed {
-    /// One redis-server.
-    Single,
-    /// A Redis Cluster of this many masters.
-    Cluster { masters: usize },
-    /// A primary and one replica, which a failover promotes.
-    Replicated,
 }
 
 impl Stack {
@@ -82,51 +66,15 @@ impl Stack {
         let mut stack = Stack {
             replicas: Vec::with_capacity(configs.len()),
             redis: None,
-            cluster: None,
-            replicated: None,
-            proxy: None,
             configs: Vec::new(),
             run_id: run_id.to_string(),
             exe: exe.clone(),
         };
         let mut configs = configs.to_vec();
-        if let Some(Managed::Cluster { masters }) = managed_redis {
-            let cluster = RedisCluster::start(run_id, masters).await?;
-            let url = cluster.url().unwrap_or_default().to_string();
-            stack.cluster = Some(cluster);
-            for config in &mut configs {
-                if let Backend::Redis(b) = &mut config.backend {
-                    b.url = url.clone();
-                }
-            }
-        }
-        if managed_redis == Some(Managed::Replicated) {
-            let pair = Replicated::start(run_id).await?;
-            let url = pair.url();
-            stack.replicated = Some(pair);
-            for config in &mut configs {
-                if let Backend::Redis(b) = &mut config.backend {
-                    b.url = url.clone();
-                }
-            }
-        }
-        if managed_redis == Some(Managed::Single) {
-            let server = RedisServer::start(run_id).await?;
-            let mut url = server.url.clone();
-            stack.redis = Some(server);
-            if latency_proxy {
-                let port = stack.redis.as_ref().map_or(0, |r| r.port);
-                match proxy::Proxy::start(format!("127.0.0.1:{port}")).await {
-                    Ok(p) => {
-                        url = format!("redis://{}", p.address);
-                        stack.proxy = Some(p);
-                    }
-                    Err(e) => {
-                        stack.down().await;
-                        return Err(e);
-                    }
-                }
-            }
+        if let Some(kind) = managed_redis {
+            let redis = ManagedRedis::start(kind, run_id, latency_proxy).await?;
+            let url = redis.url();
+            stack.redis = Some(redis);
             for config in &mut configs {
                 if let Backend::Redis(b) = &mut config.backend {
                     b.url = url.clone();
@@ -166,70 +114,13 @@ impl Stack {
         self.replicas
             .iter()
             .filter_map(Replica::pid)
-            .chain(self.redis.as_ref().and_then(RedisServer::pid))
-            .chain(self.cluster.iter().flat_map(RedisCluster::pids))
-            .chain(self.replicated.iter().flat_map(Replicated::pids))
+            .chain(self.redis.iter().flat_map(ManagedRedis::pids))
             .collect()
     }
 
-    pub fn redis_url(&self) -> Option<&str> {
-        if let Some(pair) = &self.replicated {
-            return Some(pair.primary_url());
-        }
-        match &self.cluster {
-            Some(c) => c.url(),
-            None => self.redis.as_ref().map(|r| r.url.as_str()),
-        }
-    }
-
-    /// The managed Redis in words: `redis-server at URL`, or the cluster's
-    /// masters.
+    /// The managed Redis in words, for the terminal.
     pub fn redis_said(&self) -> Option<String> {
-        match &self.cluster {
-            Some(c) => Some(format!(
-                "redis cluster of {} master(s) at {}",
-                c.nodes.len(),
-                c.nodes
-                    .iter()
-                    .map(|n| n.url.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            None => match &self.replicated {
-                Some(pair) => Some(format!(
-                    "redis primary at {}, its replica at {}, reached through {}",
-                    pair.primary.url,
-                    pair.replica.url,
-                    pair.url()
-                )),
-                None => self.redis_url().map(|u| format!("redis-server at {u}")),
-            },
-        }
-    }
-
-    /// Stops replication to the replica (what it holds is lost at a
-    /// failover); false without a primary and replica.
-    pub fn hold_replication(&self) -> bool {
-        self.replicated
-            .as_ref()
-            .map(Replicated::hold_link)
-            .is_some()
-    }
-
-    /// Kills the primary and promotes its replica; false without them.
-    pub async fn fail_over(&mut self) -> Result<bool, String> {
-        match &mut self.replicated {
-            Some(pair) => pair.fail_over().await.map(|()| true),
-            None => Ok(false),
-        }
-    }
-
-    /// After a failover, a fresh replica for the promoted primary.
-    pub async fn rejoin_redis(&mut self) -> Result<(), String> {
-        match &mut self.replicated {
-            Some(pair) => pair.rejoin().await,
-            None => Ok(()),
-        }
+        self.redis.as_ref().map(ManagedRedis::said)
     }
 
     /// The prefix of every Redis key the replicas use.
@@ -240,18 +131,11 @@ impl Stack {
         }
     }
 
-    /// The Redis nodes the replicas use (the server itself, not a proxy in
-    /// front; each master of a cluster); none for local replicas.
+    /// The Redis nodes the replicas use (the servers themselves, not a
+    /// proxy in front; each master of a cluster); none for local replicas.
     pub async fn redis_nodes(&self) -> Vec<String> {
-        if let Some(c) = &self.cluster {
-            return c.nodes.iter().map(|n| n.url.clone()).collect();
-        }
-        if let Some(pair) = &self.replicated {
-            // Both: after a failover the killed primary is left out.
-            return vec![pair.primary.url.clone(), pair.replica.url.clone()];
-        }
         if let Some(r) = &self.redis {
-            return vec![r.url.clone()];
+            return r.nodes();
         }
         match self.configs.first().map(|c| &c.backend) {
             Some(Backend::Redis(b)) => redis_use::nodes(&b.url, b.topology).await,
@@ -259,35 +143,12 @@ impl Stack {
         }
     }
 
-    /// Pauses the managed Redis (SIGSTOP); false when there is none.
-    pub fn pause_redis(&self) -> bool {
-        self.redis.as_ref().map(RedisServer::pause).is_some()
+    /// The arm's own Redis, to break (see `managed` for what applies).
+    pub fn redis_mut(&mut self) -> Option<&mut ManagedRedis> {
+        self.redis.as_mut()
     }
 
-    pub fn resume_redis(&self) {
-        if let Some(r) = &self.redis {
-            r.resume();
-        }
-    }
-
-    /// Delays everything between the replicas and Redis; false when there
-    /// is no proxy (no managed Redis in this arm).
-    pub fn delay_redis(&self, delay: Duration, jitter: Duration) -> bool {
-        self.proxy.as_ref().map(|p| p.set(delay, jitter)).is_some()
-    }
-
-    /// Kills the managed Redis; false when there is none.
-    pub async fn kill_redis(&mut self) -> bool {
-        match &mut self.redis {
-            Some(r) => {
-                r.kill().await;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Starts a fresh Redis on the killed one's port.
+    /// Starts a fresh single Redis on the killed one's port.
     pub async fn restart_redis(&mut self) -> Result<(), String> {
         match &mut self.redis {
             Some(r) => r.restart(&self.run_id).await,
@@ -394,15 +255,8 @@ impl Stack {
             replica.stop().await;
         }
         self.replicas.clear();
-        self.proxy = None;
         if let Some(mut redis) = self.redis.take() {
             redis.stop().await;
-        }
-        if let Some(mut cluster) = self.cluster.take() {
-            cluster.stop().await;
-        }
-        if let Some(mut pair) = self.replicated.take() {
-            pair.stop().await;
         }
     }
 }

@@ -5,6 +5,7 @@
 //! open or closed), the fallback is counted, and the replica carries on. A
 //! call that timed out is never replayed: it may have been applied.
 
+mod acks;
 mod batched;
 mod conn;
 mod lua;
@@ -23,6 +24,7 @@ pub struct RedisLimiter {
     policy: Policy,
     script: Option<lua::PolicyScript>,
     leases: Option<batched::Leases>,
+    acks: Option<acks::Acks>,
     replica: String,
     seq: AtomicU64,
     failed_open: AtomicU64,
@@ -59,12 +61,20 @@ impl RedisLimiter {
             _ => None,
         };
         let script = (backend.mode == RedisMode::Lua).then(|| lua::PolicyScript::new(&policy));
+        let acks = (backend.wait_replicas > 0).then(|| {
+            acks::Acks::new(
+                conn.clone(),
+                backend.wait_replicas,
+                backend.timeout_us / 2_000,
+            )
+        });
         Ok(RedisLimiter {
             conn,
             backend,
             policy,
             script,
             leases,
+            acks,
             replica: replica.to_string(),
             seq: AtomicU64::new(0),
             failed_open: AtomicU64::new(0),
@@ -100,23 +110,12 @@ impl RedisLimiter {
                 (None, None) => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
             }
         };
-        let wait = self.backend.wait_replicas;
-        // The same multiplexed connection as the script's: WAIT counts the
-        // acknowledgements of this client's writes so far.
-        let mut waiter = self.conn.clone();
         let timeout = Duration::from_micros(self.backend.timeout_us.max(1));
         let call = async {
             let decision = call.await?;
-            if wait > 0 {
-                // The writes are safe once `wait` replicas have them; WAIT
-                // 0 would block for ever, so at least 1 ms.
-                let ms = (self.backend.timeout_us / 1_000).max(1);
-                let acked: i64 = redis::cmd("WAIT")
-                    .arg(wait)
-                    .arg(ms)
-                    .query_async(&mut waiter)
-                    .await?;
-                if acked < i64::from(wait) {
+            // The writes are safe once the replicas have them.
+            if let Some(acks) = &self.acks {
+                if !acks.acknowledged().await {
                     return Err(redis::RedisError::from((
                         redis::ErrorKind::Io,
                         "too few replicas acknowledged",

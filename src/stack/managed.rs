@@ -1,0 +1,194 @@
+//! The Redis rlbench runs for an arm, in whichever shape the scenario
+//! asks: one redis-server (with a delaying proxy in front when a fault
+//! needs one), a Redis Cluster, or a primary and its replica. One place
+//! says, for every shape, what the replicas connect to, which nodes hold
+//! the data, which processes are ours, and which faults apply (a fault
+//! that does not apply is refused by the scenario's validation before it
+//! gets here; here it is simply not applied).
+
+use super::cluster::RedisCluster;
+use super::proxy::Proxy;
+use super::redis::RedisServer;
+use super::replicated::Replicated;
+use std::time::Duration;
+
+/// The Redis rlbench starts for an arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Managed {
+    /// One redis-server.
+    Single,
+    /// A Redis Cluster of this many masters.
+    Cluster { masters: usize },
+    /// A primary and one replica, which a failover promotes.
+    Replicated,
+}
+
+// One per arm, never moved in a loop: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum ManagedRedis {
+    Single {
+        server: RedisServer,
+        /// In front of it when the scenario adds latency.
+        proxy: Option<Proxy>,
+    },
+    Cluster(RedisCluster),
+    Replicated(Replicated),
+}
+
+impl ManagedRedis {
+    /// Starts it; `latency_proxy` puts a proxy in front of a single server.
+    pub async fn start(kind: Managed, label: &str, latency_proxy: bool) -> Result<Self, String> {
+        Ok(match kind {
+            Managed::Single => {
+                let server = RedisServer::start(label).await?;
+                let proxy = match latency_proxy {
+                    true => Some(Proxy::start(format!("127.0.0.1:{}", server.port)).await?),
+                    false => None,
+                };
+                ManagedRedis::Single { server, proxy }
+            }
+            Managed::Cluster { masters } => {
+                ManagedRedis::Cluster(RedisCluster::start(label, masters).await?)
+            }
+            Managed::Replicated => ManagedRedis::Replicated(Replicated::start(label).await?),
+        })
+    }
+
+    /// What the replicas are given: the proxy's address when there is one.
+    pub fn url(&self) -> String {
+        match self {
+            ManagedRedis::Single { proxy: Some(p), .. } => format!("redis://{}", p.address),
+            ManagedRedis::Single { server, .. } => server.url.clone(),
+            ManagedRedis::Cluster(c) => c.url().unwrap_or_default().to_string(),
+            ManagedRedis::Replicated(pair) => pair.url(),
+        }
+    }
+
+    /// In words, for the terminal.
+    pub fn said(&self) -> String {
+        match self {
+            ManagedRedis::Single { server, .. } => format!("redis-server at {}", server.url),
+            ManagedRedis::Cluster(c) => format!(
+                "redis cluster of {} master(s) at {}",
+                c.nodes.len(),
+                c.nodes
+                    .iter()
+                    .map(|n| n.url.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ManagedRedis::Replicated(pair) => format!(
+                "redis primary at {}, its replica at {}, reached through {}",
+                pair.primary.url,
+                pair.replica.url,
+                pair.url()
+            ),
+        }
+    }
+
+    /// The nodes holding data (each master; both of a pair, since after a
+    /// failover the killed primary is left out when read).
+    pub fn nodes(&self) -> Vec<String> {
+        match self {
+            ManagedRedis::Single { server, .. } => vec![server.url.clone()],
+            ManagedRedis::Cluster(c) => c.nodes.iter().map(|n| n.url.clone()).collect(),
+            ManagedRedis::Replicated(pair) => {
+                vec![pair.primary.url.clone(), pair.replica.url.clone()]
+            }
+        }
+    }
+
+    pub fn pids(&self) -> Vec<u32> {
+        match self {
+            ManagedRedis::Single { server, .. } => server.pid().into_iter().collect(),
+            ManagedRedis::Cluster(c) => c.pids().collect(),
+            ManagedRedis::Replicated(pair) => pair.pids().collect(),
+        }
+    }
+
+    fn single(&self) -> Option<&RedisServer> {
+        match self {
+            ManagedRedis::Single { server, .. } => Some(server),
+            _ => None,
+        }
+    }
+
+    /// SIGSTOP a single server; false for other shapes.
+    pub fn pause(&self) -> bool {
+        self.single().map(RedisServer::pause).is_some()
+    }
+
+    pub fn resume(&self) {
+        if let Some(s) = self.single() {
+            s.resume();
+        }
+    }
+
+    /// Delays everything through the proxy; false without one.
+    pub fn delay(&self, delay: Duration, jitter: Duration) -> bool {
+        match self {
+            ManagedRedis::Single { proxy: Some(p), .. } => {
+                p.set(delay, jitter);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// SIGKILL a single server; false for other shapes.
+    pub async fn kill(&mut self) -> bool {
+        match self {
+            ManagedRedis::Single { server, .. } => {
+                server.kill().await;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A fresh single server on the killed one's port.
+    pub async fn restart(&mut self, label: &str) -> Result<(), String> {
+        match self {
+            ManagedRedis::Single { server, .. } => server.restart(label).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Stops replication to the replica; false without a pair.
+    pub fn hold_replication(&self) -> bool {
+        match self {
+            ManagedRedis::Replicated(pair) => {
+                pair.hold_link();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Kills the primary and promotes its replica; false without a pair.
+    pub async fn fail_over(&mut self) -> Result<bool, String> {
+        match self {
+            ManagedRedis::Replicated(pair) => pair.fail_over().await.map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    /// After a failover, a fresh replica for the promoted primary.
+    pub async fn rejoin(&mut self) -> Result<(), String> {
+        match self {
+            ManagedRedis::Replicated(pair) => pair.rejoin().await,
+            _ => Ok(()),
+        }
+    }
+
+    pub async fn stop(&mut self) {
+        match self {
+            ManagedRedis::Single { server, proxy } => {
+                *proxy = None;
+                server.stop().await;
+            }
+            ManagedRedis::Cluster(c) => c.stop().await,
+            ManagedRedis::Replicated(pair) => pair.stop().await,
+        }
+    }
+}
