@@ -83,16 +83,6 @@ impl Replicated {
         format!("redis://{}", self.front.address)
     }
 
-    /// Whichever node is primary now (after a failover `replica` is, and
-    /// `primary` is the old primary's successor, its replica).
-    pub fn primary_url(&self) -> &str {
-        if self.failed_over {
-            &self.replica.url
-        } else {
-            &self.primary.url
-        }
-    }
-
     /// From now on the replica receives nothing from the primary.
     pub fn hold_link(&self) {
         self.link.set(HOLD, Duration::ZERO);
