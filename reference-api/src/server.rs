@@ -8,8 +8,8 @@ use crate::headers;
 use crate::limiter::redis_backed::RedisLimiter;
 use crate::limiter::{self, Decision, LocalLimiter};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use axum::middleware::{self, Next};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -95,7 +95,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         router = router.route("/admin/clock-skew", axum::routing::put(set_clock_skew));
     }
     router
-        .layer(middleware::from_fn_with_state(state.clone(), tag_replica))
+        .layer(middleware::map_response_with_state(
+            state.clone(),
+            tag_replica,
+        ))
         .with_state(state)
 }
 
@@ -111,8 +114,7 @@ pub async fn serve(
         .await
 }
 
-async fn tag_replica(State(app): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let mut res = next.run(req).await;
+async fn tag_replica(State(app): State<Arc<AppState>>, mut res: Response) -> Response {
     res.headers_mut()
         .insert(REPLICA_HEADER, app.replica_header.clone());
     res
@@ -123,9 +125,11 @@ fn bad_request(app: &AppState, why: String) -> Response {
     (StatusCode::BAD_REQUEST, why + "\n").into_response()
 }
 
-async fn transfer(State(app): State<Arc<AppState>>, req_headers: HeaderMap) -> Response {
+/// Takes the request whole: the `HeaderMap` extractor would copy every
+/// header to read one.
+async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
     let name = &app.config.key_header;
-    let Some(raw) = req_headers.get(&app.key_header) else {
+    let Some(raw) = req.headers().get(&app.key_header) else {
         return bad_request(&app, format!("missing {name} header"));
     };
     let key = match raw.to_str() {

@@ -53,6 +53,11 @@ impl PolicyScript {
         }
     }
 
+    /// Whether the script's 4th argument is the caller's unique member.
+    pub fn needs_member(&self) -> bool {
+        self.fourth.is_none()
+    }
+
     pub async fn run(
         &self,
         conn: &mut Conn,

@@ -97,11 +97,22 @@ impl RedisLimiter {
             ClockSource::Replica => Some(now),
             ClockSource::Redis => None,
         };
-        let member = format!(
-            "{}:{}",
-            self.replica,
-            self.seq.fetch_add(1, Ordering::Relaxed)
-        );
+        // A unique member, for the sliding logs only (the other scripts
+        // ignore it): no string is built per decision for them.
+        let needs_member = match (&self.script, &self.leases) {
+            (Some(script), _) => script.needs_member(),
+            (None, Some(_)) => false,
+            (None, None) => true,
+        };
+        let member = if needs_member {
+            format!(
+                "{}:{}",
+                self.replica,
+                self.seq.fetch_add(1, Ordering::Relaxed)
+            )
+        } else {
+            String::new()
+        };
         let mut conn = self.conn.clone();
         let call = async {
             match (&self.script, &self.leases) {
