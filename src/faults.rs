@@ -2,7 +2,7 @@
 //! stack at their times and undoes each at its end, recording when (µs from
 //! the load's start) — the windows the report's phases are cut along. A
 //! failover is not undone; its window runs from the replication link's
-//! hold to the promotion.
+//! hold (or, without one, from the kill) to the promotion.
 
 use crate::stack::Stack;
 use crate::store::records::Applied;
@@ -28,8 +28,9 @@ pub async fn drive(
         }
         // From when it has taken effect: a request sent while a replica was
         // still being killed, and answered by it, belongs before.
+        let before_us = start.elapsed().as_micros() as u64;
         let applied = apply(stack, f.action).await;
-        let from_us = start.elapsed().as_micros() as u64;
+        let mut from_us = start.elapsed().as_micros() as u64;
         let mut failover_us = None;
         if let (true, FaultAction::RedisFailover { replication_delay }) = (applied, f.action) {
             if !replication_delay.is_zero() {
@@ -42,7 +43,10 @@ pub async fn drive(
                     failover_us = Some(start.elapsed().as_micros() as u64);
                 }
             } else {
+                // No lag asked for: the window runs from the kill to the
+                // promotion, the time the primary's keys had no master.
                 failover_us = Some(from_us);
+                from_us = before_us;
             }
             if let (Some(_), Some(redis)) = (failover_us, stack.redis_mut()) {
                 if let Err(e) = redis.rejoin().await {

@@ -21,7 +21,12 @@ pub fn sentences(a: &ArmSummary) -> Vec<String> {
                 Some(p) => format!("{when}: {}", phase_words(p)),
                 None => when,
             };
-            if let (true, Some(p)) = (f.fault.starts_with("redis_failover"), phase) {
+            if f.fault == "redis_failover" {
+                s.push_str(&format!(
+                    "; the replica was promoted {:.0} ms after the primary was killed, and only what was still on its way to the replica is lost",
+                    (f.to_s - f.from_s) * 1000.0
+                ));
+            } else if let (true, Some(p)) = (f.fault.starts_with("redis_failover"), phase) {
                 s.push_str(&format!(
                     "; {} admit{} in the replication lag, each an increment the promoted replica lacks unless a replica acknowledged it first",
                     p.admitted,

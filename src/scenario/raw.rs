@@ -102,6 +102,7 @@ pub struct RawRedis {
     pub timeout: Option<Spanned<String>>,
     pub topology: Option<Spanned<String>>,
     pub masters: Option<Spanned<i64>>,
+    pub replicas_per_master: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

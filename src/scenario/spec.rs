@@ -40,6 +40,7 @@ impl Scenario {
                 Topology::Single => crate::stack::Managed::Single,
                 Topology::Cluster => crate::stack::Managed::Cluster {
                     masters: self.redis.masters,
+                    replicas_per_master: self.redis.replicas_per_master,
                 },
                 Topology::Replicated => crate::stack::Managed::Replicated,
             })
@@ -106,6 +107,9 @@ pub struct RedisSpec {
     pub topology: Topology,
     /// The masters of the cluster rlbench starts (`topology = "cluster"`).
     pub masters: usize,
+    /// Each of those masters' replicas (0 to 2): what `redis_failover`
+    /// promotes on a cluster.
+    pub replicas_per_master: usize,
 }
 
 #[derive(Clone, Debug)]

@@ -222,11 +222,22 @@ fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
         }
         Some(m) => src.count(m, "masters", 1, 16)? as usize,
     };
+    let replicas_per_master = match &raw.replicas_per_master {
+        None => 0,
+        Some(r) if topology != Topology::Cluster || url.is_some() => {
+            return Err(src.at(
+                r,
+                "replicas_per_master: the cluster rlbench starts gives each master replicas (topology = \"cluster\", without url); a primary and one replica is topology = \"replicated\"",
+            ))
+        }
+        Some(r) => src.count(r, "replicas_per_master", 0, 2)? as usize,
+    };
     Ok(RedisSpec {
         url,
         timeout,
         topology,
         masters,
+        replicas_per_master,
     })
 }
 

@@ -17,8 +17,11 @@ use std::time::Duration;
 pub enum Managed {
     /// One redis-server.
     Single,
-    /// A Redis Cluster of this many masters.
-    Cluster { masters: usize },
+    /// A Redis Cluster of this many masters, each with this many replicas.
+    Cluster {
+        masters: usize,
+        replicas_per_master: usize,
+    },
     /// A primary and one replica, which a failover promotes.
     Replicated,
 }
@@ -47,9 +50,12 @@ impl ManagedRedis {
                 };
                 ManagedRedis::Single { server, proxy }
             }
-            Managed::Cluster { masters } => {
-                ManagedRedis::Cluster(RedisCluster::start(label, masters).await?)
-            }
+            Managed::Cluster {
+                masters,
+                replicas_per_master,
+            } => ManagedRedis::Cluster(
+                RedisCluster::start(label, masters, replicas_per_master).await?,
+            ),
             Managed::Replicated => ManagedRedis::Replicated(Replicated::start(label).await?),
         })
     }
@@ -68,15 +74,23 @@ impl ManagedRedis {
     pub fn said(&self) -> String {
         match self {
             ManagedRedis::Single { server, .. } => format!("redis-server at {}", server.url),
-            ManagedRedis::Cluster(c) => format!(
-                "redis cluster of {} master(s) at {}",
-                c.nodes.len(),
-                c.nodes
-                    .iter()
-                    .map(|n| n.url.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            ManagedRedis::Cluster(c) => {
+                let urls = |nodes: &mut dyn Iterator<Item = &RedisServer>| {
+                    nodes.map(|n| n.url.as_str()).collect::<Vec<_>>().join(", ")
+                };
+                let masters = format!(
+                    "redis cluster of {} master(s) at {}",
+                    c.nodes.len(),
+                    urls(&mut c.nodes.iter())
+                );
+                match c.replicas.iter().map(Vec::len).sum::<usize>() {
+                    0 => masters,
+                    n => format!(
+                        "{masters}, {n} replica(s) at {}",
+                        urls(&mut c.replicas.iter().flatten())
+                    ),
+                }
+            }
             ManagedRedis::Replicated(pair) => format!(
                 "redis primary at {}, its replica at {}, reached through {}",
                 pair.primary.url,
@@ -86,12 +100,12 @@ impl ManagedRedis {
         }
     }
 
-    /// The nodes holding data (each master; both of a pair, since after a
-    /// failover the killed primary is left out when read).
+    /// The nodes holding data (each master and its replicas; both of a
+    /// pair). After a failover the killed node is left out when read.
     pub fn nodes(&self) -> Vec<String> {
         match self {
             ManagedRedis::Single { server, .. } => vec![server.url.clone()],
-            ManagedRedis::Cluster(c) => c.nodes.iter().map(|n| n.url.clone()).collect(),
+            ManagedRedis::Cluster(c) => c.data_nodes().map(|n| n.url.clone()).collect(),
             ManagedRedis::Replicated(pair) => {
                 vec![pair.primary.url.clone(), pair.replica.url.clone()]
             }
@@ -165,15 +179,18 @@ impl ManagedRedis {
         }
     }
 
-    /// Kills the primary and promotes its replica; false without a pair.
+    /// Kills the primary (a cluster's first master) and promotes its
+    /// replica; false for a single server.
     pub async fn fail_over(&mut self) -> Result<bool, String> {
         match self {
             ManagedRedis::Replicated(pair) => pair.fail_over().await.map(|()| true),
+            ManagedRedis::Cluster(c) => c.fail_over().await.map(|()| true),
             _ => Ok(false),
         }
     }
 
-    /// After a failover, a fresh replica for the promoted primary.
+    /// After a failover, a fresh replica for the promoted primary (of a
+    /// pair; a cluster's promoted master carries on without one).
     pub async fn rejoin(&mut self) -> Result<(), String> {
         match self {
             ManagedRedis::Replicated(pair) => pair.rejoin().await,

@@ -102,6 +102,9 @@ async fn sample_one(url: &str, weigh: Option<&str>) -> Option<Sample> {
 
 /// Up to [`WEIGHED`] keys under `prefix` and their `MEMORY USAGE` summed.
 async fn weigh_keys(conn: &mut redis::aio::MultiplexedConnection, prefix: &str) -> (u64, u64) {
+    // A cluster replica answers key commands only after READONLY (else
+    // MOVED); anything else refuses READONLY, which changes nothing.
+    let _: redis::RedisResult<()> = redis::cmd("READONLY").query_async(conn).await;
     let pattern = format!("{}*", glob_escape(prefix));
     let mut cursor = 0u64;
     let mut keys: Vec<String> = Vec::new();

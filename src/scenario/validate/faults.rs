@@ -144,7 +144,7 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
             if redis.topology != Topology::Single {
                 return Err(src.at(
                     &r.action,
-                    "redis_down stops the one server of topology = \"single\" (a primary and replica fail over with redis_failover; a cluster's masters cannot be stopped yet)",
+                    "redis_down stops the one server of topology = \"single\" (a primary and replica fail over with redis_failover; a cluster with replicas_per_master >= 1 loses its first master with redis_failover)",
                 ));
             }
             let restart = match r.variant.as_ref().map(|v| v.get_ref().as_str()) {
@@ -169,16 +169,28 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
                     return not_for(key, &|| Some(span.clone()));
                 }
             }
-            if redis.topology != Topology::Replicated || redis.url.is_some() {
+            let cluster = redis.topology == Topology::Cluster;
+            let promotable = match redis.topology {
+                Topology::Replicated => true,
+                Topology::Cluster => redis.replicas_per_master > 0,
+                Topology::Single => false,
+            };
+            if !promotable || redis.url.is_some() {
                 return Err(src.at(
                     &r.action,
-                    "redis_failover promotes the replica of the primary rlbench starts: [redis] topology = \"replicated\", without url",
+                    "redis_failover promotes a replica rlbench starts: [redis] topology = \"replicated\", or topology = \"cluster\" with replicas_per_master >= 1, without url",
                 ));
             }
             let delay = match &r.replication_delay {
                 Some(d) => zero_or_duration(src, d)?,
                 None => Duration::ZERO,
             };
+            if cluster && !delay.is_zero() {
+                return Err(src.at(
+                    r.replication_delay.as_ref().unwrap_or(&r.lasts),
+                    "replication_delay needs topology = \"replicated\": a cluster replica follows its master at the address the cluster announces, which rlbench does not put a proxy on",
+                ));
+            }
             if delay > src.duration(&r.lasts)? {
                 return Err(src.at(
                     r.replication_delay.as_ref().unwrap_or(&r.lasts),

@@ -26,14 +26,50 @@ fn redis_topology_is_single_or_a_cluster_of_masters() {
     assert_eq!(s.redis.topology, Topology::Cluster);
     assert_eq!(
         s.managed_redis(&s.arms[1]),
-        Some(Managed::Cluster { masters: 3 }),
-        "three masters unless told"
+        Some(Managed::Cluster {
+            masters: 3,
+            replicas_per_master: 0
+        }),
+        "three masters unless told, without replicas"
     );
     let s = parse("s.toml", &with("topology = \"cluster\"\nmasters = 1")).unwrap();
     assert_eq!(
         s.managed_redis(&s.arms[1]),
-        Some(Managed::Cluster { masters: 1 })
+        Some(Managed::Cluster {
+            masters: 1,
+            replicas_per_master: 0
+        })
     );
+    let s = parse(
+        "s.toml",
+        &with("topology = \"cluster\"\nreplicas_per_master = 2"),
+    )
+    .unwrap();
+    assert_eq!(
+        s.managed_redis(&s.arms[1]),
+        Some(Managed::Cluster {
+            masters: 3,
+            replicas_per_master: 2
+        })
+    );
+    let e = error_of(&with("topology = \"cluster\"\nreplicas_per_master = 3"));
+    assert!(
+        e.contains("replicas_per_master must be between 0 and 2, got 3"),
+        "{e}"
+    );
+    for other in [
+        "",
+        "topology = \"replicated\"\n",
+        "topology = \"cluster\"\nurl = \"redis://127.0.0.1:7000\"\n",
+    ] {
+        let e = error_of(&with(&format!("{other}replicas_per_master = 1")));
+        assert!(
+            e.contains(
+                "replicas_per_master: the cluster rlbench starts gives each master replicas"
+            ),
+            "{other:?}: {e}"
+        );
+    }
     let s = parse(
         "s.toml",
         &with("topology = \"cluster\"\nurl = \"redis://127.0.0.1:7000\""),
@@ -69,7 +105,7 @@ fn redis_topology_is_single_or_a_cluster_of_masters() {
         with("topology = \"cluster\"")
     ));
     assert!(
-        e.contains("a cluster's masters cannot be stopped yet"),
+        e.contains("loses its first master with redis_failover"),
         "{e}"
     );
     let e = error_of(&format!(
@@ -162,7 +198,45 @@ fn a_failover_needs_a_primary_and_replica_and_waits_need_replicas() {
         "{e}"
     );
     let e = error_of(&fault("").replace("topology = \"replicated\"", "topology = \"single\""));
-    assert!(e.contains("redis_failover promotes the replica"), "{e}");
+    assert!(
+        e.contains("redis_failover promotes a replica rlbench starts"),
+        "{e}"
+    );
+    // A cluster: its first master's replica, promoted at once.
+    let cluster = |redis: &str, body: &str| {
+        fault(body).replace(
+            "topology = \"replicated\"",
+            &format!("topology = \"cluster\"\n{redis}"),
+        )
+    };
+    let s = parse("s.toml", &cluster("replicas_per_master = 1", "")).unwrap();
+    assert_eq!(
+        s.faults[0].action,
+        FaultAction::RedisFailover {
+            replication_delay: Duration::ZERO
+        }
+    );
+    let e = error_of(&cluster("", ""));
+    assert!(
+        e.contains("topology = \"cluster\" with replicas_per_master >= 1"),
+        "{e}"
+    );
+    let e = error_of(&cluster(
+        "replicas_per_master = 1",
+        "replication_delay = \"1s\"\n",
+    ));
+    assert!(
+        e.contains("replication_delay needs topology = \"replicated\""),
+        "{e}"
+    );
+    assert!(
+        parse(
+            "s.toml",
+            &cluster("replicas_per_master = 1", "replication_delay = \"0s\"\n")
+        )
+        .is_ok(),
+        "no delay is no delay"
+    );
     let e = error_of(&fault("").replace(
         "topology = \"replicated\"",
         "topology = \"replicated\"\nurl = \"redis://127.0.0.1:6379\"",
