@@ -3,7 +3,10 @@
 //! script call, under concurrent requests that straddle many window edges.
 //! No window ever holds more than the bound the verifier is given —
 //! limit + replicas·(lease − 1) — and Redis sees far fewer script calls
-//! than decisions.
+//! than decisions. Then through the real binary: a batched arm's summary
+//! carries that bound, and its report the trade chart.
+
+mod common;
 
 use reference_api::config::{ClockSource, OnError, RedisBackend, RedisMode, Topology};
 use reference_api::limiter::redis_backed::RedisLimiter;
@@ -107,4 +110,62 @@ async fn leases_never_let_a_window_pass_the_bound() {
         calls > 0 && calls * 3 < decided,
         "{calls} script calls for {decided} decisions"
     );
+}
+
+const BATCHED: &str = r#"
+name = "batched-small"
+duration = "3s"
+seed = 6
+
+[redis]
+timeout = "1s"
+
+[policy]
+algorithm = "fixed_window"
+limit = 20
+window = "1s"
+
+[cluster]
+replicas = 3
+
+[load]
+rate = 300
+keys = 5
+fanout = "round_robin"
+
+[[arms]]
+name = "leased"
+mode = "redis_batched"
+lease = 5
+lease_ttl = "1s"
+[arms.expect]
+max_lease_bound_violations = 0
+"#;
+
+/// Through the real binary: the arm is judged against its policy and
+/// against the bound, and the report draws the trade.
+#[test]
+fn a_batched_arm_is_judged_against_its_bound_and_charted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pid) = common::run_scenario(dir.path(), BATCHED, &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::text(&out.stderr));
+    let s = common::summary(&dir.path().join("out"));
+    let a = common::arm(&s, "leased");
+    // 20 + 3 replicas · (5 − 1).
+    assert_eq!(
+        a["lease_bound"]["limit_per_window"], 32,
+        "{}",
+        a["lease_bound"]
+    );
+    assert_eq!(a["lease_bound"]["definite_violations"], 0);
+    let per = a["redis"]["commands_per_decision"].as_f64().unwrap();
+    assert!(per < 1.5, "leases save Redis calls: {}", a["redis"]);
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(
+        html.contains("Redis commands per decision against wrong decisions"),
+        "the trade chart is in the report"
+    );
+    assert!(dir.path().join("out/lease-trade.png").exists());
+    let left = common::wait_no_replicas(pid, Duration::from_secs(5));
+    assert!(left.is_empty(), "left running: {left:?}");
 }

@@ -9,8 +9,8 @@ use plotters::style::{register_font, FontStyle};
 use std::path::Path;
 use std::sync::Once;
 
-const SIZE: (u32, u32) = (960, 480);
-const FONT: &str = "sans-serif";
+pub(super) const SIZE: (u32, u32) = (960, 480);
+pub(super) const FONT: &str = "sans-serif";
 
 /// One arm as the charts need it.
 pub struct ArmData<'a> {
@@ -52,7 +52,7 @@ pub const CHARTS: [Chart; 4] = [
     },
 ];
 
-fn fonts() {
+pub(super) fn fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
@@ -60,7 +60,7 @@ fn fonts() {
     });
 }
 
-fn err(e: impl std::fmt::Display) -> String {
+pub(super) fn err(e: impl std::fmt::Display) -> String {
     format!("chart: {e}")
 }
 
@@ -72,7 +72,7 @@ pub fn render_all(dir: &Path, arms: &[ArmData]) -> Result<(), String> {
     over_admission(&dir.join(CHARTS[3].file), arms)
 }
 
-fn color(i: usize) -> RGBColor {
+pub(super) fn color(i: usize) -> RGBColor {
     const COLORS: [RGBColor; 8] = [
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),
@@ -161,7 +161,7 @@ fn admitted_vs_limit(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     root.present().map_err(err)
 }
 
-fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+pub(super) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
 ) -> Result<(), String>

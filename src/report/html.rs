@@ -347,7 +347,8 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     h.push_str("</table>");
 
     h.push_str("<h2>Charts</h2>");
-    for chart in &CHARTS {
+    let trade = Some(&super::trade::TRADE).filter(|t| dir.join(t.file).exists());
+    for chart in CHARTS.iter().chain(trade) {
         let path = dir.join(chart.file);
         let bytes =
             std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;

@@ -14,6 +14,7 @@ pub mod junit;
 pub mod phases;
 pub mod redis_use;
 pub mod table;
+pub mod trade;
 
 use crate::store::folder::RunFolder;
 use crate::store::summary::{self, Summary};
@@ -43,6 +44,10 @@ pub fn write_all(
         }
     }
     charts::render_all(&folder.root, charts)?;
+    // A stale one from an earlier render of the folder must not be shown.
+    if !trade::render(&folder.root, summary)? {
+        let _ = std::fs::remove_file(folder.root.join(trade::TRADE.file));
+    }
     summary::write(&folder.summary(), summary)?;
     let html = folder.root.join("report.html");
     std::fs::write(&html, html::render(summary, &folder.root)?)
