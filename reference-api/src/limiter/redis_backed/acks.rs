@@ -1,8 +1,10 @@
-//! Waiting for replicas (`wait_replicas`): after a decision's script, `WAIT
+//! Waiting for replicas (`wait_replicas`): after a decision's writes, `WAIT
 //! n ms` on the same connection, which returns once `n` replicas have
 //! every write made on that connection so far, or after `ms` with how many
 //! had. The wait is half the decision's budget, so WAIT answers well
-//! before the connection's own response timeout.
+//! before the connection's own response timeout. The Lua path sends its
+//! WAIT in one pipeline with the script ([`Acks::wait`]); the naive path
+//! calls [`Acks::acknowledged`] after its commands.
 
 use super::Conn;
 
@@ -21,6 +23,11 @@ impl Acks {
             // WAIT 0 would block for ever: at least 1 ms.
             timeout_ms: timeout_ms.max(1),
         }
+    }
+
+    /// `WAIT`'s two arguments: replicas, and milliseconds.
+    pub fn wait(&self) -> (u32, u64) {
+        (self.replicas, self.timeout_ms)
     }
 
     /// Whether `replicas` replicas have this client's writes so far.

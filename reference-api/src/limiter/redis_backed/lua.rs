@@ -1,6 +1,8 @@
-//! The atomic path: one script from `lua/` per decision, run by EVALSHA.
-//! redis-rs loads the script and retries on NOSCRIPT (the script did not
-//! run, so the retry cannot double-count); nothing else is ever retried.
+//! The atomic path: one script from `lua/` per decision, run by EVALSHA
+//! (with `wait_replicas`, followed by WAIT in the same pipeline). On
+//! NOSCRIPT the script is loaded and the call made once more (the script
+//! did not run, so the retry cannot double-count); nothing else is ever
+//! retried.
 //! The scripts come from `build.rs`, which prepends `lua/prelude.lua` (it
 //! reads the clock into `now`) to each; this file embeds the results.
 
@@ -58,6 +60,11 @@ impl PolicyScript {
         self.fourth.is_none()
     }
 
+    /// Runs the script for one decision. With `wait = Some((n, ms))` a
+    /// `WAIT n ms` follows it in one pipeline, so both go out on the same
+    /// connection: a reconnect between them would leave WAIT counting a
+    /// new connection's writes (none) and let an unreplicated decision
+    /// pass. Short of `n` acknowledgements the call is an error.
     pub async fn run(
         &self,
         conn: &mut Conn,
@@ -65,28 +72,64 @@ impl PolicyScript {
         now: Option<i64>,
         member: &str,
         deadline: Option<i64>,
+        wait: Option<(u32, u64)>,
     ) -> redis::RedisResult<Decision> {
-        let mut call = self.script.key(key);
-        call.arg(self.first)
+        let mut eval = redis::cmd("EVALSHA");
+        eval.arg(self.script.get_hash())
+            .arg(1)
+            .arg(key)
+            .arg(self.first)
             .arg(self.second)
             .arg(now.map(|n| n.to_string()).unwrap_or_default());
         match self.fourth {
-            Some(v) => call.arg(v),
-            None => call.arg(member),
+            Some(v) => eval.arg(v),
+            None => eval.arg(member),
         };
         if let Some(d) = deadline {
-            call.arg(d);
+            eval.arg(d);
         }
-        let r: (i64, i64, i64, i64) = call.invoke_async(conn).await?;
+        let r: (i64, i64, i64, i64) = match wait {
+            None => {
+                let mut answer = eval.query_async(conn).await;
+                if no_script(&answer) {
+                    self.script.load_async(conn).await?;
+                    answer = eval.query_async(conn).await;
+                }
+                answer?
+            }
+            Some((n, ms)) => {
+                let mut both = redis::pipe();
+                both.add_command(eval).cmd("WAIT").arg(n).arg(ms);
+                let mut answer = both.query_async(conn).await;
+                if no_script(&answer) {
+                    self.script.load_async(conn).await?;
+                    answer = both.query_async(conn).await;
+                }
+                let (r, acked): ((i64, i64, i64, i64), i64) = answer?;
+                if acked < i64::from(n) {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "too few replicas acknowledged",
+                    )));
+                }
+                r
+            }
+        };
         if r.0 == -1 {
             // Past the deadline: nothing consumed, and no decision made.
             return Err(redis::RedisError::from((
                 redis::ErrorKind::Io,
-                "past the decision's deadline",
+                "past the deadline of the decision",
             )));
         }
         Ok(decision(r.0 == 1, r.1, r.2, r.3))
     }
+}
+
+/// Redis did not have the script (NOSCRIPT): it did not run, so loading it
+/// and calling again cannot count twice.
+fn no_script<T>(answer: &redis::RedisResult<T>) -> bool {
+    matches!(answer, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript))
 }
 
 #[cfg(test)]

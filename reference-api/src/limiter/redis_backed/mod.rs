@@ -116,7 +116,13 @@ impl RedisLimiter {
         let mut conn = self.conn.clone();
         let call = async {
             match (&self.script, &self.leases) {
-                (Some(script), _) => script.run(&mut conn, &key, now, &member, deadline).await,
+                // The script and its WAIT in one pipeline (see lua.rs).
+                (Some(script), _) => {
+                    let wait = self.acks.as_ref().map(acks::Acks::wait);
+                    script
+                        .run(&mut conn, &key, now, &member, deadline, wait)
+                        .await
+                }
                 (None, Some(leases)) => leases.take(&mut conn, &key, now, replica_now).await,
                 (None, None) => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
             }
@@ -124,8 +130,9 @@ impl RedisLimiter {
         let timeout = Duration::from_micros(self.backend.timeout_us.max(1));
         let call = async {
             let decision = call.await?;
-            // The writes are safe once the replicas have them.
-            if let Some(acks) = &self.acks {
+            // The writes are safe once the replicas have them (the naive
+            // path's: its commands are separate round trips anyway).
+            if let (Some(acks), None) = (&self.acks, &self.script) {
                 if !acks.acknowledged().await {
                     return Err(redis::RedisError::from((
                         redis::ErrorKind::Io,
