@@ -8,12 +8,12 @@
 //! TAKEOVER). Stopped on every exit path, as each node is a
 //! [`RedisServer`].
 
+use super::cluster_answers::{formed, linked, names_master, slot_ranges};
 use super::redis::{free_port, RedisServer};
 use redis::aio::MultiplexedConnection;
 use std::time::Duration;
 use tokio::time::Instant;
 
-pub const SLOTS: u16 = 16_384;
 const READY_WITHIN: Duration = Duration::from_secs(20);
 
 pub struct RedisCluster {
@@ -129,24 +129,16 @@ impl RedisCluster {
                 .map_err(|e| format!("CLUSTER REPLICATE on {}: {e}", node.url))?;
         }
         let deadline = Instant::now() + READY_WITHIN;
+        let mut info = redis::cmd("INFO");
+        info.arg("replication");
         for (node, conn) in self.replicas.iter().flatten().zip(&mut conns) {
-            loop {
-                let info: String = redis::cmd("INFO")
-                    .arg("replication")
-                    .query_async(conn)
-                    .await
-                    .map_err(|e| format!("INFO replication on {}: {e}", node.url))?;
-                if linked(&info) {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    return Err(format!(
-                        "the cluster replica at {} did not link to its master within {READY_WITHIN:?}",
-                        node.url
-                    ));
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            until(conn, &info, deadline, linked, || {
+                format!(
+                    "the cluster replica at {} did not link to its master",
+                    node.url
+                )
+            })
+            .await?;
         }
         Ok(())
     }
@@ -182,25 +174,18 @@ impl RedisCluster {
             .await
             .map_err(|e| format!("CLUSTER MYID on {url}: {e}"))?;
         let deadline = Instant::now() + READY_WITHIN;
+        let mut nodes = redis::cmd("CLUSTER");
+        nodes.arg("NODES");
         for node in &self.nodes {
             let mut conn = connect(&node.url).await?;
-            loop {
-                let nodes: String = redis::cmd("CLUSTER")
-                    .arg("NODES")
-                    .query_async(&mut conn)
-                    .await
-                    .map_err(|e| format!("CLUSTER NODES on {}: {e}", node.url))?;
-                if names_master(&nodes, &id) {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    return Err(format!(
-                        "{} did not learn of the promoted master {url} within {READY_WITHIN:?}",
-                        node.url
-                    ));
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+            until(
+                &mut conn,
+                &nodes,
+                deadline,
+                |n| names_master(n, &id),
+                || format!("{} did not learn of the promoted master {url}", node.url),
+            )
+            .await?;
         }
         Ok(())
     }
@@ -294,25 +279,42 @@ async fn wait_formed(
     known: usize,
 ) -> Result<(), String> {
     let deadline = Instant::now() + READY_WITHIN;
+    let mut info = redis::cmd("CLUSTER");
+    info.arg("INFO");
+    for conn in conns.iter_mut() {
+        until(
+            conn,
+            &info,
+            deadline,
+            |i| formed(i, known),
+            || format!("the redis cluster of {masters} masters ({known} nodes) did not form"),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Asks `ask` every 10 ms until `ok` holds of the answer, or `deadline`
+/// passes (then `failed`'s words, with how long was waited).
+async fn until(
+    conn: &mut MultiplexedConnection,
+    ask: &redis::Cmd,
+    deadline: Instant,
+    ok: impl Fn(&str) -> bool,
+    failed: impl Fn() -> String,
+) -> Result<(), String> {
     loop {
-        let mut ready = true;
-        for conn in conns.iter_mut() {
-            let info: String = redis::cmd("CLUSTER")
-                .arg("INFO")
-                .query_async(conn)
-                .await
-                .map_err(|e| format!("CLUSTER INFO: {e}"))?;
-            ready &= formed(&info, known);
-        }
-        if ready {
+        let answer: String = ask
+            .query_async(conn)
+            .await
+            .map_err(|e| format!("{}: {e}", failed()))?;
+        if ok(&answer) {
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(format!(
-                "the redis cluster of {masters} masters ({known} nodes) did not form within {READY_WITHIN:?}"
-            ));
+            return Err(format!("{} within {READY_WITHIN:?}", failed()));
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -322,105 +324,4 @@ async fn connect(url: &str) -> Result<MultiplexedConnection, String> {
         .get_multiplexed_async_connection()
         .await
         .map_err(|e| format!("cannot connect to cluster node {url}: {e}"))
-}
-
-/// Slots split into `masters` contiguous ranges, as even as they go.
-pub fn slot_ranges(masters: usize) -> Vec<(u16, u16)> {
-    let n = masters.max(1) as u32;
-    (0..n)
-        .map(|i| {
-            let from = (u32::from(SLOTS) * i / n) as u16;
-            let to = (u32::from(SLOTS) * (i + 1) / n - 1) as u16;
-            (from, to)
-        })
-        .collect()
-}
-
-/// Whether a replica's `INFO replication` shows its link up and synced.
-fn linked(info: &str) -> bool {
-    let lines: Vec<&str> = info.lines().map(str::trim).collect();
-    lines.contains(&"master_link_status:up") && lines.contains(&"master_sync_in_progress:0")
-}
-
-/// Whether a `CLUSTER NODES` answer lists the node `id` as a live master.
-fn names_master(nodes: &str, id: &str) -> bool {
-    nodes.lines().any(|line| {
-        let mut fields = line.split_whitespace();
-        let (Some(node), Some(_), Some(flags)) = (fields.next(), fields.next(), fields.next())
-        else {
-            return false;
-        };
-        let flags: Vec<&str> = flags.split(',').collect();
-        node == id && flags.contains(&"master") && !flags.contains(&"fail")
-    })
-}
-
-/// Whether a node's CLUSTER INFO shows the whole cluster formed, with
-/// `nodes` nodes known.
-fn formed(info: &str, nodes: usize) -> bool {
-    let field = |name: &str| {
-        info.lines()
-            .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))
-            .map(str::trim)
-    };
-    field("cluster_state") == Some("ok")
-        && field("cluster_slots_assigned") == Some("16384")
-        && field("cluster_known_nodes").and_then(|n| n.parse::<usize>().ok()) == Some(nodes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slot_ranges_cover_every_slot_once() {
-        for masters in 1..=16 {
-            let ranges = slot_ranges(masters);
-            assert_eq!(ranges.len(), masters);
-            assert_eq!(ranges[0].0, 0);
-            assert_eq!(ranges[masters - 1].1, SLOTS - 1);
-            for pair in ranges.windows(2) {
-                assert_eq!(pair[0].1 + 1, pair[1].0, "{ranges:?}");
-            }
-            let sizes: Vec<u16> = ranges.iter().map(|r| r.1 - r.0 + 1).collect();
-            let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
-            assert!(max - min <= 1, "{sizes:?}");
-        }
-        assert_eq!(
-            slot_ranges(3),
-            vec![(0, 5460), (5461, 10921), (10922, 16383)]
-        );
-    }
-
-    #[test]
-    fn formed_needs_state_slots_and_every_node() {
-        let ok = "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_known_nodes:3\r\n";
-        assert!(formed(ok, 3));
-        assert!(!formed(ok, 4));
-        assert!(!formed(&ok.replace("state:ok", "state:fail"), 3));
-        assert!(!formed(&ok.replace("16384", "10922"), 3));
-        assert!(!formed("", 3));
-    }
-
-    #[test]
-    fn a_replica_is_linked_once_synced() {
-        let up =
-            "# Replication\r\nrole:slave\r\nmaster_link_status:up\r\nmaster_sync_in_progress:0\r\n";
-        assert!(linked(up));
-        assert!(!linked(&up.replace("status:up", "status:down")));
-        assert!(!linked(&up.replace("progress:0", "progress:1")));
-        assert!(!linked("role:master\r\n"));
-    }
-
-    #[test]
-    fn the_promoted_node_must_be_a_live_master() {
-        let nodes = "aaa 127.0.0.1:7001@17001 myself,master - 0 0 4 connected 0-5460\n\
-bbb 127.0.0.1:7002@17002 master,fail - 0 0 1 connected\n\
-ccc 127.0.0.1:7003@17003 slave aaa 0 0 4 connected\n";
-        assert!(names_master(nodes, "aaa"));
-        assert!(!names_master(nodes, "bbb"), "a failed master");
-        assert!(!names_master(nodes, "ccc"), "a replica");
-        assert!(!names_master(nodes, "ddd"), "unknown");
-        assert!(!names_master("", "aaa"));
-    }
 }

@@ -8,6 +8,7 @@
 mod child;
 pub use child::RUN_ENV;
 pub mod cluster;
+pub mod cluster_answers;
 pub mod control;
 pub mod managed;
 pub use managed::Managed;

@@ -218,16 +218,10 @@ fn used(before: &Sample, after: &Sample) -> RedisNodeUse {
 /// The masters' `host:port` in a `CLUSTER NODES` answer, in the order
 /// listed (failed ones left out).
 pub fn masters(nodes: &str) -> Vec<String> {
-    nodes
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let address = fields.nth(1)?;
-            let flags = fields.next()?;
-            let flags: Vec<&str> = flags.split(',').collect();
-            (flags.contains(&"master") && !flags.contains(&"fail"))
-                .then(|| address.split('@').next().unwrap_or(address).to_string())
-        })
+    super::cluster_answers::node_lines(nodes)
+        .into_iter()
+        .filter(|n| n.live_master)
+        .map(|n| n.address.to_string())
         .collect()
 }
 
