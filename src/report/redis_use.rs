@@ -50,7 +50,7 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
 pub fn lease_sentence(a: &ArmSummary) -> Option<String> {
     let b = a.lease_bound.as_ref()?;
     Some(format!(
-        "leases let any window hold up to {} admits (the limit plus one lease's rest per replica); {} proven beyond that",
+        "leases let any window hold up to {} admits (the limit plus one lease's rest per replica, at most the limit); {} proven beyond that",
         b.limit_per_window, b.definite_violations
     ))
 }

@@ -192,15 +192,19 @@ pub struct Arm {
 
 impl Arm {
     /// `redis_batched` on a fixed window of `limit`, leased `lease` at a
-    /// time by R replicas: each holds at most one lease of a key, spends at
-    /// least one admit of it when it arrives and the rest within one
-    /// window's length, so a window holds at most what was leased in it
-    /// (`limit`) plus the rest of one lease per replica leased in the
-    /// window before: `limit + R·(lease − 1)`.
+    /// time by R replicas. Each replica spends at least one admit of a
+    /// lease when it arrives and the rest within one window's length, and
+    /// keeps a lease only if none was kept since it asked and its window
+    /// had not ended by the latest time the replica decided at. So of the
+    /// leases of one window, each replica carries at most one's rest into
+    /// the next, and a window holds at most what was leased in it (`limit`)
+    /// plus that: `limit + min(limit, R·(lease − 1))` — at most what the
+    /// window before held, too.
     pub fn lease_bound(&self) -> Option<u64> {
         match (&self.mode, &self.policy) {
             (Mode::RedisBatched, Policy::FixedWindow { limit, .. }) => {
-                Some(limit + self.replicas as u64 * self.lease.saturating_sub(1))
+                let carried = self.replicas as u64 * self.lease.saturating_sub(1);
+                Some(limit + carried.min(*limit))
             }
             _ => None,
         }

@@ -49,7 +49,7 @@ pub struct ArmRecord {
     /// Redis modes: each replica's decisions taken without Redis.
     pub redis_fallbacks: Option<Vec<Fallbacks>>,
     /// `redis_batched`: the admits any window may hold with leases (the
-    /// policy's limit plus one lease's rest per replica).
+    /// policy's limit plus one lease's rest per replica, at most the limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_bound: Option<u64>,
     /// Redis modes: each Redis node's work during the load (each master of

@@ -74,7 +74,8 @@ pub struct ArmSummary {
 /// leases over-admit) and against the bound leases allow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LeaseBound {
-    /// Admits any window may hold: the limit plus one lease's rest per replica.
+    /// Admits any window may hold: the limit plus one lease's rest per
+    /// replica, at most the limit.
     pub limit_per_window: u64,
     /// Admits proven beyond that bound (0 for a correct lease limiter).
     pub definite_violations: u64,

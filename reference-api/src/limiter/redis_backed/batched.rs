@@ -5,17 +5,23 @@
 //! until the window Redis named ends. Redis is called about once per lease
 //! instead of once per request; the price is over-admission: admits leased
 //! in one window and spent in the next count in the first. A replica keeps
-//! a lease only if no other was kept since it asked (so of the leases one
-//! replica took in a window, only the last can still be spent in the next),
-//! spends one admit of each when it arrives, and spends none after one
-//! window's length: any window holds at most `limit + R·(lease − 1)` admits
-//! on R replicas — provided the windows Redis counts in and the times the
-//! replica spends at are read on one clock (`clock = "replica"`).
+//! a lease only if no other was kept since it asked, and only if its window
+//! has not ended by the latest time the replica has decided at (a request
+//! that read its clock late in one window can get its lease after others
+//! already spent in the next: keeping it would let a second lease of the
+//! old window be spent in the new one). It spends one admit of each lease
+//! when it arrives and none after one window's length. So each replica
+//! carries at most one lease's rest, `lease − 1`, from a window into the
+//! next, and any window holds at most `limit + min(limit, R·(lease − 1))`
+//! admits on R replicas — provided the windows Redis counts in and the
+//! times the replica spends at are read on one clock (`clock = "replica"`,
+//! no skew), and no admit is made without Redis (fail-open fallbacks).
 
 use super::{decision, Conn, Decision};
 use crate::policy::Policy;
 use redis::Script;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 pub const LEASE: &str = super::lua::FIXED_WINDOW_LEASE;
@@ -45,6 +51,10 @@ pub struct Leases {
     /// other requests ask Redis for one admit each, which leaves nothing
     /// to keep (and wastes no lease).
     asking: Mutex<std::collections::HashSet<String>>,
+    /// The latest `now` this replica decided at, any key: a lease whose
+    /// window ended by then is stale, and its rest is not kept. Read and
+    /// raised only under `held`'s lock, so it orders with the spending.
+    seen: AtomicI64,
 }
 
 impl Leases {
@@ -69,6 +79,7 @@ impl Leases {
             ttl_us: ttl as i64,
             held: Mutex::new(HashMap::new()),
             asking: Mutex::new(std::collections::HashSet::new()),
+            seen: AtomicI64::new(i64::MIN),
         })
     }
 
@@ -79,6 +90,7 @@ impl Leases {
     /// A decision this replica can make alone at `now` (its clock).
     pub fn local(&self, key: &str, now: i64) -> Option<Decision> {
         let mut held = self.held();
+        self.seen.fetch_max(now, Ordering::Relaxed);
         match held.get_mut(key).map(|(h, _)| h) {
             Some(Held::Lease {
                 left,
@@ -123,18 +135,29 @@ impl Leases {
             .invoke_async(conn)
             .await;
         drop(_asking);
-        let (granted, remaining, reset_us, retry_us) = answer?;
+        let answer = answer?;
         if !leasing {
             // One admit asked, one spent here: nothing to keep.
+            let (granted, remaining, reset_us, retry_us) = answer;
             return Ok(decision(granted > 0, remaining, reset_us, retry_us));
         }
+        Ok(self.settle(key, asked, now, answer))
+    }
+
+    /// A lease's answer `(granted, remaining, reset_us, retry_us)` for the
+    /// request at `now`, asked when `asked` leases had been kept for the
+    /// key: this request's decision, and the rest kept when it may be.
+    fn settle(&self, key: &str, asked: u64, now: i64, answer: (i64, i64, i64, i64)) -> Decision {
+        let (granted, remaining, reset_us, retry_us) = answer;
         let mut held = self.held();
         sweep(&mut held, now);
         let kept = held.get(key).map_or(0, |(_, kept)| *kept);
-        // Another lease kept since this one was asked for: this one's rest
-        // is dropped (counted in Redis, never spent). Only this request's
-        // own admit is taken from it.
-        let fresh = kept == asked;
+        // Another lease kept since this one was asked for, or its window
+        // over by what this replica has already decided at: this one's
+        // rest is dropped (counted in Redis, never spent). Only this
+        // request's own admit is taken from it.
+        let stale = now.saturating_add(reset_us) <= self.seen.fetch_max(now, Ordering::Relaxed);
+        let fresh = kept == asked && !stale;
         if granted <= 0 {
             if fresh {
                 held.insert(
@@ -147,7 +170,7 @@ impl Leases {
                     ),
                 );
             }
-            return Ok(decision(false, 0, reset_us, retry_us));
+            return decision(false, 0, reset_us, retry_us);
         }
         let left = granted as u64 - 1;
         if fresh {
@@ -158,7 +181,7 @@ impl Leases {
             };
             held.insert(key.to_string(), (lease, kept + 1));
         }
-        Ok(decision(true, left as i64 + remaining, reset_us, 0))
+        decision(true, left as i64 + remaining, reset_us, 0)
     }
 }
 
@@ -235,6 +258,58 @@ mod tests {
         );
         assert!(l.local("k", 999).is_some());
         assert_eq!(l.local("k", 1_000), None, "expired at its end");
+    }
+
+    #[test]
+    fn a_lease_is_kept_only_if_none_was_kept_since_it_was_asked() {
+        let l = leases(5);
+        // Window [0, 1 s): 5 granted, 10 left in Redis, 100 ms to its end.
+        let d = l.settle("k", 0, 900_000, (5, 10, 100_000, 0));
+        assert!(d.allowed);
+        assert_eq!(l.held().get("k").map(|(_, kept)| *kept), Some(1));
+        // A second lease asked before the first was kept: its rest dropped.
+        assert!(l.settle("k", 0, 900_100, (5, 5, 99_900, 0)).allowed);
+        for _ in 0..4 {
+            assert!(l.local("k", 900_200).is_some(), "the first lease's rest");
+        }
+        assert_eq!(
+            l.local("k", 900_300),
+            None,
+            "the second lease's rest was not kept"
+        );
+    }
+
+    #[test]
+    fn a_lease_of_a_window_already_over_is_not_kept() {
+        // The route a review found: a lease of window [0, 1 s) spent at
+        // 1.0–1.1 s; then a request that read its clock at 0.99 s gets its
+        // own lease of that old window. Kept, its rest would be a second
+        // lease's rest carried into [1 s, 2 s) by one replica.
+        let l = leases(5);
+        assert!(l.settle("k", 0, 980_000, (5, 15, 20_000, 0)).allowed);
+        for t in [1_000_000, 1_050_000, 1_080_000, 1_100_000] {
+            assert!(l.local("k", t).unwrap().allowed);
+        }
+        assert_eq!(l.local("k", 1_100_001), None, "spent");
+        let asked = l.held().get("k").map_or(0, |(_, kept)| *kept);
+        let d = l.settle("k", asked, 990_000, (5, 10, 10_000, 0));
+        assert!(
+            d.allowed,
+            "the request itself is admitted: Redis counted it"
+        );
+        assert_eq!(
+            l.local("k", 1_100_002),
+            None,
+            "the stale lease's rest must not be spent in the next window"
+        );
+        // The boundary: a lease whose window ends after the latest time
+        // seen is kept.
+        let asked = l.held().get("k").map_or(0, |(_, kept)| *kept);
+        assert!(l.settle("k", asked, 1_100_003, (5, 0, 899_997, 0)).allowed);
+        assert!(
+            l.local("k", 1_100_004).is_some(),
+            "a lease of the current window"
+        );
     }
 
     #[test]

@@ -311,7 +311,17 @@ fn batched_arms_lease_fixed_windows_within_one_window() {
     let arm = &s.arms[1];
     assert_eq!(arm.mode, Mode::RedisBatched);
     assert_eq!((arm.lease, arm.lease_ttl), (5, Duration::from_secs(1)));
-    assert_eq!(arm.lease_bound(), Some(10 + 3 * 4));
+    // 3 replicas carry at most 3·4 = 12, and never more than the window
+    // before held: the limit, 10.
+    assert_eq!(arm.lease_bound(), Some(10 + 10));
+    let s3 = parse("s.toml", &fixed.replace("lease = 5", "lease = 3")).unwrap();
+    assert_eq!(s3.arms[1].lease_bound(), Some(10 + 3 * 2));
+    let s4 = parse("s.toml", &fixed.replace("lease = 5", "lease = 4")).unwrap();
+    assert_eq!(
+        s4.arms[1].lease_bound(),
+        Some(10 + 9),
+        "the boundary: 3·3 < 10"
+    );
     assert_eq!(s.arms[0].lease_bound(), None);
     // The boundary: a lease spent for the whole 2 s window is fine.
     assert!(parse(
