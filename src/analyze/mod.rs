@@ -57,7 +57,8 @@ pub struct ArmFigures {
     /// record, see [`redis_cost::cost`]).
     pub redis: Option<crate::store::summary::RedisUse>,
     /// `redis_batched`: the verifier's verdict against the lease bound
-    /// (a fixed window of `limit + R·(lease − 1)`), filled by the finish.
+    /// (a fixed window of `limit + min(limit, R·(lease − 1))`), filled by
+    /// the finish.
     pub lease_bound: Option<crate::store::summary::LeaseBound>,
     /// Each fault's recovery (ms), `None` when nothing was decided after it.
     pub recovery_ms: Vec<Option<f64>>,

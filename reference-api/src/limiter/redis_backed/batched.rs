@@ -263,12 +263,18 @@ mod tests {
     #[test]
     fn a_lease_is_kept_only_if_none_was_kept_since_it_was_asked() {
         let l = leases(5);
-        // Window [0, 1 s): 5 granted, 10 left in Redis, 100 ms to its end.
-        let d = l.settle("k", 0, 900_000, (5, 10, 100_000, 0));
+        // Window [0, 1 s) of 10: 5 granted, 5 left in Redis, 100 ms to go.
+        let d = l.settle("k", 0, 900_000, (5, 5, 100_000, 0));
         assert!(d.allowed);
         assert_eq!(l.held().get("k").map(|(_, kept)| *kept), Some(1));
-        // A second lease asked before the first was kept: its rest dropped.
-        assert!(l.settle("k", 0, 900_100, (5, 5, 99_900, 0)).allowed);
+        // A second lease (of 3) asked before the first was kept: its
+        // request is admitted, its rest dropped, the first kept as it was.
+        assert!(l.settle("k", 0, 900_100, (3, 2, 99_900, 0)).allowed);
+        assert_eq!(
+            l.held().get("k").map(|(_, kept)| *kept),
+            Some(1),
+            "nothing kept since"
+        );
         for _ in 0..4 {
             assert!(l.local("k", 900_200).is_some(), "the first lease's rest");
         }
@@ -286,30 +292,36 @@ mod tests {
         // own lease of that old window. Kept, its rest would be a second
         // lease's rest carried into [1 s, 2 s) by one replica.
         let l = leases(5);
-        assert!(l.settle("k", 0, 980_000, (5, 15, 20_000, 0)).allowed);
+        assert!(l.settle("k", 0, 980_000, (5, 5, 20_000, 0)).allowed);
         for t in [1_000_000, 1_050_000, 1_080_000, 1_100_000] {
             assert!(l.local("k", t).unwrap().allowed);
         }
         assert_eq!(l.local("k", 1_100_001), None, "spent");
-        let asked = l.held().get("k").map_or(0, |(_, kept)| *kept);
-        let d = l.settle("k", asked, 990_000, (5, 10, 10_000, 0));
+        let kept = |l: &Leases| l.held().get("k").map_or(0, |(_, kept)| *kept);
+        let d = l.settle("k", kept(&l), 990_000, (5, 0, 10_000, 0));
         assert!(
             d.allowed,
             "the request itself is admitted: Redis counted it"
         );
+        assert_eq!(kept(&l), 1, "the stale lease was not kept");
         assert_eq!(
             l.local("k", 1_100_002),
             None,
             "the stale lease's rest must not be spent in the next window"
         );
-        // The boundary: a lease whose window ends after the latest time
-        // seen is kept.
-        let asked = l.held().get("k").map_or(0, |(_, kept)| *kept);
-        assert!(l.settle("k", asked, 1_100_003, (5, 0, 899_997, 0)).allowed);
-        assert!(
-            l.local("k", 1_100_004).is_some(),
-            "a lease of the current window"
-        );
+
+        // The boundary: a decision at exactly the window's end makes a
+        // lease of that window stale; one microsecond before, it is kept.
+        let l = leases(5);
+        assert!(l.local("k", 2_000_000).is_none(), "nothing held, time seen");
+        let d = l.settle("k", 0, 1_999_000, (5, 5, 1_000, 0));
+        assert!(d.allowed);
+        assert_eq!(kept(&l), 0, "ends at 2 s, and 2 s was seen: stale");
+        let l = leases(5);
+        assert!(l.local("k", 1_999_999).is_none());
+        assert!(l.settle("k", 0, 1_999_000, (5, 5, 1_000, 0)).allowed);
+        assert_eq!(kept(&l), 1, "ends at 2 s, 1.999999 s seen: kept");
+        assert!(l.local("k", 1_999_999).is_some(), "and spent");
     }
 
     #[test]
