@@ -347,7 +347,8 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     h.push_str("</table>");
 
     h.push_str("<h2>Charts</h2>");
-    let trade = Some(&super::trade::TRADE).filter(|t| dir.join(t.file).exists());
+    // Drawn only for runs with leases: known from the summary itself.
+    let trade = (!super::trade::points(s).is_empty()).then_some(&super::trade::TRADE);
     for chart in CHARTS.iter().chain(trade) {
         let path = dir.join(chart.file);
         let bytes =
