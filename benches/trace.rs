@@ -96,6 +96,8 @@ fn folder(root: &Path, name: &str, n: u64) {
         one_clock: false,
         witnesses: records::DEFAULT_WITNESSES,
         retry: None,
+        request_timeout_us: 0,
+        expect: Vec::new(),
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();
     let file = std::fs::File::create(root.join("events").join(name)).unwrap();

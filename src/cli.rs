@@ -84,17 +84,18 @@ pub enum Command {
     Completions { shell: clap_complete::Shell },
     /// The manual page (roff), on stdout: `rlbench man > rlbench.1; man ./rlbench.1`.
     Man,
-    /// Two summary.json files side by side, arm by arm.
+    /// Two runs (run folders or summary.json files) side by side, arm by arm.
     Compare {
         baseline: PathBuf,
         candidate: PathBuf,
-        /// Exit 1 when the candidate's over-admission ratio or p99 latency
-        /// is worse by more than this share, e.g. "10%".
+        /// Exit 1 when the candidate's over-admission ratio, definite
+        /// violations, false-reject ratio or p99 latency is worse by more
+        /// than this share, e.g. "10%" (from 0: any rise), or an arm is gone.
         #[arg(long, value_name = "SHARE")]
         max_regression: Option<String>,
     },
     /// Load any loopback URL without a scenario file and print the summary.
-    Attack(AttackArgs),
+    Attack(Box<AttackArgs>),
     /// Bring one arm's replicas up and keep them up until Ctrl-C.
     Serve {
         scenario: PathBuf,
@@ -193,6 +194,17 @@ pub struct AttackArgs {
     /// Keep the run folder (events, summary.json, report.html) here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Gate: exit 1 when more admits than this are proven beyond --policy
+    /// (default with --policy: 0).
+    #[arg(long, value_name = "N", requires = "policy")]
+    pub max_definite_violations: Option<u64>,
+    /// Gate: exit 1 when a larger share of the rejects is certainly wrong.
+    #[arg(long, value_name = "RATIO", requires = "policy")]
+    pub max_false_reject_ratio: Option<f64>,
+    /// Gate: exit 1 when a larger share of the requests got no answer
+    /// (errors and timeouts; default 0.01).
+    #[arg(long, value_name = "RATIO")]
+    pub max_error_ratio: Option<f64>,
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,

@@ -1,6 +1,15 @@
-//! The gate: checks an arm's `[arms.expect]` bounds against its figures.
+//! The gate: checks an arm's `[arms.expect]` bounds against its figures,
+//! and two that every arm carries: something was judged (at least one
+//! decided request), and not too much went unanswered (`max_error_ratio`,
+//! by default [`DEFAULT_MAX_ERROR_RATIO`]). A gate never passes on an arm
+//! whose requests all failed: "0 definite violations" of nothing is no
+//! evidence.
 
 use crate::analyze::ArmFigures;
+use std::fmt::Write as _;
+
+/// The error ratio an arm may reach when it states none.
+pub const DEFAULT_MAX_ERROR_RATIO: f64 = 0.01;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
@@ -8,6 +17,8 @@ pub struct Check {
     /// `None` when the figure is unbounded (admits where none were allowed).
     pub value: Option<f64>,
     pub passed: bool,
+    /// What the failed requests were, for the checks on what was judged.
+    pub because: Option<String>,
 }
 
 impl Check {
@@ -23,7 +34,19 @@ impl Check {
             (Bound::AtLeast, true) => (">=", "min"),
             (Bound::AtLeast, false) => ("<", "min"),
         };
-        format!("{} {value} {op} {word} {}", e.figure.name(), e.value)
+        let line = match e.figure {
+            Figure::DecidedRequests if !self.passed => "nothing judged".to_string(),
+            _ => format!("{} {value} {op} {word} {}", e.figure.name(), e.value),
+        };
+        let default = if e.key == DEFAULT_ERROR_KEY {
+            " (default)"
+        } else {
+            ""
+        };
+        match &self.because {
+            Some(b) if !self.passed => format!("{line}{default}: {b}"),
+            _ => format!("{line}{default}"),
+        }
     }
 }
 
@@ -42,6 +65,7 @@ pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
         Figure::FalseRejectRatio => judged()?.false_reject_ratio(),
         Figure::P99Ms => f.latency.p99,
         Figure::ErrorRatio => f.counts.error_ratio(),
+        Figure::DecidedRequests => (f.counts.admitted + f.counts.rejected) as f64,
         Figure::PeakWindowRatio => judged()?.peak_window_ratio,
         Figure::HeaderFindings => f.headers.findings.len() as f64,
         Figure::RemainingContradictions => f.headers.remaining.contradicted as f64,
@@ -51,8 +75,55 @@ pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
     })
 }
 
+/// The key of the error bound an arm gets when it states none.
+pub const DEFAULT_ERROR_KEY: &str = "max_error_ratio (default)";
+
+/// The arm's own bounds, then the two every arm carries (see the module).
+pub fn with_defaults(expect: &[Expectation]) -> Vec<Expectation> {
+    let mut all = expect.to_vec();
+    if !expect.iter().any(|e| e.figure == Figure::ErrorRatio) {
+        all.push(Expectation {
+            key: DEFAULT_ERROR_KEY,
+            figure: Figure::ErrorRatio,
+            bound: Bound::AtMost,
+            value: DEFAULT_MAX_ERROR_RATIO,
+        });
+    }
+    all.push(Expectation {
+        key: "something judged",
+        figure: Figure::DecidedRequests,
+        bound: Bound::AtLeast,
+        value: 1.0,
+    });
+    all
+}
+
+/// "175 of 175 requests failed (404 ×170, timeout ×5)".
+fn failed_requests(f: &ArmFigures) -> String {
+    let c = &f.counts;
+    let mut kinds: Vec<String> = f
+        .error_statuses
+        .iter()
+        .map(|(s, n)| format!("{s} ×{n}"))
+        .collect();
+    kinds.extend(
+        f.errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{} ×{n}", k.name())),
+    );
+    if c.timeouts > 0 {
+        kinds.push(format!("timeout ×{}", c.timeouts));
+    }
+    let mut s = format!("{} of {} requests failed", c.errors + c.timeouts, c.sent);
+    if !kinds.is_empty() {
+        let _ = write!(s, " ({})", kinds.join(", "));
+    }
+    s
+}
+
+/// Checks `expect` and the bounds every arm carries ([`with_defaults`]).
 pub fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Check> {
-    expect
+    with_defaults(expect)
         .iter()
         .map(|e| {
             let value = value(e.figure, figures);
@@ -66,10 +137,13 @@ pub fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Check> {
                     Bound::AtMost => v <= e.value,
                     Bound::AtLeast => v >= e.value,
                 };
+            let because = matches!(e.figure, Figure::DecidedRequests | Figure::ErrorRatio)
+                .then(|| failed_requests(figures));
             Check {
                 expectation: e.clone(),
                 value,
                 passed,
+                because,
             }
         })
         .collect()
@@ -154,7 +228,8 @@ mod tests {
             &f,
         );
         let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
-        assert_eq!(passed, [true, false, false, true]);
+        // Then the default error bound and "something was judged".
+        assert_eq!(passed, [true, false, false, true, true, true]);
         assert_eq!(checks[1].describe(), "over_admission_ratio 3 > max 2.99");
         assert_eq!(checks[2].describe(), "definite_violations 20 > max 0");
     }
@@ -182,7 +257,59 @@ mod tests {
             &f,
         );
         let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
-        assert_eq!(passed, [false, false, true]);
+        assert_eq!(passed, [false, false, true, true, true]);
+    }
+
+    #[test]
+    fn an_arm_whose_requests_all_failed_is_never_a_pass() {
+        let mut f = figures(0, 0, 0);
+        f.counts.errors = 95;
+        f.counts.timeouts = 5;
+        f.error_statuses.insert(404, 95);
+        let checks = evaluate(
+            &[expect(
+                "max_definite_violations",
+                Figure::DefiniteViolations,
+                Bound::AtMost,
+                0.0,
+            )],
+            &f,
+        );
+        assert!(checks[0].passed, "0 definite of nothing");
+        let failed: Vec<String> = checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(Check::describe)
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                "error_ratio 1 > max 0.01 (default): 100 of 100 requests failed (404 ×95, timeout ×5)",
+                "nothing judged: 100 of 100 requests failed (404 ×95, timeout ×5)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_default_error_bound_gives_way_to_the_arms_own() {
+        let mut f = figures(90, 90, 0);
+        f.counts.errors = 10;
+        let own = [expect(
+            "max_error_ratio",
+            Figure::ErrorRatio,
+            Bound::AtMost,
+            0.2,
+        )];
+        let checks = evaluate(&own, &f);
+        assert_eq!(checks.len(), 2, "the arm's bound, then judged");
+        assert!(checks.iter().all(|c| c.passed));
+        let checks = evaluate(&[], &f);
+        assert_eq!(checks[0].expectation.key, DEFAULT_ERROR_KEY);
+        assert!(!checks[0].passed, "10% errors > 1%");
+        // At the boundary: 1 in 100 passes, and one decided request is enough.
+        f.counts.errors = 1;
+        f.counts.admitted = 1;
+        assert!(evaluate(&[], &f).iter().all(|c| c.passed));
     }
 
     #[test]
@@ -237,7 +364,7 @@ mod tests {
             &f,
         );
         let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
-        assert_eq!(passed, [true, false, true, false]);
+        assert_eq!(passed, [true, false, true, false, true, true]);
         assert_eq!(checks[0].value, Some(2.0));
     }
 
@@ -266,7 +393,8 @@ mod tests {
         ];
         let mut f = figures(10, 10, 0);
         // No node read: neither a max nor a min passes.
-        assert!(evaluate(&bounds, &f).iter().all(|c| !c.passed));
+        let own = |f: &ArmFigures| evaluate(&bounds, f)[..3].to_vec();
+        assert!(own(&f).iter().all(|c| !c.passed));
         f.redis = Some(RedisUse {
             nodes: vec![],
             decisions: 10,
@@ -274,10 +402,10 @@ mod tests {
             cpu_us_per_decision: 1.0,
             bytes_per_key: 100,
         });
-        assert!(evaluate(&bounds, &f).iter().all(|c| c.passed));
+        assert!(own(&f).iter().all(|c| c.passed));
         f.redis.as_mut().unwrap().commands_per_decision = 4.001;
         f.redis.as_mut().unwrap().bytes_per_key = 101;
-        let passed: Vec<bool> = evaluate(&bounds, &f).iter().map(|c| c.passed).collect();
+        let passed: Vec<bool> = own(&f).iter().map(|c| c.passed).collect();
         assert_eq!(passed, [false, true, false]);
         f.verdict = None;
         assert!(
@@ -285,6 +413,102 @@ mod tests {
             "a measurement, not a verdict: no policy needed"
         );
     }
+}
+
+/// Every bound `[arms.expect]` (and `attack`'s flags) can state: its key,
+/// the figure it bounds and which way.
+const NAMED: &[(&str, Figure, Bound)] = &[
+    (
+        "max_over_admission_ratio",
+        Figure::OverAdmissionRatio,
+        Bound::AtMost,
+    ),
+    (
+        "min_over_admission_ratio",
+        Figure::OverAdmissionRatio,
+        Bound::AtLeast,
+    ),
+    (
+        "max_false_reject_ratio",
+        Figure::FalseRejectRatio,
+        Bound::AtMost,
+    ),
+    (
+        "min_false_reject_ratio",
+        Figure::FalseRejectRatio,
+        Bound::AtLeast,
+    ),
+    ("max_p99_ms", Figure::P99Ms, Bound::AtMost),
+    ("max_error_ratio", Figure::ErrorRatio, Bound::AtMost),
+    (
+        "max_peak_window_ratio",
+        Figure::PeakWindowRatio,
+        Bound::AtMost,
+    ),
+    (
+        "min_peak_window_ratio",
+        Figure::PeakWindowRatio,
+        Bound::AtLeast,
+    ),
+    (
+        "max_redis_commands_per_decision",
+        Figure::RedisCommandsPerDecision,
+        Bound::AtMost,
+    ),
+    (
+        "max_definite_violations",
+        Figure::DefiniteViolations,
+        Bound::AtMost,
+    ),
+    (
+        "min_definite_violations",
+        Figure::DefiniteViolations,
+        Bound::AtLeast,
+    ),
+    (
+        "max_possible_violations",
+        Figure::PossibleViolations,
+        Bound::AtMost,
+    ),
+    ("max_header_findings", Figure::HeaderFindings, Bound::AtMost),
+    (
+        "max_remaining_contradictions",
+        Figure::RemainingContradictions,
+        Bound::AtMost,
+    ),
+    (
+        "min_remaining_contradictions",
+        Figure::RemainingContradictions,
+        Bound::AtLeast,
+    ),
+    (
+        "max_redis_bytes_per_key",
+        Figure::RedisBytesPerKey,
+        Bound::AtMost,
+    ),
+    (
+        "min_redis_bytes_per_key",
+        Figure::RedisBytesPerKey,
+        Bound::AtLeast,
+    ),
+    (
+        "max_lease_bound_violations",
+        Figure::LeaseBoundViolations,
+        Bound::AtMost,
+    ),
+];
+
+/// The bound written as `key = value`, if `key` names one.
+pub fn named(key: &str, value: f64) -> Option<Expectation> {
+    NAMED
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|&(key, figure, bound)| Expectation {
+            key,
+            figure,
+            bound,
+            value,
+        })
 }
 
 /// A bound on one summary figure, e.g. `max_over_admission_ratio = 1.01`.
@@ -322,6 +546,8 @@ pub enum Figure {
     RedisBytesPerKey,
     /// `redis_batched`: admits proven beyond the lease bound.
     LeaseBoundViolations,
+    /// Admitted + rejected: the requests whose decision the trace knows.
+    DecidedRequests,
 }
 
 impl Figure {
@@ -339,6 +565,7 @@ impl Figure {
             Figure::RedisCommandsPerDecision => "redis_commands_per_decision",
             Figure::RedisBytesPerKey => "redis_bytes_per_key",
             Figure::LeaseBoundViolations => "lease_bound_violations",
+            Figure::DecidedRequests => "decided_requests",
         }
     }
 
@@ -348,6 +575,7 @@ impl Figure {
             self,
             Figure::P99Ms
                 | Figure::ErrorRatio
+                | Figure::DecidedRequests
                 | Figure::HeaderFindings
                 | Figure::RemainingContradictions
                 | Figure::RedisCommandsPerDecision

@@ -90,6 +90,9 @@ async fn dispatch(command: Command) -> ExitCode {
                 if let Some(folder) = &outcome.folder {
                     println!("report: {}", folder.join("summary.json").display());
                 }
+                for failure in &outcome.summary.gate.failures {
+                    eprintln!("rlbench: expectation failed: {failure}");
+                }
                 if outcome.exit == Exit::Interrupted {
                     eprintln!("rlbench: interrupted; the figures cover what was sent");
                 }

@@ -198,12 +198,14 @@ name = "local"
 mode = "local"
 [arms.expect]
 min_definite_violations = 1
+max_error_ratio = 0.5
 [[arms]]
 name = "redis"
 mode = "redis_lua"
 on_redis_error = "fail_closed"
 [arms.expect]
 max_definite_violations = 0
+max_error_ratio = 0.5
 "#;
     let s = passed(dir.path(), scenario);
     let export = common::rlbench(&["export", "out", "--format", "jsonl"], dir.path());

@@ -74,7 +74,7 @@ fn the_report_opens_from_disk_with_every_chart_and_verdict() {
         .expect("a verdict for the local arm");
     let verdict = &dom_text[start..start + dom_text[start..].find("</li>").unwrap()];
     assert!(
-        verdict.contains("admitted where a correct limiter allows"),
+        verdict.contains("admitted where a correct limiter could admit at most"),
         "{verdict}"
     );
     assert!(verdict.contains("definite violations"), "{verdict}");

@@ -425,7 +425,7 @@ fn limits_moving_window_on_two_processes_is_a_fake_global() {
         "limits.toml",
         "moving-window-two",
         2,
-        1.6,
+        1.5,
     );
 }
 
@@ -445,7 +445,7 @@ fn limits_sliding_window_counter_on_two_processes_is_a_fake_global() {
         "limits.toml",
         "sliding-window-counter-two",
         2,
-        1.6,
+        1.2,
     );
 }
 
@@ -468,7 +468,7 @@ fn limits_fixed_window_on_three_processes_is_a_fake_global() {
         "limits.toml",
         "fixed-window-three",
         3,
-        2.0,
+        1.5,
     );
 }
 
@@ -485,6 +485,6 @@ fn rate_limiter_flexible_memory_on_three_processes_is_a_fake_global() {
         "rate-limiter-flexible.toml",
         "memory-three",
         3,
-        2.0,
+        1.5,
     );
 }

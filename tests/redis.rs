@@ -138,10 +138,10 @@ async fn every_lua_script_is_exact_and_the_verifier_agrees() {
             0
         };
         assert!(
-            v.admitted.abs_diff(v.allowed_max) <= tolerance,
+            v.admitted.abs_diff(v.replay_admits) <= tolerance,
             "{policy:?}: {} vs {}",
             v.admitted,
-            v.allowed_max
+            v.replay_admits
         );
     }
 }

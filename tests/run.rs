@@ -195,7 +195,7 @@ fn a_failed_expectation_exits_1_and_says_which() {
     assert_eq!(failed[0]["figure"], "over_admission_ratio");
     let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
     assert!(
-        junit.contains("<testsuite name=\"small/single\" tests=\"3\""),
+        junit.contains("<testsuite name=\"small/single\" tests=\"5\""),
         "{junit}"
     );
     assert!(junit.contains("failures=\"1\""), "{junit}");

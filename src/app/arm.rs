@@ -267,6 +267,12 @@ pub async fn run(
             .retry
             .as_ref()
             .map(|r| r.describe(&spec.plan.template.limited)),
+        request_timeout_us: spec.plan.timeout.as_micros().min(i64::MAX as u128) as i64,
+        expect: spec
+            .expect
+            .iter()
+            .map(|e| (e.key.to_string(), e.value))
+            .collect(),
     };
     records::write(&folder.arm_record(&spec.name), &record).map_err(Error::environment)?;
     Ok(record)

@@ -3,7 +3,9 @@
 //! loop with `--concurrency` workers — printing the same summary table as
 //! `rlbench run`. The flags become one arm (`ArmSpec`) that goes through
 //! the same pipeline and finish as a scenario's. Nothing is judged without
-//! `--policy`; with `--out` the whole run folder (summary.json,
+//! `--policy`. The gate is the same as `run`'s: the `--max-…` flags, no
+//! definite violation under `--policy`, and something judged; with `--out`
+//! the whole run folder (summary.json,
 //! histograms, charts, report.html) is kept.
 
 use crate::app::plan::{ArmSpec, Judged, Probes};
@@ -51,6 +53,8 @@ pub struct Attack {
     pub timing: PolicyTiming,
     /// `--out`: keep the run folder there.
     pub out: Option<PathBuf>,
+    /// The `--max-…` gate flags.
+    pub expect: Vec<crate::gate::Expectation>,
     pub quiet: bool,
 }
 
@@ -85,12 +89,16 @@ fn spec(attack: &Attack) -> ArmSpec {
             preset: None,
             aligned: false,
             unknown_history: true,
-            timing: attack.timing,
+            // A preset's one clock holds for one process only.
+            timing: PolicyTiming {
+                one_clock: attack.timing.one_clock && attack.targets.len() == 1,
+                ..attack.timing
+            },
             max_server_time_us: None,
             witnesses: DEFAULT_WITNESSES,
             lease_bound: None,
         },
-        expect: Vec::new(),
+        expect: attack.expect.clone(),
         announce: false,
     }
 }
@@ -118,7 +126,7 @@ pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome
     let arms: Vec<_> = ran
         .done
         .iter()
-        .map(|(_, record)| (record.clone(), Vec::new()))
+        .map(|(_, record)| (record.clone(), attack.expect.clone()))
         .collect();
     let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
     if let Some(e) = ran.error {

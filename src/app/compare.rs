@@ -1,6 +1,8 @@
-//! `rlbench compare BASELINE CANDIDATE`: two summary.json files side by
-//! side, arm by arm, with deltas; with `--max-regression`, a candidate whose
-//! over-admission ratio or p99 latency grew by more than that share fails.
+//! `rlbench compare BASELINE CANDIDATE`: two runs (run folders or their
+//! summary.json) side by side, arm by arm, with deltas; with
+//! `--max-regression`, a candidate fails whose over-admission ratio,
+//! definite violations, false-reject ratio or p99 latency grew by more than
+//! that share (from 0, any rise), or that lacks an arm of the baseline.
 
 use crate::error::{Error, Exit};
 use crate::report::compare::{show, Comparison, Row};
@@ -10,8 +12,8 @@ use std::path::Path;
 /// The figures compared, and whether a rise is a regression under `--max-regression`.
 const FIGURES: [(&str, bool); 6] = [
     ("over_admission_ratio", true),
-    ("definite_violations", false),
-    ("false_reject_ratio", false),
+    ("definite_violations", true),
+    ("false_reject_ratio", true),
     ("p50_ms", false),
     ("p99_ms", true),
     ("achieved_rps", false),
@@ -42,6 +44,11 @@ pub fn compare(baseline: &Summary, candidate: &Summary, max_regression: Option<f
     for name in names {
         let b = baseline.arms.iter().find(|a| a.name == name);
         let c = candidate.arms.iter().find(|a| a.name == name);
+        if let (Some(_), None, Some(_)) = (b, c, max_regression) {
+            regressions.push(format!(
+                "{name}: in the baseline, missing from the candidate"
+            ));
+        }
         for (fig, gated) in FIGURES {
             let row = Row {
                 arm: name.to_string(),
@@ -85,7 +92,15 @@ pub fn parse_share(text: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A summary.json, or a run folder's.
 pub fn read_summary(path: &Path) -> Result<Summary, Error> {
+    let joined;
+    let path = if path.is_dir() {
+        joined = path.join("summary.json");
+        &joined
+    } else {
+        path
+    };
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::input(format!("cannot read {}: {e}", path.display())))?;
     let value: serde_json::Value = serde_json::from_str(&text)

@@ -20,6 +20,11 @@ pub fn options(record: &ArmRecord) -> verify::Options {
         epoch_uncertainty_us: record.epoch_uncertainty_us,
         aligned: record.aligned,
         unknown_history: record.unknown_history,
+        // Assumed: an earlier run's requests were decided within
+        // max_server_time (else one request timeout) of this one's start.
+        history_settles_us: record
+            .max_server_time_us
+            .unwrap_or(record.request_timeout_us),
         lateness_us: record.replenish_lateness_us,
         chunked_refill: record.chunked_refill,
         max_server_time_us: record.max_server_time_us,

@@ -6,6 +6,7 @@ use crate::app::attack::Attack;
 use crate::app::run::Request;
 use crate::cli::{AttackArgs, RunArgs};
 use crate::error::Error;
+use crate::gate::{Bound, Expectation, Figure};
 use crate::load::pick::Fanout;
 use crate::load::request::Template;
 use crate::load::schedule::Shape;
@@ -128,11 +129,54 @@ pub fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         timeout,
         max_in_flight: args.max_in_flight,
         retry,
+        expect: attack_expect(args, policy.is_some())?,
         policy: policy.as_ref().map(|(p, _)| p.clone()),
         timing: policy.map(|(_, t)| t).unwrap_or_default(),
         out: args.out.clone(),
         quiet: args.quiet,
     })
+}
+
+/// The attack's gate: the `--max-…` flags as an arm's expectations; with
+/// `--policy`, no definite violation by default (a judged attack that
+/// proves the limiter wrong is a failure, as in `run`).
+fn attack_expect(args: &AttackArgs, judged: bool) -> Result<Vec<Expectation>, Error> {
+    let ratio = |flag: &str, v: f64| {
+        if v.is_finite() && (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(Error::input(format!(
+                "--{flag} {v}: expected a ratio from 0 to 1"
+            )))
+        }
+    };
+    let mut out = Vec::new();
+    let definite = args.max_definite_violations.or(judged.then_some(0));
+    if let Some(n) = definite {
+        out.push(Expectation {
+            key: "max_definite_violations",
+            figure: Figure::DefiniteViolations,
+            bound: Bound::AtMost,
+            value: n as f64,
+        });
+    }
+    if let Some(v) = args.max_false_reject_ratio {
+        out.push(Expectation {
+            key: "max_false_reject_ratio",
+            figure: Figure::FalseRejectRatio,
+            bound: Bound::AtMost,
+            value: ratio("max-false-reject-ratio", v)?,
+        });
+    }
+    if let Some(v) = args.max_error_ratio {
+        out.push(Expectation {
+            key: "max_error_ratio",
+            figure: Figure::ErrorRatio,
+            bound: Bound::AtMost,
+            value: ratio("max-error-ratio", v)?,
+        });
+    }
+    Ok(out)
 }
 
 /// `--limited-status`: HTTP statuses other than 2xx (a 2xx is an admit).

@@ -218,13 +218,56 @@ fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
 }
 
 /// Whether every decision reads one clock inside its atomic step: Redis'
-/// TIME inside the Lua script, or what the policy or the target declares.
-/// (The reference API's replicas read their clock before the state's lock,
-/// and a Redis arm on replica clocks sends each replica's reading.)
+/// TIME inside the Lua script, or what the target declares. A preset's
+/// word (ASP.NET Core counts under one lock) holds only for that one
+/// process: an external arm with one URL. (The reference API's replicas
+/// read their clock before the state's lock, and a Redis arm on replica
+/// clocks sends each replica's reading, whatever the policy is named.)
 fn one_clock(scenario: &Scenario, arm: &Arm) -> bool {
-    let declared =
-        arm.mode == Mode::External && scenario.external.as_ref().is_some_and(|t| t.one_clock);
+    let external = arm.mode == Mode::External;
+    let declared = external && scenario.external.as_ref().is_some_and(|t| t.one_clock);
+    let one_process = external && arm.urls.len() == 1;
     (arm.mode == Mode::RedisLua && arm.clock == ClockSource::Redis)
-        || arm.timing.one_clock
+        || (arm.timing.one_clock && one_process)
         || declared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged_one_clock(text: &str) -> Vec<bool> {
+        let s = crate::scenario::parse("t.toml", text).unwrap();
+        s.arms
+            .iter()
+            .map(|a| from_scenario(&s, a, "r").unwrap().judged.timing.one_clock)
+            .collect()
+    }
+
+    const ASPNET: &str = r#"
+name = "t"
+duration = "1s"
+[policy]
+preset = "aspnetcore"
+limiter = "sliding_window"
+permit_limit = 10
+window = "1s"
+segments_per_window = 4
+[load]
+rate = 10
+"#;
+
+    /// The preset's one clock is ASP.NET's lock; replicas of the reference
+    /// API read their own clocks whatever the policy is called.
+    #[test]
+    fn the_aspnetcore_preset_is_one_clock_only_for_one_aspnet_process() {
+        let reference = format!(
+            "{ASPNET}[cluster]\nreplicas = 2\n[[arms]]\nname = \"lua\"\nmode = \"redis_lua\"\n[[arms]]\nname = \"local\"\nmode = \"local\"\n"
+        );
+        assert_eq!(judged_one_clock(&reference), [false, false]);
+        let external = format!(
+            "{ASPNET}[target]\nkind = \"external\"\nurls = [\"http://127.0.0.1:1\"]\n[[arms]]\nname = \"one\"\n[[arms]]\nname = \"two\"\nurls = [\"http://127.0.0.1:1\", \"http://127.0.0.1:2\"]\n"
+        );
+        assert_eq!(judged_one_clock(&external), [true, false]);
+    }
 }

@@ -14,7 +14,8 @@ use std::path::Path;
 pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
     let folder = RunFolder::open(dir).map_err(Error::input)?;
     let run: RunRecord = records::read(&folder.run_record()).map_err(Error::input)?;
-    // `rlbench attack --out` keeps no scenario: nothing to expect.
+    // `rlbench attack --out` keeps no scenario: its bounds are in the
+    // arm's record.
     let scenario = match folder.scenario_copy() {
         copy if copy.exists() => Some(scenario::read(&copy)?),
         _ => None,
@@ -27,7 +28,12 @@ pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
             .flat_map(|s| &s.arms)
             .find(|a| &a.name == name)
             .map(|a| a.expect.clone())
-            .unwrap_or_default();
+            .unwrap_or_else(|| {
+                arm.expect
+                    .iter()
+                    .filter_map(|(k, v)| crate::gate::named(k, *v))
+                    .collect()
+            });
         arms.push((arm, expect));
     }
     let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;

@@ -86,6 +86,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
         correctness: f.verdict.as_ref().map(|v| Correctness {
             allowed_max: v.allowed_max,
             over_admission_ratio: v.over_admission_ratio(),
+            replay_admits: v.replay_admits,
             peak_window_ratio: v.peak_window_ratio,
             definite_violations: v.definite_violations,
             possible_violations: v.possible_violations,

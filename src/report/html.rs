@@ -29,7 +29,7 @@ pub fn thousands(n: u64) -> String {
 }
 
 /// One sentence a person can act on, e.g. "local: 1,200 admitted where a
-/// correct limiter allows 400 — 3.00×, 800 definite violations."
+/// correct limiter could admit at most 400 — 3.00×, 800 definite violations."
 pub fn verdict(a: &ArmSummary) -> String {
     let admitted = thousands(a.requests.admitted);
     let Some(c) = &a.correctness else {
@@ -43,17 +43,17 @@ pub fn verdict(a: &ArmSummary) -> String {
     let allowed = thousands(c.allowed_max);
     let mut s = match (c.definite_violations, c.over_admission_ratio) {
         (0, Some(r)) => format!(
-            "{}: {admitted} admitted where a correct limiter allows {allowed} ({r:.2}×); no admit is proven beyond the policy",
+            "{}: {admitted} admitted where a correct limiter could admit at most {allowed} ({r:.2}×); no admit is proven beyond the policy",
             a.name
         ),
         (v, Some(r)) => format!(
-            "{}: {admitted} admitted where a correct limiter allows {allowed} — {r:.2}×, {} definite violation{}",
+            "{}: {admitted} admitted where a correct limiter could admit at most {allowed} — {r:.2}×, {} definite violation{}",
             a.name,
             thousands(v),
             if v == 1 { "" } else { "s" }
         ),
         (v, None) => format!(
-            "{}: {admitted} admitted where a correct limiter allows none — {} definite violations",
+            "{}: {admitted} admitted where a correct limiter could admit none — {} definite violations",
             a.name,
             thousands(v)
         ),
@@ -311,7 +311,7 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     }
     h.push_str("</table>");
 
-    h.push_str("<h2>Figures</h2><table><tr><th>arm</th><th>mode</th><th>replicas</th><th>sent</th><th>admitted</th><th>allowed</th><th>over-admission</th><th>peak window</th><th>definite</th><th>possible</th><th>false rejects</th><th>p50 ms</th><th>p99 ms</th><th>achieved rps</th></tr>");
+    h.push_str("<h2>Figures</h2><table><tr><th>arm</th><th>mode</th><th>replicas</th><th>sent</th><th>admitted</th><th>at most</th><th>over-admission</th><th>peak window</th><th>definite</th><th>possible</th><th>false rejects</th><th>p50 ms</th><th>p99 ms</th><th>achieved rps</th></tr>");
     for a in &s.arms {
         let judged = a.correctness.as_ref().map_or_else(
             || vec!["–".to_string(); 6],

@@ -85,6 +85,15 @@ pub struct ArmRecord {
     /// How the callers retried limited answers, in words; none: they did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<String>,
+    /// The load's per-request timeout (µs): with an unknown history, how
+    /// long after the start an earlier run's requests are taken to be
+    /// decided, unless `max_server_time` says otherwise.
+    #[serde(default)]
+    pub request_timeout_us: i64,
+    /// The arm's own bounds as written (`key`, value): what `report`
+    /// judges again when the folder keeps no scenario (`attack --out`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<(String, f64)>,
 }
 
 fn is_zero(n: &i64) -> bool {

@@ -223,9 +223,16 @@ pub const SATURATED_LAG_P99_MS: f64 = 10.0;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Correctness {
+    /// The over-admission bound U: the most admits any correct limiter
+    /// could have given the decided requests (summed over keys).
     pub allowed_max: u64,
-    /// admitted / allowed_max; null when admits happened where none were allowed.
+    /// admitted / allowed_max; above 1 only with definite violations; null
+    /// when admits happened where none were allowed.
     pub over_admission_ratio: Option<f64>,
+    /// An ideal limiter replayed over the send times: a yardstick only
+    /// (a correct limiter deciding later may pass it), never a gate.
+    #[serde(default)]
+    pub replay_admits: u64,
     pub peak_window_ratio: f64,
     pub definite_violations: u64,
     pub possible_violations: u64,

@@ -37,8 +37,21 @@ pub fn memory(check: RejectCheck) -> Option<i64> {
 pub enum Start {
     /// Nothing seen yet: windows empty, buckets full.
     Fresh,
-    /// Anything: a bucket may be empty (never below), a window full.
-    Unknown,
+    /// Anything, until `settled` (µs after the start: by then every
+    /// request from before the trace was decided): a bucket may be empty
+    /// then (never below), a window full.
+    Unknown { settled: i64 },
+}
+
+impl Start {
+    /// From when the bucket's state is counted: the start, or when the
+    /// requests from before the trace had all been decided.
+    fn from(self) -> i64 {
+        match self {
+            Start::Fresh => 0,
+            Start::Unknown { settled } => settled.max(0),
+        }
+    }
 }
 
 /// Why a reject is false, as the witness sentence shows it.
@@ -196,14 +209,31 @@ impl Bucket {
         }
     }
 
-    fn origin(admits: &[Item], rejects: &[Item]) -> i64 {
+    fn origin(&self, admits: &[Item], rejects: &[Item]) -> i64 {
+        let from = self.start.from();
         admits
             .iter()
             .chain(rejects)
-            .map(|i| i.x)
+            .map(|i| if from > 0 { i.x.max(from) } else { i.x })
             .min()
-            .unwrap_or(0)
-            .min(0)
+            .unwrap_or(from)
+            .min(from)
+    }
+
+    /// With the state unknown until `from` (an earlier run's requests
+    /// still being decided), the bucket is taken as empty then: admits
+    /// surely decided before it no longer matter, and the others count
+    /// from it on.
+    fn after_start(&self, admits: &[Item]) -> Vec<Item> {
+        let from = self.start.from();
+        admits
+            .iter()
+            .filter(|a| from == 0 || a.y.saturating_add(self.slack) > from)
+            .map(|a| Item {
+                x: if from > 0 { a.x.max(from) } else { a.x },
+                y: a.y,
+            })
+            .collect()
     }
 
     fn tau(&self, r: &Item, origin: i64) -> i64 {
@@ -214,7 +244,7 @@ impl Bucket {
     fn at_start(&self) -> i128 {
         match self.start {
             Start::Fresh => 0,
-            Start::Unknown => self.full,
+            Start::Unknown { .. } => self.full,
         }
     }
 
@@ -250,7 +280,8 @@ impl Bucket {
         if rejects.is_empty() {
             return flags;
         }
-        let origin = Self::origin(admits, rejects);
+        let admits = &self.after_start(admits);
+        let origin = self.origin(admits, rejects);
         let mut sents: Vec<i64> = admits.iter().map(|a| a.x).collect();
         sents.sort_unstable();
         let mut settles: Vec<i64> = admits
@@ -288,7 +319,8 @@ impl Bucket {
 
     /// The same bound for one reject, directly: (the `s` that gives it, tokens).
     fn least(&self, admits: &[Item], r: &Item) -> (i64, u64) {
-        let origin = Self::origin(admits, std::slice::from_ref(r));
+        let admits = &self.after_start(admits);
+        let origin = self.origin(admits, std::slice::from_ref(r));
         let t = self.tau(r, origin);
         let until = r.y.saturating_add(self.slack);
         let sent: Vec<&Item> = admits.iter().filter(|a| a.x <= until).collect();
@@ -323,7 +355,9 @@ impl Bucket {
 /// remember requests from before the trace).
 pub(super) fn start(opts: &Options) -> Start {
     if opts.unknown_history {
-        Start::Unknown
+        Start::Unknown {
+            settled: opts.history_settles_us,
+        }
     } else {
         Start::Fresh
     }

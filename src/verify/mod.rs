@@ -6,7 +6,11 @@
 //!   limiter scores zero, whatever the load and jitter);
 //! - possible violations: the same with the most favourable timing;
 //! - false rejects: 429s a correct limiter would certainly have admitted;
-//! - allowed_max: an ideal limiter's admits over the same send times.
+//! - allowed_max, the over-admission bound U: the most admits any correct
+//!   limiter could have given the key's decided requests, so that
+//!   `admitted / U > 1` is itself a proof;
+//! - replay_admits: an ideal limiter's admits over the same send times (a
+//!   yardstick only: correct limiters deciding later can pass it).
 
 mod false_reject;
 mod fenwick;
@@ -73,6 +77,20 @@ fn applicable(rule: &rules::Rule, items: &[Item], slack: i64) -> (Vec<Item>, Vec
         .unzip()
 }
 
+/// The over-admission bound U of one key: its decided requests K (admits
+/// and rejects, each decided inside its `[sent, done]`) less the fewest of
+/// them any rule makes us drop. A correct limiter's admits are a subset of
+/// K that breaks no rule, so for each rule r they number at most
+/// `|K| − minRemovals_r(K)`. And since dropping K's other requests and
+/// then the admits' own excess leaves a subset that breaks no rule,
+/// `minRemovals_r(K) ≤ |K| − admitted + minRemovals_r(admits)`: an arm
+/// admits more than U only by at most its definite violations.
+fn admit_bound(rules: &rules::Rules, requests: &[Obs], opts: &Options) -> u64 {
+    let (decided, _) = items(requests, |o| o.decided != Decided::Unknown);
+    let n = decided.len() as u64;
+    n - most_removals(rules, &decided, opts, opts.slack_us).min(n)
+}
+
 /// The `[sent, done]` intervals of the requests `keep` selects, with their
 /// index among `requests`.
 fn items(requests: &[Obs], keep: impl Fn(&Obs) -> bool) -> (Vec<Item>, Vec<usize>) {
@@ -121,14 +139,16 @@ fn maybe_admits(requests: &[Obs], opts: &Options) -> (Vec<Item>, Vec<usize>) {
         .unzip()
 }
 
-/// Rejects that can be judged: with an unknown history, a window's rejects
-/// sent after what happened before the trace can no longer count. (A
-/// bucket's are all judged: its simulation starts empty instead.)
+/// Rejects that can be judged: with an unknown history, those sent after
+/// every request from before the trace was decided (`history_settles_us`)
+/// and, for a window, forgotten. (A bucket's simulation starts empty then.)
 fn judgeable(rules: &rules::Rules, opts: &Options, o: &Obs) -> bool {
     if !opts.unknown_history {
         return true;
     }
-    false_reject::memory(rules.reject).map_or(true, |m| o.sent > m.saturating_add(opts.slack_us))
+    let settled = opts.history_settles_us.max(0);
+    let memory = false_reject::memory(rules.reject).unwrap_or(0);
+    o.sent > settled.saturating_add(memory).saturating_add(opts.slack_us)
 }
 
 fn rejects(requests: &[Obs], rules: &rules::Rules, opts: &Options) -> (Vec<Item>, Vec<usize>) {
@@ -257,7 +277,8 @@ pub fn judge_key(
         admitted: admits.len() as u64,
         rejected,
         unknown: (maybe.len() - admits.len()) as u64,
-        allowed_max: ideal::allowed(policy, &sends, opts.epoch_offset_us),
+        allowed_max: admit_bound(&rules, requests, opts),
+        replay_admits: ideal::allowed(policy, &sends, opts.epoch_offset_us),
         definite_violations: definite,
         possible_violations: most_removals(&rules, &swapped, opts, 0),
         false_rejects,

@@ -161,12 +161,29 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                 ]
             } else {
                 // Each segment holds at most N (its own count is in every
-                // sum). And when two readings are less than a segment apart
-                // (each admit's interval plus slack shorter than g), a
-                // decision misses at most the admits of the one segment
-                // ahead of its reading, which were themselves counted
-                // against everything before: S consecutive segments hold at
-                // most 2N.
+                // sum). With short admits (interval plus slack under one
+                // segment g), any S+1 consecutive segments k..k+S hold at
+                // most 2N. Segments are the ones the admits were counted
+                // in, by their deciders' readings; a reading comes before
+                // its decision reaches the state. So when p reached the
+                // state before q, p's reading r_p ≤ p's step < q's step ≤
+                // done_q, and q's reading r_q ≥ sent_q less the clocks'
+                // offset: r_p − r_q < q's interval plus slack < g, and p's
+                // segment is at most one past q's. Take q the last of the
+                // admits of k..k+S to reach the state, in segment k+j:
+                //   j = S: q's sum covers k+1..k+S, all of whose admits
+                //     came before it or are q: at most N; segment k holds
+                //     at most N.
+                //   j < S: q's sum covers k+j−S+1..k+j ⊇ k..k+j: at most
+                //     N there; k+j+1 holds at most N; k+j+2..k+S hold none,
+                //     since each came before q and would be two past it.
+                // (S+2 segments are not bounded by 2N: with j = S+1, q's
+                // sum leaves out k, and k, k+1..k+S and k+S+1 hold N each.)
+                // A span of length L meets m ≤ L/g + 2 segments, which hold
+                // at most 2N·⌈m/(S+1)⌉ ≤ 2N·(L/g + S + 2)/(S+1): a closed
+                // span of at most S·g meets S+1 segments (2N), and any L
+                // holds at most ⌈2N(S+2)/(S+1)⌉ + 2N·L/((S+1)g), which
+                // catches a sustained 2× (2N per S segments).
                 let mut rules = per_window(limit, g, Unit::Segment);
                 if s > 1 {
                     let short = |bound, why| Rule {
@@ -174,17 +191,24 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                         why,
                         shorter_than: Some(g),
                     };
+                    let two = 2 * limit;
+                    let blocks = segments + 1;
                     rules.push(short(
                         Bound::Window {
-                            limit: 2 * limit,
-                            span: g * (s - 1),
+                            limit: two,
+                            span: g * s,
                             inclusive: true,
                         },
-                        "with readings less than a segment apart, S segments hold at most 2N",
+                        "with readings less than a segment apart, S+1 segments hold at most 2N",
                     ));
                     rules.push(short(
-                        windows_over_time(2 * limit, 2 * limit + (2 * limit).div_ceil(segments), w),
-                        "with readings less than a segment apart, S segments hold at most 2N",
+                        Bound::Linear {
+                            burst: (two * (segments + 2)).div_ceil(blocks),
+                            count: two,
+                            per: g * (s + 1),
+                            max_span: None,
+                        },
+                        "with readings less than a segment apart, S+1 segments hold at most 2N",
                     ));
                 }
                 rules
@@ -236,9 +260,11 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             chunked(capacity, refill.count, refill.per_us as i64, late)
         }
         // Tokens at the first admit ≤ capacity; refill adds L·rate.
-        Policy::TokenBucket { capacity, refill } => bucket(capacity, refill.count, refill.per_us),
+        Policy::TokenBucket { capacity, refill } => {
+            bucket(capacity, refill.count, refill.per_us, late)
+        }
         // GCRA with burst b is a bucket of b tokens refilled one per interval.
-        Policy::Gcra { rate, burst } => bucket(burst, rate.count, rate.per_us),
+        Policy::Gcra { rate, burst } => bucket(burst, rate.count, rate.per_us, late),
     }
 }
 
@@ -295,8 +321,12 @@ fn per_window(limit: u64, w: i64, unit: Unit) -> Vec<Rule> {
     ]
 }
 
-fn bucket(burst: u64, count: u64, per_us: u64) -> Rules {
+/// A continuous bucket. A refill that runs up to `late` behind only ever
+/// admits less, so the bound stands; a reject is judged with the
+/// ⌈count·late/per⌉ tokens the late refill may not have brought yet.
+fn bucket(burst: u64, count: u64, per_us: u64, late: i64) -> Rules {
     let per = per_us as i64;
+    let missing = (count as i128 * late as i128 + per as i128 - 1) / (per as i128).max(1);
     Rules {
         definite: vec![rule(
             Bound::Linear {
@@ -314,7 +344,7 @@ fn bucket(burst: u64, count: u64, per_us: u64) -> Rules {
             burst,
             count,
             per,
-            loss: 0,
+            loss: u64::try_from(missing).unwrap_or(u64::MAX),
         },
     }
 }
@@ -336,8 +366,9 @@ fn chunked(burst: u64, count: u64, per: i64, late: i64) -> Rules {
         )
     };
     Rules {
+        // (No "B at once": a refill may land at that instant, and a span
+        // is never below the slack anyway.)
         definite: vec![
-            step(0, "a bucket holds at most its burst"),
             step(1, "a span of one period meets at most one refill"),
             step(2, "a span of two periods meets at most two refills"),
             rule(

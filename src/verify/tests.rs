@@ -153,6 +153,71 @@ fn token_bucket_and_gcra_pass_fail_and_boundary() {
     }
 }
 
+/// The old yardstick's drift: bursts every W, decisions up to 40 ms after
+/// the send. The replay, deciding at the sends, frees its slot later each
+/// burst (0 → W+5 ms, and then nothing in burst 2 is ≥ 2W+5 ms) while the
+/// limiter, deciding late, kept its own; a correct limiter admits 3 where
+/// the replay admits 2. The bound U says 3: no correct limiter scores above 1.
+#[test]
+fn late_decisions_beat_the_replay_but_never_the_bound() {
+    let w: i64 = 1_000_000;
+    let log = Policy::SlidingLog {
+        limit: 1,
+        window_us: w as u64,
+    };
+    let late = 40_000;
+    let req = |sent: i64, decided| Obs {
+        sent,
+        done: sent + late,
+        decided,
+    };
+    let trace = [
+        req(0, Decided::Admitted),
+        // Decided at W+10 ms, a full window after the first decision at 0.
+        req(w - 30_000, Decided::Admitted),
+        req(w + 5_000, Decided::Rejected),
+        req(2 * w - 30_000, Decided::Admitted),
+        req(2 * w + 3_000, Decided::Rejected),
+    ];
+    let v = verify_key(&log, &trace, &exact());
+    assert_eq!(v.definite_violations, 0);
+    assert_eq!(v.false_rejects, 0);
+    assert_eq!(v.replay_admits, 2);
+    assert_eq!(v.replay_ratio(), Some(1.5), "the yardstick would flag it");
+    assert_eq!(v.allowed_max, 3);
+    assert_eq!(v.over_admission_ratio(), Some(1.0));
+    // One admit more than any correct limiter could give is both a
+    // definite violation and a ratio above 1.
+    let mut over = trace;
+    over[2].decided = Decided::Admitted;
+    let v = verify_key(&log, &over, &exact());
+    assert_eq!(v.allowed_max, 3);
+    assert_eq!(v.definite_violations, 1);
+    assert!(v.over_admission_ratio().unwrap() > 1.0);
+}
+
+/// U counts rejects too: a correct limiter could have admitted them
+/// instead, and the admits at the boundary of what the rule allows.
+#[test]
+fn the_bound_counts_what_rejects_could_have_been() {
+    // 2 per 1000 µs: admits at 0 and 500, a reject at 600 and at 1 200.
+    let trace = [
+        admit(0, 10),
+        admit(500, 510),
+        reject(600, 610),
+        reject(1_200, 1_210),
+    ];
+    let v = verify_key(&LOG, &trace, &exact());
+    // {0, 600, 1200} or {0, 500, 1200}: three fit (1210 − 500 < 1000 rules
+    // out all four).
+    assert_eq!(v.allowed_max, 3);
+    assert!(v.over_admission_ratio().unwrap() < 1.0);
+    // Undecided requests are not in K: they are not admits either.
+    let mut unknown = trace;
+    unknown[3].decided = Decided::Unknown;
+    assert_eq!(verify_key(&LOG, &unknown, &exact()).allowed_max, 2);
+}
+
 #[test]
 fn allowed_max_and_over_admission_ratio() {
     // A request every 100 µs for 3000 µs, 2 per 1000 µs: 6 allowed.
@@ -328,4 +393,5 @@ fn a_known_grid_sharpens_the_fixed_window_verdict() {
 
 mod phases;
 mod review;
+mod second_review;
 mod several_clocks;

@@ -36,6 +36,11 @@ pub struct Options {
     /// did not start): a window's rejects sent within its memory of the
     /// start are never counted false, and a bucket may start empty.
     pub unknown_history: bool,
+    /// With an unknown history: how long after the trace's start requests
+    /// sent before it (an earlier run's stragglers) may still be decided.
+    /// Rejects are judged only once those are decided and, for a window,
+    /// forgotten; a bucket is taken as empty at that moment.
+    pub history_settles_us: i64,
     /// How late a window, a segment or a chunked refill may run (a
     /// heartbeat that replenishes only on its ticks); never early.
     pub lateness_us: i64,
@@ -62,6 +67,7 @@ impl Default for Options {
             epoch_uncertainty_us: 0,
             aligned: false,
             unknown_history: false,
+            history_settles_us: 0,
             lateness_us: 0,
             chunked_refill: false,
             max_server_time_us: None,
@@ -75,7 +81,12 @@ pub struct Verdict {
     pub admitted: u64,
     pub rejected: u64,
     pub unknown: u64,
+    /// The over-admission bound U: the most admits any correct limiter
+    /// could have given these decided requests (see `verify::admit_bound`).
     pub allowed_max: u64,
+    /// An ideal limiter's admits, replayed over the send times: a
+    /// yardstick only (correct limiters pass it), never gated on.
+    pub replay_admits: u64,
     pub definite_violations: u64,
     pub possible_violations: u64,
     pub false_rejects: u64,
@@ -86,6 +97,15 @@ pub struct Verdict {
 impl Verdict {
     pub fn over_admission_ratio(&self) -> Option<f64> {
         match (self.admitted, self.allowed_max) {
+            (0, _) => Some(0.0),
+            (_, 0) => None,
+            (a, m) => Some(a as f64 / m as f64),
+        }
+    }
+
+    /// admitted / the ideal replay: informative, not a bound.
+    pub fn replay_ratio(&self) -> Option<f64> {
+        match (self.admitted, self.replay_admits) {
             (0, _) => Some(0.0),
             (_, 0) => None,
             (a, m) => Some(a as f64 / m as f64),
@@ -106,6 +126,7 @@ impl Verdict {
         self.rejected += other.rejected;
         self.unknown += other.unknown;
         self.allowed_max += other.allowed_max;
+        self.replay_admits += other.replay_admits;
         self.definite_violations += other.definite_violations;
         self.possible_violations += other.possible_violations;
         self.false_rejects += other.false_rejects;

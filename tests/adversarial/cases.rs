@@ -111,7 +111,8 @@ pub(crate) fn exp_gap(rng: &mut SmallRng, mean: f64) -> i64 {
 
 /// Send times: single arrivals, bursts (often straddling the next window
 /// edge), long gaps, dense runs; with `snap`, many moved onto an edge
-/// exactly or one µs either side of it. `quota`: what the policy admits per
+/// exactly or one µs either side of it; with `doubling`, runs of bursts at
+/// many edges. `quota`: what the policy admits per
 /// `scale`; `next_edge(t)`: the first window edge (trace time) after `t`.
 pub(crate) fn arrivals(
     rng: &mut SmallRng,
@@ -120,6 +121,7 @@ pub(crate) fn arrivals(
     quota: u64,
     next_edge: &dyn Fn(i64) -> i64,
     snap: f64,
+    doubling: bool,
 ) -> Vec<i64> {
     let rho = rng.random_range(0.3..4.0);
     let mean = (scale as f64 / quota as f64 / rho).max(1.0);
@@ -147,6 +149,27 @@ pub(crate) fn arrivals(
             70..=79 => {
                 t += rng.random_range(scale..=4 * scale);
                 out.push(t);
+            }
+            // Doubling at edges, sustained: two quotas right at every
+            // `stride`-th edge for many edges, so that deciders whose
+            // clocks straddle an edge each admit a full window, as often
+            // as a window lets them (every S+1 segments for a segmented
+            // window: the adversary that tells "S+2 segments hold 2N"
+            // from the truth).
+            80..=84 if doubling => {
+                let edges = rng.random_range(3..=40);
+                let stride = rng.random_range(1..=6);
+                let width = pick(rng, &[0, 2, 20, (scale / 50).max(1)]);
+                for _ in 0..edges {
+                    let mut center = next_edge(t);
+                    for _ in 1..stride {
+                        center = next_edge(center);
+                    }
+                    for _ in 0..2 * quota + 1 {
+                        out.push((center + rng.random_range(-width..=width)).max(0));
+                    }
+                    t = center + width + 1;
+                }
             }
             _ => {
                 let k = rng.random_range(2..=2 * quota as usize + 2);
@@ -475,7 +498,12 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
     };
     let n = rng.random_range(30..=250);
     let snap = pick(&mut rng, &[0.0, 0.0, 0.3, 0.9]);
-    let sends = arrivals(&mut rng, n, scale, quota, &next_edge, snap);
+    // Keys per window or segment, where readings straddling an edge double.
+    let doubling = matches!(
+        algo,
+        Algo::SegKeyed | Algo::SegEpoch | Algo::FixedKeyed | Algo::CounterKeyed
+    );
+    let sends = arrivals(&mut rng, n, scale, quota, &next_edge, snap, doubling);
     let strategy = pick(&mut rng, &Strategy::ALL);
     let dmax = match rng.random_range(0..4) {
         0 => 0,

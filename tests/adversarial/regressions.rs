@@ -148,3 +148,56 @@ fn sliding_counter_on_redis_keys_with_replica_clocks_within_the_slack_is_not_a_v
     let v = verify_key(&policy, &trace, &Options::default());
     assert_eq!(v.definite_violations, 0, "{v:?}");
 }
+
+/// The doubling at edges, sustained: a segmented window on Redis keys
+/// (a key per segment), two replicas whose clocks are 300 µs apart. 100 µs
+/// before the edge into segment a+1, replica B (+300) reads a+1 and admits
+/// N; then replica A (exact) reads a, whose sum leaves a+1 out, and admits
+/// N more. The next such edge whose sums are free again is S+1 segments
+/// later, so the pair repeats: 2N per S+1 segments, for ever — correct, and
+/// exactly what "S+1 segments hold at most 2N" allows. A rule assuming
+/// S+2 (2N + 2N·L/((S+2)·g)) flags it once S+4 pairs run; the random
+/// cases rarely keep the pattern up that long.
+#[test]
+fn segmented_keys_doubling_at_every_free_edge_is_not_a_violation() {
+    let g = 1_000i64;
+    for s in 1..=5i64 {
+        for limit in 1..=3u64 {
+            let policy = Policy::SlidingWindow {
+                limit,
+                window_us: (s * g) as u64,
+                segments: s as u64,
+            };
+            let mut l = SegmentedKeys {
+                limit,
+                seg: g,
+                s,
+                keys: Keys::default(),
+            };
+            let mut trace = Vec::new();
+            let pairs = s + 8;
+            for m in 0..pairs {
+                let edge = (m * (s + 1) + 1) * g;
+                // (true time, the deciding replica's reading)
+                for (at, reading) in [(edge - 100, edge + 200), (edge - 99, edge - 99)] {
+                    for _ in 0..=limit {
+                        let decided = if l.decide(reading).admitted {
+                            Decided::Admitted
+                        } else {
+                            Decided::Rejected
+                        };
+                        trace.push(obs(at, at, decided));
+                    }
+                }
+            }
+            let opts = Options {
+                slack_us: 301,
+                ..Options::default()
+            };
+            let v = verify_key(&policy, &trace, &opts);
+            assert_eq!(v.admitted, 2 * limit * pairs as u64, "S={s} N={limit}");
+            assert_eq!(v.definite_violations, 0, "S={s} N={limit}: {v:?}");
+            assert_eq!(v.false_rejects, 0, "S={s} N={limit}: {v:?}");
+        }
+    }
+}

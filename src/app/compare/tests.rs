@@ -3,9 +3,16 @@
 use super::*;
 
 fn summary(arms: &[(&str, Option<f64>, f64)]) -> Summary {
+    let arms: Vec<(&str, Option<f64>, f64, u64)> =
+        arms.iter().map(|&(n, r, p)| (n, r, p, 0)).collect();
+    judged(&arms)
+}
+
+/// Arms as (name, over-admission ratio, p99, definite violations).
+fn judged(arms: &[(&str, Option<f64>, f64, u64)]) -> Summary {
     let arms: Vec<serde_json::Value> = arms
         .iter()
-        .map(|(name, ratio, p99)| {
+        .map(|(name, ratio, p99, definite)| {
             serde_json::json!({
                 "name": name, "mode": "local", "replicas": 1,
                 "policy": {"algorithm": "sliding_log", "limit": 10, "window_us": 1000000},
@@ -13,7 +20,7 @@ fn summary(arms: &[(&str, Option<f64>, f64)]) -> Summary {
                 "requests": {"sent": 100, "admitted": 10, "rejected": 90, "errors": 0, "timeouts": 0},
                 "rate": {"target_rps": 100.0, "achieved_rps": 100.0},
                 "correctness": {"allowed_max": 10, "over_admission_ratio": ratio, "peak_window_ratio": 1.0,
-                    "definite_violations": 0, "possible_violations": 0, "false_rejects": 0, "false_reject_ratio": 0.0},
+                    "definite_violations": definite, "possible_violations": 0, "false_rejects": 0, "false_reject_ratio": 0.0},
                 "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": p99, "p999": 5.0, "max": 9.0},
                 "service_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p999": 5.0, "max": 9.0},
                 "schedule_lag_ms": {"p50": 0.0, "p90": 0.0, "p99": 0.0, "p999": 0.0, "max": 0.0},
@@ -67,6 +74,35 @@ fn a_regression_beyond_the_bound_is_reported_and_within_it_is_not() {
     assert!(compare(&base, &slower, Some(0.10)).regressions[0].contains("p99_ms 10 -> 12"));
     let unbounded = summary(&[("a", None, 10.0)]);
     assert_eq!(compare(&base, &unbounded, Some(0.10)).regressions.len(), 1);
+}
+
+#[test]
+fn violations_from_none_and_a_missing_arm_are_regressions() {
+    let base = judged(&[("a", Some(1.0), 10.0, 0), ("b", Some(1.0), 10.0, 0)]);
+    let same = judged(&[("a", Some(1.0), 10.0, 0), ("b", Some(1.0), 10.0, 0)]);
+    assert!(compare(&base, &same, Some(0.5)).regressions.is_empty());
+    let one = judged(&[("a", Some(1.0), 10.0, 1)]);
+    let r = compare(&base, &one, Some(0.5)).regressions;
+    assert_eq!(
+        r,
+        [
+            "a: definite_violations 0 -> 1 (more than 50.0% worse)",
+            "b: in the baseline, missing from the candidate"
+        ]
+    );
+}
+
+#[test]
+fn a_run_folder_reads_as_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = summary(&[("a", Some(1.0), 10.0)]);
+    std::fs::write(
+        dir.path().join("summary.json"),
+        serde_json::to_string(&s).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(read_summary(dir.path()).unwrap().arms[0].name, "a");
+    assert!(read_summary(&dir.path().join("nothing")).is_err());
 }
 
 #[test]

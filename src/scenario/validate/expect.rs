@@ -3,7 +3,7 @@
 //! on a figure the arm's mode cannot have).
 
 use super::source::{Result, Source};
-use crate::gate::{Bound, Expectation, Figure};
+use crate::gate::Expectation;
 use crate::scenario::raw::{RawArm, RawExpect};
 use crate::scenario::spec::Mode;
 
@@ -37,134 +37,54 @@ pub(super) fn arm_expect(src: &Source, a: &RawArm, mode: Mode) -> Result<Vec<Exp
 }
 
 fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
-    use Bound::{AtLeast, AtMost};
-    use Figure::*;
     let ratios = [
-        (
-            "max_over_admission_ratio",
-            &e.max_over_admission_ratio,
-            OverAdmissionRatio,
-            AtMost,
-        ),
-        (
-            "min_over_admission_ratio",
-            &e.min_over_admission_ratio,
-            OverAdmissionRatio,
-            AtLeast,
-        ),
-        (
-            "max_false_reject_ratio",
-            &e.max_false_reject_ratio,
-            FalseRejectRatio,
-            AtMost,
-        ),
-        (
-            "min_false_reject_ratio",
-            &e.min_false_reject_ratio,
-            FalseRejectRatio,
-            AtLeast,
-        ),
-        ("max_p99_ms", &e.max_p99_ms, P99Ms, AtMost),
-        ("max_error_ratio", &e.max_error_ratio, ErrorRatio, AtMost),
-        (
-            "max_peak_window_ratio",
-            &e.max_peak_window_ratio,
-            PeakWindowRatio,
-            AtMost,
-        ),
-        (
-            "min_peak_window_ratio",
-            &e.min_peak_window_ratio,
-            PeakWindowRatio,
-            AtLeast,
-        ),
+        ("max_over_admission_ratio", &e.max_over_admission_ratio),
+        ("min_over_admission_ratio", &e.min_over_admission_ratio),
+        ("max_false_reject_ratio", &e.max_false_reject_ratio),
+        ("min_false_reject_ratio", &e.min_false_reject_ratio),
+        ("max_p99_ms", &e.max_p99_ms),
+        ("max_error_ratio", &e.max_error_ratio),
+        ("max_peak_window_ratio", &e.max_peak_window_ratio),
+        ("min_peak_window_ratio", &e.min_peak_window_ratio),
         (
             "max_redis_commands_per_decision",
             &e.max_redis_commands_per_decision,
-            RedisCommandsPerDecision,
-            AtMost,
         ),
     ];
     let counts = [
-        (
-            "max_definite_violations",
-            &e.max_definite_violations,
-            DefiniteViolations,
-            AtMost,
-        ),
-        (
-            "min_definite_violations",
-            &e.min_definite_violations,
-            DefiniteViolations,
-            AtLeast,
-        ),
-        (
-            "max_possible_violations",
-            &e.max_possible_violations,
-            PossibleViolations,
-            AtMost,
-        ),
-        (
-            "max_header_findings",
-            &e.max_header_findings,
-            HeaderFindings,
-            AtMost,
-        ),
+        ("max_definite_violations", &e.max_definite_violations),
+        ("min_definite_violations", &e.min_definite_violations),
+        ("max_possible_violations", &e.max_possible_violations),
+        ("max_header_findings", &e.max_header_findings),
         (
             "max_remaining_contradictions",
             &e.max_remaining_contradictions,
-            RemainingContradictions,
-            AtMost,
         ),
         (
             "min_remaining_contradictions",
             &e.min_remaining_contradictions,
-            RemainingContradictions,
-            AtLeast,
         ),
-        (
-            "max_redis_bytes_per_key",
-            &e.max_redis_bytes_per_key,
-            RedisBytesPerKey,
-            AtMost,
-        ),
-        (
-            "min_redis_bytes_per_key",
-            &e.min_redis_bytes_per_key,
-            RedisBytesPerKey,
-            AtLeast,
-        ),
-        (
-            "max_lease_bound_violations",
-            &e.max_lease_bound_violations,
-            LeaseBoundViolations,
-            AtMost,
-        ),
+        ("max_redis_bytes_per_key", &e.max_redis_bytes_per_key),
+        ("min_redis_bytes_per_key", &e.min_redis_bytes_per_key),
+        ("max_lease_bound_violations", &e.max_lease_bound_violations),
     ];
     let mut out = Vec::new();
-    for (key, value, figure, bound) in ratios {
+    let named = |key: &'static str, value: f64| {
+        crate::gate::named(key, value).expect("every [arms.expect] key is a gate bound")
+    };
+    for (key, value) in ratios {
         if let Some(v) = value {
             let x = *v.get_ref();
             if !(x.is_finite() && x >= 0.0) {
                 return Err(src.at(v, format!("{key} must be a number of at least 0, got {x}")));
             }
-            out.push(Expectation {
-                key,
-                figure,
-                bound,
-                value: x,
-            });
+            out.push(named(key, x));
         }
     }
-    for (key, value, figure, bound) in counts {
+    for (key, value) in counts {
         if let Some(v) = value {
             let x = src.count(v, key, 0, i64::MAX)?;
-            out.push(Expectation {
-                key,
-                figure,
-                bound,
-                value: x as f64,
-            });
+            out.push(named(key, x as f64));
         }
     }
     Ok(out)

@@ -165,15 +165,29 @@ fn a_bucket_drained_before_the_trace_starts_empty() {
     // (long after any "one refill time" exemption would have ended).
     assert!(false_ones(check, &admits, &rejects, Start::Fresh) > 50);
     // Starting empty (never below): every reject is consistent.
-    assert_eq!(false_ones(check, &admits, &rejects, Start::Unknown), 0);
+    assert_eq!(
+        false_ones(check, &admits, &rejects, Start::Unknown { settled: 0 }),
+        0
+    );
     // And an empty start still catches a real false reject: nothing is
     // admitted for 5,000 µs, yet a request is refused.
     let idle = at(&[(6_000, 6_005)]);
-    assert_eq!(false_ones(check, &[], &idle, Start::Unknown), 1);
-    // The boundary: an empty bucket holds its first token after 100 µs.
-    assert_eq!(false_ones(check, &[], &at(&[(99, 100)]), Start::Unknown), 0);
     assert_eq!(
-        false_ones(check, &[], &at(&[(100, 100)]), Start::Unknown),
+        false_ones(check, &[], &idle, Start::Unknown { settled: 0 }),
+        1
+    );
+    // The boundary: an empty bucket holds its first token after 100 µs.
+    assert_eq!(
+        false_ones(check, &[], &at(&[(99, 100)]), Start::Unknown { settled: 0 }),
+        0
+    );
+    assert_eq!(
+        false_ones(
+            check,
+            &[],
+            &at(&[(100, 100)]),
+            Start::Unknown { settled: 0 }
+        ),
         1
     );
 }
@@ -228,7 +242,7 @@ fn the_bucket_sweep_agrees_with_the_direct_bound() {
         let start = if rng.random_bool(0.5) {
             Start::Fresh
         } else {
-            Start::Unknown
+            Start::Unknown { settled: 0 }
         };
         let item = |rng: &mut SmallRng| {
             let x = rng.random_range(0..3_000);

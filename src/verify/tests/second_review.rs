@@ -1,0 +1,195 @@
+//! The second review's cases (issue 22): each a trace that was judged
+//! wrongly before, checked by hand.
+
+use super::*;
+
+/// Capacity 10, 5 per s, refill late by up to 500 ms: ten admits at
+/// 5.000 s empty the bucket; at 5.450 s a correct limiter whose refill has
+/// not come yet rejects (450 ms surely brought no token once the refill
+/// may be 500 ms late). Both a token bucket and GCRA of that shape.
+#[test]
+fn a_late_refill_explains_a_reject_of_a_continuous_bucket() {
+    let rate = Rate {
+        count: 5,
+        per_us: 1_000_000,
+    };
+    let late = Options {
+        lateness_us: 500_000,
+        ..exact()
+    };
+    for p in [
+        Policy::TokenBucket {
+            capacity: 10,
+            refill: rate,
+        },
+        Policy::Gcra { rate, burst: 10 },
+    ] {
+        let mut trace: Vec<Obs> = (0..10).map(|_| admit(5_000_000, 5_000_000)).collect();
+        trace.push(reject(5_450_000, 5_450_000));
+        assert_eq!(verify_key(&p, &trace, &late).false_rejects, 0, "{p:?}");
+        assert_eq!(
+            verify_key(&p, &trace, &exact()).false_rejects,
+            1,
+            "{p:?}: on time, 450 ms bring 2.25 tokens"
+        );
+        // The boundary: a refill 500 ms late brings its first token at
+        // 5.700 s; the verifier allows for ⌈5 · 0.5⌉ = 3 missing tokens, so
+        // it is sure of one only from 5.800 s (4 tokens − 3).
+        let mut later = trace.clone();
+        later[10] = reject(5_690_000, 5_690_000);
+        assert_eq!(verify_key(&p, &later, &late).false_rejects, 0, "{p:?}");
+        later[10] = reject(5_799_000, 5_799_000);
+        assert_eq!(verify_key(&p, &later, &late).false_rejects, 0, "{p:?}");
+        later[10] = reject(5_800_000, 5_800_000);
+        assert_eq!(verify_key(&p, &later, &late).false_rejects, 1, "{p:?}");
+    }
+}
+
+/// Two replicas, each a correct segmented window of its own (10 per 1 s,
+/// 4 segments), judged with several clocks as an external target would be:
+/// the fake global limit, 2× sustained, was not caught (0 definite) while
+/// "S segments hold at most 2N" was the strongest rule.
+#[test]
+fn a_sustained_double_on_a_segmented_window_with_several_clocks_is_caught() {
+    let p = Policy::SlidingWindow {
+        limit: 10,
+        window_us: 1_000_000,
+        segments: 4,
+    };
+    let trace = super::review::two_replicas(&p, 0);
+    let several = Options {
+        unknown_history: true,
+        ..Options::default()
+    };
+    let v = verify_key(&p, &trace, &several);
+    assert!(v.admitted >= 390, "{v:?}");
+    // 2N per 5 segments (16/s) + a burst of 24 against 20/s for 20 s.
+    assert!(v.definite_violations >= 40, "{v:?}");
+    // One replica alone is correct and scores nothing.
+    let one: Vec<Obs> = trace.iter().step_by(2).copied().collect();
+    assert_eq!(verify_key(&p, &one, &several).definite_violations, 0);
+}
+
+/// The rule at its boundary, with admits decided where they were sent:
+/// 2N within a closed span of S segments is allowed, 2N + 1 is not; and
+/// over long spans the rate is 2N per S+1 segments.
+#[test]
+fn s_plus_one_segments_hold_at_most_twice_the_limit() {
+    // N = 2, W = 4 ms in S = 4 segments of 1 ms.
+    let p = Policy::SlidingWindow {
+        limit: 2,
+        window_us: 4_000,
+        segments: 4,
+    };
+    let several = Options {
+        one_clock: false,
+        ..exact()
+    };
+    let at = |ts: &[i64]| -> Vec<Obs> { ts.iter().map(|&t| admit(t, t)).collect() };
+    // Spread so that no segment holds more than N and no S−1 segments
+    // (the one-clock window) are tested: 4 admits within 4 000 µs.
+    assert_eq!(
+        verify_key(&p, &at(&[0, 1_000, 2_000, 4_000]), &several).definite_violations,
+        0,
+        "2N within S·g, closed"
+    );
+    assert_eq!(
+        verify_key(&p, &at(&[0, 1_000, 2_000, 3_000, 4_000]), &several).definite_violations,
+        1,
+        "2N + 1 within S·g"
+    );
+    assert_eq!(
+        verify_key(&p, &at(&[0, 1_000, 2_000, 3_000, 4_001]), &several).definite_violations,
+        0,
+        "2N + 1 just over S·g: six segments may be met"
+    );
+    // Long intervals (a segment or more) prove nothing by this rule.
+    let mut long = at(&[0, 1_000, 2_000, 3_000, 4_000]);
+    long[2].done = 3_000;
+    assert_eq!(verify_key(&p, &long, &several).definite_violations, 0);
+}
+
+/// An earlier run's straggler: a request sent before the trace and decided
+/// (admitted) 300 ms after it started, by a sliding log of 2 per 1 s. A
+/// reject at 1.050 s, past the log's memory of the start, is right: the
+/// straggler and one more still count. Rejects are judged only once the
+/// stragglers are decided (`history_settles_us`) and forgotten.
+#[test]
+fn a_straggler_from_an_earlier_run_explains_an_early_reject() {
+    let p = Policy::SlidingLog {
+        limit: 2,
+        window_us: 1_000_000,
+    };
+    let trace = [admit(900_000, 900_100), reject(1_050_000, 1_050_100)];
+    let unknown = |settles| Options {
+        unknown_history: true,
+        history_settles_us: settles,
+        ..exact()
+    };
+    assert_eq!(
+        verify_key(&p, &trace, &unknown(0)).false_rejects,
+        1,
+        "with no stragglers the log held one admit"
+    );
+    assert_eq!(verify_key(&p, &trace, &unknown(500_000)).false_rejects, 0);
+    // After the stragglers are decided and forgotten, rejects count again.
+    let late = [admit(1_400_000, 1_400_100), reject(1_600_000, 1_600_100)];
+    assert_eq!(verify_key(&p, &late, &unknown(500_000)).false_rejects, 1);
+    let boundary = [admit(1_400_000, 1_400_100), reject(1_500_000, 1_500_100)];
+    assert_eq!(
+        verify_key(&p, &boundary, &unknown(500_000)).false_rejects,
+        0
+    );
+}
+
+/// The same for a bucket (2 tokens, 1 per s), taken as empty at the start:
+/// a straggler admitted at 1.000 s took the token refilled by then, so a
+/// reject at 1.200 s is right. With the stragglers decided by 1 s, the
+/// bucket is taken as empty then, and a reject is false once a token has
+/// surely come back (2.1 s).
+#[test]
+fn a_straggler_empties_a_bucket_taken_as_empty_at_the_start() {
+    let p = Policy::TokenBucket {
+        capacity: 2,
+        refill: Rate {
+            count: 1,
+            per_us: 1_000_000,
+        },
+    };
+    let unknown = |settles| Options {
+        unknown_history: true,
+        history_settles_us: settles,
+        ..exact()
+    };
+    let early = [reject(1_200_000, 1_200_000)];
+    assert_eq!(verify_key(&p, &early, &unknown(0)).false_rejects, 1);
+    assert_eq!(verify_key(&p, &early, &unknown(1_000_000)).false_rejects, 0);
+    let later = [reject(1_900_000, 1_900_000)];
+    assert_eq!(verify_key(&p, &later, &unknown(1_000_000)).false_rejects, 0);
+    let later = [reject(2_100_000, 2_100_000)];
+    assert_eq!(verify_key(&p, &later, &unknown(1_000_000)).false_rejects, 1);
+}
+
+/// A chunked bucket (4 tokens, 2 per 100 ms) whose chunk lands at the very
+/// instant of a burst: 4 admits, the refill, 2 more — 6 at one instant,
+/// with no slack. "More than B at once" called that 2 violations; it was
+/// never a rule a correct chunked bucket keeps, and it is gone.
+#[test]
+fn a_chunk_landing_mid_burst_is_not_a_violation() {
+    let p = Policy::TokenBucket {
+        capacity: 4,
+        refill: Rate {
+            count: 2,
+            per_us: 100_000,
+        },
+    };
+    let chunked = Options {
+        chunked_refill: true,
+        ..exact()
+    };
+    let mut trace: Vec<Obs> = (0..6).map(|_| admit(100_000, 100_000)).collect();
+    assert_eq!(verify_key(&p, &trace, &chunked).definite_violations, 0);
+    // One more than burst plus one chunk within one period is still caught.
+    trace.push(admit(100_000, 100_000));
+    assert_eq!(verify_key(&p, &trace, &chunked).definite_violations, 1);
+}
