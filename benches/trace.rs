@@ -97,6 +97,9 @@ fn folder(root: &Path, name: &str, n: u64) {
         witnesses: records::DEFAULT_WITNESSES,
         retry: None,
         request_timeout_us: 0,
+        clock_samples: Vec::new(),
+        simulated_clock_rate_ppm: 0,
+        declared_clock_rate_ppm: None,
         expect: Vec::new(),
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();

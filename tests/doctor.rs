@@ -103,6 +103,7 @@ fn this_machine_has_what_the_main_scenario_needs() {
         "ephemeral ports",
         "CPUs",
         "CPU governor",
+        "wall clock",
     ] {
         assert!(stdout.contains(what), "{what}: {stdout}");
     }
@@ -111,5 +112,12 @@ fn this_machine_has_what_the_main_scenario_needs() {
             .lines()
             .all(|l| l.starts_with("ok") || l.starts_with("warn")),
         "{stdout}"
+    );
+    // The wall clock's rate, measured: "runs within N ppm" or, while it is
+    // slewed past the default bound, a warning that says so.
+    let clock = stdout.lines().find(|l| l.contains("wall clock")).unwrap();
+    assert!(
+        clock.contains("ppm of the monotonic clock") || clock.contains("being slewed"),
+        "{clock}"
     );
 }

@@ -1,5 +1,7 @@
 //! The replica's clock: wall-clock microseconds since the Unix epoch plus a
-//! configurable skew, so a scenario can make replicas disagree about time.
+//! configurable skew, so a scenario can make replicas disagree about time,
+//! and optionally running fast or slow (`rate_ppm`), as a wall clock does
+//! while NTP slews it.
 //! Wall time (not a monotonic clock) because fixed and segmented windows are
 //! epoch-aligned, as most production limiters align them.
 
@@ -9,12 +11,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, Default)]
 pub struct Clock {
     skew_us: AtomicI64,
+    /// Parts per million the clock gains on the wall clock (negative: loses).
+    rate_ppm: i64,
+    /// Wall µs from which the rate counts.
+    anchor_us: i64,
 }
 
 impl Clock {
     pub fn with_skew_us(skew_us: i64) -> Self {
+        Clock::new(skew_us, 0)
+    }
+
+    /// A clock `skew_us` off the wall clock that gains `rate_ppm` on it
+    /// from now on.
+    pub fn new(skew_us: i64, rate_ppm: i64) -> Self {
         Clock {
             skew_us: AtomicI64::new(skew_us),
+            rate_ppm,
+            anchor_us: wall_now_us(),
         }
     }
 
@@ -29,7 +43,9 @@ impl Clock {
     }
 
     pub fn now_us(&self) -> i64 {
-        wall_now_us() + self.skew_us()
+        let wall = wall_now_us();
+        let gained = (wall - self.anchor_us) as i128 * self.rate_ppm as i128 / 1_000_000;
+        wall + gained as i64 + self.skew_us()
     }
 }
 
@@ -44,6 +60,17 @@ pub fn wall_now_us() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_makes_the_clock_gain_on_the_wall_clock() {
+        let fast = Clock::new(0, 50_000);
+        let slow = Clock::new(0, -50_000);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let (f, w, s) = (fast.now_us(), wall_now_us(), slow.now_us());
+        // 5% of at least 200 ms: at least 10 ms ahead, and behind.
+        assert!(f - w >= 9_900, "{}", f - w);
+        assert!(w - s >= 9_900, "{}", w - s);
+    }
 
     #[test]
     fn skew_shifts_the_clock() {

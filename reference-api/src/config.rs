@@ -20,6 +20,10 @@ pub struct ReplicaConfig {
     /// Shift of this replica's clock against the wall clock.
     #[serde(default)]
     pub clock_skew_us: i64,
+    /// Parts per million this replica's clock gains on the wall clock (a
+    /// slewed clock, simulated).
+    #[serde(default)]
+    pub clock_rate_ppm: i64,
     /// Bound on live per-key states; new keys beyond it are rejected (the
     /// safe direction) rather than evicting live counts.
     #[serde(default = "default_max_keys")]
@@ -52,6 +56,7 @@ impl ReplicaConfig {
             key_header: default_key_header(),
             max_key_len: default_max_key_len(),
             clock_skew_us: 0,
+            clock_rate_ppm: 0,
             max_keys: default_max_keys(),
             backend: Backend::Local,
             admin: false,

@@ -74,7 +74,7 @@ impl AppState {
         };
         Ok(Arc::new(AppState {
             limiter,
-            clock: Clock::with_skew_us(config.clock_skew_us),
+            clock: Clock::new(config.clock_skew_us, config.clock_rate_ppm),
             key_header,
             replica_header,
             policy_header,

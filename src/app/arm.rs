@@ -196,6 +196,7 @@ pub async fn run(
     let redis_before = redis_use::sample(&redis_nodes, None).await;
     let progress = (!quiet).then(|| Progress::start(&spec.name, plan.duration, counters.clone()));
     let start = tokio::time::Instant::now();
+    let clocks = load::clocks::ClockWatch::start(start);
     let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
     let faults = async {
         match stack.as_mut() {
@@ -204,6 +205,7 @@ pub async fn run(
         }
     };
     let (report, faults) = tokio::join!(load, faults);
+    let clock_samples = clocks.finish().await;
     // Before the probes: their requests are not the load's decisions.
     let redis_after = redis_use::sample(&redis_nodes, prefix.as_deref()).await;
     let redis_used = redis_use::between(&redis_before, &redis_after);
@@ -267,6 +269,9 @@ pub async fn run(
             .retry
             .as_ref()
             .map(|r| r.describe(&spec.plan.template.limited)),
+        clock_samples,
+        simulated_clock_rate_ppm: judged.simulated_clock_rate_ppm,
+        declared_clock_rate_ppm: judged.declared_clock_rate_ppm,
         request_timeout_us: spec.plan.timeout.as_micros().min(i64::MAX as u128) as i64,
         expect: spec
             .expect

@@ -97,6 +97,8 @@ fn spec(attack: &Attack) -> ArmSpec {
             max_server_time_us: None,
             witnesses: DEFAULT_WITNESSES,
             lease_bound: None,
+            simulated_clock_rate_ppm: 0,
+            declared_clock_rate_ppm: None,
         },
         expect: attack.expect.clone(),
         announce: false,

@@ -72,7 +72,42 @@ pub async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
     out.push(ports(connections));
     out.push(cpus());
     out.push(governor());
+    out.push(wall_clock_rate().await);
     out
+}
+
+/// How fast the wall clock runs against the monotonic one, over a second:
+/// NTP daemons slew it for a while when they correct an offset (0.5 % has
+/// been seen on these machines). rlbench measures this during every run
+/// and allows for it; a limiter on a host it cannot sample is allowed
+/// `[checks] clock_rate_ppm` (default [`DEFAULT_REMOTE_CLOCK_RATE_PPM`]).
+async fn wall_clock_rate() -> Finding {
+    use crate::events::clock::{measured_ppm, DEFAULT_REMOTE_CLOCK_RATE_PPM};
+    let start = tokio::time::Instant::now();
+    let first = crate::load::clocks::sample(start);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let last = crate::load::clocks::sample(start);
+    let Some(ppm) = measured_ppm(&[first, last]) else {
+        return finding(Level::Warn, "wall clock", "its rate could not be measured");
+    };
+    if ppm > DEFAULT_REMOTE_CLOCK_RATE_PPM {
+        finding(
+            Level::Warn,
+            "wall clock",
+            format!(
+                "runs {ppm} ppm off the monotonic clock: it is being slewed (NTP correcting an \
+                 offset). Runs here allow for what they measure; clocks on other hosts are \
+                 assumed within [checks] clock_rate_ppm (default {DEFAULT_REMOTE_CLOCK_RATE_PPM}), \
+                 which this machine's would exceed"
+            ),
+        )
+    } else {
+        finding(
+            Level::Ok,
+            "wall clock",
+            format!("runs within {ppm} ppm of the monotonic clock"),
+        )
+    }
 }
 
 /// Whether every needed piece is there (exit 0) or not (exit 3).

@@ -69,6 +69,10 @@ pub struct Judged {
     /// `redis_batched`: the admits a window may hold, leases spent late
     /// included.
     pub lease_bound: Option<u64>,
+    /// The replicas' clocks run this fast (ppm) on the wall clock: simulated.
+    pub simulated_clock_rate_ppm: i64,
+    /// `[checks] clock_rate_ppm`: a rate declared for clocks not sampled.
+    pub declared_clock_rate_ppm: Option<i64>,
 }
 
 /// The scenario's arm as the engine's inputs. Redis keys start with a
@@ -135,6 +139,8 @@ pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Arm
                 .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
             witnesses: scenario.checks.witnesses,
             lease_bound: arm.lease_bound(),
+            simulated_clock_rate_ppm: arm.clock_rate_ppm,
+            declared_clock_rate_ppm: scenario.checks.clock_rate_ppm,
         },
         expect: arm.expect.clone(),
         announce: true,
@@ -169,6 +175,7 @@ pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<Repl
             let mut c = ReplicaConfig::new(format!("r{i}"), arm.policy.clone());
             c.key_header = arm.key_header.clone();
             c.clock_skew_us = arm.skew_of(i);
+            c.clock_rate_ppm = arm.clock_rate_ppm;
             c.backend = backend.clone();
             // rlbench steps replica clocks itself (clock_step faults).
             c.admin = true;

@@ -164,6 +164,13 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             }),
         redis: f.redis.clone(),
         lease_bound: f.lease_bound.clone(),
+        clock: Some(ClockRate {
+            measured_ppm: crate::events::clock::measured_ppm(&run.clock_samples),
+            samples: run.clock_samples.len(),
+            simulated_ppm: run.simulated_clock_rate_ppm,
+            declared_ppm: run.declared_clock_rate_ppm,
+            allowed_ppm: crate::app::finish::clock_allowance(run),
+        }),
         phases: f
             .phases
             .iter()

@@ -10,6 +10,7 @@
 
 pub mod advertised;
 pub mod binary;
+pub mod clock;
 pub mod csv;
 pub mod export;
 pub mod read;

@@ -5,6 +5,7 @@
 //! each retry of it (`retry`).
 
 pub mod answer;
+pub mod clocks;
 mod closed;
 pub mod connection;
 mod lanes;
@@ -18,7 +19,6 @@ mod wire;
 
 use crate::events::{Batch, Event, Outcome};
 pub use plan::{Counters, Plan};
-use reference_api::clock::wall_now_us;
 use schedule::Shape;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,15 +43,8 @@ pub struct LoadReport {
 /// Wall-clock µs at `start`, from the tightest of a few paired readings of
 /// both clocks, and how far off it may be (half the tightest gap).
 fn wall_clock_at(start: Instant) -> (i64, i64) {
-    (0..8)
-        .map(|_| {
-            let before = start.elapsed().as_micros() as i64;
-            let wall = wall_now_us();
-            let after = start.elapsed().as_micros() as i64;
-            (wall - (before + after) / 2, (after - before) / 2 + 1)
-        })
-        .min_by_key(|&(_, uncertainty)| uncertainty)
-        .unwrap_or((wall_now_us(), 1_000))
+    let s = clocks::sample(start);
+    (s.wall_us - s.trace_us, s.uncertainty_us)
 }
 
 /// Runs the plan from `start` (trace time 0) until its schedule ends or

@@ -271,6 +271,16 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
         h.push_str("</ul>");
     }
 
+    if s.arms.iter().any(|a| a.clock.is_some()) {
+        h.push_str("<h2 id=\"clocks\">Clocks</h2><ul class=\"verdicts\">");
+        for a in &s.arms {
+            if let Some(sentence) = super::clock::sentence(a) {
+                let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(&sentence));
+            }
+        }
+        h.push_str("</ul>");
+    }
+
     if s.arms.iter().any(|a| a.goodput.is_some()) {
         h.push_str("<h2 id=\"goodput\">Goodput of retrying callers</h2><ul class=\"verdicts\">");
         for a in &s.arms {

@@ -3,6 +3,7 @@
 //! what the trace recorded; computes nothing (tests/house_plan.rs).
 
 pub mod charts;
+pub mod clock;
 pub mod compare;
 pub mod doctor;
 pub mod explain;

@@ -105,6 +105,9 @@ pub fn render(s: &Summary) -> String {
         if let Some(line) = errors_line(a) {
             out.push_str(&line);
         }
+        if let Some(sentence) = super::clock::sentence(a).filter(|_| super::clock::notable(a)) {
+            out.push_str(&format!("clock of {}: {sentence}\n", a.name));
+        }
         for sentence in super::phases::sentences(a) {
             out.push_str(&format!("fault in {}: {sentence}\n", a.name));
         }

@@ -28,6 +28,7 @@ pub struct RawChecks {
     pub retry_after_max_wait: Option<Spanned<String>>,
     pub witnesses: Option<Spanned<i64>>,
     pub max_server_time: Option<Spanned<String>>,
+    pub clock_rate_ppm: Option<Spanned<i64>>,
 }
 
 /// `[target]`: the reference API (default) or any HTTP endpoints.
@@ -153,6 +154,7 @@ pub struct RawArm {
     pub fanout: Option<Spanned<String>>,
     pub clock: Option<Spanned<String>>,
     pub clock_skew: Option<Spanned<Vec<Spanned<String>>>>,
+    pub clock_rate_ppm: Option<Spanned<i64>>,
     pub on_redis_error: Option<Spanned<String>>,
     pub wait_replicas: Option<Spanned<i64>>,
     pub deadline_aware: Option<Spanned<bool>>,

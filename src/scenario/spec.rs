@@ -60,6 +60,10 @@ pub struct Checks {
     /// How long after the client gave up the server may still decide
     /// (`None`: at any time).
     pub max_server_time: Option<Duration>,
+    /// How fast or slow (ppm) a clock rlbench cannot sample may run against
+    /// the generator's: a target on another host. Clocks on this machine
+    /// are measured during each run and need none.
+    pub clock_rate_ppm: Option<i64>,
 }
 
 /// What the limiter's timing may be beyond its policy's parameters.
@@ -80,6 +84,7 @@ impl Default for Checks {
             retry_after_max_wait: Duration::from_secs(5),
             witnesses: crate::store::records::DEFAULT_WITNESSES,
             max_server_time: None,
+            clock_rate_ppm: None,
         }
     }
 }
@@ -169,6 +174,9 @@ pub struct Arm {
     pub clock: ClockSource,
     /// Per replica, by index; missing entries are 0.
     pub clock_skew_us: Vec<i64>,
+    /// Parts per million the replicas' clocks gain on the wall clock (a
+    /// slewed clock, simulated; negative: they lose).
+    pub clock_rate_ppm: i64,
     pub on_redis_error: OnError,
     /// `WAIT` for this many Redis replicas after each decision (0: none).
     pub wait_replicas: u32,

@@ -90,6 +90,16 @@ pub struct ArmRecord {
     /// decided, unless `max_server_time` says otherwise.
     #[serde(default)]
     pub request_timeout_us: i64,
+    /// This machine's wall clock against the trace's, sampled during the
+    /// load (`events::clock`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_samples: Vec<crate::events::clock::ClockSample>,
+    /// The replicas' clocks gained this on the wall clock (ppm, simulated).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub simulated_clock_rate_ppm: i64,
+    /// `[checks] clock_rate_ppm`, when declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_clock_rate_ppm: Option<i64>,
     /// The arm's own bounds as written (`key`, value): what `report`
     /// judges again when the folder keeps no scenario (`attack --out`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

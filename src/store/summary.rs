@@ -68,6 +68,33 @@ pub struct ArmSummary {
     /// `redis_batched`: the over-admission leases allow, and whether it held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_bound: Option<LeaseBound>,
+    /// How fast this machine's wall clock ran against the generator's
+    /// during the load, and the rate the verdicts allow for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockRate>,
+}
+
+/// The clock rates behind an arm's verdicts (parts per million).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClockRate {
+    /// The wall clock against the generator's monotonic clock, the worst
+    /// stretch between samples a second apart (reading error included);
+    /// null with too few samples.
+    pub measured_ppm: Option<i64>,
+    /// Samples taken (start, every second, end).
+    pub samples: usize,
+    /// The replicas' clocks were made to run this much fast (simulated).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub simulated_ppm: i64,
+    /// Declared in `[checks] clock_rate_ppm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_ppm: Option<i64>,
+    /// What every window, segment and refill was widened by.
+    pub allowed_ppm: i64,
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
 }
 
 /// A batched arm judged twice: against its policy (the usual verdict:

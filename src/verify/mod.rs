@@ -40,18 +40,38 @@ fn timing(opts: &Options) -> rules::Timing {
         lateness_us: opts.lateness_us,
         chunked_refill: opts.chunked_refill,
         one_clock: opts.one_clock,
+        rate_ppm: opts.clock_rate_ppm,
     }
 }
 
-/// The grid rules' slack: the clock's, plus how far the epoch mapping may be off.
-fn grid_slack(opts: &Options, slack: i64) -> i64 {
-    slack.saturating_add(opts.epoch_uncertainty_us.max(0))
+/// The grid rules' slack: the clock's, plus how far the epoch mapping may
+/// be off: its uncertainty at time 0, and how far a clock running at the
+/// allowed rate drifts from it by the latest of `items`.
+fn grid_slack(opts: &Options, slack: i64, items: &[Item]) -> i64 {
+    let latest = items
+        .iter()
+        .flat_map(|i| [i.x.saturating_abs(), i.y.saturating_abs()])
+        .max()
+        .unwrap_or(0);
+    let drift = (latest as i128 * opts.clock_rate_ppm.max(0) as i128).div_euclid(1_000_000) + 1;
+    slack
+        .saturating_add(opts.epoch_uncertainty_us.max(0))
+        .saturating_add(if opts.clock_rate_ppm > 0 {
+            drift as i64
+        } else {
+            0
+        })
 }
 
 /// The fewest of `items` to drop so that no rule of the policy is broken.
 fn most_removals(rules: &rules::Rules, items: &[Item], opts: &Options, slack: i64) -> u64 {
     let on_grid = rules.grid.map_or(0, |g| {
-        grid::min_removals(items, g, opts.epoch_offset_us, grid_slack(opts, slack))
+        grid::min_removals(
+            items,
+            g,
+            opts.epoch_offset_us,
+            grid_slack(opts, slack, items),
+        )
     });
     rules
         .definite
@@ -239,7 +259,7 @@ pub fn judge_key(
                 &admits,
                 g,
                 opts.epoch_offset_us,
-                grid_slack(opts, opts.slack_us),
+                grid_slack(opts, opts.slack_us, &admits),
             );
             most = most.max(n);
             found.extend(witness::grid(g, opts, &admits, &admit_at, breaks));

@@ -53,6 +53,27 @@ pub struct Timing {
     /// Every decision reads one clock inside its atomic step, so decisions
     /// reach the state in the order of their readings.
     pub one_clock: bool,
+    /// How fast or slow (ppm) the limiter's clock may run against the
+    /// trace's: a span of its clock lasts between [`shrink`] and [`grow`]
+    /// of it on the trace's.
+    pub rate_ppm: i64,
+}
+
+/// The least a span of `x` µs on a clock running up to `ppm` fast may last
+/// on the trace's clock: x/(1 + ε) ≥ x·(1 − ε), rounded down.
+pub fn shrink(x: i64, ppm: i64) -> i64 {
+    let ppm = ppm.clamp(0, 999_999) as i128;
+    let cut = (x.max(0) as i128 * ppm + 999_999) / 1_000_000;
+    (x as i128 - cut) as i64
+}
+
+/// The most a span of `x` µs on a clock running up to `ppm` slow may last
+/// on the trace's clock: x/(1 − ε), rounded up.
+pub fn grow(x: i64, ppm: i64) -> i64 {
+    let ppm = ppm.clamp(0, 999_999) as i128;
+    let x = x.max(0) as i128;
+    let d = 1_000_000 - ppm;
+    ((x * 1_000_000 + d - 1) / d).min(i64::MAX as i128) as i64
 }
 
 pub fn for_policy(policy: &Policy, timing: Timing) -> Rules {
@@ -92,8 +113,15 @@ fn rule(bound: Bound, why: &'static str) -> Rule {
 }
 
 /// Rules that hold for any alignment of the limiter's clock.
+///
+/// Every span a rule counts in is the limiter's, [`shrink`]-ed onto the
+/// trace's clock (a shorter span makes a weaker rule), and every span a
+/// reject looks back over is [`grow`]-n (a longer one forgives more).
 fn continuous(policy: &Policy, timing: Timing) -> Rules {
     let late = timing.lateness_us.max(0);
+    let ppm = timing.rate_ppm;
+    let short = |x: i64| shrink(x, ppm);
+    let long = |x: i64| grow(x, ppm);
     match *policy {
         // N+1 admits decided within less than W (every stored admit with a
         // reading inside the window counts, in whatever order they came).
@@ -101,12 +129,15 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             let w = window_us as i64;
             Rules {
                 definite: vec![rule(
-                    window(limit, w),
+                    window(limit, short(w)),
                     "a sliding log admits at most its limit in any window",
                 )],
                 grid: None,
                 peak: (limit, w),
-                reject: RejectCheck::Lookback { limit, span: w },
+                reject: RejectCheck::Lookback {
+                    limit,
+                    span: long(w),
+                },
             }
         }
         // Alignment unknown to the verifier: a span shorter than W meets at
@@ -117,13 +148,13 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
         Policy::FixedWindow { limit, window_us } => {
             let w = window_us as i64;
             Rules {
-                definite: per_window(limit, w, Unit::Window),
+                definite: per_window(limit, short(w), Unit::Window),
                 grid: None,
                 peak: (limit, w),
                 // The current window began less than W (+ lateness) ago.
                 reject: RejectCheck::Lookback {
                     limit,
-                    span: w.saturating_add(late),
+                    span: long(w.saturating_add(late)),
                 },
             }
         }
@@ -132,9 +163,9 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             window_us,
             segments,
         } => {
-            let w = window_us as i64;
             let s = segments as i64;
-            let g = w / s;
+            // The window and its segments as short as the trace may see them.
+            let (w, g) = (short(window_us as i64), short(window_us as i64 / s));
             let definite = if timing.one_clock {
                 // A closed span of at most W·(S-1)/S meets at most S
                 // consecutive segments, all counted by the last decision:
@@ -216,11 +247,11 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             Rules {
                 definite,
                 grid: None,
-                peak: (limit, w),
+                peak: (limit, window_us as i64),
                 // S segments, each late by up to the lateness.
                 reject: RejectCheck::Lookback {
                     limit,
-                    span: w.saturating_add(late.saturating_mul(s)),
+                    span: long((window_us as i64).saturating_add(late.saturating_mul(s))),
                 },
             }
         }
@@ -232,7 +263,7 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
         // least its count), with several clocks too, so long spans are
         // bounded as a fixed window's are.
         Policy::SlidingCounter { limit, window_us } => {
-            let w = window_us as i64;
+            let w = short(window_us as i64);
             let mut definite = per_window(limit, w, Unit::Window);
             if timing.one_clock {
                 definite.push(rule(
@@ -248,23 +279,23 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             Rules {
                 definite,
                 grid: None,
-                peak: (limit, w),
+                peak: (limit, window_us as i64),
                 // The estimate never exceeds the admits of the last 2W.
                 reject: RejectCheck::Lookback {
                     limit,
-                    span: (2 * w).saturating_add(2 * late),
+                    span: long((2 * window_us as i64).saturating_add(2 * late)),
                 },
             }
         }
         Policy::TokenBucket { capacity, refill } if timing.chunked_refill => {
-            chunked(capacity, refill.count, refill.per_us as i64, late)
+            chunked(capacity, refill.count, refill.per_us as i64, late, ppm)
         }
         // Tokens at the first admit ≤ capacity; refill adds L·rate.
         Policy::TokenBucket { capacity, refill } => {
-            bucket(capacity, refill.count, refill.per_us, late)
+            bucket(capacity, refill.count, refill.per_us, late, ppm)
         }
         // GCRA with burst b is a bucket of b tokens refilled one per interval.
-        Policy::Gcra { rate, burst } => bucket(burst, rate.count, rate.per_us, late),
+        Policy::Gcra { rate, burst } => bucket(burst, rate.count, rate.per_us, late, ppm),
     }
 }
 
@@ -324,7 +355,7 @@ fn per_window(limit: u64, w: i64, unit: Unit) -> Vec<Rule> {
 /// A continuous bucket. A refill that runs up to `late` behind only ever
 /// admits less, so the bound stands; a reject is judged with the
 /// ⌈count·late/per⌉ tokens the late refill may not have brought yet.
-fn bucket(burst: u64, count: u64, per_us: u64, late: i64) -> Rules {
+fn bucket(burst: u64, count: u64, per_us: u64, late: i64, ppm: i64) -> Rules {
     let per = per_us as i64;
     let missing = (count as i128 * late as i128 + per as i128 - 1) / (per as i128).max(1);
     Rules {
@@ -332,7 +363,7 @@ fn bucket(burst: u64, count: u64, per_us: u64, late: i64) -> Rules {
             Bound::Linear {
                 burst,
                 count,
-                per,
+                per: shrink(per, ppm),
                 max_span: None,
             },
             "a bucket holds at most its burst, and gains only its rate",
@@ -343,7 +374,7 @@ fn bucket(burst: u64, count: u64, per_us: u64, late: i64) -> Rules {
         reject: RejectCheck::Bucket {
             burst,
             count,
-            per,
+            per: grow(per, ppm),
             loss: u64::try_from(missing).unwrap_or(u64::MAX),
         },
     }
@@ -354,7 +385,9 @@ fn bucket(burst: u64, count: u64, per_us: u64, late: i64) -> Rules {
 /// L ≤ k·per holds at most k refills, so at most `burst + k·count` admits;
 /// a stretch of D surely gains ⌊D/(per + late)⌋ refills, at least
 /// `D·count/(per + late) − count` tokens.
-fn chunked(burst: u64, count: u64, per: i64, late: i64) -> Rules {
+fn chunked(burst: u64, count: u64, per: i64, late: i64, ppm: i64) -> Rules {
+    let reject_per = grow(per.saturating_add(late), ppm);
+    let per = shrink(per, ppm);
     let step = |k: u64, why| {
         rule(
             Bound::Window {
@@ -386,7 +419,7 @@ fn chunked(burst: u64, count: u64, per: i64, late: i64) -> Rules {
         reject: RejectCheck::Bucket {
             burst,
             count,
-            per: per.saturating_add(late),
+            per: reject_per,
             loss: count,
         },
     }

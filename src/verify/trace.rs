@@ -57,6 +57,11 @@ pub struct Options {
     /// other) before they reach the state: the segmented-window and
     /// sliding-counter rules that rely on that order are weakened.
     pub one_clock: bool,
+    /// How fast or slow (parts per million) the limiter's clocks may run
+    /// against the trace's: every window, segment and refill is taken that
+    /// much shorter (for violations) or longer (for false rejects), and an
+    /// epoch-aligned grid drifts that much from its mapping at time 0.
+    pub clock_rate_ppm: i64,
 }
 
 impl Default for Options {
@@ -72,6 +77,7 @@ impl Default for Options {
             chunked_refill: false,
             max_server_time_us: None,
             one_clock: false,
+            clock_rate_ppm: 0,
         }
     }
 }

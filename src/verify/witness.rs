@@ -47,14 +47,19 @@ fn s(us: i64) -> String {
     format!("{:.3} s", us as f64 / 1e6)
 }
 
-/// A duration as people write it: `2 s`, `250 ms`, `1.391 s`.
+/// A duration as people write it: `2 s`, `250 ms`, `1.391 s`, and to the
+/// µs when it is not whole milliseconds (a window shortened for a clock's
+/// rate: `0.49995 s`).
 fn span(us: i64) -> String {
     if us % 1_000_000 == 0 {
         format!("{} s", us / 1_000_000)
     } else if us % 1_000 == 0 && us < 1_000_000 {
         format!("{} ms", us / 1_000)
-    } else {
+    } else if us % 1_000 == 0 {
         s(us)
+    } else {
+        let text = format!("{:.6}", us as f64 / 1e6);
+        format!("{} s", text.trim_end_matches('0'))
     }
 }
 

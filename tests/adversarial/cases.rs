@@ -622,8 +622,23 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         ..Options::default()
     };
     opts.epoch_uncertainty_us = uncertainty;
+    // The clocks run fast or slow by up to what the verifier is told (a
+    // wall clock being slewed); from a generator of its own, so the other
+    // draws stay as they were.
+    let mut rates = SmallRng::seed_from_u64(seed ^ 0xC10C_0000 ^ ((algo as u64) << 40));
+    let rate_ppm: i64 = if asp {
+        0
+    } else {
+        pick(&mut rates, &[0, 0, 0, 5_000, -5_000, 500, -500])
+    };
+    opts.clock_rate_ppm = rate_ppm.abs()
+        + if rates.random_bool(0.2) {
+            rates.random_range(0..=1_000)
+        } else {
+            0
+        };
     let label = format!(
-        "{algo:?} {kind:?} ms={ms} deciders={deciders} offsets={offsets:?} reorder={reorder} \
+        "{algo:?} {kind:?} ms={ms} deciders={deciders} offsets={offsets:?} rate={rate_ppm}ppm reorder={reorder} \
          strategy={strategy:?} dmax={dmax} long={long} p_critical={p_critical} snap={snap} \
          p_unknown={p_unknown} late_max={late_max} ties_late={ties_late}"
     );
@@ -631,7 +646,12 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         label,
         policy,
         lim,
-        clock: Clock { epoch, ms, offsets },
+        clock: Clock {
+            epoch,
+            ms,
+            offsets,
+            rate_ppm,
+        },
         warm,
         reqs,
         opts,

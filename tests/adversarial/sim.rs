@@ -41,6 +41,9 @@ pub(crate) struct Clock {
     pub(crate) ms: bool,
     /// Each replica's offset from the true wall clock.
     pub(crate) offsets: Vec<i64>,
+    /// Parts per million the replicas' clock gains on the trace's (a wall
+    /// clock being slewed; negative: it loses), from trace time 0.
+    pub(crate) rate_ppm: i64,
 }
 
 impl Clock {
@@ -49,11 +52,13 @@ impl Clock {
             epoch,
             ms: false,
             offsets: vec![0],
+            rate_ppm: 0,
         }
     }
 
     pub(crate) fn read(&self, t: i64, decider: usize) -> i64 {
-        let wall = t + self.epoch + self.offsets[decider];
+        let gained = (t as i128 * self.rate_ppm as i128).div_euclid(1_000_000) as i64;
+        let wall = t + gained + self.epoch + self.offsets[decider];
         if self.ms {
             wall.div_euclid(1_000) * 1_000
         } else {

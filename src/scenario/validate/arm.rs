@@ -83,6 +83,14 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         Some(list) => skews(src, list)?,
         None => defaults.skew.to_vec(),
     };
+    let clock_rate_ppm = match &a.clock_rate_ppm {
+        Some(r) => {
+            let max = super::MAX_CLOCK_RATE_PPM;
+            src.count(r, "clock_rate_ppm", -max, max)?;
+            *r.get_ref()
+        }
+        None => 0,
+    };
     let on_redis_error = match &a.on_redis_error {
         None => OnError::FailOpen,
         Some(e) => match e.get_ref().as_str() {
@@ -135,6 +143,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         key_header: defaults.key_header.to_string(),
         clock,
         clock_skew_us,
+        clock_rate_ppm,
         on_redis_error,
         wait_replicas,
         deadline_aware,
@@ -165,6 +174,9 @@ fn external_arm(
         a.replicas.as_ref().map(|v| (v.span(), "replicas")),
         a.clock.as_ref().map(|v| (v.span(), "clock")),
         a.clock_skew.as_ref().map(|v| (v.span(), "clock_skew")),
+        a.clock_rate_ppm
+            .as_ref()
+            .map(|v| (v.span(), "clock_rate_ppm")),
         a.on_redis_error
             .as_ref()
             .map(|v| (v.span(), "on_redis_error")),
@@ -208,6 +220,7 @@ fn external_arm(
             .unwrap_or_default(),
         clock: ClockSource::Replica,
         clock_skew_us: Vec::new(),
+        clock_rate_ppm: 0,
         on_redis_error: OnError::FailOpen,
         wait_replicas: 0,
         deadline_aware: false,

@@ -186,6 +186,33 @@ fn arms_may_patch_or_replace_the_policy() {
 }
 
 #[test]
+fn clock_rates_are_simulated_per_arm_and_declared_in_checks() {
+    let text = GOOD.replace(
+        "name = \"local\"\nmode = \"local\"",
+        "name = \"local\"\nmode = \"local\"\nclock_rate_ppm = -5000",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    assert_eq!(s.arms[1].clock_rate_ppm, -5_000);
+    assert_eq!(s.arms[0].clock_rate_ppm, 0);
+    assert_eq!(s.checks.clock_rate_ppm, None);
+    let e = error_of(&text.replace("-5000", "200000"));
+    assert!(
+        e.contains("clock_rate_ppm must be between -100000 and 100000, got 200000"),
+        "{e}"
+    );
+    let declared = format!("{GOOD}\n[checks]\nclock_rate_ppm = 700\n");
+    assert_eq!(
+        parse("s.toml", &declared).unwrap().checks.clock_rate_ppm,
+        Some(700)
+    );
+    let e = error_of(&declared.replace("= 700", "= -1"));
+    assert!(
+        e.contains("clock_rate_ppm must be between 0 and 100000"),
+        "{e}"
+    );
+}
+
+#[test]
 fn redis_arms_take_a_clock_skews_and_an_error_policy() {
     use reference_api::config::{ClockSource, OnError};
     let text = GOOD

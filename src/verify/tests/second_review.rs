@@ -193,3 +193,60 @@ fn a_chunk_landing_mid_burst_is_not_a_violation() {
     trace.push(admit(100_000, 100_000));
     assert_eq!(verify_key(&p, &trace, &chunked).definite_violations, 1);
 }
+
+/// A wall clock slewed 0.5 % fast against the generator's: a correct
+/// sliding log of 10 per 1 s, reading it, forgets an admit after 0.995 s of
+/// trace time. Eleven admits decided between 0.013 s and 1.010 s (0.998 s
+/// with the slack) were charged a definite violation; with the rate
+/// allowed for (5 000 ppm and the margin) they are not — and 0.990 s is
+/// still too short for any clock within the rate.
+#[test]
+fn a_fast_wall_clock_shortens_every_window_and_the_verdict_allows_it() {
+    let p = Policy::SlidingLog {
+        limit: 10,
+        window_us: 1_000_000,
+    };
+    let mut trace: Vec<Obs> = (0..10)
+        .map(|i| admit(13_000 + i * 10_000, 13_100 + i * 10_000))
+        .collect();
+    trace.push(admit(1_009_000, 1_010_000));
+    let at = |ppm| Options {
+        clock_rate_ppm: ppm,
+        ..Options::default()
+    };
+    assert_eq!(verify_key(&p, &trace, &at(0)).definite_violations, 1);
+    assert_eq!(verify_key(&p, &trace, &at(5_100)).definite_violations, 0);
+    trace[10] = admit(1_000_000, 1_002_000);
+    assert_eq!(verify_key(&p, &trace, &at(5_100)).definite_violations, 1);
+    // The other way: a clock 0.5 % slow keeps a window 1.005 s; a reject
+    // 1.003 s after ten admits is right, and one at 1.020 s is false.
+    let mut slow: Vec<Obs> = (0..10).map(|_| admit(0, 100)).collect();
+    slow.push(reject(1_003_000, 1_003_100));
+    assert_eq!(verify_key(&p, &slow, &at(0)).false_rejects, 1);
+    assert_eq!(verify_key(&p, &slow, &at(5_100)).false_rejects, 0);
+    slow[10] = reject(1_020_000, 1_020_100);
+    assert_eq!(verify_key(&p, &slow, &at(5_100)).false_rejects, 1);
+}
+
+/// The same for a bucket: 10 tokens and 10 per s on a clock 0.5 % fast
+/// refill 10.05 per trace second; 10 + 10.05 admitted within one second
+/// are within the policy as the limiter's clock counts it.
+#[test]
+fn a_fast_clock_refills_a_bucket_faster_on_the_trace() {
+    let p = Policy::TokenBucket {
+        capacity: 10,
+        refill: Rate {
+            count: 10,
+            per_us: 1_000_000,
+        },
+    };
+    let at = |ppm| Options {
+        clock_rate_ppm: ppm,
+        ..exact()
+    };
+    let mut trace: Vec<Obs> = (0..10).map(|_| admit(0, 0)).collect();
+    // One every 99.5 ms: a token as the fast clock brings it.
+    trace.extend((1..=10).map(|i| admit(i * 99_500, i * 99_500)));
+    assert_eq!(verify_key(&p, &trace, &at(0)).definite_violations, 1);
+    assert_eq!(verify_key(&p, &trace, &at(5_100)).definite_violations, 0);
+}
