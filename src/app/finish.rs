@@ -29,20 +29,9 @@ pub fn options(record: &ArmRecord) -> verify::Options {
         chunked_refill: record.chunked_refill,
         max_server_time_us: record.max_server_time_us,
         one_clock: record.one_clock,
-        clock_rate_ppm: clock_allowance(record),
+        clock_rate_ppm: record.clock_allowance_ppm(),
         ..verify::Options::default()
     }
-}
-
-/// The clock rate (ppm) the verifier allows for: what was measured during
-/// the arm, what its simulated clocks add, the margin, what is declared.
-pub fn clock_allowance(record: &ArmRecord) -> i64 {
-    use crate::events::clock::{allowed_ppm, measured_ppm};
-    allowed_ppm(
-        measured_ppm(&record.clock_samples),
-        record.simulated_clock_rate_ppm,
-        record.declared_clock_rate_ppm,
-    )
 }
 
 /// One arm's figures from its events and record, with the witnesses

@@ -169,7 +169,7 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             samples: run.clock_samples.len(),
             simulated_ppm: run.simulated_clock_rate_ppm,
             declared_ppm: run.declared_clock_rate_ppm,
-            allowed_ppm: crate::app::finish::clock_allowance(run),
+            allowed_ppm: run.clock_allowance_ppm(),
         }),
         phases: f
             .phases

@@ -12,7 +12,7 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
     let measured = match c.measured_ppm {
         Some(m) => format!(
             "the wall clock ran up to {} ppm off the generator's clock ({} samples)",
-            super::html::thousands(m as u64),
+            grouped(m),
             c.samples
         ),
         None => "the wall clock was not sampled long enough to measure its rate".to_string(),
@@ -29,7 +29,7 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
     }
     s.push_str(&format!(
         "; windows, segments and refills were judged with {} ppm allowed",
-        super::html::thousands(c.allowed_ppm.max(0) as u64)
+        grouped(c.allowed_ppm)
     ));
     Some(s)
 }
@@ -42,4 +42,30 @@ pub fn notable(a: &ArmSummary) -> bool {
             || c.simulated_ppm != 0
             || c.declared_ppm.is_some()
     })
+}
+
+/// `4832` as `4,832`.
+fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rates_are_grouped_by_thousands() {
+        assert_eq!(super::grouped(4_832), "4,832");
+        assert_eq!(super::grouped(100), "100");
+        assert_eq!(super::grouped(-25_000), "-25,000");
+    }
 }

@@ -47,6 +47,10 @@ impl Scenario {
     }
 }
 
+/// The fastest clock a scenario may state (simulate or declare): 10 %, far
+/// beyond any slewing daemon's rate (chrony's default cap is 8.3 %).
+pub const MAX_CLOCK_RATE_PPM: i64 = 100_000;
+
 /// `[checks]`: what rlbench does after each arm's load to test the
 /// limiter's headers.
 #[derive(Clone, Debug, PartialEq)]

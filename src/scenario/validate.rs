@@ -241,9 +241,6 @@ fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
     })
 }
 
-/// 10%: far beyond any slewing daemon's rate (chrony's default cap is 8.3%).
-pub(crate) const MAX_CLOCK_RATE_PPM: i64 = 100_000;
-
 fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::spec::Checks> {
     let mut c = crate::scenario::spec::Checks::default();
     if let Some(n) = &raw.retry_after_probes {
@@ -259,7 +256,7 @@ fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::s
         c.max_server_time = Some(src.duration(t)?);
     }
     if let Some(r) = &raw.clock_rate_ppm {
-        c.clock_rate_ppm = Some(src.count(r, "clock_rate_ppm", 0, MAX_CLOCK_RATE_PPM)? as i64);
+        c.clock_rate_ppm = Some(src.count(r, "clock_rate_ppm", 0, crate::scenario::spec::MAX_CLOCK_RATE_PPM)? as i64);
     }
     Ok(c)
 }

@@ -110,6 +110,20 @@ fn is_zero(n: &i64) -> bool {
     *n == 0
 }
 
+impl ArmRecord {
+    /// The clock rate (ppm) the verifier allows for: what was measured
+    /// during the arm, what its simulated clocks add, the margin, and at
+    /// least what is declared.
+    pub fn clock_allowance_ppm(&self) -> i64 {
+        use crate::events::clock::{allowed_ppm, measured_ppm};
+        allowed_ppm(
+            measured_ppm(&self.clock_samples),
+            self.simulated_clock_rate_ppm,
+            self.declared_clock_rate_ppm,
+        )
+    }
+}
+
 fn default_witnesses() -> usize {
     DEFAULT_WITNESSES
 }

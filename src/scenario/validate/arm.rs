@@ -85,7 +85,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
     };
     let clock_rate_ppm = match &a.clock_rate_ppm {
         Some(r) => {
-            let max = super::MAX_CLOCK_RATE_PPM;
+            let max = crate::scenario::spec::MAX_CLOCK_RATE_PPM;
             src.count(r, "clock_rate_ppm", -max, max)?;
             *r.get_ref()
         }
