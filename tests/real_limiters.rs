@@ -2,8 +2,10 @@
 //! the real binary: the PyPI library `limits` (its three strategies) and the
 //! npm library rate-limiter-flexible, each in memory behind a small server
 //! in scripts/limiters/ (versions pinned there, semantics in the servers'
-//! comments), against the shipped scenarios/limits.toml and
-//! scenarios/rate-limiter-flexible.toml on free loopback ports.
+//! comments), and Debian's HAProxy with a stick table (which counts denied
+//! requests too: `count_rejected`), against the shipped scenarios/limits.toml,
+//! scenarios/rate-limiter-flexible.toml and scenarios/haproxy.toml on free
+//! loopback ports.
 //!
 //! Each correct limiter is run twice, back to back, against the same
 //! process: the second run starts while the limiter still holds the first
@@ -39,6 +41,9 @@ enum Limiter {
     Limits(&'static str),
     /// rate-limiter-flexible's RateLimiterMemory, 10 points per 1 s.
     Flexible,
+    /// HAProxy's stick table (scenarios/haproxy/haproxy.cfg): more than 10
+    /// requests per 1 s, denied ones counted, get a 429.
+    Haproxy,
 }
 
 impl Limiter {
@@ -46,6 +51,13 @@ impl Limiter {
     /// pinned version.
     fn require_installed(self) {
         match self {
+            Limiter::Haproxy => {
+                assert!(
+                    Command::new("haproxy").arg("-v").output().is_ok(),
+                    "haproxy is not on PATH: sudo apt-get install haproxy (scripts/test.sh \
+                     installs it)"
+                );
+            }
             Limiter::Limits(_) => {
                 let pinned = std::fs::read_to_string(limiters().join("requirements.txt")).unwrap();
                 let version = pinned
@@ -93,6 +105,14 @@ impl Limiter {
                 let mut cmd = Command::new("node");
                 cmd.arg(limiters().join("rlf_server.js"))
                     .args([&port.to_string(), "10", "1"]);
+                cmd
+            }
+            Limiter::Haproxy => {
+                let mut cmd = Command::new("haproxy");
+                cmd.arg("-db")
+                    .arg("-f")
+                    .arg(Path::new(ROOT).join("scenarios/haproxy/haproxy.cfg"))
+                    .env("RLBENCH_HAPROXY_PORT", port.to_string());
                 cmd
             }
         }
@@ -323,8 +343,13 @@ fn exact_twice_in_a_row(limiter: Limiter, file: &str, arm_name: &str) {
             c["false_rejects"], 0,
             "{which} run of {arm_name}: false rejects\n{stdout}{log}"
         );
+        // A limiter that counts denied requests stays closed to a client
+        // that keeps sending: the second run, right after the first, may
+        // get no admit at all — and must not be charged for it.
+        let may_stay_closed = i == 1 && matches!(limiter, Limiter::Haproxy);
         assert!(
-            q["rejected"].as_u64().unwrap() > 0 && q["admitted"].as_u64().unwrap() > 0,
+            q["rejected"].as_u64().unwrap() > 0
+                && (q["admitted"].as_u64().unwrap() > 0 || may_stay_closed),
             "{which} run of {arm_name}: the limiter did not limit\n{stdout}"
         );
         assert_eq!(q["errors"], 0, "{which} run of {arm_name}\n{stdout}{log}");
@@ -486,5 +511,42 @@ fn rate_limiter_flexible_memory_on_three_processes_is_a_fake_global() {
         "memory-three",
         3,
         1.5,
+    );
+}
+
+#[test]
+fn haproxy_stick_table_is_exact_twice_in_a_row() {
+    exact_twice_in_a_row(Limiter::Haproxy, "haproxy.toml", "one-process");
+}
+
+#[test]
+fn haproxy_on_two_processes_is_a_fake_global() {
+    // Caught by its admits (2N within a window); no over-admission ratio is
+    // asserted: denied requests count, so a flood that stays denied says
+    // little about how many admits any correct limiter could give.
+    fake_global_is_caught(Limiter::Haproxy, "haproxy.toml", "two-processes", 2, 0.0);
+}
+
+/// Without `count_rejected`, HAProxy's correct answers look like a limiter
+/// that refuses with room to spare: its denied requests count, so a client
+/// sending 4× the limit stays limited.
+#[test]
+fn haproxy_judged_as_counting_admits_only_is_all_false_rejects() {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start(Limiter::Haproxy, logs.path());
+    let scenario = scenario_on("haproxy.toml", "one-process", &[&server])
+        .replace("count_rejected = true", "count_rejected = false");
+    let r = run(&scenario, "one-process");
+    let c = &r.arm("one-process")["correctness"];
+    let stdout = r.stdout();
+    assert_eq!(c["definite_violations"], 0, "{stdout}");
+    assert!(
+        c["false_rejects"].as_u64().unwrap() > 100,
+        "a correct HAProxy judged as admits-only\n{stdout}"
+    );
+    assert_eq!(
+        r.out.status.code(),
+        Some(1),
+        "max_false_reject_ratio = 0 fails"
     );
 }

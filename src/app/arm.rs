@@ -261,6 +261,7 @@ pub async fn run(
         probes,
         replenish_lateness_us: judged.timing.lateness_us,
         chunked_refill: judged.timing.chunked_refill,
+        count_rejected: judged.timing.count_rejected,
         max_server_time_us: judged.max_server_time_us,
         witnesses: judged.witnesses,
         one_clock: judged.timing.one_clock,

@@ -27,6 +27,7 @@ pub fn options(record: &ArmRecord) -> verify::Options {
             .unwrap_or(record.request_timeout_us),
         lateness_us: record.replenish_lateness_us,
         chunked_refill: record.chunked_refill,
+        count_rejected: record.count_rejected,
         max_server_time_us: record.max_server_time_us,
         one_clock: record.one_clock,
         clock_rate_ppm: record.clock_allowance_ppm(),

@@ -54,6 +54,10 @@ pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
             (None, _) => NOT_JUDGED.to_string(),
             (Some(p), None) => p.describe(),
             (Some(p), Some(preset)) => format!("{preset} = {}", p.describe()),
+        } + if run.count_rejected && run.policy.is_some() {
+            ", rejected attempts counted"
+        } else {
+            ""
         },
         partial: run.interrupted,
         requests: Requests {

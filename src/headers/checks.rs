@@ -132,7 +132,8 @@ impl Collector {
 /// verifier's slack before the limited request was sent (two deciders'
 /// clocks may differ by that much), and a request without an answer may
 /// have been admitted at any time after its send (or up to the declared
-/// server time after the client gave up).
+/// server time after the client gave up); with `count_rejected`, every
+/// request may have used the capacity up.
 pub fn remaining_against_admits(
     key: &str,
     obs: &[Obs],
@@ -154,7 +155,11 @@ pub fn remaining_against_admits(
     // with the latest moment each may have been decided.
     let mut sents: Vec<i64> = Vec::new();
     let mut lasts: Vec<i64> = Vec::new();
-    for o in obs.iter().filter(|o| o.decided != Decided::Rejected) {
+    // With a limiter that counts rejected attempts, rejects use it up too.
+    for o in obs
+        .iter()
+        .filter(|o| opts.count_rejected || o.decided != Decided::Rejected)
+    {
         sents.push(o.sent);
         lasts.push(match (o.decided, opts.max_server_time_us) {
             (Decided::Unknown, None) => i64::MAX,

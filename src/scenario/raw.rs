@@ -79,6 +79,7 @@ pub struct RawPolicy {
     pub burst: Option<Spanned<i64>>,
     /// How late a window, segment or refill may run ("100ms").
     pub replenish_lateness: Option<Spanned<String>>,
+    pub count_rejected: Option<Spanned<bool>>,
     /// preset = "aspnetcore": which limiter, in ASP.NET Core's own terms.
     pub limiter: Option<Spanned<String>>,
     pub permit_limit: Option<Spanned<i64>>,

@@ -79,6 +79,10 @@ pub struct PolicyTiming {
     pub chunked_refill: bool,
     /// The limiter reads one clock inside each decision's atomic step.
     pub one_clock: bool,
+    /// Rejected attempts count against the limit too (HAProxy's stick
+    /// tables, rate-limiter-flexible's `consume`): a client that keeps
+    /// sending stays limited.
+    pub count_rejected: bool,
 }
 
 impl Default for Checks {

@@ -256,7 +256,12 @@ fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::s
         c.max_server_time = Some(src.duration(t)?);
     }
     if let Some(r) = &raw.clock_rate_ppm {
-        c.clock_rate_ppm = Some(src.count(r, "clock_rate_ppm", 0, crate::scenario::spec::MAX_CLOCK_RATE_PPM)? as i64);
+        c.clock_rate_ppm = Some(src.count(
+            r,
+            "clock_rate_ppm",
+            0,
+            crate::scenario::spec::MAX_CLOCK_RATE_PPM,
+        )? as i64);
     }
     Ok(c)
 }

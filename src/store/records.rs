@@ -72,6 +72,9 @@ pub struct ArmRecord {
     /// The token bucket refills in one chunk per period.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chunked_refill: bool,
+    /// Rejected attempts count against the limit too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_rejected: bool,
     /// How long after the client gave up the server may still decide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_server_time_us: Option<i64>,

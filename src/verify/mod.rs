@@ -12,6 +12,7 @@
 //! - replay_admits: an ideal limiter's admits over the same send times (a
 //!   yardstick only: correct limiters deciding later can pass it).
 
+mod attempts;
 mod false_reject;
 mod fenwick;
 mod grid;
@@ -41,6 +42,7 @@ fn timing(opts: &Options) -> rules::Timing {
         chunked_refill: opts.chunked_refill,
         one_clock: opts.one_clock,
         rate_ppm: opts.clock_rate_ppm,
+        count_rejected: opts.count_rejected,
     }
 }
 
@@ -61,6 +63,30 @@ fn grid_slack(opts: &Options, slack: i64, items: &[Item]) -> i64 {
         } else {
             0
         })
+}
+
+/// The fewest of the admits `items` to drop so that no rule of the policy
+/// is broken. With a limiter that counts every attempt, the admits the
+/// attempts before them already rule out (`attempts`: every decided
+/// request) are all dropped, and the rest must still keep the rules.
+fn fewest_wrong(
+    rules: &rules::Rules,
+    items: &[Item],
+    attempts: &[Item],
+    opts: &Options,
+    slack: i64,
+) -> u64 {
+    let Some(check) = rules.attempts else {
+        return most_removals(rules, items, opts, slack);
+    };
+    let refused = attempts::refused(check, items, attempts, slack);
+    let kept: Vec<Item> = items
+        .iter()
+        .zip(&refused)
+        .filter(|(_, r)| r.is_none())
+        .map(|(i, _)| *i)
+        .collect();
+    (items.len() - kept.len()) as u64 + most_removals(rules, &kept, opts, slack)
 }
 
 /// The fewest of `items` to drop so that no rule of the policy is broken.
@@ -105,10 +131,13 @@ fn applicable(rule: &rules::Rule, items: &[Item], slack: i64) -> (Vec<Item>, Vec
 /// then the admits' own excess leaves a subset that breaks no rule,
 /// `minRemovals_r(K) ≤ |K| − admitted + minRemovals_r(admits)`: an arm
 /// admits more than U only by at most its definite violations.
+/// With a limiter that counts every attempt, a request the attempts before
+/// it rule out could not have been an admit either, and U is that of the
+/// rest.
 fn admit_bound(rules: &rules::Rules, requests: &[Obs], opts: &Options) -> u64 {
     let (decided, _) = items(requests, |o| o.decided != Decided::Unknown);
     let n = decided.len() as u64;
-    n - most_removals(rules, &decided, opts, opts.slack_us).min(n)
+    n - fewest_wrong(rules, &decided, &decided, opts, opts.slack_us).min(n)
 }
 
 /// The `[sent, done]` intervals of the requests `keep` selects, with their
@@ -140,13 +169,14 @@ fn latest_decision(o: &Obs, opts: &Options) -> i64 {
     }
 }
 
-/// Admits, and errors and timeouts: what a limiter may have admitted, each
-/// until the latest moment it may have been decided.
+/// Admits, and errors and timeouts: what a limiter may have admitted (with
+/// `count_rejected`, every request: each may have counted), each until the
+/// latest moment it may have been decided.
 fn maybe_admits(requests: &[Obs], opts: &Options) -> (Vec<Item>, Vec<usize>) {
     requests
         .iter()
         .enumerate()
-        .filter(|(_, o)| o.decided != Decided::Rejected)
+        .filter(|(_, o)| opts.count_rejected || o.decided != Decided::Rejected)
         .map(|(i, o)| {
             (
                 Item {
@@ -193,8 +223,9 @@ pub fn verify_phase(
         .into_iter()
         .filter(|r| r.x >= from && r.x < to)
         .collect();
-    let upto = most_removals(&rules, &admits_before(to), opts, opts.slack_us);
-    let before = most_removals(&rules, &admits_before(from), opts, opts.slack_us);
+    let (decided, _) = items(requests, |o| o.decided != Decided::Unknown);
+    let wrong = |t: i64| fewest_wrong(&rules, &admits_before(t), &decided, opts, opts.slack_us);
+    let (upto, before) = (wrong(to), wrong(from));
     PhaseVerdict {
         definite_violations: upto.saturating_sub(before),
         false_rejects: false_reject::count(
@@ -251,37 +282,67 @@ pub fn judge_key(
     sends.sort_unstable();
     let (peak_limit, peak_span) = rules.peak;
     let peak = removal::peak(&admits, peak_span, opts.slack_us);
+    let admitted = admits.len() as u64;
+    let unknown = requests
+        .iter()
+        .filter(|o| o.decided == Decided::Unknown)
+        .count() as u64;
     let mut found = Vec::new();
-    let definite = if witness {
-        let mut most = 0;
-        if let Some(g) = rules.grid {
-            let (n, breaks) = grid::witnessed(
-                &admits,
-                g,
-                opts.epoch_offset_us,
-                grid_slack(opts, opts.slack_us, &admits),
-            );
-            most = most.max(n);
-            found.extend(witness::grid(g, opts, &admits, &admit_at, breaks));
-        }
-        for r in &rules.definite {
-            let (items, at) = applicable(r, &admits, opts.slack_us);
-            let at: Vec<usize> = at.iter().map(|&i| admit_at[i]).collect();
-            let (n, breaks) = removal::witnessed(&items, r.bound, opts.slack_us);
-            most = most.max(n);
-            found.extend(witness::bound(
-                r.bound,
-                r.why,
-                &items,
-                &at,
-                breaks,
-                opts.slack_us,
-            ));
-        }
-        most
-    } else {
-        most_removals(&rules, &admits, opts, opts.slack_us)
-    };
+    // Admits the attempts before them rule out (count_rejected): wrong
+    // one by one; the rules then judge the rest.
+    let (decided, decided_at) = items(requests, |o| o.decided != Decided::Unknown);
+    let refused = rules.attempts.map_or_else(
+        || vec![None; admits.len()],
+        |check| attempts::refused(check, &admits, &decided, opts.slack_us),
+    );
+    let refused_count = refused.iter().filter(|r| r.is_some()).count() as u64;
+    if witness && refused_count > 0 {
+        found.extend(witness::attempts(
+            &admits,
+            &admit_at,
+            (&decided, &decided_at),
+            &refused,
+            opts.slack_us,
+        ));
+    }
+    let (admits, admit_at): (Vec<Item>, Vec<usize>) = admits
+        .iter()
+        .zip(&admit_at)
+        .zip(&refused)
+        .filter(|(_, r)| r.is_none())
+        .map(|((i, at), _)| (*i, *at))
+        .unzip();
+    let definite = refused_count
+        + if witness {
+            let mut most = 0;
+            if let Some(g) = rules.grid {
+                let (n, breaks) = grid::witnessed(
+                    &admits,
+                    g,
+                    opts.epoch_offset_us,
+                    grid_slack(opts, opts.slack_us, &admits),
+                );
+                most = most.max(n);
+                found.extend(witness::grid(g, opts, &admits, &admit_at, breaks));
+            }
+            for r in &rules.definite {
+                let (items, at) = applicable(r, &admits, opts.slack_us);
+                let at: Vec<usize> = at.iter().map(|&i| admit_at[i]).collect();
+                let (n, breaks) = removal::witnessed(&items, r.bound, opts.slack_us);
+                most = most.max(n);
+                found.extend(witness::bound(
+                    r.bound,
+                    r.why,
+                    &items,
+                    &at,
+                    breaks,
+                    opts.slack_us,
+                ));
+            }
+            most
+        } else {
+            most_removals(&rules, &admits, opts, opts.slack_us)
+        };
     let flags = false_reject::flags(rules.reject, &maybe, &judged, opts.slack_us, start(opts));
     let false_rejects = flags.iter().filter(|f| f.is_some()).count() as u64;
     if witness && false_rejects > 0 {
@@ -294,9 +355,9 @@ pub fn judge_key(
         ));
     }
     let verdict = Verdict {
-        admitted: admits.len() as u64,
+        admitted,
         rejected,
-        unknown: (maybe.len() - admits.len()) as u64,
+        unknown,
         allowed_max: admit_bound(&rules, requests, opts),
         replay_admits: ideal::allowed(policy, &sends, opts.epoch_offset_us),
         definite_violations: definite,

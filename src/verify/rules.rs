@@ -15,6 +15,7 @@
 //! window or a sliding counter may then miss the admits of the segment
 //! "ahead" of its reading: only the rules marked below survive.
 
+use super::attempts::Attempts;
 use super::false_reject::RejectCheck;
 use super::grid::Grid;
 use super::removal::Bound;
@@ -39,6 +40,8 @@ pub struct Rules {
     /// (limit, span): "admitted in any window" for `peak_window_ratio`.
     pub peak: (u64, i64),
     pub reject: RejectCheck,
+    /// With `count_rejected`: what each admit needs of the attempts before it.
+    pub attempts: Option<Attempts>,
 }
 
 /// What the limiter's timing may be, beyond the policy's parameters.
@@ -57,6 +60,8 @@ pub struct Timing {
     /// trace's: a span of its clock lasts between [`shrink`] and [`grow`]
     /// of it on the trace's.
     pub rate_ppm: i64,
+    /// Rejected attempts count against the limit as admits do.
+    pub count_rejected: bool,
 }
 
 /// The least a span of `x` µs on a clock running up to `ppm` fast may last
@@ -78,6 +83,9 @@ pub fn grow(x: i64, ppm: i64) -> i64 {
 
 pub fn for_policy(policy: &Policy, timing: Timing) -> Rules {
     let mut rules = continuous(policy, timing);
+    if timing.count_rejected {
+        counting_attempts(&mut rules, policy, timing);
+    }
     // Windows that run late are not on the epoch grid any more. An admit
     // surely inside one aligned segment was also applied inside it, so the
     // grid rules hold with several clocks too.
@@ -102,6 +110,45 @@ pub fn for_policy(policy: &Policy, timing: Timing) -> Rules {
         };
     }
     rules
+}
+
+/// A limiter that counts rejected attempts too: every admit needs fewer
+/// than the limit of attempts counted before it (a sliding log's window; a
+/// segmented window's last S − 1 segments, which every sum covers; a
+/// sliding counter's weighted estimate; a fixed window of unknown
+/// alignment may have begun just before any admit: no such rule), and a
+/// reject is false only when the attempts before it, itself among them,
+/// left room (the possible admits it is judged against are then every
+/// request).
+fn counting_attempts(rules: &mut Rules, policy: &Policy, timing: Timing) {
+    let short = |x: i64| shrink(x, timing.rate_ppm);
+    rules.attempts = match *policy {
+        Policy::SlidingLog { limit, window_us } => Some(Attempts::Within {
+            limit,
+            span: short(window_us as i64),
+            inclusive: false,
+        }),
+        Policy::SlidingWindow {
+            limit,
+            window_us,
+            segments,
+        } if segments > 1 => Some(Attempts::Within {
+            limit,
+            span: short(window_us as i64 / segments as i64) * (segments as i64 - 1),
+            inclusive: true,
+        }),
+        Policy::SlidingCounter { limit, window_us } => Some(Attempts::Weighted {
+            limit,
+            window: short(window_us as i64),
+        }),
+        _ => None,
+    };
+    if let RejectCheck::Lookback { limit, span } = rules.reject {
+        rules.reject = RejectCheck::Lookback {
+            limit: limit + 1,
+            span,
+        };
+    }
 }
 
 fn rule(bound: Bound, why: &'static str) -> Rule {
@@ -133,6 +180,7 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                     "a sliding log admits at most its limit in any window",
                 )],
                 grid: None,
+                attempts: None,
                 peak: (limit, w),
                 reject: RejectCheck::Lookback {
                     limit,
@@ -150,6 +198,7 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             Rules {
                 definite: per_window(limit, short(w), Unit::Window),
                 grid: None,
+                attempts: None,
                 peak: (limit, w),
                 // The current window began less than W (+ lateness) ago.
                 reject: RejectCheck::Lookback {
@@ -247,6 +296,7 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             Rules {
                 definite,
                 grid: None,
+                attempts: None,
                 peak: (limit, window_us as i64),
                 // S segments, each late by up to the lateness.
                 reject: RejectCheck::Lookback {
@@ -279,6 +329,7 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
             Rules {
                 definite,
                 grid: None,
+                attempts: None,
                 peak: (limit, window_us as i64),
                 // The estimate never exceeds the admits of the last 2W.
                 reject: RejectCheck::Lookback {
@@ -369,6 +420,7 @@ fn bucket(burst: u64, count: u64, per_us: u64, late: i64, ppm: i64) -> Rules {
             "a bucket holds at most its burst, and gains only its rate",
         )],
         grid: None,
+        attempts: None,
         // Over one rate period a bucket may admit its burst plus the refill.
         peak: (burst + count, per),
         reject: RejectCheck::Bucket {
@@ -415,6 +467,7 @@ fn chunked(burst: u64, count: u64, per: i64, late: i64, ppm: i64) -> Rules {
             ),
         ],
         grid: None,
+        attempts: None,
         peak: (burst + count, per),
         reject: RejectCheck::Bucket {
             burst,

@@ -62,6 +62,11 @@ pub struct Options {
     /// much shorter (for violations) or longer (for false rejects), and an
     /// epoch-aligned grid drifts that much from its mapping at time 0.
     pub clock_rate_ppm: i64,
+    /// Rejected attempts count against the limit as admits do (HAProxy's
+    /// stick tables): each admit needs fewer than the limit of attempts
+    /// counted before it, and a reject is false only when the attempts
+    /// (not just the admits) left room.
+    pub count_rejected: bool,
 }
 
 impl Default for Options {
@@ -78,6 +83,7 @@ impl Default for Options {
             max_server_time_us: None,
             one_clock: false,
             clock_rate_ppm: 0,
+            count_rejected: false,
         }
     }
 }

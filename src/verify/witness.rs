@@ -136,6 +136,53 @@ pub fn bound(
         .collect()
 }
 
+/// Witnesses of admits that the attempts counted before them rule out
+/// (`count_rejected`): the first and the one with the most attempts.
+pub fn attempts(
+    admits: &[Item],
+    admit_at: &[usize],
+    (attempts, attempt_at): (&[Item], &[usize]),
+    refused: &[Option<Vec<usize>>],
+    slack: i64,
+) -> Vec<Witness> {
+    let found: Vec<(usize, &Vec<usize>)> = refused
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+        .collect();
+    let first = found.iter().min_by_key(|(i, _)| (admits[*i].y, *i));
+    let largest = found.iter().max_by_key(|(_, r)| r.len());
+    let mut out: Vec<Witness> = Vec::new();
+    for &&(i, counted) in first.iter().chain(largest.iter()) {
+        let a = admits[i];
+        let from = counted.iter().map(|&c| attempts[c].x).min().unwrap_or(a.x);
+        let mut requests: Vec<usize> = counted.iter().map(|&c| attempt_at[c]).collect();
+        requests.push(admit_at[i]);
+        requests.sort_unstable();
+        requests.dedup();
+        let w = Witness {
+            kind: Kind::Violation,
+            requests,
+            reject: None,
+            from_us: from,
+            to_us: a.y,
+            excess: 1,
+            rule: format!(
+                "an admit decided by {} after {} attempts, each decided before it was sent and \
+                 within {} of it; a limiter that counts rejected attempts admits only below its \
+                 limit",
+                s(a.y),
+                counted.len(),
+                s((a.y + slack - from).max(0))
+            ),
+        };
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// Witnesses of the aligned-window rule.
 pub fn grid(
     g: Grid,

@@ -27,6 +27,20 @@ pub(crate) enum Algo {
     AspBucket,
     /// ASP.NET token bucket on an exact timer: chunked, never late.
     ChunkedTimer,
+    /// Counting every attempt, denied ones too (`count_rejected`): a log,
+    /// keys per segment, HAProxy's weighted counter.
+    LogAttempts,
+    SegAttempts,
+    CounterAttempts,
+}
+
+impl Algo {
+    pub(crate) fn counts_attempts(self) -> bool {
+        matches!(
+            self,
+            Algo::LogAttempts | Algo::SegAttempts | Algo::CounterAttempts
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -446,6 +460,54 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
                 limit,
             )
         }
+        Algo::LogAttempts | Algo::CounterAttempts => {
+            let w = rng.random_range(1_000..=40_000);
+            let (policy, kind) = if algo == Algo::LogAttempts {
+                (
+                    Policy::SlidingLog {
+                        limit,
+                        window_us: w as u64,
+                    },
+                    Counting::Log,
+                )
+            } else {
+                (
+                    Policy::SlidingCounter {
+                        limit,
+                        window_us: w as u64,
+                    },
+                    Counting::Counter,
+                )
+            };
+            (
+                policy,
+                Sim::Attempts(Attempts::new(kind, limit, w)),
+                w,
+                (kind == Counting::Counter).then_some(w),
+                false,
+                0,
+                false,
+                limit,
+            )
+        }
+        Algo::SegAttempts => {
+            let s = rng.random_range(1..=5i64);
+            let seg = rng.random_range(300..=10_000);
+            (
+                Policy::SlidingWindow {
+                    limit,
+                    window_us: (s * seg) as u64,
+                    segments: s as u64,
+                },
+                Sim::Attempts(Attempts::new(Counting::Segments { s }, limit, seg)),
+                s * seg,
+                Some(seg),
+                false,
+                0,
+                false,
+                limit,
+            )
+        }
         Algo::AspBucket | Algo::ChunkedTimer => {
             let count = rng.random_range(1..=3u64);
             let per = rng.random_range(1_000..=20_000i64);
@@ -619,6 +681,7 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         // its clock as it takes the state. Several deciders or stale
         // readings: the order of readings is not the order of decisions.
         one_clock: asp || (deciders == 1 && reorder == 0.0),
+        count_rejected: algo.counts_attempts(),
         ..Options::default()
     };
     opts.epoch_uncertainty_us = uncertainty;

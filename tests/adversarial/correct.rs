@@ -94,3 +94,18 @@ fn correct_aspnet_token_bucket_late_heartbeat() {
 fn correct_aspnet_token_bucket_exact_timer() {
     correct_limiter(Algo::ChunkedTimer, CASES);
 }
+
+#[test]
+fn correct_sliding_log_counting_every_attempt() {
+    correct_limiter(Algo::LogAttempts, CASES);
+}
+
+#[test]
+fn correct_segmented_window_counting_every_attempt() {
+    correct_limiter(Algo::SegAttempts, CASES);
+}
+
+#[test]
+fn correct_haproxy_like_counter_counting_every_attempt() {
+    correct_limiter(Algo::CounterAttempts, CASES);
+}

@@ -3,12 +3,14 @@
 //! cancel itself out); `now` is the deciding replica's wall clock in µs.
 
 mod aspnet;
+mod attempts;
 mod buckets;
 mod keys;
 mod windows;
 
 use super::*;
 pub(crate) use aspnet::*;
+pub(crate) use attempts::*;
 pub(crate) use buckets::*;
 pub(crate) use keys::*;
 pub(crate) use windows::*;
@@ -47,6 +49,8 @@ pub(crate) enum Sim {
     AspFixed(AspFixed),
     AspSeg(AspSegmented),
     AspBucket(AspBucket),
+    /// Counting every attempt, denied ones too.
+    Attempts(Attempts),
     /// Independent replicas behind a balancer (the fake global limiter).
     Replicas(Vec<Sim>),
     /// Decides as the inner one but advertises one more than it has left.
@@ -68,6 +72,7 @@ impl Sim {
             Sim::AspFixed(l) => l.decide(now),
             Sim::AspSeg(l) => l.decide(now),
             Sim::AspBucket(l) => l.decide(now),
+            Sim::Attempts(l) => l.decide(now),
             Sim::Replicas(rs) => {
                 let n = rs.len();
                 rs[mix(id as u64) as usize % n].decide(now, id)
@@ -135,6 +140,7 @@ impl Sim {
                 tokens: f(l.cap)?,
                 ..l.clone()
             }),
+            Sim::Attempts(l) => Sim::Attempts(Attempts::new(l.kind, f(l.limit)?, l.w)),
             Sim::Replicas(_) | Sim::Liar(_) => return None,
         })
     }

@@ -41,6 +41,13 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         }
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;
+    if timing.count_rejected {
+        return Err(src.at(
+            mode_value,
+            "count_rejected describes a limiter that counts rejected attempts (HAProxy's \
+             stick tables); the reference API counts admits only: judge an external target",
+        ));
+    }
     if mode == Mode::RedisNaive
         && !matches!(
             policy,

@@ -40,6 +40,7 @@ pub(super) fn arm_policy(
         burst,
         nodelay,
         replenish_lateness,
+        count_rejected,
         limiter,
         permit_limit,
         segments_per_window,
@@ -74,13 +75,36 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         && p.limiter
             .as_ref()
             .is_some_and(|l| l.get_ref() == "token_bucket");
+    let count_rejected = match &p.count_rejected {
+        Some(c) if *c.get_ref() && is_bucket(p) => {
+            return Err(src.at(
+                c,
+                "count_rejected is for window policies (sliding_log, fixed_window, \
+                 sliding_window, sliding_counter): a bucket's rejects take no token",
+            ))
+        }
+        Some(c) => *c.get_ref(),
+        None => false,
+    };
     // ASP.NET Core's limiters count under one lock, against windows its
     // own timer advances.
     Ok(PolicyTiming {
         lateness_us,
         chunked_refill,
         one_clock: aspnetcore,
+        count_rejected,
     })
+}
+
+/// A token bucket or GCRA, named or through a preset.
+fn is_bucket(p: &RawPolicy) -> bool {
+    let named = |v: &Option<Spanned<String>>, names: &[&str]| {
+        v.as_ref()
+            .is_some_and(|n| names.contains(&n.get_ref().as_str()))
+    };
+    named(&p.algorithm, &["token_bucket", "gcra"])
+        || named(&p.preset, &["nginx_limit_req", "redis_cell", "governor"])
+        || (named(&p.preset, &["aspnetcore"]) && named(&p.limiter, &["token_bucket"]))
 }
 
 /// A preset as written, e.g. `nginx_limit_req rate=10r/s burst=5 nodelay`

@@ -250,3 +250,129 @@ fn a_fast_clock_refills_a_bucket_faster_on_the_trace() {
     assert_eq!(verify_key(&p, &trace, &at(0)).definite_violations, 1);
     assert_eq!(verify_key(&p, &trace, &at(5_100)).definite_violations, 0);
 }
+
+/// A limiter that counts every attempt (HAProxy's stick tables): 10 per
+/// 1 s as a sliding log; a client sending 50 per s stays limited after its
+/// first 10, since its rejected attempts fill the window. Judged as a plain
+/// sliding log that is hundreds of false rejects; with `count_rejected`
+/// none, and an admit after 10 attempts within the window is a violation.
+#[test]
+fn limiters_that_count_rejected_attempts_are_judged_as_such() {
+    let p = Policy::SlidingLog {
+        limit: 10,
+        window_us: 1_000_000,
+    };
+    // Admit while fewer than 10 attempts (any outcome) in the last second.
+    let mut attempts: Vec<i64> = Vec::new();
+    let trace: Vec<Obs> = (0..400)
+        .map(|i| {
+            let t = i * 20_000;
+            let counted = attempts.iter().filter(|&&a| a > t - 1_000_000).count();
+            attempts.push(t);
+            if counted < 10 {
+                admit(t, t + 500)
+            } else {
+                reject(t, t + 500)
+            }
+        })
+        .collect();
+    assert_eq!(
+        trace
+            .iter()
+            .filter(|o| o.decided == Decided::Admitted)
+            .count(),
+        10
+    );
+    let plain = Options::default();
+    let counting = Options {
+        count_rejected: true,
+        ..Options::default()
+    };
+    assert!(verify_key(&p, &trace, &plain).false_rejects > 300);
+    let v = verify_key(&p, &trace, &counting);
+    assert_eq!((v.definite_violations, v.false_rejects), (0, 0), "{v:?}");
+    assert_eq!(v.allowed_max, 10, "no correct counting limiter admits more");
+    // One admit more, after 10 attempts within the window: proven.
+    let mut wrong = trace.clone();
+    wrong[50].decided = Decided::Admitted;
+    let (v, w) = judge_key(&p, &wrong, &counting, true);
+    assert_eq!(v.definite_violations, 1, "{v:?}");
+    assert!(v.over_admission_ratio().unwrap() > 1.0);
+    assert!(w[0].rule.contains("after 10 attempts"), "{}", w[0].rule);
+    // The boundary: an admit once the window holds 9 attempts is right.
+    let quiet: Vec<Obs> = (0..9)
+        .map(|i| reject(i * 1_000, i * 1_000 + 10))
+        .chain([admit(500_000, 500_010)])
+        .collect();
+    assert_eq!(verify_key(&p, &quiet, &counting).definite_violations, 0);
+    let full: Vec<Obs> = (0..10)
+        .map(|i| reject(i * 1_000, i * 1_000 + 10))
+        .chain([admit(500_000, 500_010)])
+        .collect();
+    assert_eq!(verify_key(&p, &full, &counting).definite_violations, 1);
+    // A reject after 10 attempts within the window (admitted or not: each
+    // counts) is right; after 9 it is false.
+    let after = |n: i64| -> Vec<Obs> {
+        (0..n)
+            .map(|i| {
+                if i % 2 == 0 {
+                    admit(i * 1_000, i * 1_000 + 10)
+                } else {
+                    reject(i * 1_000, i * 1_000 + 10)
+                }
+            })
+            .chain([reject(500_000, 500_010)])
+            .collect()
+    };
+    let last_is_false =
+        |t: &[Obs]| false_reject_times(&p, t, &counting).contains(&(500_000, 500_010));
+    assert!(!last_is_false(&after(10)));
+    assert!(last_is_false(&after(9)));
+}
+
+/// The same for a sliding counter (HAProxy's `http_req_rate`): the weighted
+/// estimate over every attempt.
+#[test]
+fn a_sliding_counter_counting_attempts_is_judged_by_its_estimate() {
+    let p = Policy::SlidingCounter {
+        limit: 10,
+        window_us: 1_000_000,
+    };
+    let counting = Options {
+        count_rejected: true,
+        ..Options::default()
+    };
+    // A correct counter of attempts, epoch-aligned at 0: estimate over the
+    // previous and current window, admit below 10.
+    let mut per_window: std::collections::BTreeMap<i64, u64> = Default::default();
+    let trace: Vec<Obs> = (0..400)
+        .map(|i| {
+            let t = i * 20_000 + 7;
+            let k = t / 1_000_000;
+            let elapsed = t - k * 1_000_000;
+            let prev = *per_window.get(&(k - 1)).unwrap_or(&0) as f64;
+            let cur = *per_window.get(&k).unwrap_or(&0) as f64;
+            let estimate = prev * (1_000_000 - elapsed) as f64 / 1e6 + cur;
+            *per_window.entry(k).or_default() += 1;
+            if estimate < 10.0 {
+                admit(t, t + 300)
+            } else {
+                reject(t, t + 300)
+            }
+        })
+        .collect();
+    let v = verify_key(&p, &trace, &counting);
+    assert!(v.rejected > 300, "{v:?}");
+    assert_eq!((v.definite_violations, v.false_rejects), (0, 0), "{v:?}");
+    assert!(
+        verify_key(&p, &trace, &Options::default()).false_rejects > 100,
+        "judged as counting admits only"
+    );
+    // 20 attempts within 100 ms weigh more than 20 × 0.9 = 18 > 11: an
+    // admit after them is proven wrong.
+    let mut flood: Vec<Obs> = (0..20)
+        .map(|i| reject(i * 1_000, i * 1_000 + 100))
+        .collect();
+    flood.push(admit(100_000, 100_100));
+    assert_eq!(verify_key(&p, &flood, &counting).definite_violations, 1);
+}

@@ -129,7 +129,8 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
         PolicyTiming {
             lateness_us: 100_000,
             chunked_refill: false,
-            one_clock: true
+            one_clock: true,
+            count_rejected: false
         }
     );
     let (p, t) = inline_policy(
@@ -151,7 +152,8 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
         PolicyTiming {
             lateness_us: 20_000,
             chunked_refill: true,
-            one_clock: true
+            one_clock: true,
+            count_rejected: false
         }
     );
     let (_, t) = inline_policy(
@@ -159,6 +161,18 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
     )
     .unwrap();
     assert_eq!((t.lateness_us, t.one_clock), (5_000, false));
+    let (_, t) = inline_policy(
+        r#"algorithm = "sliding_counter", limit = 10, window = "1s", count_rejected = true"#,
+    )
+    .unwrap();
+    assert!(t.count_rejected);
+    for bucket in [
+        r#"algorithm = "token_bucket", capacity = 10, refill = "5/1s", count_rejected = true"#,
+        r#"preset = "nginx_limit_req", rate = "10r/s", burst = 5, count_rejected = true"#,
+    ] {
+        let e = inline_policy(bucket).unwrap_err().to_string();
+        assert!(e.contains("count_rejected is for window policies"), "{e}");
+    }
     for (bad, says) in [
         (
             r#"preset = "aspnetcore", permit_limit = 10, window = "1s""#,
