@@ -97,6 +97,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         witnesses: records::DEFAULT_WITNESSES,
         retry: None,
         request_timeout_us: 0,
+        scheduled: 0,
         count_rejected: false,
         clock_samples: Vec::new(),
         simulated_clock_rate_ppm: 0,

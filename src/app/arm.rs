@@ -10,6 +10,7 @@ use crate::error::{Error, Exit};
 use crate::events::write::EventWriter;
 use crate::faults;
 use crate::interrupt::Interrupt;
+use crate::load::schedule::{Schedule, Shape};
 use crate::load::{self, Counters};
 use crate::stack::{redis_use, Stack};
 use crate::store::folder::RunFolder;
@@ -251,6 +252,19 @@ pub async fn run(
         epoch_offset_us: report.epoch_offset_us,
         epoch_uncertainty_us: report.epoch_uncertainty_us,
         target_rps,
+        scheduled: match plan.shape {
+            Shape::Closed { .. } => 0,
+            // The whole schedule (what the pacer reached, if cut short):
+            // requests never sent for want of a free slot count as asked.
+            _ if report.interrupted => report.scheduled,
+            _ => Schedule::new(
+                &plan.shape,
+                plan.duration,
+                plan.seed,
+                report.epoch_offset_us,
+            )
+            .count() as u64,
+        },
         send_window_s: report.send_window.as_secs_f64(),
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,

@@ -24,11 +24,15 @@ impl Progress {
                 Some(duration.as_millis() as u64),
                 ProgressDrawTarget::stderr_with_hz(5),
             );
-            let style = ProgressStyle::with_template(
-                "{prefix:>14} [{bar:28}] {elapsed:>3}/{duration} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
+            // The run's own length, not indicatif's estimate from the rate
+            // of progress (which said 14s for a 3 s attack at its start).
+            let template = format!(
+                "{{prefix:>14}} [{{bar:28}}] {{elapsed:>3}}/{} {{msg}}",
+                total(duration)
+            );
+            let style = ProgressStyle::with_template(&template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
             bar.set_style(style);
             bar.set_prefix(arm.to_string());
             let task = tokio::spawn(bar_loop(bar.clone(), counters));
@@ -47,6 +51,16 @@ impl Progress {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// `3s`, `1m30s`, as indicatif writes the elapsed time beside it.
+fn total(d: Duration) -> String {
+    let s = d.as_secs_f64().ceil() as u64;
+    match (s / 60, s % 60) {
+        (0, s) => format!("{s}s"),
+        (m, 0) => format!("{m}m"),
+        (m, s) => format!("{m}m{s}s"),
     }
 }
 
@@ -71,6 +85,18 @@ async fn bar_loop(bar: ProgressBar, c: Arc<Counters>) {
             load(&c.rejected),
             load(&c.failed)
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_total_is_the_runs_length() {
+        use std::time::Duration;
+        assert_eq!(super::total(Duration::from_secs(3)), "3s");
+        assert_eq!(super::total(Duration::from_millis(2_500)), "3s");
+        assert_eq!(super::total(Duration::from_secs(90)), "1m30s");
+        assert_eq!(super::total(Duration::from_secs(120)), "2m");
     }
 }
 

@@ -55,6 +55,14 @@ impl Dedicated {
         Ok(())
     }
 
+    /// Connects now, ahead of the first request (a failure is left for that
+    /// request to meet and count).
+    pub async fn open(&mut self) {
+        if self.stream.is_none() {
+            let _ = self.connect().await;
+        }
+    }
+
     /// Whether the server closed this idle connection meanwhile (a
     /// restarted replica): its socket turned readable while nothing was
     /// asked. Costs no system call while it did not.

@@ -45,6 +45,11 @@ const GROW_AFTER: Duration = Duration::from_millis(1);
 /// Before a wait at least this long the pacer sends what its lane gathered
 /// (so slow schedules still show progress).
 const FLUSH_BEFORE_WAIT: Duration = Duration::from_millis(2);
+/// How far ahead the scout looks: a lane holds a connection open, per
+/// target, for each of its requests due this soon (up to [`MAX_READY`]).
+const LOOKAHEAD: Duration = Duration::from_millis(50);
+/// Connections per target a lane opens ahead of what is due.
+const MAX_READY: usize = 256;
 
 /// What every lane of one load shares (read-only but for the counters).
 pub(super) struct Shared {
@@ -122,6 +127,8 @@ pub(super) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
 #[derive(Clone)]
 struct Pool {
     open: usize,
+    /// Opened ahead of their requests and still connecting.
+    opening: usize,
     /// When the last connection was added.
     grown: Instant,
     /// Exchanges' service time (µs): a moving mean, and the least seen.
@@ -133,6 +140,7 @@ impl Pool {
     fn new() -> Self {
         Pool {
             open: 0,
+            opening: 0,
             grown: Instant::now(),
             mean_us: 0.0,
             least_us: f64::INFINITY,
@@ -153,6 +161,87 @@ impl Pool {
     /// them, on the target or in this lane.
     fn unhurried(&self) -> bool {
         self.mean_us <= 2.0 * self.least_us + 50.0
+    }
+}
+
+/// The schedule walked ahead of the pacer: this lane's requests due
+/// within [`LOOKAHEAD`], counted per target.
+struct Scout {
+    schedule: Schedule,
+    picker: Picker,
+    /// The next index of the whole schedule to look at, and its offset.
+    next: Option<(usize, Duration)>,
+    index: usize,
+    /// This lane's requests seen and not yet sent: (index, target).
+    due: VecDeque<(usize, usize)>,
+    per_target: Vec<usize>,
+    /// What a [`LOOKAHEAD`] of the average rate brings a target of this
+    /// lane, twice over, and the floor: more than that is a burst.
+    calm: usize,
+}
+
+impl Scout {
+    fn new(s: &Shared) -> Self {
+        let mut schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
+        let next = schedule.next().map(|d| (0, d));
+        Scout {
+            schedule,
+            picker: Picker::new(
+                s.keys,
+                s.key_distribution,
+                s.targets.len(),
+                s.fanout,
+                s.seed,
+            ),
+            next,
+            index: 0,
+            due: VecDeque::new(),
+            per_target: vec![0; s.targets.len()],
+            calm: {
+                let per_target = s.shape.target_rate(s.duration) * LOOKAHEAD.as_secs_f64()
+                    / (s.lanes * s.targets.len().max(1)) as f64;
+                (2.0 * per_target).ceil() as usize + FLOOR
+            },
+        }
+    }
+
+    /// Connections a target of this lane should have ready: one per request
+    /// due soon in a burst; the floor otherwise (the growth rule serves a
+    /// steady rate, which needs far fewer connections than it has requests
+    /// due within the lookahead).
+    fn ready(&self, target: usize) -> usize {
+        match self.per_target[target] {
+            due if due > self.calm => due.min(MAX_READY),
+            due => due.min(FLOOR),
+        }
+    }
+
+    /// Takes in every request due by `until` (trace offset).
+    fn advance(&mut self, until: Duration, lanes: usize, lane: usize) {
+        while let Some((index, offset)) = self.next {
+            if offset > until {
+                return;
+            }
+            // Every pick drawn, in order, as the pacer draws them.
+            let (_, target) = self.picker.pick(index as u64);
+            if index % lanes == lane {
+                self.due.push_back((index, target));
+                self.per_target[target] += 1;
+            }
+            self.index += 1;
+            self.next = self.schedule.next().map(|d| (self.index, d));
+        }
+    }
+
+    /// The pacer has sent (or given up) every request up to `index`.
+    fn passed(&mut self, index: usize) {
+        while let Some(&(i, target)) = self.due.front() {
+            if i > index {
+                return;
+            }
+            self.due.pop_front();
+            self.per_target[target] -= 1;
+        }
     }
 }
 
@@ -226,6 +315,7 @@ impl Lane {
             s.seed,
         );
         let schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
+        let mut scout = Scout::new(&s);
         let (mut scheduled, mut sent, mut interrupted) = (0, 0, false);
         'schedule: for (index, intended) in schedule.enumerate() {
             // Every lane draws every pick, so each request's key and target
@@ -242,6 +332,12 @@ impl Lane {
                     break 'schedule;
                 }
                 let now = std::time::Instant::now();
+                scout.advance(
+                    now.saturating_duration_since(start) + LOOKAHEAD,
+                    s.lanes,
+                    self.index,
+                );
+                self.prepare(&scout);
                 if now >= due {
                     break;
                 }
@@ -254,6 +350,7 @@ impl Lane {
                 interrupted = s.stop.load(Ordering::Relaxed);
                 break;
             }
+            scout.passed(index);
             self.submit(Job {
                 seq: index as u64,
                 key: key.to_string(),
@@ -352,11 +449,47 @@ impl Lane {
         }
     }
 
+    /// Opens, per target, a connection for each request the scout sees due
+    /// soon that no open one is there for (requests queued or in flight
+    /// hold theirs), so a burst is handed to parked connections at its due
+    /// times instead of waiting for handshakes and for the growth rule.
+    fn prepare(self: &Rc<Self>, scout: &Scout) {
+        for target in 0..scout.per_target.len() {
+            let want = scout.ready(target);
+            loop {
+                let idle = self.idle.borrow()[target].len();
+                let opening = self.open.borrow()[target].opening;
+                if idle + opening >= want || self.connections.get() >= self.shared.connections {
+                    break;
+                }
+                let mut pools = self.open.borrow_mut();
+                pools[target].open += 1;
+                pools[target].opening += 1;
+                pools[target].grown = Instant::now();
+                drop(pools);
+                self.connections.set(self.connections.get() + 1);
+                tokio::task::spawn_local(self.clone().connection_ready(target));
+            }
+        }
+    }
+
+    /// A connection opened ahead of its requests: connects, then serves.
+    async fn connection_ready(self: Rc<Self>, target: usize) {
+        let mut connection = Dedicated::new(self.shared.targets[target].clone());
+        connection.open().await;
+        self.open.borrow_mut()[target].opening -= 1;
+        self.serve(target, connection).await;
+    }
+
     /// A long-lived connection task: takes the oldest queued request of
     /// its target (or parks until handed one), sends it, and goes on.
     async fn connection(self: Rc<Self>, target: usize) {
+        let connection = Dedicated::new(self.shared.targets[target].clone());
+        self.serve(target, connection).await;
+    }
+
+    async fn serve(self: Rc<Self>, target: usize, mut connection: Dedicated) {
         let slot = Rc::new(Slot::default());
-        let mut connection = Dedicated::new(self.shared.targets[target].clone());
         loop {
             let next = self.queued.borrow_mut()[target].pop_front();
             let job = match next {

@@ -78,11 +78,10 @@ pub fn verdict(a: &ArmSummary) -> String {
         }
     }
     if a.rate.generator_saturated {
-        let _ = write!(
-            s,
-            "; the load generator fell behind ({:.0} of {:.0} requests/s, schedule lag p99 {:.1} ms), so the limiter saw less load than asked",
-            a.rate.achieved_rps, a.rate.target_rps, a.schedule_lag_ms.p99
-        );
+        let said = super::table::pace_sentence(a)
+            .map(|(_, s)| s)
+            .unwrap_or_default();
+        let _ = write!(s, "; the load generator fell behind: {said}");
     }
     let errors = a.requests.errors + a.requests.timeouts;
     if errors > 0 {

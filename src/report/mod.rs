@@ -7,6 +7,7 @@ pub mod clock;
 pub mod compare;
 pub mod doctor;
 pub mod explain;
+pub mod figures;
 pub mod goodput;
 pub mod headers;
 pub mod hgrm;

@@ -115,11 +115,10 @@ pub fn render(s: &Summary) -> String {
             out.push_str(&format!("headers of {}: {sentence}\n", a.name));
         }
     }
-    for a in s.arms.iter().filter(|a| a.rate.generator_saturated) {
-        out.push_str(&format!(
-            "generator saturated in {}: {:.0} of {:.0} requests/s, schedule lag p99 {:.1} ms — the limiter saw less load than asked\n",
-            a.name, a.rate.achieved_rps, a.rate.target_rps, a.schedule_lag_ms.p99
-        ));
+    for a in &s.arms {
+        if let Some(line) = pace_line(a) {
+            out.push_str(&line);
+        }
     }
     if s.partial {
         let why = s
@@ -133,18 +132,74 @@ pub fn render(s: &Summary) -> String {
 
 /// Achieved against target rate, and how late requests left.
 fn rate_line(a: &ArmSummary) -> String {
+    use super::figures::per_second;
     let lag = &a.schedule_lag_ms;
     if a.rate.target_rps > 0.0 {
         format!(
-            "rate of {}: {:.1} of {:.1} requests/s; schedule lag p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms\n",
-            a.name, a.rate.achieved_rps, a.rate.target_rps, lag.p50, lag.p99, lag.max
+            "rate of {}: {} of {} requests/s; schedule lag p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms\n",
+            a.name,
+            per_second(a.rate.achieved_rps),
+            per_second(a.rate.target_rps),
+            lag.p50,
+            lag.p99,
+            lag.max
         )
     } else {
         format!(
-            "rate of {}: {:.1} requests/s (closed loop)\n",
-            a.name, a.rate.achieved_rps
+            "rate of {}: {} requests/s (closed loop)\n",
+            a.name,
+            per_second(a.rate.achieved_rps)
         )
     }
+}
+
+/// The generator fell behind (and by how much), or only left some
+/// requests late.
+pub fn pace_line(a: &ArmSummary) -> Option<String> {
+    pace_sentence(a).map(|(label, s)| format!("{label} in {}: {s}\n", a.name))
+}
+
+/// ("generator saturated" | "late requests", what happened in words).
+pub fn pace_sentence(a: &ArmSummary) -> Option<(&'static str, String)> {
+    use crate::store::summary::LATE_LAG_P99_MS;
+    let (r, lag) = (&a.rate, &a.schedule_lag_ms);
+    let sent = a.requests.sent.min(r.scheduled);
+    if r.generator_saturated {
+        let what = if r.scheduled > sent {
+            format!(
+                "sent {sent} of the {} requests scheduled ({} never left)",
+                r.scheduled,
+                r.scheduled - sent
+            )
+        } else {
+            format!(
+                "{} of {} requests/s",
+                super::figures::per_second(r.achieved_rps),
+                super::figures::per_second(r.target_rps)
+            )
+        };
+        return Some((
+            "generator saturated",
+            format!(
+                "{what}, the typical request {:.1} ms late (schedule lag p50; p99 {:.1} ms) — the limiter saw less load than asked",
+                lag.p50, lag.p99
+            ),
+        ));
+    }
+    (r.target_rps > 0.0 && lag.p99 > LATE_LAG_P99_MS).then(|| {
+        let all = if r.scheduled == 0 || sent >= r.scheduled {
+            "every request scheduled was sent".to_string()
+        } else {
+            format!("{sent} of the {} scheduled were sent", r.scheduled)
+        };
+        (
+            "late requests",
+            format!(
+                "1 in 100 requests left more than {:.1} ms after its time (schedule lag p99; p50 {:.2} ms, max {:.1} ms); latency counts from the intended time, and {all}",
+                lag.p99, lag.p50, lag.max
+            ),
+        )
+    })
 }
 
 /// Requests without a decision, by kind: timeouts, failures by kind, and

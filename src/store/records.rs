@@ -43,6 +43,9 @@ pub struct ArmRecord {
     #[serde(default)]
     pub epoch_uncertainty_us: i64,
     pub target_rps: f64,
+    /// Requests the schedule asked for (0: closed loop, or an older record).
+    #[serde(default)]
+    pub scheduled: u64,
     /// From the first intended send to the last actual one.
     pub send_window_s: f64,
     pub interrupted: bool,

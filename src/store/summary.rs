@@ -236,17 +236,26 @@ pub struct Requests {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Rate {
     pub target_rps: f64,
+    /// The target times the share of the schedule's requests that were
+    /// sent (open loop); sent per second of sending (closed loop).
     pub achieved_rps: f64,
-    /// The generator fell behind its schedule (achieved < 99% of the target,
-    /// or schedule lag p99 > 10 ms): the limiter saw less load than asked.
+    /// The generator fell behind its schedule (fewer than 99% of its
+    /// requests sent, or the typical one — schedule lag p50 — more than
+    /// 10 ms late): the limiter saw less load than asked. Late bursts alone
+    /// (a high p99) are reported, not called saturation.
     #[serde(default)]
     pub generator_saturated: bool,
+    /// Requests the schedule asked for (0: closed loop, or not recorded).
+    #[serde(default)]
+    pub scheduled: u64,
 }
 
-/// Achieved below this share of the target marks the generator saturated.
+/// Fewer sent than this share of the schedule marks the generator saturated.
 pub const SATURATED_BELOW: f64 = 0.99;
-/// Schedule lag p99 above this (ms) marks the generator saturated.
-pub const SATURATED_LAG_P99_MS: f64 = 10.0;
+/// Schedule lag p50 above this (ms) marks the generator saturated.
+pub const SATURATED_LAG_P50_MS: f64 = 10.0;
+/// Schedule lag p99 above this (ms) is reported as requests leaving late.
+pub const LATE_LAG_P99_MS: f64 = 10.0;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Correctness {

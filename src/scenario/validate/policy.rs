@@ -199,9 +199,7 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
         )
     };
     let window = || -> Result<u64> {
-        Ok(micros(src.duration(
-            p.window.as_ref().ok_or_else(|| need("window"))?,
-        )?))
+        src.span_us(p.window.as_ref().ok_or_else(|| need("window"))?, "window")
     };
     Ok(match algorithm {
         "sliding_log" => Policy::SlidingLog {

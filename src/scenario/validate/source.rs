@@ -71,10 +71,33 @@ impl Source<'_> {
 
     pub(super) fn rate(&self, value: &Spanned<String>) -> Result<Rate> {
         let (count, per) = units::rate(value.get_ref()).map_err(|e| self.at(value, e))?;
+        if micros(per) == 0 {
+            return Err(self.at(
+                value,
+                format!(
+                    "{:?}: the period is below the verifier's 1 µs resolution",
+                    value.get_ref()
+                ),
+            ));
+        }
         Ok(Rate {
             count,
             per_us: micros(per),
         })
+    }
+
+    /// A policy's span: a duration of at least 1 µs (the trace's resolution).
+    pub(super) fn span_us(&self, value: &Spanned<String>, key: &str) -> Result<u64> {
+        match micros(self.duration(value)?) {
+            0 => Err(self.at(
+                value,
+                format!(
+                    "{key} {:?}: must be at least 1 µs (the trace's resolution)",
+                    value.get_ref()
+                ),
+            )),
+            us => Ok(us),
+        }
     }
 }
 

@@ -104,6 +104,14 @@ fn bad_durations_point_at_the_value() {
     );
     let e = error_of(&GOOD.replace("window = \"2s\"", "window = \"2 fortnights\""));
     assert!(e.starts_with("s.toml:9:10:"), "{e}");
+    // Below the trace's microsecond it would be a window of 0.
+    let e = error_of(&GOOD.replace("window = \"2s\"", "window = \"1ns\""));
+    assert!(e.contains("window \"1ns\": must be at least 1 µs"), "{e}");
+    assert!(parse(
+        "s.toml",
+        &GOOD.replace("window = \"2s\"", "window = \"1us\"")
+    )
+    .is_ok());
 }
 
 #[test]
