@@ -88,18 +88,6 @@ async fn bar_loop(bar: ProgressBar, c: Arc<Counters>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_total_is_the_runs_length() {
-        use std::time::Duration;
-        assert_eq!(super::total(Duration::from_secs(3)), "3s");
-        assert_eq!(super::total(Duration::from_millis(2_500)), "3s");
-        assert_eq!(super::total(Duration::from_secs(90)), "1m30s");
-        assert_eq!(super::total(Duration::from_secs(120)), "2m");
-    }
-}
-
 async fn line_loop(arm: String, duration: Duration, c: Arc<Counters>) {
     let start = tokio::time::Instant::now();
     let mut tick = tokio::time::interval(Duration::from_secs(2));
@@ -115,5 +103,17 @@ async fn line_loop(arm: String, duration: Duration, c: Arc<Counters>) {
             load(&c.rejected),
             load(&c.failed),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_total_is_the_runs_length() {
+        use std::time::Duration;
+        assert_eq!(super::total(Duration::from_secs(3)), "3s");
+        assert_eq!(super::total(Duration::from_millis(2_500)), "3s");
+        assert_eq!(super::total(Duration::from_secs(90)), "1m30s");
+        assert_eq!(super::total(Duration::from_secs(120)), "2m");
     }
 }

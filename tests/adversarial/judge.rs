@@ -10,12 +10,14 @@ pub(crate) struct Judged {
 }
 
 impl Judged {
-    /// Which promises broke: definite, false rejects, contradictions.
-    pub(crate) fn broken(&self) -> [bool; 3] {
+    /// Which promises broke: definite, false rejects, contradictions, and
+    /// more admitted than the bound U says any correct limiter could.
+    pub(crate) fn broken(&self) -> [bool; 4] {
         [
             self.v.definite_violations > 0,
             self.v.false_rejects > 0,
             self.header.contradicted > 0,
+            self.v.admitted > self.v.allowed_max,
         ]
     }
 }
@@ -40,7 +42,7 @@ pub(crate) fn minimize(case: &Case) -> Case {
     let before = judge(case).1.broken();
     let still = |c: &Case| {
         let now = judge(c).1.broken();
-        (0..3).any(|i| before[i] && now[i])
+        (0..4).any(|i| before[i] && now[i])
     };
     let mut c = case.clone();
     let mut chunk = (c.reqs.len() + c.warm.len()).max(2) / 2;
@@ -137,7 +139,7 @@ pub(crate) fn correct_limiter(algo: Algo, cases: u64) {
     let mut failures = Vec::new();
     for kind in Kind::ALL {
         let (mut pressed, mut rejects, mut checked) = (0u64, 0u64, 0u64);
-        let (mut flagged, mut cases_flagged) = ([0u64; 3], 0u64);
+        let (mut flagged, mut cases_flagged) = ([0u64; 4], 0u64);
         let mut first: Option<(u64, Case)> = None;
         // On every 8th case: (tried, caught) for one more, one fewer.
         let mut more = (0u64, 0u64);
@@ -203,7 +205,7 @@ pub(crate) fn correct_limiter(algo: Algo, cases: u64) {
         if let Some((seed, case)) = first {
             failures.push(format!(
                 "{algo:?} {kind:?}: a correct limiter was flagged in {} of {cases} cases \
-                 (definite, false rejects, contradicted: {flagged:?}); first seed {seed}, \
+                 (definite, false rejects, contradicted, over U: {flagged:?}); first seed {seed}, \
                  minimised:\n{}",
                 cases_flagged,
                 show(&minimize(&case))
