@@ -159,23 +159,37 @@ fn hang_ups_are_counted_by_kind_and_do_not_stop_the_attack() {
 
 /// `rlbench serve` in the background; its replica's URL.
 fn serve_replica(dir: &std::path::Path) -> (Child, String) {
+    let (child, mut urls) = serve_replicas(dir, 1, "fixed_window", "1h");
+    (child, urls.remove(0))
+}
+
+/// `rlbench serve` of `replicas` local replicas, each counting alone: 5 per
+/// `window` of `algorithm`. Their URLs once all are up.
+fn serve_replicas(
+    dir: &std::path::Path,
+    replicas: usize,
+    algorithm: &str,
+    window: &str,
+) -> (Child, Vec<String>) {
     let scenario = write(
         dir,
-        "one.toml",
-        r#"
-name = "one"
+        "serve.toml",
+        &format!(
+            r#"
+name = "serve"
 duration = "2s"
 [policy]
-algorithm = "fixed_window"
+algorithm = "{algorithm}"
 limit = 5
-window = "1h"
+window = "{window}"
 [load]
 rate = 100
 [[arms]]
-name = "single"
+name = "local"
 mode = "local"
-replicas = 1
-"#,
+replicas = {replicas}
+"#
+        ),
     );
     let mut child = Command::new(bin())
         .args(["serve", scenario.to_str().unwrap()])
@@ -186,21 +200,149 @@ replicas = 1
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    let url = loop {
+    let mut urls = Vec::new();
+    while urls.len() < replicas {
         line.clear();
         assert!(
             stdout.read_line(&mut line).unwrap() > 0,
             "serve ended early"
         );
         if let Some(at) = line.find("http://") {
-            break line[at..].split_whitespace().next().unwrap().to_string();
+            urls.push(line[at..].split_whitespace().next().unwrap().to_string());
         }
-    };
+    }
     // Keep reading so serve never blocks on a full pipe.
     std::thread::spawn(move || {
         let _ = stdout.read_to_end(&mut Vec::new());
     });
-    (child, url)
+    (child, urls)
+}
+
+/// Three processes that each count alone, judged as the one limit they
+/// claim to be: `attack` proves the over-admission and exits 1, as `run`
+/// does, and `report` of its folder judges the same bound again.
+#[test]
+fn attack_gates_on_definite_violations_like_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut serve, urls) = serve_replicas(dir.path(), 3, "sliding_log", "1h");
+    let attack = |bound: &str, out: &str| {
+        let out = dir.path().join(out);
+        let mut args: Vec<&str> = vec!["attack"];
+        args.extend(urls.iter().map(String::as_str));
+        args.extend([
+            "-m",
+            "POST",
+            "--key-header",
+            "X-Customer-Id",
+            "--keys",
+            "2",
+            "--rate",
+            "100",
+            "-d",
+            "1s",
+            "-q",
+            "--policy",
+            r#"algorithm = "sliding_log", limit = 5, window = "1h""#,
+            "--max-definite-violations",
+            bound,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let o = rlbench(&args, dir.path());
+        (o, summary(&out)["arms"][0].clone())
+    };
+    let (caught, arm) = attack("0", "zero");
+    let stderr = text(&caught.stderr);
+    assert_eq!(caught.status.code(), Some(1), "{stderr}");
+    // 3 processes × 5 per key, 2 keys: 30 admitted where 10 are allowed.
+    assert_eq!(arm["requests"]["admitted"], 30, "{arm}");
+    assert_eq!(arm["correctness"]["definite_violations"], 20, "{arm}");
+    assert!(
+        stderr.contains("expectation failed: attack: definite_violations 20 > max 0"),
+        "{stderr}"
+    );
+    // Its record keeps the bound: `report` judges it again the same way.
+    let again = rlbench(
+        &["report", dir.path().join("zero").to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
+
+/// An external target that answers everything with a 404 is never a
+/// pass, however clean its (empty) verdict.
+#[test]
+fn a_target_that_only_answers_404_fails_with_nothing_judged() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if line == "\r\n" => {
+                            let answer = b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+                            if writer.write_all(answer).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(_) => {}
+                    }
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(
+        dir.path(),
+        "gone.toml",
+        &format!(
+            r#"
+name = "gone"
+duration = "1s"
+[target]
+kind = "external"
+urls = ["http://127.0.0.1:{port}"]
+path = "/nothing-here"
+[policy]
+algorithm = "sliding_log"
+limit = 10
+window = "1s"
+[load]
+rate = 100
+[[arms]]
+name = "api"
+[arms.expect]
+max_definite_violations = 0
+"#
+        ),
+    );
+    let o = rlbench(
+        &["run", scenario.to_str().unwrap(), "--out", "out", "-q"],
+        dir.path(),
+    );
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("expectation failed: api: nothing judged: ")
+            && stderr.contains(" requests failed (404 ×"),
+        "{stderr}"
+    );
+    let s = summary(&dir.path().join("out"));
+    assert_eq!(s["gate"]["passed"], false);
+    assert_eq!(
+        s["arms"][0]["correctness"]["definite_violations"], 0,
+        "clean, and judged nothing"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert!(junit.contains("something judged"), "{junit}");
 }
 
 /// `rlbench attack` of a replica from `rlbench serve` (5 per hour, POST,
