@@ -326,3 +326,77 @@ fn an_unreachable_external_target_exits_3_with_one_line() {
     );
     assert!(!dir.path().join("out/summary.json").exists());
 }
+
+/// An external target that answers everything with a 404 is never a
+/// pass, however clean its (empty) verdict.
+#[test]
+fn a_target_that_only_answers_404_fails_with_nothing_judged() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = std::io::BufReader::new(stream);
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    match std::io::BufRead::read_line(&mut reader, &mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if line == "\r\n" => {
+                            let answer = b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+                            if std::io::Write::write_all(&mut writer, answer).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(_) => {}
+                    }
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::write(
+        dir.path(),
+        "gone.toml",
+        &format!(
+            r#"
+name = "gone"
+duration = "1s"
+[target]
+kind = "external"
+urls = ["http://127.0.0.1:{port}"]
+path = "/nothing-here"
+[policy]
+algorithm = "sliding_log"
+limit = 10
+window = "1s"
+[load]
+rate = 100
+[[arms]]
+name = "api"
+[arms.expect]
+max_definite_violations = 0
+"#
+        ),
+    );
+    let o = common::rlbench(
+        &["run", scenario.to_str().unwrap(), "--out", "out", "-q"],
+        dir.path(),
+    );
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("expectation failed: api: nothing judged: ")
+            && stderr.contains(" requests failed (404 ×"),
+        "{stderr}"
+    );
+    let s = common::summary(&dir.path().join("out"));
+    assert_eq!(s["gate"]["passed"], false);
+    assert_eq!(
+        s["arms"][0]["correctness"]["definite_violations"], 0,
+        "clean, and judged nothing"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert!(junit.contains("something judged"), "{junit}");
+}

@@ -37,15 +37,19 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Write as _;
 
+mod arrivals;
 mod cases;
 mod correct;
 mod judge;
+mod kinds;
 mod limiters;
 mod mutants;
 mod regressions;
 mod sim;
 
+use arrivals::*;
 use cases::*;
 use judge::*;
+use kinds::*;
 use limiters::*;
 use sim::*;
