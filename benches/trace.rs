@@ -12,8 +12,9 @@ use rand::{Rng, SeedableRng};
 use reference_api::Policy;
 use rlbench::events::advertised::Advertised;
 use rlbench::events::binary::Encoder;
+use rlbench::events::integrity::Check;
 use rlbench::events::{csv, read::read, Event, Outcome};
-use rlbench::store::records::{self, ArmRecord, RunRecord};
+use rlbench::store::records::{self, ArmRecord, RunRecord, RunState};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
@@ -61,6 +62,8 @@ fn events(n: u64) -> impl Iterator<Item = Event> {
 fn folder(root: &Path, name: &str, n: u64) {
     std::fs::create_dir_all(root.join("events")).unwrap();
     let run = RunRecord {
+        state: RunState::Finished,
+        pid: None,
         scenario: "bench-trace".into(),
         started_at: "2026-12-01T00:00:00Z".into(),
         duration_s: (n / RATE) as f64,
@@ -103,6 +106,8 @@ fn folder(root: &Path, name: &str, n: u64) {
         simulated_clock_rate_ppm: 0,
         declared_clock_rate_ppm: None,
         expect: Vec::new(),
+        trace: None,
+        unfinished: false,
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();
     let file = std::fs::File::create(root.join("events").join(name)).unwrap();
@@ -148,7 +153,7 @@ fn main() {
         let bytes = std::fs::metadata(&path).unwrap().len();
         let started = Instant::now();
         let mut count = 0u64;
-        for e in read(&path).unwrap() {
+        for e in read(&path, Check::default()).unwrap() {
             e.unwrap();
             count += 1;
         }

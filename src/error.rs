@@ -25,7 +25,7 @@ impl Exit {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Error {
     pub exit: Exit,
     pub message: String,

@@ -186,7 +186,8 @@ fn back_to_back(scenario: &str, arm_name: &str) -> [(tempfile::TempDir, std::pro
     let mut first = Running(Some(common::spawn(first_dir.path(), &args, &[])));
     let record = first_dir.path().join(format!("out/events/{arm_name}.json"));
     let deadline = Instant::now() + Duration::from_secs(40);
-    while !record.exists() && first.0.as_mut().unwrap().try_wait().unwrap().is_none() {
+    while !common::arm_finished(&record) && first.0.as_mut().unwrap().try_wait().unwrap().is_none()
+    {
         assert!(
             Instant::now() < deadline,
             "the first run of {arm_name} hangs"

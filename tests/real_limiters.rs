@@ -302,7 +302,7 @@ fn back_to_back(scenario: &str, arm_name: &str) -> [Run; 2] {
     )));
     let record = dir.path().join(format!("out/events/{arm_name}.json"));
     let deadline = Instant::now() + Duration::from_secs(40);
-    while !record.exists() {
+    while !common::arm_finished(&record) {
         let child = first.0.as_mut().unwrap();
         if child.try_wait().unwrap().is_some() {
             break;

@@ -107,8 +107,9 @@ struct Judged {
     phases: Vec<PhaseVerdict>,
 }
 
+/// `trace`: the events' file, and what it is held to (`events::integrity`).
 pub fn analyze(
-    events_path: &Path,
+    (events_path, check): (&Path, crate::events::integrity::Check),
     policy: Option<&Policy>,
     opts: &verify::Options,
     replicas: usize,
@@ -132,7 +133,7 @@ pub fn analyze(
     // more than the rest of the count), any other in a map.
     let mut statuses = StatusCounts::default();
     let mut error_statuses = StatusCounts::default();
-    for record in events::read::records(events_path)? {
+    for record in events::read::records(events_path, check)? {
         let (key, e) = match record? {
             Record::Key(name) => {
                 names.push(name);

@@ -4,9 +4,11 @@
 //! the arm's record beside its events. [`run_all`] runs a run's arms in
 //! order and says how the run ended.
 
+use crate::app::journal::Journal;
 use crate::app::plan::{ArmSpec, StackSpec};
 use crate::app::progress::Progress;
 use crate::error::{Error, Exit};
+use crate::events::clock::ClockSample;
 use crate::events::write::EventWriter;
 use crate::faults;
 use crate::interrupt::Interrupt;
@@ -14,9 +16,9 @@ use crate::load::schedule::{Schedule, Shape};
 use crate::load::{self, Counters};
 use crate::stack::{redis_use, Stack};
 use crate::store::folder::RunFolder;
-use crate::store::records::{self, ArmRecord, RunRecord};
+use crate::store::records::{self, ArmRecord};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+
 use tracing::{info, warn};
 
 /// Set to make rlbench panic right after the first stack is up: lets a
@@ -33,25 +35,10 @@ pub struct Ran {
 }
 
 impl Ran {
-    /// What `run.json` says of the run.
-    pub fn record(&self, name: &str, started: SystemTime, duration: Duration) -> RunRecord {
-        RunRecord {
-            scenario: name.to_string(),
-            started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            duration_s: duration.as_secs_f64(),
-            partial: self.interrupted || self.error.is_some(),
-            partial_reason: match (&self.error, self.interrupted) {
-                (Some(e), _) => Some(e.message.clone()),
-                (None, true) => Some("interrupted (Ctrl-C or SIGTERM)".to_string()),
-                (None, false) => None,
-            },
-            arms: self.done.iter().map(|(_, r)| r.name.clone()).collect(),
-        }
-    }
-
-    /// The exit code, once the gate has its failures.
-    pub fn exit(&self, gate_failures: usize) -> Exit {
-        match (&self.error, self.interrupted) {
+    /// The exit code, once the run's first error (the arms' or a write's)
+    /// and the gate's failures are known.
+    pub fn exit(&self, error: Option<&Error>, gate_failures: usize) -> Exit {
+        match (error, self.interrupted) {
             (_, true) => Exit::Interrupted,
             (Some(e), false) => e.exit,
             (None, false) if gate_failures == 0 => Exit::Passed,
@@ -64,6 +51,7 @@ impl Ran {
 pub async fn run_all(
     specs: &[ArmSpec],
     folder: &RunFolder,
+    journal: &mut Journal<'_>,
     run_id: &str,
     interrupt: &Interrupt,
     quiet: bool,
@@ -74,10 +62,16 @@ pub async fn run_all(
         error: None,
     };
     for (i, spec) in specs.iter().enumerate() {
-        match run(spec, folder, run_id, interrupt, quiet).await {
-            Ok(record) => {
+        match run(spec, folder, journal, run_id, interrupt, quiet).await {
+            Ok((record, broken)) => {
                 ran.interrupted = record.interrupted;
                 ran.done.push((i, record));
+                if let Some(e) = broken {
+                    ran.error = Some(Error {
+                        exit: e.exit,
+                        message: format!("stopped: arm {} {}", spec.name, e.message),
+                    });
+                }
             }
             Err(e) if e.exit == Exit::Interrupted => ran.interrupted = true,
             Err(e) => {
@@ -128,14 +122,17 @@ async fn up(
     Ok(stack)
 }
 
-/// One arm, from stack up to its record on disk.
+/// One arm, from stack up to its record on disk; with the error that
+/// broke its trace, if one did (the record then says the trace is
+/// unfinished, and holds what reached the disk).
 pub async fn run(
     spec: &ArmSpec,
     folder: &RunFolder,
+    journal: &mut Journal<'_>,
     run_id: &str,
     interrupt: &Interrupt,
     quiet: bool,
-) -> Result<ArmRecord, Error> {
+) -> Result<(ArmRecord, Option<Error>), Error> {
     let announce = spec.announce && !quiet;
     let (mut stack, targets) = match &spec.stack {
         None => {
@@ -197,7 +194,23 @@ pub async fn run(
     let redis_before = redis_use::sample(&redis_nodes, None).await;
     let progress = (!quiet).then(|| Progress::start(&spec.name, plan.duration, counters.clone()));
     let start = tokio::time::Instant::now();
-    let clocks = load::clocks::ClockWatch::start(start);
+    // Before any event: the record a kill leaves, rewritten with each clock
+    // sample (and the load's reach) every second.
+    let provisional = provisional(spec, target_rps, load::clocks::sample(start));
+    let record_path = folder.arm_record(&spec.name);
+    records::write(&record_path, &provisional)
+        .and_then(|()| journal.arm_begun(&spec.name))
+        .map_err(Error::environment)?;
+    let clocks = load::clocks::ClockWatch::start(start, {
+        let mut so_far = provisional.clone();
+        move |samples: &[ClockSample]| {
+            so_far.clock_samples = samples.to_vec();
+            so_far.send_window_s = samples.last().map_or(0.0, |s| s.trace_us as f64 / 1e6);
+            // Best effort: a disk that refuses it refuses the trace too,
+            // and that error is the one reported.
+            let _ = records::write(&record_path, &so_far);
+        }
+    });
     let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
     let faults = async {
         match stack.as_mut() {
@@ -240,18 +253,16 @@ pub async fn run(
     if let Some(mut stack) = stack {
         stack.down().await;
     }
-    writer.finish().map_err(Error::environment)?;
-    let judged = &spec.judged;
+    let trace = writer.finish();
+    // Sealed when the writer finished; else what reached the disk is kept,
+    // and the run stops with the write that failed.
+    let (seal, broken) = match trace {
+        Ok(seal) => (Some(seal), None),
+        Err(e) => (None, Some(Error::environment(e))),
+    };
     let record = ArmRecord {
-        name: spec.name.clone(),
-        mode: spec.mode.as_str().to_string(),
-        replicas: spec.replicas,
-        policy: judged.policy.clone(),
-        preset: judged.preset.clone(),
-        aligned: judged.aligned,
         epoch_offset_us: report.epoch_offset_us,
         epoch_uncertainty_us: report.epoch_uncertainty_us,
-        target_rps,
         scheduled: match plan.shape {
             Shape::Closed { .. } => 0,
             // The whole schedule (what the pacer reached, if cut short):
@@ -269,10 +280,41 @@ pub async fn run(
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,
         redis_nodes: redis_used,
-        lease_bound: judged.lease_bound,
-        unknown_history: judged.unknown_history,
         faults,
         probes,
+        clock_samples,
+        unfinished: seal.is_none(),
+        trace: seal,
+        ..provisional
+    };
+    let written = records::write(&folder.arm_record(&spec.name), &record);
+    let broken = broken.or_else(|| written.err().map(Error::environment));
+    Ok((record, broken))
+}
+
+/// An arm's record before its load: everything but what the load finds,
+/// marked unfinished (what a kill leaves for `report`).
+fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord {
+    let judged = &spec.judged;
+    ArmRecord {
+        name: spec.name.clone(),
+        mode: spec.mode.as_str().to_string(),
+        replicas: spec.replicas,
+        policy: judged.policy.clone(),
+        preset: judged.preset.clone(),
+        aligned: judged.aligned,
+        epoch_offset_us: epoch.wall_us - epoch.trace_us,
+        epoch_uncertainty_us: epoch.uncertainty_us,
+        target_rps,
+        scheduled: 0,
+        send_window_s: 0.0,
+        interrupted: true,
+        redis_fallbacks: None,
+        redis_nodes: Vec::new(),
+        lease_bound: judged.lease_bound,
+        unknown_history: judged.unknown_history,
+        faults: Vec::new(),
+        probes: Vec::new(),
         replenish_lateness_us: judged.timing.lateness_us,
         chunked_refill: judged.timing.chunked_refill,
         count_rejected: judged.timing.count_rejected,
@@ -284,7 +326,7 @@ pub async fn run(
             .retry
             .as_ref()
             .map(|r| r.describe(&spec.plan.template.limited)),
-        clock_samples,
+        clock_samples: vec![epoch],
         simulated_clock_rate_ppm: judged.simulated_clock_rate_ppm,
         declared_clock_rate_ppm: judged.declared_clock_rate_ppm,
         request_timeout_us: spec.plan.timeout.as_micros().min(i64::MAX as u128) as i64,
@@ -293,7 +335,7 @@ pub async fn run(
             .iter()
             .map(|e| (e.key.to_string(), e.value))
             .collect(),
-    };
-    records::write(&folder.arm_record(&spec.name), &record).map_err(Error::environment)?;
-    Ok(record)
+        trace: None,
+        unfinished: true,
+    }
 }

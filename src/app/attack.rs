@@ -8,6 +8,7 @@
 //! the whole run folder (summary.json,
 //! histograms, charts, report.html) is kept.
 
+use crate::app::journal::Journal;
 use crate::app::plan::{ArmSpec, Judged, Probes};
 use crate::app::{arm, finish};
 use crate::error::{Error, Exit};
@@ -108,35 +109,51 @@ fn spec(attack: &Attack) -> ArmSpec {
 pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome, Error> {
     crate::target::reachable(&attack.targets).await?;
     let started = SystemTime::now();
+    crate::stack::leftovers::sweep();
+    if let Some(dir) = &attack.out {
+        let cleared = RunFolder::prepare_out(dir).map_err(Error::input)?;
+        if let (Some(line), false) = (cleared, attack.quiet) {
+            tracing::info!("{line}");
+        }
+    }
     // Without --out the events live in a temporary folder removed at the end.
-    let scratch =
-        match &attack.out {
-            Some(_) => None,
-            None => Some(tempfile::tempdir().map_err(|e| {
-                Error::environment(format!("cannot create a temporary folder: {e}"))
-            })?),
-        };
+    let scratch = match &attack.out {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix(&format!("{}attack-", crate::stack::leftovers::prefix()))
+                .tempdir()
+                .map_err(|e| {
+                    Error::environment(format!("cannot create a temporary folder: {e}"))
+                })?,
+        ),
+    };
     let root = attack
         .out
         .clone()
         .or_else(|| scratch.as_ref().map(|d| d.path().to_path_buf()));
     let folder = RunFolder::create(root.as_deref(), ARM, started).map_err(Error::environment)?;
     let specs = [spec(attack)];
-    let ran = arm::run_all(&specs, &folder, "", interrupt, attack.quiet).await;
-    let run = ran.record(ARM, started, attack.duration);
-    crate::store::records::write(&folder.run_record(), &run).map_err(Error::environment)?;
+    let mut journal =
+        Journal::open(&folder, ARM, started, attack.duration).map_err(Error::environment)?;
+    let ran = arm::run_all(&specs, &folder, &mut journal, "", interrupt, attack.quiet).await;
+    let (run, unwritten) = journal.close(&ran);
     let arms: Vec<_> = ran
         .done
         .iter()
         .map(|(_, record)| (record.clone(), attack.expect.clone()))
         .collect();
-    let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
-    if let Some(e) = ran.error {
+    let finished = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    let error = ran
+        .error
+        .clone()
+        .or_else(|| unwritten.or(finished.write_error).map(Error::environment));
+    if let Some(e) = error {
         return Err(e);
     }
     Ok(AttackOutcome {
-        exit: ran.exit(summary.gate.failures.len()),
-        summary,
+        exit: ran.exit(None, finished.summary.gate.failures.len()),
+        summary: finished.summary,
         folder: attack.out.clone(),
     })
 }

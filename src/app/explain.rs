@@ -6,8 +6,7 @@ use crate::analyze::witnesses::Picker;
 use crate::app::finish;
 use crate::error::Error;
 use crate::report::explain::Explained;
-use crate::store::folder::RunFolder;
-use crate::store::records::{self, ArmRecord, RunRecord};
+use crate::store::records::{self, ArmRecord};
 use std::path::Path;
 
 pub fn explain(
@@ -16,8 +15,7 @@ pub fn explain(
     key: Option<&str>,
     limit: usize,
 ) -> Result<Vec<Explained>, Error> {
-    let folder = RunFolder::open(dir).map_err(Error::input)?;
-    let run: RunRecord = records::read(&folder.run_record()).map_err(Error::input)?;
+    let (folder, run) = crate::app::journal::read_back(dir)?;
     if let Some(a) = arm.filter(|a| !run.arms.iter().any(|n| n == a)) {
         return Err(Error::input(format!(
             "--arm {a:?}: the run has {}",
@@ -26,7 +24,8 @@ pub fn explain(
     }
     let mut out = Vec::new();
     for name in run.arms.iter().filter(|n| arm.map_or(true, |a| a == *n)) {
-        let record: ArmRecord = records::read(&folder.arm_record(name)).map_err(Error::input)?;
+        let record: ArmRecord =
+            records::read_arm(&folder.arm_record(name), name).map_err(Error::input)?;
         let picker = Picker::new(limit).for_key(key.map(str::to_string));
         let figures = finish::analyze_arm(&folder, &record, picker).map_err(Error::environment)?;
         let verdict = figures.verdict.unwrap_or_default();

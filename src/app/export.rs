@@ -5,8 +5,7 @@
 use crate::error::Error;
 use crate::events::export::{self, Format};
 use crate::events::read::read;
-use crate::store::folder::RunFolder;
-use crate::store::records::{self, RunRecord};
+use crate::store::records::{self, ArmRecord};
 use std::io::Write;
 use std::path::Path;
 
@@ -19,8 +18,7 @@ pub fn export(
 ) -> Result<u64, Error> {
     let format = Format::from_name(format)
         .ok_or_else(|| Error::input(format!("--format {format:?}: expected {}", Format::NAMES)))?;
-    let folder = RunFolder::open(dir).map_err(Error::input)?;
-    let run: RunRecord = records::read(&folder.run_record()).map_err(Error::input)?;
+    let (folder, run) = crate::app::journal::read_back(dir)?;
     if let Some(a) = arms.iter().find(|a| !run.arms.contains(a)) {
         return Err(Error::input(format!(
             "--arm {a:?}: the run has {}",
@@ -35,8 +33,12 @@ pub fn export(
         .iter()
         .filter(|a| arms.is_empty() || arms.contains(a))
     {
-        for event in read(&folder.events(arm)).map_err(Error::input)? {
-            let event = event.map_err(Error::input)?;
+        let record: ArmRecord =
+            records::read_arm(&folder.arm_record(arm), arm).map_err(Error::input)?;
+        // A damaged trace is the same error here as in `report`.
+        let events = read(&folder.events(arm), record.trace_check()).map_err(Error::environment)?;
+        for event in events {
+            let event = event.map_err(Error::environment)?;
             export::line(format, arm, &event, out).map_err(failed)?;
             written += 1;
         }

@@ -43,7 +43,7 @@ pub fn analyze_arm(
     picker: Picker,
 ) -> Result<ArmFigures, String> {
     let mut figures = analyze::analyze(
-        &folder.events(&record.name),
+        (&folder.events(&record.name), record.trace_check()),
         record.policy.as_ref(),
         &options(record),
         record.replicas,
@@ -71,7 +71,7 @@ pub fn analyze_arm(
             ..record.clone()
         };
         let against = analyze::analyze(
-            &folder.events(&relaxed.name),
+            (&folder.events(&relaxed.name), relaxed.trace_check()),
             relaxed.policy.as_ref(),
             &options(&relaxed),
             relaxed.replicas,
@@ -87,13 +87,22 @@ pub fn analyze_arm(
     Ok(figures)
 }
 
+/// A run folder finished: its summary, and the first file that could not
+/// be written, if one could not (the summary then says partial, and the
+/// gate did not pass).
+pub struct Finished {
+    pub summary: Summary,
+    pub write_error: Option<String>,
+}
+
 /// Analyzes every arm's events, judges its expectations and writes the
-/// reports into the folder. `arms` pairs each arm's record with its bounds.
+/// reports into the folder, summary.json last. `arms` pairs each arm's
+/// record with its bounds. An error is a trace that cannot be judged.
 pub fn finish(
     folder: &RunFolder,
     run: &RunRecord,
     arms: &[(ArmRecord, Vec<Expectation>)],
-) -> Result<Summary, String> {
+) -> Result<Finished, String> {
     let mut out = Vec::new();
     let mut failures = Vec::new();
     let mut all_figures = Vec::new();
@@ -109,34 +118,71 @@ pub fn finish(
         out.push(summarize::arm(record, &figures, &checks));
         all_figures.push(figures);
     }
-    let summary = Summary {
+    let mut summary = Summary {
         schema: SCHEMA.to_string(),
         scenario: run.scenario.clone(),
         started_at: run.started_at.clone(),
         duration_s: run.duration_s,
-        partial: run.partial,
-        partial_reason: run.partial_reason.clone(),
+        partial: false,
+        partial_reason: None,
         arms: out,
         gate: Gate {
-            passed: failures.is_empty() && !run.partial,
+            passed: failures.is_empty(),
             failures,
         },
     };
-    let histograms: Vec<ArmHistograms> = all_figures
-        .iter()
-        .map(|f| ArmHistograms {
-            latency: &f.histograms.latency,
-            service: &f.histograms.service,
-        })
-        .collect();
-    let chart_data: Vec<charts::ArmData> = summary
-        .arms
-        .iter()
-        .zip(&all_figures)
-        .map(|(arm, figures)| chart(&arm.name, figures, arm.correctness.as_ref()))
-        .collect();
-    report::write_all(folder, &summary, &histograms, &chart_data)?;
-    Ok(summary)
+    if run.partial {
+        partial(
+            &mut summary,
+            run.partial_reason.as_deref().unwrap_or("interrupted"),
+        );
+    }
+    let data = {
+        let histograms: Vec<ArmHistograms> = all_figures
+            .iter()
+            .map(|f| ArmHistograms {
+                latency: &f.histograms.latency,
+                service: &f.histograms.service,
+            })
+            .collect();
+        let chart_data: Vec<charts::ArmData> = summary
+            .arms
+            .iter()
+            .zip(&all_figures)
+            .map(|(arm, figures)| chart(&arm.name, figures, arm.correctness.as_ref()))
+            .collect();
+        report::write_data(folder, &summary, &histograms, &chart_data)
+    };
+    let mut write_error = data.err();
+    if let Some(e) = &write_error {
+        partial(&mut summary, &format!("the run folder is incomplete: {e}"));
+    }
+    if let Err(e) = report::write_views(folder, &summary) {
+        if write_error.is_none() {
+            // Drawn again as partial, so that no view says it passed.
+            partial(&mut summary, &format!("the run folder is incomplete: {e}"));
+            let _ = report::write_views(folder, &summary);
+            write_error = Some(e);
+        }
+    }
+    Ok(Finished {
+        summary,
+        write_error,
+    })
+}
+
+/// Marks the summary partial (the first reason stays) and its gate failed:
+/// a partial run never passes.
+fn partial(summary: &mut Summary, why: &str) {
+    if !summary.partial {
+        summary.partial = true;
+        summary.partial_reason = Some(why.to_string());
+        summary
+            .gate
+            .failures
+            .push(format!("the run is partial: {why}"));
+    }
+    summary.gate.passed = false;
 }
 
 /// What the charts draw of one arm.

@@ -13,6 +13,7 @@ pub mod export;
 pub mod finish;
 pub mod flags;
 pub mod init;
+pub mod journal;
 pub mod plan;
 pub mod preflight;
 pub mod progress;

@@ -6,14 +6,12 @@ use crate::app::finish;
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
 use crate::scenario;
-use crate::store::folder::RunFolder;
-use crate::store::records::{self, ArmRecord, RunRecord};
+use crate::store::records::{self, ArmRecord};
 use crate::store::summary::Summary;
 use std::path::Path;
 
 pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
-    let folder = RunFolder::open(dir).map_err(Error::input)?;
-    let run: RunRecord = records::read(&folder.run_record()).map_err(Error::input)?;
+    let (folder, run) = crate::app::journal::read_back(dir)?;
     // `rlbench attack --out` keeps no scenario: its bounds are in the
     // arm's record.
     let scenario = match folder.scenario_copy() {
@@ -22,7 +20,8 @@ pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
     };
     let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();
     for name in &run.arms {
-        let arm: ArmRecord = records::read(&folder.arm_record(name)).map_err(Error::input)?;
+        let arm: ArmRecord =
+            records::read_arm(&folder.arm_record(name), name).map_err(Error::input)?;
         let expect = scenario
             .iter()
             .flat_map(|s| &s.arms)
@@ -36,11 +35,14 @@ pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
             });
         arms.push((arm, expect));
     }
-    let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
-    let exit = if summary.gate.failures.is_empty() {
+    let finished = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    if let Some(e) = finished.write_error {
+        return Err(Error::environment(e));
+    }
+    let exit = if finished.summary.gate.failures.is_empty() {
         Exit::Passed
     } else {
         Exit::GateFailed
     };
-    Ok((summary, exit))
+    Ok((finished.summary, exit))
 }

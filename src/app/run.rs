@@ -2,6 +2,7 @@
 //! (`plan` → `arm`), then the finish (figures, gate, summary, reports).
 //! Rendering to the terminal is left to `main`.
 
+use crate::app::journal::Journal;
 use crate::app::{arm, finish, plan};
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
@@ -64,28 +65,48 @@ pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome,
         .iter()
         .map(|arm| plan::from_scenario(&scenario, arm, &run_id))
         .collect::<Result<Vec<_>, _>>()?;
+    crate::stack::leftovers::sweep();
+    if let Some(dir) = &request.out {
+        let cleared = RunFolder::prepare_out(dir).map_err(Error::input)?;
+        if let (Some(line), false) = (cleared, request.quiet) {
+            tracing::info!("{line}");
+        }
+    }
     let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started)
         .map_err(Error::environment)?;
-    std::fs::copy(&request.scenario, folder.scenario_copy()).map_err(|e| {
-        Error::environment(format!(
-            "cannot copy the scenario into {}: {e}",
-            folder.root.display()
-        ))
-    })?;
-    let ran = arm::run_all(&specs, &folder, &run_id, interrupt, request.quiet).await;
-    let run = ran.record(&scenario.name, started, scenario.duration);
-    crate::store::records::write(&folder.run_record(), &run).map_err(Error::environment)?;
+    let copy = std::fs::read(&request.scenario)
+        .map_err(|e| format!("cannot read {}: {e}", request.scenario.display()))
+        .and_then(|text| crate::store::atomic::write(&folder.scenario_copy(), &text));
+    copy.map_err(Error::environment)?;
+    let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)
+        .map_err(Error::environment)?;
+    let ran = arm::run_all(
+        &specs,
+        &folder,
+        &mut journal,
+        &run_id,
+        interrupt,
+        request.quiet,
+    )
+    .await;
+    let (run, unwritten) = journal.close(&ran);
     let arms: Vec<(ArmRecord, Vec<Expectation>)> = ran
         .done
         .iter()
         .map(|(i, record)| (record.clone(), specs[*i].expect.clone()))
         .collect();
-    let summary = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    let finished = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    // The first error is the one said: the arm's, else the records', else
+    // the reports'.
+    let error = ran
+        .error
+        .clone()
+        .or_else(|| unwritten.or(finished.write_error).map(Error::environment));
     Ok(RunOutcome {
-        exit: ran.exit(summary.gate.failures.len()),
-        summary,
+        exit: ran.exit(error.as_ref(), finished.summary.gate.failures.len()),
+        summary: finished.summary,
         folder: folder.root.clone(),
-        error: ran.error,
+        error,
     })
 }
 

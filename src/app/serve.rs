@@ -43,6 +43,7 @@ pub async fn start(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<
             })?,
     };
     let run_id = format!("rlbench-serve-{}", std::process::id());
+    crate::stack::leftovers::sweep();
     let configs = replica_configs(&scenario, chosen, &run_id);
     let managed = scenario.managed_redis(chosen);
     let stack = Stack::up_on(&configs, managed, false, &run_id, port)

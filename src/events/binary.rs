@@ -16,6 +16,7 @@
 //!   (`u8`) come last. Traces written before retries existed never set it.
 
 use super::advertised::Advertised;
+use super::integrity::{Check, Checker, Summing};
 use super::{ErrorKind, Event, Outcome, RetryOf};
 use std::collections::HashMap;
 use std::io::{BufReader, ErrorKind as Io, Read, Write};
@@ -133,15 +134,22 @@ pub enum Record {
     Event(u32, Event),
 }
 
-/// Streams the records of a trace file.
-pub fn records(path: &Path) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
+/// Streams the records of a trace file, held to `check` (`integrity`):
+/// any damage is an error naming the file and the byte it was found at.
+pub fn records(
+    path: &Path,
+    check: Check,
+) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
     let shown = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let mut input = BufReader::with_capacity(1 << 20, file);
+    let mut input = BufReader::with_capacity(1 << 20, Summing::new(file));
     let mut magic = [0u8; 8];
-    input
-        .read_exact(&mut magic)
-        .map_err(|e| format!("{shown}: not an rlbench trace ({e})"))?;
+    if let Err(e) = input.read_exact(&mut magic) {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        return Err(format!(
+            "{shown}: not an rlbench trace ({size} bytes, no {MAGIC:?} header: {e})"
+        ));
+    }
     if &magic != MAGIC {
         return Err(format!(
             "{shown}: not an rlbench trace (no {MAGIC:?} at its start)"
@@ -149,47 +157,103 @@ pub fn records(path: &Path) -> Result<impl Iterator<Item = Result<Record, String
     }
     let mut offset = MAGIC.len() as u64;
     let mut keys = 0u32;
-    let mut failed = false;
+    let mut checker = Checker::default();
+    let mut done = false;
     Ok(std::iter::from_fn(move || {
-        if failed {
+        if done {
             return None;
         }
         let at = offset;
+        let failed = |e: String| Some(Err(format!("{shown}: byte {at}: {e}")));
         match next(&mut input, &mut keys, &mut offset) {
-            Ok(record) => record.map(Ok),
+            Ok(Some(record)) => {
+                if let Record::Event(_, e) = &record {
+                    if let Err(why) = checker.event(e) {
+                        done = true;
+                        return failed(why);
+                    }
+                }
+                Some(Ok(record))
+            }
+            Ok(None) => {
+                done = true;
+                let crc = input.get_ref().crc32();
+                match checker.end(check.seal, Some(crc)) {
+                    Ok(()) => None,
+                    Err(why) => Some(Err(format!("{shown}: {why}"))),
+                }
+            }
+            // What a kill leaves: the last record half written.
+            Err(Damage::Cut(_)) if check.unfinished => {
+                done = true;
+                None
+            }
             Err(e) => {
-                failed = true;
-                Some(Err(format!("{shown}: byte {at}: {e}")))
+                done = true;
+                failed(e.to_string())
             }
         }
     }))
 }
 
 /// Streams the events of a trace file, each with its key's name.
-pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
+pub fn read(
+    path: &Path,
+    check: Check,
+) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
     let mut names: Vec<String> = Vec::new();
-    Ok(records(path)?.filter_map(move |record| match record {
-        Ok(Record::Key(name)) => {
-            names.push(name);
-            None
+    Ok(
+        records(path, check)?.filter_map(move |record| match record {
+            Ok(Record::Key(name)) => {
+                names.push(name);
+                None
+            }
+            Ok(Record::Event(key, mut e)) => {
+                e.key = names[key as usize].clone();
+                Some(Ok(e))
+            }
+            Err(e) => Some(Err(e)),
+        }),
+    )
+}
+
+/// Why a record could not be read.
+enum Damage {
+    /// The file ends inside it.
+    Cut(std::io::Error),
+    Bad(String),
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Damage::Cut(e) => write!(f, "a record cut short ({e})"),
+            Damage::Bad(why) => f.write_str(why),
         }
-        Ok(Record::Event(key, mut e)) => {
-            e.key = names[key as usize].clone();
-            Some(Ok(e))
-        }
-        Err(e) => Some(Err(e)),
-    }))
+    }
+}
+
+impl From<&str> for Damage {
+    fn from(why: &str) -> Self {
+        Damage::Bad(why.to_string())
+    }
+}
+
+impl From<String> for Damage {
+    fn from(why: String) -> Self {
+        Damage::Bad(why)
+    }
 }
 
 /// The next record; `None` at the end.
-fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Option<Record>, String> {
+fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Option<Record>, Damage> {
     let mut tag = [0u8; 1];
     match input.read_exact(&mut tag) {
         Ok(()) => {}
         Err(e) if e.kind() == Io::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(Damage::Bad(e.to_string())),
     }
-    let cut = |e: std::io::Error| format!("a record cut short ({e})");
+    let cut = Damage::Cut;
     match tag[0] {
         KEY => {
             let mut len = [0u8; 2];
@@ -206,7 +270,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
             input.read_exact(&mut b).map_err(cut)?;
             let key = u32_at(&b, 8);
             if key >= *keys {
-                return Err("an event of a key not defined before it".to_string());
+                return Err("an event of a key not defined before it".into());
             }
             let outcome = *OUTCOMES.get(b[42] as usize).ok_or("an unknown outcome")?;
             let error = match b[43] {
@@ -215,7 +279,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
             };
             let flags = b[44];
             if flags & !(1 | FIELD_BITS | RETRY_BIT) != 0 {
-                return Err(format!("an event with unknown flags {flags:#04x}"));
+                return Err(format!("an event with unknown flags {flags:#04x}").into());
             }
             let mut advertised = None;
             let mut extra = 0;
@@ -242,7 +306,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                     malformed: rest[at + 1],
                 });
             } else if flags & FIELD_BITS != 0 {
-                return Err("an event with fields but no advertisement".to_string());
+                return Err("an event with fields but no advertisement".into());
             }
             let mut retry_of = None;
             if flags & RETRY_BIT != 0 {
@@ -272,6 +336,6 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                 },
             )))
         }
-        other => Err(format!("an unknown record tag {other}")),
+        other => Err(format!("an unknown record tag {other}").into()),
     }
 }

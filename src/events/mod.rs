@@ -13,6 +13,7 @@ pub mod binary;
 pub mod clock;
 pub mod csv;
 pub mod export;
+pub mod integrity;
 pub mod read;
 pub mod write;
 

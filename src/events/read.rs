@@ -1,31 +1,62 @@
 //! Reading a trace back, whichever form it is in: the binary trace
-//! (`events/<arm>.trace`), or the CSV of a run folder written before it.
+//! (`events/<arm>.trace`), or the CSV of a run folder written before it
+//! (`events/<arm>.csv`), told by the file's name. Either is held to a
+//! [`Check`]: a damaged trace is an error, never a smaller verdict.
 
 pub use super::binary::Record;
+use super::integrity::{Check, Checker};
 use super::Event;
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 
-/// Streams the events of a trace file, binary or CSV (told by its first
-/// bytes, not its name).
-pub fn read(path: &Path) -> Result<Box<dyn Iterator<Item = Result<Event, String>>>, String> {
-    let mut start = [0u8; 8];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut start))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if start[..n] == super::binary::MAGIC[..] {
-        Ok(Box::new(super::binary::read(path)?))
+/// The CSV of a folder written before the binary trace.
+fn is_csv(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "csv")
+}
+
+/// Streams the events of a trace file, binary or CSV.
+pub fn read(
+    path: &Path,
+    check: Check,
+) -> Result<Box<dyn Iterator<Item = Result<Event, String>>>, String> {
+    if is_csv(path) {
+        Ok(Box::new(checked_csv(path)?))
     } else {
-        Ok(Box::new(super::csv::read(path)?))
+        Ok(Box::new(super::binary::read(path, check)?))
     }
+}
+
+/// A CSV trace's events, each held to the same rules as a binary one's
+/// (CSV traces were never sealed), located by their place in it.
+fn checked_csv(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
+    let shown = path.display().to_string();
+    let mut checker = Checker::default();
+    let mut n = 0u64;
+    let mut failed = false;
+    Ok(super::csv::read(path)?.map_while(move |e| {
+        if failed {
+            return None;
+        }
+        n += 1;
+        let checked = e.and_then(|e| {
+            checker
+                .event(&e)
+                .map(|()| e)
+                .map_err(|why| format!("{shown}: event {n}: {why}"))
+        });
+        failed = checked.is_err();
+        Some(checked)
+    }))
 }
 
 /// Streams a trace as key names and numbered events (`binary::Record`):
 /// a binary trace as it is stored, a CSV one with its keys numbered as
 /// they come. Each distinct name is defined once.
-pub fn records(path: &Path) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
-    let decoded = decode(path)?;
+pub fn records(
+    path: &Path,
+    check: Check,
+) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
+    let decoded = decode(path, check)?;
     // Decoded on a thread of its own, a batch at a time: the caller works
     // on one batch while the next is read.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<Record, String>>>(8);
@@ -44,17 +75,13 @@ pub fn records(path: &Path) -> Result<impl Iterator<Item = Result<Record, String
 
 type Decoded = Box<dyn Iterator<Item = Result<Record, String>> + Send>;
 
-fn decode(path: &Path) -> Result<Decoded, String> {
-    let mut start = [0u8; 8];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut start))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn decode(path: &Path, check: Check) -> Result<Decoded, String> {
     // File numbers → distinct keys: a file naming a key twice maps both
     // numbers to one.
     let mut ids: HashMap<String, u32> = HashMap::new();
-    if start[..n] == super::binary::MAGIC[..] {
+    if !is_csv(path) {
         let mut alias: Vec<u32> = Vec::new();
-        Ok(Box::new(super::binary::records(path)?.filter_map(
+        Ok(Box::new(super::binary::records(path, check)?.filter_map(
             move |r| match r {
                 Ok(Record::Key(name)) => {
                     let next = ids.len() as u32;
@@ -68,7 +95,7 @@ fn decode(path: &Path) -> Result<Decoded, String> {
         )))
     } else {
         let mut pending: Option<Record> = None;
-        let mut events = super::csv::read(path)?;
+        let mut events = checked_csv(path)?;
         Ok(Box::new(std::iter::from_fn(move || {
             if let Some(r) = pending.take() {
                 return Some(Ok(r));

@@ -1,6 +1,7 @@
 //! The trace through its file and back: round trips, bad lines located,
 //! files from before a column existed.
 
+use super::integrity::Check;
 use super::read::read;
 use super::write::EventWriter;
 use super::*;
@@ -59,10 +60,13 @@ async fn events_round_trip_through_the_file() {
         .await
         .unwrap();
     drop(tx);
-    assert_eq!(writer.finish().unwrap(), 4);
+    assert_eq!(writer.finish().unwrap().events, 4);
     let bytes = std::fs::read(&path).unwrap();
     assert!(bytes.starts_with(super::binary::MAGIC));
-    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    let back: Vec<Event> = read(&path, Check::default())
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     let all = vec![e.clone(), refused.clone(), odd.clone(), retried.clone()];
     assert_eq!(back, all);
     // The same events through the CSV form (exports, and folders from
@@ -91,7 +95,10 @@ async fn events_round_trip_through_the_file() {
         text.contains(",rejected,,10,,0,1500,2000,9,0,2,3\n"),
         "{text}"
     );
-    let back: Vec<Event> = read(&csv).unwrap().map(Result::unwrap).collect();
+    let back: Vec<Event> = read(&csv, Check::default())
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(back, all);
     assert_eq!((e.attempt(), retried.attempt()), (1, 2));
     assert_eq!(e.latency_us(), 2_000);
@@ -110,18 +117,31 @@ fn a_bad_field_is_an_error_naming_the_line() {
          2,k,1,10,20,30,200,maybe,\n",
     )
     .unwrap();
-    let back: Vec<Result<Event, String>> = read(&path).unwrap().collect();
+    let back: Vec<Result<Event, String>> = read(&path, Check::default()).unwrap().collect();
     assert!(back[0].is_ok());
+    // The first error ends the reading: it is said once, never judged past.
+    assert_eq!(back.len(), 2);
     let e = back[1].as_ref().unwrap_err();
     assert!(
         e.ends_with("bad.csv:3: sent_us: \"2x\" is not a number"),
         "{e}"
     );
-    let e = back[2].as_ref().unwrap_err();
-    assert!(e.contains(":4: unknown outcome \"maybe\""), "{e}");
+    std::fs::write(
+        &path,
+        "seq,key,replica,intended_us,sent_us,done_us,status,outcome,error
+         2,k,1,10,20,30,200,maybe,
+",
+    )
+    .unwrap();
+    let e = read(&path, Check::default())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert!(e.contains(":2: unknown outcome \"maybe\""), "{e}");
     let missing = dir.path().join("missing.csv");
     std::fs::write(&missing, "seq,key\n0,k\n").unwrap();
-    let e = read(&missing).err().unwrap();
+    let e = read(&missing, Check::default()).err().unwrap();
     assert!(e.contains("no column \"replica\""), "{e}");
 }
 
@@ -134,7 +154,10 @@ fn files_without_the_error_column_still_read() {
         "seq,key,replica,intended_us,sent_us,done_us,status,outcome\n0,k,1,10,20,30,200,admitted\n",
     )
     .unwrap();
-    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    let back: Vec<Event> = read(&path, Check::default())
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(back.len(), 1);
     assert_eq!(back[0].error, None);
     assert_eq!(back[0].outcome, Outcome::Admitted);
@@ -169,10 +192,15 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
     .await
     .unwrap();
     drop(tx);
-    writer.finish().unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    std::fs::write(&path, &bytes[..bytes.len() - 5]).unwrap();
-    let back: Vec<Result<Event, String>> = read(&path).unwrap().collect();
+    let seal = writer.finish().unwrap();
+    let whole = std::fs::read(&path).unwrap();
+    let sealed = Check {
+        seal: Some(seal),
+        unfinished: false,
+    };
+    assert_eq!(read(&path, sealed).unwrap().count(), 2);
+    std::fs::write(&path, &whole[..whole.len() - 5]).unwrap();
+    let back: Vec<Result<Event, String>> = read(&path, Check::default()).unwrap().collect();
     assert_eq!(back.len(), 2);
     assert_eq!(back[0].as_ref().unwrap(), &e);
     let err = back[1].as_ref().unwrap_err();
@@ -180,10 +208,36 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
         err.contains("cut.trace: byte ") && err.contains("cut short"),
         "{err}"
     );
-    // Not a trace at all: read as CSV, which names what it lacks.
-    std::fs::write(&path, b"rlbtrcXX").unwrap();
-    let err = read(&path).err().unwrap();
-    assert!(err.contains("no column \"seq\""), "{err}");
+    // What a kill leaves (an unfinished trace): the cut record is dropped.
+    let killed = Check {
+        seal: None,
+        unfinished: true,
+    };
+    let back: Vec<Event> = read(&path, killed).unwrap().map(Result::unwrap).collect();
+    assert_eq!(back, std::slice::from_ref(&e));
+    // Cut at a record's end, the count tells; one byte changed, the sum.
+    // (an event without an advertisement is 46 bytes)
+    std::fs::write(&path, &whole[..whole.len() - 46]).unwrap();
+    let back: Vec<Result<Event, String>> = read(&path, sealed).unwrap().collect();
+    assert_eq!(back[0].as_ref().unwrap(), &e);
+    let err = back[1].as_ref().unwrap_err();
+    assert!(
+        err.contains("1 events, but its record says the run wrote 2"),
+        "{err}"
+    );
+    let mut changed = whole.clone();
+    // The last event's intended time (its record's bytes 17..25).
+    let at = whole.len() - 46 + 17;
+    changed[at] ^= 1;
+    std::fs::write(&path, &changed).unwrap();
+    let err = read(&path, sealed).unwrap().last().unwrap().unwrap_err();
+    assert!(err.contains("the trace was changed"), "{err}");
+    // Not a trace at all, or an empty file: said so, never read as CSV.
+    for bytes in [&b"rlbtrcXX"[..], &b""[..]] {
+        std::fs::write(&path, bytes).unwrap();
+        let err = read(&path, Check::default()).err().unwrap();
+        assert!(err.contains("cut.trace: not an rlbench trace"), "{err}");
+    }
 }
 
 #[test]
@@ -229,7 +283,10 @@ fn every_advertised_field_and_error_kind_survives_the_binary_form() {
         encoder.write(&mut bytes, e).unwrap();
     }
     std::fs::write(&path, &bytes).unwrap();
-    let back: Vec<Event> = read(&path).unwrap().map(Result::unwrap).collect();
+    let back: Vec<Event> = read(&path, Check::default())
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(back, events);
 }
 
@@ -262,7 +319,7 @@ fn a_key_named_twice_is_one_key_and_csv_keys_are_numbered_as_they_come() {
     bytes.extend(event(0, 2));
     let path = dir.path().join("twice.trace");
     std::fs::write(&path, &bytes).unwrap();
-    let got: Vec<String> = records(&path)
+    let got: Vec<String> = records(&path, Check::default())
         .unwrap()
         .map(|r| match r.unwrap() {
             Record::Key(name) => format!("key {name}"),
@@ -283,7 +340,12 @@ fn a_key_named_twice_is_one_key_and_csv_keys_are_numbered_as_they_come() {
     let mut bad = super::binary::MAGIC.to_vec();
     bad.extend(event(5, 0));
     std::fs::write(&path, &bad).unwrap();
-    let err = records(&path).unwrap().next().unwrap().err().unwrap();
+    let err = records(&path, Check::default())
+        .unwrap()
+        .next()
+        .unwrap()
+        .err()
+        .unwrap();
     assert!(
         err.contains("byte 8: an event of a key not defined before it"),
         "{err}"
@@ -296,7 +358,7 @@ fn a_key_named_twice_is_one_key_and_csv_keys_are_numbered_as_they_come() {
          0,a,0,1,2,3,200,admitted\n1,b,0,1,2,3,429,rejected\n2,a,0,1,2,3,200,admitted\n",
     )
     .unwrap();
-    let got: Vec<String> = records(&csv)
+    let got: Vec<String> = records(&csv, Check::default())
         .unwrap()
         .map(|r| match r.unwrap() {
             Record::Key(name) => format!("key {name}"),

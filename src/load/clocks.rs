@@ -38,8 +38,13 @@ pub struct ClockWatch {
 }
 
 impl ClockWatch {
-    /// Samples now, then every second, until [`ClockWatch::finish`].
-    pub fn start(start: Instant) -> ClockWatch {
+    /// Samples now, then every second, until [`ClockWatch::finish`];
+    /// `taken` sees the samples so far after each (the arm's record a
+    /// kill would leave is kept up to date with them).
+    pub fn start(
+        start: Instant,
+        mut taken: impl FnMut(&[ClockSample]) + Send + 'static,
+    ) -> ClockWatch {
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
             let mut samples = vec![sample(start)];
@@ -48,7 +53,10 @@ impl ClockWatch {
             // Bounded however long the load runs: a day of samples at most.
             while samples.len() < 86_400 {
                 tokio::select! {
-                    _ = tick.tick() => samples.push(sample(start)),
+                    _ = tick.tick() => {
+                        samples.push(sample(start));
+                        taken(&samples);
+                    }
                     _ = &mut stopped => break,
                 }
             }

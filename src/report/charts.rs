@@ -66,10 +66,38 @@ pub(super) fn err(e: impl std::fmt::Display) -> String {
 
 pub fn render_all(dir: &Path, arms: &[ArmData]) -> Result<(), String> {
     fonts();
-    admitted_vs_limit(&dir.join(CHARTS[0].file), arms)?;
-    latency_spectrum(&dir.join(CHARTS[1].file), arms)?;
-    per_replica(&dir.join(CHARTS[2].file), arms)?;
-    over_admission(&dir.join(CHARTS[3].file), arms)
+    save(&dir.join(CHARTS[0].file), |root| {
+        admitted_vs_limit(root, arms)
+    })?;
+    save(&dir.join(CHARTS[1].file), |root| {
+        latency_spectrum(root, arms)
+    })?;
+    save(&dir.join(CHARTS[2].file), |root| per_replica(root, arms))?;
+    save(&dir.join(CHARTS[3].file), |root| over_admission(root, arms))
+}
+
+/// What a chart is drawn on: an RGB buffer of [`SIZE`].
+pub(super) type Canvas<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
+
+/// Draws a chart in memory and writes it as a PNG, whole or not at all
+/// (`store::atomic`): a full disk leaves no half chart, and its error
+/// names the file.
+pub(super) fn save(
+    path: &Path,
+    draw: impl FnOnce(Canvas) -> Result<(), String>,
+) -> Result<(), String> {
+    let (w, h) = SIZE;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    draw(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let encoded = encoder
+        .write_header()
+        .and_then(|mut writer| writer.write_image_data(&rgb).and_then(|()| writer.finish()));
+    encoded.map_err(|e| format!("cannot encode {}: {e}", path.display()))?;
+    crate::store::atomic::replace(path, &bytes)
 }
 
 pub(super) fn color(i: usize) -> RGBColor {
@@ -86,8 +114,7 @@ pub(super) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
-fn admitted_vs_limit(path: &Path, arms: &[ArmData]) -> Result<(), String> {
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
     let x_max = arms
         .iter()
@@ -179,7 +206,7 @@ where
 }
 
 /// x is log10(1 / (1 - percentile)): 0 at 0%, 1 at 90%, 2 at 99%, ...
-fn latency_spectrum(path: &Path, arms: &[ArmData]) -> Result<(), String> {
+fn latency_spectrum(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
     let series: Vec<Vec<(f64, f64)>> = arms
         .iter()
         .map(|a| {
@@ -200,7 +227,6 @@ fn latency_spectrum(path: &Path, arms: &[ArmData]) -> Result<(), String> {
         })
         .collect();
     let y_max = series.iter().flatten().map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(CHARTS[1].title, (FONT, 24))
@@ -237,7 +263,7 @@ fn latency_spectrum(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     root.present().map_err(err)
 }
 
-fn per_replica(path: &Path, arms: &[ArmData]) -> Result<(), String> {
+fn per_replica(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
     let bars: Vec<(String, u64, u64)> = arms
         .iter()
         .flat_map(|a| {
@@ -251,7 +277,6 @@ fn per_replica(path: &Path, arms: &[ArmData]) -> Result<(), String> {
         .collect();
     let y_max = bars.iter().map(|b| b.1 + b.2).max().unwrap_or(1).max(1) as f64 * 1.15;
     let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(CHARTS[2].title, (FONT, 24))
@@ -316,7 +341,7 @@ fn bar(i: usize, from: f64, to: f64, c: RGBColor) -> Rectangle<(SegmentValue<usi
     r
 }
 
-fn over_admission(path: &Path, arms: &[ArmData]) -> Result<(), String> {
+fn over_admission(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
     let values: Vec<f64> = arms
         .iter()
         .map(|a| a.over_admission.unwrap_or(0.0))
@@ -324,7 +349,6 @@ fn over_admission(path: &Path, arms: &[ArmData]) -> Result<(), String> {
     let y_max = values.iter().copied().fold(1.2f64, f64::max) * 1.15;
     let n = arms.len().max(1);
     let names: Vec<&str> = arms.iter().map(|a| a.name).collect();
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(CHARTS[3].title, (FONT, 24))

@@ -28,9 +28,10 @@ pub struct ArmHistograms<'a> {
     pub service: &'a Histogram<u64>,
 }
 
-/// Writes every report file of a run folder: each arm's `.hgrm` files,
-/// the charts, summary.json, report.html and junit.xml.
-pub fn write_all(
+/// Writes the files a run folder's views are drawn from: each arm's
+/// `.hgrm` files and the charts. Every file lands whole or not at all
+/// (`store::atomic`); the first write that fails stops it, named.
+pub fn write_data(
     folder: &RunFolder,
     summary: &Summary,
     histograms: &[ArmHistograms],
@@ -41,8 +42,7 @@ pub fn write_all(
             (folder.hgrm(&arm.name, "latency"), h.latency),
             (folder.hgrm(&arm.name, "service"), h.service),
         ] {
-            std::fs::write(&path, hgrm::percentile_distribution(h))
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            crate::store::atomic::replace(&path, hgrm::percentile_distribution(h).as_bytes())?;
         }
     }
     charts::render_all(&folder.root, charts)?;
@@ -50,12 +50,24 @@ pub fn write_all(
     if !trade::render(&folder.root, summary)? {
         let _ = std::fs::remove_file(folder.root.join(trade::TRADE.file));
     }
-    summary::write(&folder.summary(), summary)?;
-    let html = folder.root.join("report.html");
-    std::fs::write(&html, html::render(summary, &folder.root)?)
-        .map_err(|e| format!("cannot write {}: {e}", html.display()))?;
-    let junit = folder.root.join("junit.xml");
-    std::fs::write(&junit, junit::render(summary)?)
-        .map_err(|e| format!("cannot write {}: {e}", junit.display()))?;
     Ok(())
+}
+
+/// Writes what people and CI read: junit.xml, report.html, and
+/// summary.json last (a folder with a summary.json is complete). A view
+/// that cannot be written is removed rather than left stale; each is
+/// tried, and the first failure is returned.
+pub fn write_views(folder: &RunFolder, summary: &Summary) -> Result<(), String> {
+    let junit = folder.root.join("junit.xml");
+    let html = folder.root.join("report.html");
+    [
+        junit::render(summary)
+            .and_then(|xml| crate::store::atomic::replace(&junit, xml.as_bytes())),
+        html::render(summary, &folder.root)
+            .and_then(|page| crate::store::atomic::replace(&html, page.as_bytes())),
+        summary::write(&folder.summary(), summary),
+    ]
+    .into_iter()
+    .find_map(Result::err)
+    .map_or(Ok(()), Err)
 }

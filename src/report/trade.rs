@@ -6,7 +6,7 @@
 //! Drawn only when the run has a `redis_batched` arm; whether each arm kept
 //! within its bound is in the table and the `lease of` line.
 
-use super::charts::{color, err, fonts, legend, Chart, FONT, SIZE};
+use super::charts::{color, err, fonts, legend, Chart, FONT};
 use crate::store::summary::Summary;
 use plotters::prelude::*;
 use std::path::Path;
@@ -61,8 +61,18 @@ pub fn render(dir: &Path, s: &Summary) -> Result<bool, String> {
         .map(|p| p.violations.max(p.false_rejects) as f64)
         .fold(10.0f64, f64::max)
         * 1.15;
-    let path = dir.join(TRADE.file);
-    let root = BitMapBackend::new(&path, SIZE).into_drawing_area();
+    super::charts::save(&dir.join(TRADE.file), |root| {
+        draw(root, &points, x_max, y_max)
+    })?;
+    Ok(true)
+}
+
+fn draw(
+    root: super::charts::Canvas,
+    points: &[Point],
+    x_max: f64,
+    y_max: f64,
+) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(TRADE.title, (FONT, 24))
@@ -107,8 +117,7 @@ pub fn render(dir: &Path, s: &Summary) -> Result<bool, String> {
         }))
         .map_err(err)?;
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-    root.present().map_err(err)?;
-    Ok(true)
+    root.present().map_err(err)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub use child::RUN_ENV;
 pub mod cluster;
 pub mod cluster_answers;
 pub mod control;
+pub mod leftovers;
 pub mod managed;
 pub use managed::Managed;
 pub mod metrics;

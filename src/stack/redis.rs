@@ -25,8 +25,9 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
-    /// `label` marks the process (environment `RLBENCH_RUN`) and names its
-    /// folder, so a run's processes can be found from outside.
+    /// `label` marks the process (environment `RLBENCH_RUN`), so a run's
+    /// processes can be found from outside; its folder is named after
+    /// this process (`leftovers`).
     pub async fn start(label: &str) -> Result<RedisServer, String> {
         Self::start_with(label, |_| Ok(Vec::new())).await
     }
@@ -59,7 +60,7 @@ impl RedisServer {
         extra: Vec<String>,
     ) -> Result<RedisServer, (bool, String)> {
         let dir = tempfile::Builder::new()
-            .prefix(&format!("{label}-redis-"))
+            .prefix(&format!("{}redis-", super::leftovers::prefix()))
             .tempdir()
             .map_err(|e| (false, format!("cannot make a folder for redis-server: {e}")))?;
         let log = dir.path().join("redis.log");

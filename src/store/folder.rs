@@ -1,10 +1,53 @@
 //! The run folder: `reports/<scenario>/<UTC timestamp>/` by default, with a
 //! `latest` symlink beside it; or the folder `--out` names. Inside: each
 //! arm's trace and record under `events/`, `run.json`, the scenario's copy
-//! and the reports.
+//! and the reports. Arm names become file names, so a name read back from
+//! a folder is held to the scenario's naming rule ([`is_name`]) before any
+//! path is made of it. `--out` into a folder holding an earlier run clears
+//! what rlbench wrote there ([`RunFolder::create`]).
 
+use super::atomic;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+
+/// Names that become folder and file names (scenarios, arms): 1–64
+/// letters, digits, `-`, `_` or `.`, not starting with `.` — so never a
+/// path, never `..`, never hidden.
+pub fn is_name(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 64
+        && !v.starts_with('.')
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+/// The naming rule in words, for errors.
+pub const NAME_RULE: &str = "1-64 letters, digits, '-', '_' or '.', not starting with '.'";
+
+/// Files rlbench writes at a run folder's top (besides `<arm>*.hgrm`).
+const OWNED: [&str; 5] = [
+    "run.json",
+    "summary.json",
+    "scenario.toml",
+    "report.html",
+    "junit.xml",
+];
+
+/// Whether rlbench wrote the file `name` at a run folder's top.
+fn owned_top(name: &str) -> bool {
+    OWNED.contains(&name)
+        || name.ends_with(".hgrm")
+        || name.ends_with(".png")
+        || atomic::is_temporary(name)
+}
+
+/// Whether rlbench wrote `name` in a run folder's `events/`.
+fn owned_event(name: &str) -> bool {
+    [".trace", ".json", ".csv"]
+        .iter()
+        .any(|x| name.ends_with(x))
+        || atomic::is_temporary(name)
+}
 
 pub struct RunFolder {
     pub root: PathBuf,
@@ -50,7 +93,57 @@ impl RunFolder {
         Ok(RunFolder { root })
     }
 
-    /// Where an arm's trace is written: `events/<arm>.trace`.
+    /// What `--out DIR` finds before a run: nothing (or only hidden files)
+    /// is fine; an earlier run's folder is cleared of what rlbench wrote
+    /// there (said in the line returned); anything else is refused, and so
+    /// is a folder another rlbench is still writing.
+    pub fn prepare_out(dir: &Path) -> Result<Option<String>, String> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(None);
+        };
+        let names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if names.iter().all(|n| n.starts_with('.')) {
+            return Ok(None);
+        }
+        let shown = dir.display();
+        let record = dir.join("run.json");
+        if !record.is_file() {
+            return Err(format!(
+                "--out {shown}: the folder holds other files and no run.json; give a new or \
+                 empty folder (rlbench clears only a folder of its own runs)"
+            ));
+        }
+        let earlier: super::records::RunRecord = super::records::read(&record)?;
+        if let Some(pid) = earlier.writer_alive() {
+            return Err(format!(
+                "--out {shown}: a run is still being written there (rlbench, process {pid})"
+            ));
+        }
+        let clear = |path: PathBuf| {
+            std::fs::remove_file(&path)
+                .map_err(|e| format!("--out {shown}: cannot clear {}: {e}", path.display()))
+        };
+        for name in names.iter().filter(|n| owned_top(n)) {
+            clear(dir.join(name))?;
+        }
+        if let Ok(events) = std::fs::read_dir(dir.join("events")) {
+            for entry in events.filter_map(|e| e.ok()) {
+                if owned_event(&entry.file_name().to_string_lossy()) {
+                    clear(entry.path())?;
+                }
+            }
+        }
+        Ok(Some(format!(
+            "--out {shown}: cleared the earlier run kept there ({}, started {})",
+            earlier.scenario, earlier.started_at
+        )))
+    }
+
+    /// Where an arm's trace is written: `events/<arm>.trace`. Every path
+    /// of an arm is made from a name held to [`is_name`].
     pub fn trace(&self, arm: &str) -> PathBuf {
         self.root.join("events").join(format!("{arm}.trace"))
     }

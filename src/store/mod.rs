@@ -3,6 +3,7 @@
 //! and summary.json's schema. The compute stages fill these types; the
 //! report renders them; `rlbench report` rebuilds from them alone.
 
+pub mod atomic;
 pub mod folder;
 pub mod probes;
 pub mod records;

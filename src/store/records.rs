@@ -10,8 +10,26 @@ use std::path::Path;
 /// Witnesses kept per kind and arm in summary.json unless a scenario says.
 pub const DEFAULT_WITNESSES: usize = 5;
 
+/// How far a run got. `run.json` is written when the run starts, rewritten
+/// as each arm starts and ends, and says `finished` once the run folder is
+/// complete; a folder still saying `running` after its rlbench is gone is
+/// what a kill (or a crash) left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    /// Folders written before the state existed were written at the end.
+    #[default]
+    Finished,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
+    #[serde(default)]
+    pub state: RunState,
+    /// The rlbench process writing the folder (while it is `running`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     pub scenario: String,
     pub started_at: String,
     pub duration_s: f64,
@@ -20,7 +38,7 @@ pub struct RunRecord {
     /// Why it is partial, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_reason: Option<String>,
-    /// The arms that ran, in order.
+    /// The arms that ran, in order (while running: the one under way too).
     pub arms: Vec<String>,
 }
 
@@ -110,6 +128,14 @@ pub struct ArmRecord {
     /// judges again when the folder keeps no scenario (`attack --out`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<(String, f64)>,
+    /// The trace as its writer finished it (events, checksum); none when
+    /// the writer never finished, or for a folder from before seals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::events::integrity::Seal>,
+    /// Written while the load ran (and rewritten every second): the arm
+    /// never finished, so its trace holds what reached the disk by then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unfinished: bool,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -130,14 +156,71 @@ impl ArmRecord {
     }
 }
 
+impl RunRecord {
+    /// The rlbench still writing this folder, if it is `running` and its
+    /// process lives (not a zombie, not a reused number, not this one).
+    pub fn writer_alive(&self) -> Option<u32> {
+        let pid = self.pid.filter(|_| self.state == RunState::Running)?;
+        if pid == std::process::id() {
+            return None;
+        }
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // A zombie (killed, not yet reaped) writes nothing more.
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        let program = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+        (!zombie && String::from_utf8_lossy(program).contains("rlbench")).then_some(pid)
+    }
+
+    /// The arm names it lists, each one a name rlbench writes
+    /// (`folder::is_name`): a name that would leave the folder is refused.
+    pub fn checked_arms(&self, path: &Path) -> Result<&[String], String> {
+        match self.arms.iter().find(|a| !super::folder::is_name(a)) {
+            Some(bad) => Err(format!(
+                "{}: the arm name {bad:?} is not one rlbench writes ({}): refused",
+                path.display(),
+                super::folder::NAME_RULE
+            )),
+            None => Ok(&self.arms),
+        }
+    }
+}
+
+/// Reads the arm record of the arm listed as `name`, which must name itself
+/// so (a record is never taken for another arm's).
+pub fn read_arm(path: &Path, name: &str) -> Result<ArmRecord, String> {
+    let record: ArmRecord = read(path)?;
+    if record.name != name {
+        return Err(format!(
+            "{}: it names the arm {:?}, but run.json lists it as {name:?}",
+            path.display(),
+            record.name
+        ));
+    }
+    Ok(record)
+}
+
+impl ArmRecord {
+    /// What its trace is held to when read.
+    pub fn trace_check(&self) -> crate::events::integrity::Check {
+        crate::events::integrity::Check {
+            seal: self.trace,
+            unfinished: self.unfinished,
+        }
+    }
+}
+
 fn default_witnesses() -> usize {
     DEFAULT_WITNESSES
 }
 
+/// Writes a record whole (`atomic`): a reader sees the old one or the new.
 pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
     let json =
         serde_json::to_string_pretty(value).map_err(|e| format!("{}: {e}", path.display()))?;
-    std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+    super::atomic::write(path, (json + "\n").as_bytes())
 }
 
 pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, String> {

@@ -323,7 +323,7 @@ pub struct Gate {
 
 pub fn write(path: &Path, summary: &Summary) -> Result<(), String> {
     let json = serde_json::to_string_pretty(summary).map_err(|e| format!("summary.json: {e}"))?;
-    std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+    super::atomic::replace(path, (json + "\n").as_bytes())
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

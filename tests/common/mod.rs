@@ -213,3 +213,14 @@ impl Drop for Running {
         }
     }
 }
+
+/// Whether the arm record at `path` is there and final: rlbench writes an
+/// unfinished one while the arm's load runs (what a kill would leave), and
+/// the final one once the load and its probes are done.
+#[allow(dead_code)]
+pub fn arm_finished(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|record| record.get("unfinished") != Some(&serde_json::Value::Bool(true)))
+}

@@ -134,15 +134,10 @@ pub(super) fn skews(src: &Source, list: &Spanned<Vec<Spanned<String>>>) -> Resul
 /// Names become folder and file names: letters, digits, `-`, `_`, `.`.
 pub(super) fn identifier(src: &Source, value: &Spanned<String>, what: &str) -> Result<String> {
     let v = value.get_ref();
-    let ok = !v.is_empty()
-        && v.len() <= 64
-        && !v.starts_with('.')
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if !ok {
+    if !crate::store::folder::is_name(v) {
         return Err(src.at(
             value,
-            format!("{what} {v:?}: expected 1-64 letters, digits, '-', '_' or '.'"),
+            format!("{what} {v:?}: expected {}", crate::store::folder::NAME_RULE),
         ));
     }
     Ok(v.clone())
