@@ -65,12 +65,20 @@ fn main() -> ExitCode {
     code
 }
 
+/// Where the report is, when it was written.
+fn said_where(folder: &std::path::Path) {
+    let summary = folder.join("summary.json");
+    if summary.exists() {
+        println!("report: {}", summary.display());
+    }
+}
+
 async fn dispatch(command: Command) -> ExitCode {
     match command {
         Command::Run(args) => match run(&args).await {
             Ok(outcome) => {
                 table::print(&outcome.summary);
-                println!("report: {}", outcome.folder.join("summary.json").display());
+                said_where(&outcome.folder);
                 for failure in &outcome.summary.gate.failures {
                     eprintln!("rlbench: expectation failed: {failure}");
                 }
@@ -88,7 +96,7 @@ async fn dispatch(command: Command) -> ExitCode {
             Ok(outcome) => {
                 table::print(&outcome.summary);
                 if let Some(folder) = &outcome.folder {
-                    println!("report: {}", folder.join("summary.json").display());
+                    said_where(folder);
                 }
                 for failure in &outcome.summary.gate.failures {
                     eprintln!("rlbench: expectation failed: {failure}");
@@ -119,9 +127,15 @@ async fn dispatch(command: Command) -> ExitCode {
         Command::Report { run_dir } => match rlbench::app::report::rebuild(&run_dir) {
             Ok((summary, exit)) => {
                 table::print(&summary);
-                println!("report: {}", run_dir.join("summary.json").display());
+                said_where(&run_dir);
                 for failure in &summary.gate.failures {
                     eprintln!("rlbench: expectation failed: {failure}");
+                }
+                if summary.partial {
+                    eprintln!(
+                        "rlbench: the run is partial ({}): it never passes",
+                        summary.partial_reason.as_deref().unwrap_or("interrupted")
+                    );
                 }
                 ExitCode::from(exit.code())
             }

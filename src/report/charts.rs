@@ -93,6 +93,9 @@ pub(super) fn save(
     let mut encoder = png::Encoder::new(&mut bytes, w, h);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
+    // Charts are mostly flat colour: a filter chosen per row keeps them small.
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    encoder.set_compression(png::Compression::Best);
     let encoded = encoder
         .write_header()
         .and_then(|mut writer| writer.write_image_data(&rgb).and_then(|()| writer.finish()));

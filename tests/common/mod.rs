@@ -224,3 +224,9 @@ pub fn arm_finished(path: &Path) -> bool {
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .is_some_and(|record| record.get("unfinished") != Some(&serde_json::Value::Bool(true)))
 }
+
+/// Whether `program` is on PATH.
+pub fn has(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
