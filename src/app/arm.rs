@@ -35,6 +35,12 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// Ends the journal: run.json says how the run ended.
+    pub fn close(&self, journal: Journal) -> (crate::store::records::RunRecord, Option<String>) {
+        let arms = self.done.iter().map(|(_, r)| r.name.clone()).collect();
+        journal.close(arms, self.interrupted, self.error.as_ref())
+    }
+
     /// The exit code, once the run's first error (the arms' or a write's)
     /// and the gate's failures are known.
     pub fn exit(&self, error: Option<&Error>, gate_failures: usize) -> Exit {

@@ -137,7 +137,7 @@ pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome
     let mut journal =
         Journal::open(&folder, ARM, started, attack.duration).map_err(Error::environment)?;
     let ran = arm::run_all(&specs, &folder, &mut journal, "", interrupt, attack.quiet).await;
-    let (run, unwritten) = journal.close(&ran);
+    let (run, unwritten) = ran.close(journal);
     let arms: Vec<_> = ran
         .done
         .iter()

@@ -4,7 +4,7 @@
 //! still says `running` after its rlbench is gone is what a kill or crash
 //! left; `report` rebuilds it as a partial run ([`left_behind`]).
 
-use crate::app::arm::Ran;
+use crate::error::Error;
 use crate::store::folder::RunFolder;
 use crate::store::records::{self, RunRecord, RunState};
 use std::time::{Duration, SystemTime};
@@ -52,17 +52,23 @@ impl<'a> Journal<'a> {
     /// The last run.json: how the run ended. When it cannot be written the
     /// record says so (partial), for the summary written after it, and
     /// the error is returned.
-    pub fn close(self, ran: &Ran) -> (RunRecord, Option<String>) {
+    /// `arms`: those that ran; `error`: what stopped the run, if anything.
+    pub fn close(
+        self,
+        arms: Vec<String>,
+        interrupted: bool,
+        error: Option<&Error>,
+    ) -> (RunRecord, Option<String>) {
         let mut run = RunRecord {
             state: RunState::Finished,
             pid: None,
-            partial: ran.interrupted || ran.error.is_some(),
-            partial_reason: match (&ran.error, ran.interrupted) {
+            partial: interrupted || error.is_some(),
+            partial_reason: match (error, interrupted) {
                 (Some(e), _) => Some(e.message.clone()),
                 (None, true) => Some("interrupted (Ctrl-C or SIGTERM)".to_string()),
                 (None, false) => None,
             },
-            arms: ran.done.iter().map(|(_, r)| r.name.clone()).collect(),
+            arms,
             ..self.record
         };
         let written = records::write(&self.folder.run_record(), &run).err();
@@ -77,8 +83,7 @@ impl<'a> Journal<'a> {
 
 /// A run folder as `report`, `explain` and `export` read it: its run.json
 /// (see [`left_behind`]), every arm name in it held to the naming rule.
-pub fn read_back(dir: &std::path::Path) -> Result<(RunFolder, RunRecord), crate::error::Error> {
-    use crate::error::Error;
+pub fn read_back(dir: &std::path::Path) -> Result<(RunFolder, RunRecord), Error> {
     let folder = RunFolder::open(dir).map_err(Error::input)?;
     let path = folder.run_record();
     let run: RunRecord = records::read(&path).map_err(Error::input)?;

@@ -89,7 +89,7 @@ pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome,
         request.quiet,
     )
     .await;
-    let (run, unwritten) = journal.close(&ran);
+    let (run, unwritten) = ran.close(journal);
     let arms: Vec<(ArmRecord, Vec<Expectation>)> = ran
         .done
         .iter()

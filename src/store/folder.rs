@@ -7,22 +7,9 @@
 //! what rlbench wrote there ([`RunFolder::create`]).
 
 use super::atomic;
+pub use super::names::{is_name, NAME_RULE};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-
-/// Names that become folder and file names (scenarios, arms): 1–64
-/// letters, digits, `-`, `_` or `.`, not starting with `.` — so never a
-/// path, never `..`, never hidden.
-pub fn is_name(v: &str) -> bool {
-    !v.is_empty()
-        && v.len() <= 64
-        && !v.starts_with('.')
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-}
-
-/// The naming rule in words, for errors.
-pub const NAME_RULE: &str = "1-64 letters, digits, '-', '_' or '.', not starting with '.'";
 
 /// Files rlbench writes at a run folder's top (besides `<arm>*.hgrm`).
 const OWNED: [&str; 5] = [

@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod folder;
+pub mod names;
 pub mod probes;
 pub mod records;
 pub mod summary;

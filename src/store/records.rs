@@ -177,11 +177,11 @@ impl RunRecord {
     /// The arm names it lists, each one a name rlbench writes
     /// (`folder::is_name`): a name that would leave the folder is refused.
     pub fn checked_arms(&self, path: &Path) -> Result<&[String], String> {
-        match self.arms.iter().find(|a| !super::folder::is_name(a)) {
+        match self.arms.iter().find(|a| !super::names::is_name(a)) {
             Some(bad) => Err(format!(
                 "{}: the arm name {bad:?} is not one rlbench writes ({}): refused",
                 path.display(),
-                super::folder::NAME_RULE
+                super::names::NAME_RULE
             )),
             None => Ok(&self.arms),
         }
