@@ -1,5 +1,6 @@
 //! What one replica is told at start: who it is, which policy it enforces,
-//! where the key comes from. rlbench passes it as JSON on the command line.
+//! where the key comes from. rlbench passes it as JSON in the replica's
+//! environment (`replica::CONFIG_ENV`), never on its command line.
 
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
