@@ -54,6 +54,22 @@ pub fn address(url: &str) -> String {
     }
 }
 
+/// `url` (its scheme, credentials and settings) pointed at `host:port`
+/// instead: another node of the same cluster. `None` when either does
+/// not parse.
+pub fn at(url: &str, host_port: &str) -> Option<String> {
+    let mut parsed = url::Url::parse(url).ok()?;
+    let (host, port) = host_port.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    let host = match host.contains(':') && !host.starts_with('[') {
+        true => format!("[{host}]"),
+        false => host.to_string(),
+    };
+    parsed.set_host(Some(&host)).ok()?;
+    parsed.set_port(Some(port)).ok()?;
+    Some(parsed.to_string())
+}
+
 /// A server's path is a database number; a socket's is the socket file.
 fn plain_path(url: &url::Url) -> bool {
     let path = url.path();
@@ -149,5 +165,20 @@ mod tests {
         );
         assert_eq!(address("rediss://u:p@example.com"), "example.com:6379");
         assert_eq!(address("redis://[::1]:7000"), "[::1]:7000");
+    }
+
+    #[test]
+    fn another_node_keeps_the_credentials() {
+        let url = "redis://:pa55w0rd@127.0.0.1:30001";
+        assert_eq!(
+            at(url, "127.0.0.2:30002").as_deref(),
+            Some("redis://:pa55w0rd@127.0.0.2:30002")
+        );
+        assert_eq!(
+            at(url, "::1:30003").as_deref(),
+            Some("redis://:pa55w0rd@[::1]:30003")
+        );
+        assert_eq!(at(url, "no port"), None);
+        assert_eq!(at("nonsense", "127.0.0.1:1"), None);
     }
 }
