@@ -19,6 +19,7 @@ pub mod redis;
 pub mod redis_use;
 mod replica;
 pub mod replicated;
+mod secret;
 
 use managed::ManagedRedis;
 use reference_api::config::Backend;
