@@ -155,7 +155,12 @@ fn an_existing_cluster_with_a_password_is_used_by_its_url() {
     let lua = arm(&s, "lua");
     assert_eq!(lua["correctness"]["definite_violations"], 0);
     spread_over_masters(lua, 2);
-    for file in ["summary.json", "events/lua.json", "report.html", "scenario.toml"] {
+    for file in [
+        "summary.json",
+        "events/lua.json",
+        "report.html",
+        "scenario.toml",
+    ] {
         let kept = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
         assert!(!kept.contains(&password), "{file} holds the password");
     }

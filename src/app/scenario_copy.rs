@@ -76,13 +76,19 @@ max_definite_violations = 0
     fn the_password_is_hidden_and_the_rest_kept() {
         let copy = copy_of("\"redis://:pa55w0rd@127.0.0.1:6379\"").unwrap();
         assert!(!copy.contains("pa55w0rd"), "{copy}");
-        assert!(copy.contains("url = \"redis://:***@127.0.0.1:6379\""), "{copy}");
+        assert!(
+            copy.contains("url = \"redis://:***@127.0.0.1:6379\""),
+            "{copy}"
+        );
         assert_eq!(
             copy.replace(":***@", ":pa55w0rd@"),
             SCENARIO.replace("URL", "redis://:pa55w0rd@127.0.0.1:6379")
         );
         let literal = copy_of("'rediss://u:pa55w0rd@example.com:6380'").unwrap();
-        assert!(literal.contains("'rediss://u:***@example.com:6380'"), "{literal}");
+        assert!(
+            literal.contains("'rediss://u:***@example.com:6380'"),
+            "{literal}"
+        );
     }
 
     #[test]
@@ -93,6 +99,9 @@ max_definite_violations = 0
 
     #[test]
     fn a_password_written_with_escapes_means_no_copy() {
-        assert_eq!(copy_of("\"redis://:pa\\u0035\\u0035w0rd@127.0.0.1:6379\""), None);
+        assert_eq!(
+            copy_of("\"redis://:pa\\u0035\\u0035w0rd@127.0.0.1:6379\""),
+            None
+        );
     }
 }
