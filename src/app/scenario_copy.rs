@@ -30,7 +30,7 @@ pub fn write(from: &Path, scenario: &Scenario, to: &Path) -> Result<(), String> 
 
 /// `text` with the Redis URL's password hidden; `None` when it cannot
 /// be shown to be hidden (the URL written with escapes, say).
-pub fn kept(text: &str, scenario: &Scenario) -> Option<String> {
+fn kept(text: &str, scenario: &Scenario) -> Option<String> {
     let Some(url) = &scenario.redis.url else {
         return Some(text.to_string());
     };
