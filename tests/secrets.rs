@@ -340,9 +340,14 @@ fn the_redis_rlbench_starts_refuses_clients_without_its_per_run_password() {
             }
             if conf_mode.is_none() {
                 if let Ok(cwd) = std::fs::read_link(root.join("cwd")) {
-                    if let Ok(meta) = std::fs::metadata(cwd.join("redis.conf")) {
-                        use std::os::unix::fs::PermissionsExt;
-                        conf_mode = Some(meta.permissions().mode() & 0o777);
+                    use std::os::unix::fs::PermissionsExt;
+                    let mode = |p: &Path| {
+                        let meta = std::fs::metadata(p).ok()?;
+                        Some(meta.permissions().mode() & 0o777)
+                    };
+                    if let (Some(conf), Some(folder)) = (mode(&cwd.join("redis.conf")), mode(&cwd))
+                    {
+                        conf_mode = Some((conf, folder));
                     }
                 }
             }
@@ -360,7 +365,11 @@ fn the_redis_rlbench_starts_refuses_clients_without_its_per_run_password() {
         refused.starts_with("-NOAUTH"),
         "an unauthenticated PING: {refused:?}"
     );
-    assert_eq!(conf_mode, Some(0o600), "redis.conf is the owner's only");
+    assert_eq!(
+        conf_mode,
+        Some((0o600, 0o700)),
+        "redis.conf and its folder are the owner's only"
+    );
     assert!(logged_in, "the replicas' password never let a client in");
     let password = password.expect("a replica's config names the password");
     assert_eq!(password.len(), 32, "{password}");

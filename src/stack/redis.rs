@@ -73,8 +73,10 @@ impl RedisServer {
         password: &str,
         extra: Vec<String>,
     ) -> Result<RedisServer, (bool, String)> {
+        // The owner's alone, like the config file in it.
         let dir = tempfile::Builder::new()
             .prefix(&format!("{}redis-", super::leftovers::prefix()))
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
             .map_err(|e| (false, format!("cannot make a folder for redis-server: {e}")))?;
         let log = dir.path().join("redis.log");
