@@ -18,16 +18,37 @@ cargo build --release --quiet
 bin=target/release/rlbench
 work=$(mktemp -d)
 serve_pid=""
+redis_pid=""
 cleanup() {
   [[ -n "$serve_pid" ]] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  [[ -n "$redis_pid" ]] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
 
-cat >"$work/stack.toml" <<'EOF'
+# The Redis both sides share is this script's own, on loopback: the one
+# rlbench starts has a per-run password it never shows (and
+# redis-benchmark takes a password only on its command line).
+redis_port=""
+for _ in 1 2 3 4 5; do
+  port=$((30000 + RANDOM % 20000))
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no --dir "$work" >"$work/redis.log" 2>&1 &
+  redis_pid=$!
+  for _ in $(seq 50); do
+    if redis-cli -p "$port" ping >/dev/null 2>&1; then redis_port=$port; break 2; fi
+    kill -0 "$redis_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; redis_pid=""
+done
+[[ -n "$redis_port" ]] || { echo "bench-redis: redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 3; }
+
+cat >"$work/stack.toml" <<EOF
 name = "bench-redis-path"
 duration = "1s"
 [redis]
+url = "redis://127.0.0.1:$redis_port"
 timeout = "1s"
 [policy]
 algorithm = "token_bucket"
@@ -47,9 +68,8 @@ for _ in $(seq 100); do
   grep -q 'http://' "$work/serve.out" && break
   sleep 0.1
 done
-redis_port=$(grep -o 'redis-server at redis://127.0.0.1:[0-9]*' "$work/serve.out" | grep -o '[0-9]*$' || true)
 mapfile -t replicas < <(grep -o 'http://127[0-9.:]*' "$work/serve.out")
-[[ -n "$redis_port" && ${#replicas[@]} -eq 2 ]] || {
+[[ ${#replicas[@]} -eq 2 ]] || {
   echo "bench-redis: the stack did not start" >&2
   cat "$work/serve.out" >&2
   exit 3

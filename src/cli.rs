@@ -109,8 +109,11 @@ pub enum Command {
     /// Internal: run as one replica of the reference API.
     #[command(hide = true)]
     Replica {
+        /// The config as JSON (default: the RLBENCH_REPLICA_CONFIG
+        /// environment variable, which is how rlbench passes it: a command
+        /// line is visible to every local user).
         #[arg(long)]
-        config_json: String,
+        config_json: Option<String>,
         /// Marks the process as belonging to one rlbench run.
         #[arg(long)]
         run_id: Option<String>,

@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             config_json,
             listen,
             ..
-        } => runtime.block_on(replica(&config_json, listen.as_deref())),
+        } => runtime.block_on(replica(config_json, listen.as_deref())),
         command => {
             let quiet = match &command {
                 Command::Run(a) => a.quiet,
@@ -271,9 +271,15 @@ async fn attack(
 }
 
 /// Runs as one replica of the reference API (rlbench starts these itself).
-async fn replica(config_json: &str, listen: Option<&str>) -> ExitCode {
+async fn replica(config_json: Option<String>, listen: Option<&str>) -> ExitCode {
     use reference_api::{replica, ReplicaConfig};
-    let config: ReplicaConfig = match serde_json::from_str(config_json) {
+    let Some(config_json) = config_json.or_else(|| std::env::var(replica::CONFIG_ENV).ok()) else {
+        return fail(&Error::input(format!(
+            "replica: no config (--config-json or {})",
+            replica::CONFIG_ENV
+        )));
+    };
+    let config: ReplicaConfig = match serde_json::from_str(&config_json) {
         Ok(c) => c,
         Err(e) => return fail(&Error::input(format!("replica config: {e}"))),
     };

@@ -3,14 +3,13 @@
 //! joined), the replicas reach it through the cluster client, the Lua arm
 //! holds the limit and the naive arm races on it as on one server, each
 //! master does its share of the work, and no node survives the run. A
-//! second rlbench then uses that same cluster by `[redis] url`.
+//! cluster with a password kept up beside a run is used by `[redis] url`.
 
 mod common;
 
 use common::{arm, summary, text, wait_no_replicas};
+use rlbench::stack::cluster::RedisCluster;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const CLUSTER: &str = r#"
@@ -129,52 +128,40 @@ fn a_cluster_rlbench_starts_is_exact_with_lua_and_leaves_nothing() {
 }
 
 #[test]
-fn an_existing_cluster_is_used_by_its_url() {
+fn an_existing_cluster_with_a_password_is_used_by_its_url() {
     let dir = tempfile::tempdir().unwrap();
-    // `rlbench serve` keeps a cluster of its own up; the run under test
-    // names one of its nodes and must find the other masters.
-    let served = common::write(
-        dir.path(),
-        "serve.toml",
-        &CLUSTER.replace(
-            "[redis]\ntopology = \"cluster\"\n",
-            "[redis]\ntopology = \"cluster\"\nmasters = 2\n",
-        ),
-    );
-    let mut child = Command::new(common::bin())
-        .args(["serve", served.to_str().unwrap(), "--arm", "lua"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
+    // A cluster of two masters kept up beside the run, with a password as
+    // a team's would have one (rlbench's own code starts it: the URL
+    // carries the password); the run names one of its nodes and must find
+    // the other master, logging in to it with the same password.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut cluster = runtime
+        .block_on(RedisCluster::start("rlbench-test-cluster", 2, 0))
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    // Killed (its nodes with it) however this test ends.
-    let serve = common::Running(Some(child));
-    let mut line = String::new();
-    let url = loop {
-        line.clear();
-        assert!(
-            stdout.read_line(&mut line).unwrap() > 0,
-            "serve ended before naming its redis"
-        );
-        if let Some(at) = line.find("redis://") {
-            let url = line[at..].split_whitespace().next().unwrap();
-            break url.trim_end_matches(',').to_string();
-        }
-    };
-    std::thread::spawn(move || {
-        let _ = stdout.read_to_end(&mut Vec::new());
-    });
+    let url = cluster.url().unwrap().to_string();
+    let password = url
+        .strip_prefix("redis://:")
+        .and_then(|rest| rest.split_once('@'))
+        .map(|(p, _)| p.to_string())
+        .expect("the cluster's URL carries its password");
     let scenario = CLUSTER.replace(
         "[redis]\ntopology = \"cluster\"\n",
         &format!("[redis]\ntopology = \"cluster\"\nurl = \"{url}\"\n"),
     );
     let (out, _) = common::run_scenario(dir.path(), &scenario, &[], &["--arm", "lua"]);
-    drop(serve);
+    runtime.block_on(cluster.stop());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = summary(&dir.path().join("out"));
     let lua = arm(&s, "lua");
     assert_eq!(lua["correctness"]["definite_violations"], 0);
     spread_over_masters(lua, 2);
+    for file in [
+        "summary.json",
+        "events/lua.json",
+        "report.html",
+        "scenario.toml",
+    ] {
+        let kept = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
+        assert!(!kept.contains(&password), "{file} holds the password");
+    }
 }

@@ -381,7 +381,7 @@ async fn a_request_that_timed_out_is_counted_once_never_twice() {
         limit: 100,
         window_us: 600_000_000,
     };
-    let url = format!("redis://{}", proxy.address);
+    let url = server.url_at(&proxy.address);
     let l = RedisLimiter::connect(
         backend(&url, "late:", RedisMode::Lua, OnError::FailClosed),
         policy,
@@ -424,7 +424,7 @@ async fn a_script_past_its_deadline_consumes_nothing() {
         limit: 100,
         window_us: 600_000_000,
     };
-    let url = format!("redis://{}", proxy.address);
+    let url = server.url_at(&proxy.address);
     let mut b = backend(&url, "due:", RedisMode::Lua, OnError::FailClosed);
     b.deadline = true;
     let l = RedisLimiter::connect(b, policy, "r0").await.unwrap();

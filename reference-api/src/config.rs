@@ -1,5 +1,6 @@
 //! What one replica is told at start: who it is, which policy it enforces,
-//! where the key comes from. rlbench passes it as JSON on the command line.
+//! where the key comes from. rlbench passes it as JSON in the replica's
+//! environment (`replica::CONFIG_ENV`), never on its command line.
 
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
@@ -30,10 +31,15 @@ pub struct ReplicaConfig {
     pub max_keys: usize,
     #[serde(default)]
     pub backend: Backend,
-    /// Serve `PUT /admin/clock-skew?us=N` (to loopback peers only): how
-    /// rlbench steps the clock of a replica it started. Off unless set.
+    /// Serve `PUT /admin/clock-skew?us=N` (to loopback peers only, with
+    /// `Authorization: Bearer <admin_token>`): how rlbench steps the clock
+    /// of a replica it started. Off unless set.
     #[serde(default)]
     pub admin: bool,
+    /// The admin endpoint's token (required with `admin`); rlbench draws a
+    /// fresh one for every stack it starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_token: Option<String>,
 }
 
 fn default_key_header() -> String {
@@ -60,6 +66,7 @@ impl ReplicaConfig {
             max_keys: default_max_keys(),
             backend: Backend::Local,
             admin: false,
+            admin_token: None,
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod headers;
 pub mod limiter;
 pub mod policy;
+pub mod redis_url;
 pub mod replica;
 pub mod server;
 

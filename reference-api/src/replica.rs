@@ -15,6 +15,12 @@ use tokio::sync::oneshot;
 /// The line a replica prints once it accepts connections: this prefix, then the URL.
 pub const READY_PREFIX: &str = "reference-api listening on ";
 
+/// The environment variable rlbench passes a replica's config in (JSON):
+/// unlike the command line, which any local user sees in `ps`, a
+/// process's environment is readable by its owner only, and the config
+/// holds the Redis password and the admin token.
+pub const CONFIG_ENV: &str = "RLBENCH_REPLICA_CONFIG";
+
 /// How long in-flight requests may take to finish after shutdown is asked.
 const DRAIN: Duration = Duration::from_secs(2);
 

@@ -1,6 +1,8 @@
 //! The HTTP surface of a replica: `POST /api/transfers` (limited),
-//! `GET /healthz`, `GET /metrics`. It takes an already-bound listener and a
-//! shutdown future, so tests bind port 0 and stop it when they like.
+//! `GET /healthz`, `GET /metrics`, and when enabled `PUT
+//! /admin/clock-skew` behind a bearer token. It takes an already-bound
+//! listener and a shutdown future, so tests bind port 0 and stop it when
+//! they like.
 
 use crate::clock::Clock;
 use crate::config::{Backend, ReplicaConfig};
@@ -63,6 +65,9 @@ impl AppState {
             .map_err(|_| format!("invalid replica name {:?}", config.replica))?;
         let policy_header = HeaderValue::try_from(headers::ratelimit_policy(&config.policy))
             .map_err(|_| "policy does not fit in a header".to_string())?;
+        if config.admin && config.admin_token.as_deref().unwrap_or("").is_empty() {
+            return Err("admin needs an admin_token: the endpoint is never open".to_string());
+        }
         let limiter = match &config.backend {
             Backend::Local => Limiter::Local(limiter::local(&config.policy, config.max_keys)),
             Backend::Redis(backend) => {
@@ -193,12 +198,27 @@ async fn metrics(State(app): State<Arc<AppState>>) -> String {
 }
 
 /// `PUT /admin/clock-skew?us=N`: sets this replica's clock skew (µs), for
-/// loopback peers only, and only when the config enables it.
+/// loopback peers with the admin token only, and only when the config
+/// enables it.
 async fn set_clock_skew(
     State(app): State<Arc<AppState>>,
     axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
     axum::extract::RawQuery(query): axum::extract::RawQuery,
+    headers: axum::http::HeaderMap,
 ) -> Response {
+    let expected = app.config.admin_token.as_deref().unwrap_or("");
+    let given = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .unwrap_or(b"");
+    if expected.is_empty() || !same_secret(given, expected.as_bytes()) {
+        let mut res = (StatusCode::UNAUTHORIZED, "admin token required\n").into_response();
+        res.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer"),
+        );
+        return res;
+    }
     if !peer.ip().is_loopback() {
         return (axum::http::StatusCode::FORBIDDEN, "loopback only\n").into_response();
     }
@@ -217,5 +237,29 @@ async fn set_clock_skew(
             "expected ?us=<microseconds, at most a day either way>\n",
         )
             .into_response(),
+    }
+}
+
+/// Whether `given` is the secret, in time that depends on the lengths
+/// only (no exit at the first differing byte, so timing tells a caller
+/// nothing about how much of a guess was right).
+fn same_secret(given: &[u8], secret: &[u8]) -> bool {
+    let mut differ = u8::from(given.len() != secret.len());
+    for (i, s) in secret.iter().enumerate() {
+        differ |= s ^ given.get(i).copied().unwrap_or(!s);
+    }
+    std::hint::black_box(differ) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn only_the_whole_secret_is_the_secret() {
+        assert!(same_secret(b"0123abcd", b"0123abcd"));
+        for wrong in [&b""[..], b"0123abc", b"0123abcd0", b"0123abce", b"x123abcd"] {
+            assert!(!same_secret(wrong, b"0123abcd"), "{wrong:?}");
+        }
     }
 }

@@ -39,9 +39,23 @@ async fn start(
 }
 
 async fn call(client: &HttpClient, method: Method, url: String, key: Option<&str>) -> Answer {
+    call_as(client, method, url, key, None).await
+}
+
+/// As [`call`], with `Authorization: <authorization>`.
+async fn call_as(
+    client: &HttpClient,
+    method: Method,
+    url: String,
+    key: Option<&str>,
+    authorization: Option<&str>,
+) -> Answer {
     let mut req = Request::builder().method(method).uri(url);
     if let Some(k) = key {
         req = req.header("X-Customer-Id", k);
+    }
+    if let Some(a) = authorization {
+        req = req.header("Authorization", a);
     }
     let res = client
         .request(req.body(Full::new(Bytes::new())).unwrap())
@@ -173,7 +187,7 @@ async fn a_custom_key_header_is_honoured() {
 }
 
 #[tokio::test]
-async fn the_clock_can_be_stepped_only_when_the_admin_endpoint_is_on() {
+async fn the_clock_can_be_stepped_only_when_the_admin_endpoint_is_on_and_with_its_token() {
     let policy = Policy::SlidingLog {
         limit: 1,
         window_us: 10_000_000,
@@ -189,9 +203,15 @@ async fn the_clock_can_be_stepped_only_when_the_admin_endpoint_is_on() {
     let _ = stop.send(());
     task.await.unwrap();
 
+    // On without a token: refused at start, never open.
     let mut config = ReplicaConfig::new("r0", policy);
     config.admin = true;
+    let refused = AppState::new(config.clone()).await.err().unwrap();
+    assert!(refused.contains("admin_token"), "{refused}");
+
+    config.admin_token = Some("0123456789abcdef0123456789abcdef".into());
     let (addr, stop, task) = start(config).await;
+    let bearer = Some("Bearer 0123456789abcdef0123456789abcdef");
     let transfer = format!("http://{addr}/api/transfers");
     assert_eq!(
         call(&c, Method::POST, transfer.clone(), Some("k"))
@@ -205,24 +225,41 @@ async fn the_clock_can_be_stepped_only_when_the_admin_endpoint_is_on() {
             .status,
         StatusCode::TOO_MANY_REQUESTS
     );
-    // Twenty seconds ahead, the one admit of the 10 s window has expired.
-    let step = call(
-        &c,
-        Method::PUT,
-        format!("http://{addr}/admin/clock-skew?us=20000000"),
+    // Without the token, or with any other, nothing moves: 401.
+    let step = format!("http://{addr}/admin/clock-skew?us=20000000");
+    for wrong in [
         None,
-    )
-    .await;
+        Some("Bearer "),
+        Some("Bearer 0123456789abcdef0123456789abcdee"),
+        Some("Bearer 0123456789abcdef0123456789abcdef0"),
+        Some("Bearer 0123456789abcdef"),
+        Some("0123456789abcdef0123456789abcdef"),
+        Some("Basic 0123456789abcdef0123456789abcdef"),
+    ] {
+        let answer = call_as(&c, Method::PUT, step.clone(), None, wrong).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{wrong:?}");
+        assert_eq!(answer.headers["www-authenticate"], "Bearer");
+    }
+    assert_eq!(
+        call(&c, Method::POST, transfer.clone(), Some("k"))
+            .await
+            .status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a refused step left the clock alone"
+    );
+    // Twenty seconds ahead, the one admit of the 10 s window has expired.
+    let step = call_as(&c, Method::PUT, step, None, bearer).await;
     assert_eq!(step.status, StatusCode::OK, "{}", step.body);
     assert_eq!(
         call(&c, Method::POST, transfer, Some("k")).await.status,
         StatusCode::OK
     );
-    let bad = call(
+    let bad = call_as(
         &c,
         Method::PUT,
         format!("http://{addr}/admin/clock-skew?us=soon"),
         None,
+        bearer,
     )
     .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);

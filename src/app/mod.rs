@@ -19,5 +19,6 @@ pub mod preflight;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod scenario_copy;
 pub mod serve;
 pub mod summarize;

@@ -1,5 +1,6 @@
 //! Before any load: what the selected arms need from this machine — a
-//! `redis-server` to start or a `[redis] url` that answers, external URLs
+//! `redis-server` to start or a `[redis] url` that answers and takes its
+//! credentials (named with the password hidden), external URLs
 //! that accept connections, and enough open files for the connections the
 //! load may hold. Every missing piece is one line with its fix; the run
 //! stops with exit 3 before the first arm starts.
@@ -7,6 +8,7 @@
 use crate::error::Error;
 use crate::load::schedule::Shape;
 use crate::scenario::{Arm, LoadSpec, Scenario};
+use reference_api::redis_url::redact;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -42,8 +44,15 @@ pub async fn ensure(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
         if arms.iter().any(|a| a.mode.uses_redis()) {
             if let Err(e) = redis_reachable(url).await {
                 missing.push(Missing(format!(
-                    "cannot reach Redis at {url}: {e}: start it, or drop [redis] url so that \
-                     rlbench starts its own"
+                    "cannot reach Redis at {}: {e}: start it, or drop [redis] url so that \
+                     rlbench starts its own",
+                    redact(url)
+                )));
+            } else if let Some(e) = redis_refuses(url).await {
+                missing.push(Missing(format!(
+                    "Redis at {} refused the login: {e}: check the user and password in \
+                     [redis] url",
+                    redact(url)
                 )));
             }
         }
@@ -151,6 +160,33 @@ async fn redis_reachable(url: &str) -> Result<(), String> {
             CONNECT_WITHIN.as_secs()
         )),
     }
+}
+
+/// Why Redis refuses the URL's credentials (a wrong password, or none
+/// where one is needed), if it does. Any other outcome — an answer, an
+/// error of another kind, silence — is left to the arm's start to report.
+async fn redis_refuses(url: &str) -> Option<String> {
+    let ping = async {
+        let client = redis::Client::open(url).ok()?;
+        let answer: redis::RedisResult<String> = async {
+            let mut conn = client.get_multiplexed_async_connection().await?;
+            redis::cmd("PING").query_async(&mut conn).await
+        }
+        .await;
+        match answer {
+            Err(e)
+                if e.kind() == redis::ErrorKind::AuthenticationFailed
+                    || matches!(e.code(), Some("NOAUTH" | "WRONGPASS")) =>
+            {
+                Some(e.to_string())
+            }
+            _ => None,
+        }
+    };
+    tokio::time::timeout(CONNECT_WITHIN, ping)
+        .await
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

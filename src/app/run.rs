@@ -74,10 +74,9 @@ pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome,
     }
     let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started)
         .map_err(Error::environment)?;
-    let copy = std::fs::read(&request.scenario)
-        .map_err(|e| format!("cannot read {}: {e}", request.scenario.display()))
-        .and_then(|text| crate::store::atomic::write(&folder.scenario_copy(), &text));
-    copy.map_err(Error::environment)?;
+    // The copy hides the Redis password (scenario_copy.rs).
+    crate::app::scenario_copy::write(&request.scenario, &scenario, &folder.scenario_copy())
+        .map_err(Error::environment)?;
     let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)
         .map_err(Error::environment)?;
     let ran = arm::run_all(

@@ -180,9 +180,11 @@ fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
         Some(u) => {
             let v = u.get_ref();
             if !(v.starts_with("redis://") || v.starts_with("rediss://")) {
+                // Named with its password hidden: it may carry one.
+                let shown = reference_api::redis_url::redact(v);
                 return Err(src.at(
                     &u,
-                    format!("{v:?}: expected a url like \"redis://127.0.0.1:6379\""),
+                    format!("{shown:?}: expected a url like \"redis://127.0.0.1:6379\""),
                 ));
             }
             Some(v.clone())

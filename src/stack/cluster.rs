@@ -5,12 +5,14 @@
 //! `cluster_state:ok` and knows every other. With `replicas_per_master`,
 //! each master gets that many replicas (CLUSTER REPLICATE), and a failover
 //! kills the first master and promotes its first replica (CLUSTER FAILOVER
-//! TAKEOVER). Stopped on every exit path, as each node is a
-//! [`RedisServer`].
+//! TAKEOVER). Every node has the cluster's one random password (clients
+//! and a replica syncing from its master authenticate with it). Stopped
+//! on every exit path, as each node is a [`RedisServer`].
 
 use super::cluster_answers::{formed, linked, names_master, slot_ranges};
 use super::redis::{free_port, RedisServer};
 use redis::aio::MultiplexedConnection;
+use reference_api::redis_url::redact;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -37,8 +39,13 @@ impl RedisCluster {
             replicas: Vec::new(),
             dead: Vec::new(),
         };
-        let formed = match cluster.form(label, masters).await {
-            Ok(()) => cluster.add_replicas(label, replicas_per_master).await,
+        let password = super::secret::fresh()?;
+        let formed = match cluster.form(label, &password, masters).await {
+            Ok(()) => {
+                cluster
+                    .add_replicas(label, &password, replicas_per_master)
+                    .await
+            }
             Err(e) => Err(e),
         };
         match formed {
@@ -50,9 +57,9 @@ impl RedisCluster {
         }
     }
 
-    async fn form(&mut self, label: &str, masters: usize) -> Result<(), String> {
+    async fn form(&mut self, label: &str, password: &str, masters: usize) -> Result<(), String> {
         for _ in 0..masters {
-            self.nodes.push(start_node(label).await?);
+            self.nodes.push(start_node(label, password).await?);
         }
         let mut conns = Vec::with_capacity(masters);
         for node in &self.nodes {
@@ -85,7 +92,12 @@ impl RedisCluster {
 
     /// Each master's replicas: joined, then told whom to follow, then
     /// waited for until each has the whole of its master's data.
-    async fn add_replicas(&mut self, label: &str, per_master: usize) -> Result<(), String> {
+    async fn add_replicas(
+        &mut self,
+        label: &str,
+        password: &str,
+        per_master: usize,
+    ) -> Result<(), String> {
         if per_master == 0 {
             return Ok(());
         }
@@ -97,14 +109,14 @@ impl RedisCluster {
                 .arg("MYID")
                 .query_async(&mut conn)
                 .await
-                .map_err(|e| format!("CLUSTER MYID on {}: {e}", node.url))?;
+                .map_err(|e| format!("CLUSTER MYID on {}: {e}", node.shown()))?;
             ids.push(id);
         }
         let mut conns = Vec::new();
         for _ in &ids {
             let mut theirs = Vec::with_capacity(per_master);
             for _ in 0..per_master {
-                let node = start_node(label).await?;
+                let node = start_node(label, password).await?;
                 let mut conn = connect(&node.url).await?;
                 meet(&mut first, node.port, &mut conn).await?;
                 conns.push(conn);
@@ -126,7 +138,7 @@ impl RedisCluster {
                 .arg(id)
                 .query_async(conn)
                 .await
-                .map_err(|e| format!("CLUSTER REPLICATE on {}: {e}", node.url))?;
+                .map_err(|e| format!("CLUSTER REPLICATE on {}: {e}", node.shown()))?;
         }
         let deadline = Instant::now() + READY_WITHIN;
         let mut info = redis::cmd("INFO");
@@ -135,7 +147,7 @@ impl RedisCluster {
             until(conn, &info, deadline, linked, || {
                 format!(
                     "the cluster replica at {} did not link to its master",
-                    node.url
+                    node.shown()
                 )
             })
             .await?;
@@ -160,19 +172,19 @@ impl RedisCluster {
         self.nodes[0].kill().await;
         let killed = std::mem::replace(&mut self.nodes[0], replica);
         self.dead.push(killed);
-        let url = self.nodes[0].url.clone();
+        let (url, shown) = (self.nodes[0].url.clone(), self.nodes[0].shown());
         let mut conn = connect(&url).await?;
         let () = redis::cmd("CLUSTER")
             .arg("FAILOVER")
             .arg("TAKEOVER")
             .query_async(&mut conn)
             .await
-            .map_err(|e| format!("CLUSTER FAILOVER TAKEOVER on {url}: {e}"))?;
+            .map_err(|e| format!("CLUSTER FAILOVER TAKEOVER on {shown}: {e}"))?;
         let id: String = redis::cmd("CLUSTER")
             .arg("MYID")
             .query_async(&mut conn)
             .await
-            .map_err(|e| format!("CLUSTER MYID on {url}: {e}"))?;
+            .map_err(|e| format!("CLUSTER MYID on {shown}: {e}"))?;
         let deadline = Instant::now() + READY_WITHIN;
         let mut nodes = redis::cmd("CLUSTER");
         nodes.arg("NODES");
@@ -183,7 +195,10 @@ impl RedisCluster {
                 &nodes,
                 deadline,
                 |n| names_master(n, &id),
-                || format!("{} did not learn of the promoted master {url}", node.url),
+                || {
+                    let node = node.shown();
+                    format!("{node} did not learn of the promoted master {shown}")
+                },
             )
             .await?;
         }
@@ -222,8 +237,8 @@ impl RedisCluster {
     }
 }
 
-async fn start_node(label: &str) -> Result<RedisServer, String> {
-    RedisServer::start_with(label, |_| {
+async fn start_node(label: &str, password: &str) -> Result<RedisServer, String> {
+    RedisServer::start_with(label, password, |_| {
         Ok(vec![
             "--cluster-enabled".into(),
             "yes".into(),
@@ -319,9 +334,10 @@ async fn until(
 }
 
 async fn connect(url: &str) -> Result<MultiplexedConnection, String> {
-    let client = redis::Client::open(url).map_err(|e| format!("bad redis url {url}: {e}"))?;
+    let client =
+        redis::Client::open(url).map_err(|e| format!("bad redis url {}: {e}", redact(url)))?;
     client
         .get_multiplexed_async_connection()
         .await
-        .map_err(|e| format!("cannot connect to cluster node {url}: {e}"))
+        .map_err(|e| format!("cannot connect to cluster node {}: {e}", redact(url)))
 }

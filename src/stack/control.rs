@@ -24,9 +24,16 @@ pub fn new(max_idle_per_target: usize) -> HttpClient {
         .build(connector)
 }
 
-/// PUT `uri` (no body); the status, or `None` when nothing answered in time.
-pub async fn put_status(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<u16> {
-    status_of(client, Request::put(uri), timeout).await
+/// PUT `uri` (no body) with `Authorization: Bearer <token>`; the status,
+/// or `None` when nothing answered in time.
+pub async fn put_status(
+    client: &HttpClient,
+    uri: &Uri,
+    token: &str,
+    timeout: Duration,
+) -> Option<u16> {
+    let request = Request::put(uri).header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
+    status_of(client, request, timeout).await
 }
 
 /// GET `uri`; the status, or `None` when nothing answered in time.

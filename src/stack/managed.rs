@@ -63,20 +63,23 @@ impl ManagedRedis {
     /// What the replicas are given: the proxy's address when there is one.
     pub fn url(&self) -> String {
         match self {
-            ManagedRedis::Single { proxy: Some(p), .. } => format!("redis://{}", p.address),
+            ManagedRedis::Single {
+                server,
+                proxy: Some(p),
+            } => server.url_at(&p.address),
             ManagedRedis::Single { server, .. } => server.url.clone(),
             ManagedRedis::Cluster(c) => c.url().unwrap_or_default().to_string(),
             ManagedRedis::Replicated(pair) => pair.url(),
         }
     }
 
-    /// In words, for the terminal.
+    /// In words, for the terminal: passwords hidden.
     pub fn said(&self) -> String {
         match self {
-            ManagedRedis::Single { server, .. } => format!("redis-server at {}", server.url),
+            ManagedRedis::Single { server, .. } => format!("redis-server at {}", server.shown()),
             ManagedRedis::Cluster(c) => {
                 let urls = |nodes: &mut dyn Iterator<Item = &RedisServer>| {
-                    nodes.map(|n| n.url.as_str()).collect::<Vec<_>>().join(", ")
+                    nodes.map(|n| n.shown()).collect::<Vec<_>>().join(", ")
                 };
                 let masters = format!(
                     "redis cluster of {} master(s) at {}",
@@ -93,15 +96,16 @@ impl ManagedRedis {
             }
             ManagedRedis::Replicated(pair) => format!(
                 "redis primary at {}, its replica at {}, reached through {}",
-                pair.primary.url,
-                pair.replica.url,
-                pair.url()
+                pair.primary.shown(),
+                pair.replica.shown(),
+                reference_api::redis_url::redact(&pair.url())
             ),
         }
     }
 
     /// The nodes holding data (each master and its replicas; both of a
-    /// pair). After a failover the killed node is left out when read.
+    /// pair), as URLs to connect with (passwords included). After a
+    /// failover the killed node is left out when read.
     pub fn nodes(&self) -> Vec<String> {
         match self {
             ManagedRedis::Single { server, .. } => vec![server.url.clone()],

@@ -1,7 +1,8 @@
 //! The system under test for one arm: the Redis it needs when the scenario
 //! names none (one server, a cluster or a primary and replica: see
 //! `managed`), then N replica processes on free loopback ports, each
-//! answering `/healthz` before the load starts. `down` stops them
+//! answering `/healthz` before the load starts; their admin endpoint takes
+//! a token drawn for this stack alone. `down` stops them
 //! gracefully (replicas first, then Redis); dropping the stack (error,
 //! panic, abandoned start) kills whatever is left.
 
@@ -19,6 +20,7 @@ pub mod redis;
 pub mod redis_use;
 mod replica;
 pub mod replicated;
+mod secret;
 
 use managed::ManagedRedis;
 use reference_api::config::Backend;
@@ -36,6 +38,8 @@ pub struct Stack {
     redis: Option<ManagedRedis>,
     /// What each replica was started with (to start it again).
     configs: Vec<ReplicaConfig>,
+    /// The replicas' admin token (see `step_clock`).
+    admin_token: String,
     run_id: String,
     exe: PathBuf,
 }
@@ -65,14 +69,19 @@ impl Stack {
         base_port: Option<u16>,
     ) -> Result<Stack, String> {
         let exe = current_exe()?;
+        let admin_token = secret::fresh()?;
         let mut stack = Stack {
             replicas: Vec::with_capacity(configs.len()),
             redis: None,
             configs: Vec::new(),
+            admin_token: admin_token.clone(),
             run_id: run_id.to_string(),
             exe: exe.clone(),
         };
         let mut configs = configs.to_vec();
+        for config in configs.iter_mut().filter(|c| c.admin) {
+            config.admin_token = Some(admin_token.clone());
+        }
         if let Some(kind) = managed_redis {
             let redis = ManagedRedis::start(kind, run_id, latency_proxy).await?;
             let url = redis.url();
@@ -159,8 +168,8 @@ impl Stack {
     }
 
     /// Sets replica `i`'s clock to its configured skew plus `step_us`
-    /// (through its loopback-only admin endpoint); false when there is no
-    /// such replica.
+    /// (through its loopback-only admin endpoint, with the stack's token);
+    /// false when there is no such replica.
     pub async fn step_clock(&self, i: usize, step_us: i64) -> Result<bool, String> {
         let (Some(replica), Some(config)) = (self.replicas.get(i), self.configs.get(i)) else {
             return Ok(false);
@@ -169,7 +178,8 @@ impl Stack {
         let uri: hyper::Uri = format!("{}/admin/clock-skew?us={skew}", replica.url)
             .parse()
             .map_err(|e| format!("replica {}: {e}", replica.name))?;
-        match control::put_status(&control::new(1), &uri, Duration::from_secs(2)).await {
+        let http = control::new(1);
+        match control::put_status(&http, &uri, &self.admin_token, Duration::from_secs(2)).await {
             Some(200) => Ok(true),
             other => Err(format!(
                 "replica {} did not take the clock step (status {other:?})",

@@ -1,9 +1,17 @@
 //! A Redis server rlbench runs itself: `redis-server` on a free loopback
-//! port, no persistence, its own temporary folder, ready once it answers
-//! PING; stopped (and the folder removed) on every exit path.
+//! port, no persistence, its own temporary folder, a random password
+//! (`requirepass`, and `masterauth` for a replica of a server with the
+//! same one), ready once it answers PING; stopped (and the folder removed)
+//! on every exit path. The password is in a config file only its owner
+//! can read, never on the command line (which `ps` shows every user), and
+//! in `url`, which clients connect with and nothing shows (`shown` is
+//! the URL for words).
 
 use super::child::Supervised;
-use std::path::PathBuf;
+use reference_api::redis_url;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::Command;
@@ -16,8 +24,10 @@ pub const MISSING: &str =
 or point the scenario at a running Redis with [redis] url = \"redis://127.0.0.1:6379\"";
 
 pub struct RedisServer {
+    /// `redis://:PASSWORD@127.0.0.1:PORT`: to connect with, never to show.
     pub url: String,
     pub port: u16,
+    password: String,
     process: Supervised,
     dir: tempfile::TempDir,
     /// Arguments past the common ones (a cluster node's), kept for `restart`.
@@ -27,15 +37,18 @@ pub struct RedisServer {
 impl RedisServer {
     /// `label` marks the process (environment `RLBENCH_RUN`), so a run's
     /// processes can be found from outside; its folder is named after
-    /// this process (`leftovers`).
+    /// this process (`leftovers`). The server gets a fresh random password.
     pub async fn start(label: &str) -> Result<RedisServer, String> {
-        Self::start_with(label, |_| Ok(Vec::new())).await
+        Self::start_with(label, &super::secret::fresh()?, |_| Ok(Vec::new())).await
     }
 
-    /// As [`RedisServer::start`], with more arguments made for the port
-    /// the server gets (a cluster node's bus port, say).
+    /// As [`RedisServer::start`], with `password` (shared by the nodes of
+    /// a cluster or a pair, which authenticate to each other with it) and
+    /// more arguments made for the port the server gets (a cluster node's
+    /// bus port, say).
     pub async fn start_with(
         label: &str,
+        password: &str,
         extra: impl Fn(u16) -> Result<Vec<String>, String>,
     ) -> Result<RedisServer, String> {
         let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
@@ -43,7 +56,7 @@ impl RedisServer {
         // A port found free can be taken before redis binds it: try a few.
         for _ in 0..3 {
             let port = free_port()?;
-            match Self::start_on(&exe, port, label, extra(port)?).await {
+            match Self::start_on(&exe, port, label, password, extra(port)?).await {
                 Ok(server) => return Ok(server),
                 Err((retry, why)) if retry => last = why,
                 Err((_, why)) => return Err(why),
@@ -57,15 +70,26 @@ impl RedisServer {
         exe: &PathBuf,
         port: u16,
         label: &str,
+        password: &str,
         extra: Vec<String>,
     ) -> Result<RedisServer, (bool, String)> {
+        // The owner's alone, like the config file in it.
         let dir = tempfile::Builder::new()
             .prefix(&format!("{}redis-", super::leftovers::prefix()))
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
             .map_err(|e| (false, format!("cannot make a folder for redis-server: {e}")))?;
         let log = dir.path().join("redis.log");
+        let conf = dir.path().join("redis.conf");
+        write_private(
+            &conf,
+            &format!("requirepass {password}\nmasterauth {password}\n"),
+        )
+        .map_err(|e| (false, format!("cannot write {}: {e}", conf.display())))?;
         let mut command = Command::new(exe);
         command
+            // The config file first (redis-server's rule), the rest after.
+            .arg(&conf)
             .arg("--port")
             .arg(port.to_string())
             .args([
@@ -90,8 +114,9 @@ impl RedisServer {
         let process = Supervised::spawn(&mut command)
             .map_err(|e| (false, format!("cannot start {}: {e}", exe.display())))?;
         let mut server = RedisServer {
-            url: format!("redis://127.0.0.1:{port}"),
+            url: with_password(password, &format!("127.0.0.1:{port}")),
             port,
+            password: password.to_string(),
             process,
             dir,
             extra,
@@ -127,6 +152,17 @@ impl RedisServer {
         self.process.pid()
     }
 
+    /// Its URL for words: the password hidden.
+    pub fn shown(&self) -> String {
+        redis_url::redact(&self.url)
+    }
+
+    /// The URL that reaches this server through `address` (a proxy in
+    /// front of it), password included.
+    pub fn url_at(&self, address: &str) -> String {
+        with_password(&self.password, address)
+    }
+
     pub fn folder(&self) -> &std::path::Path {
         self.dir.path()
     }
@@ -154,7 +190,7 @@ impl RedisServer {
     /// A fresh server on the same port (after `kill`), marked like the first.
     pub async fn restart(&mut self, label: &str) -> Result<(), String> {
         let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
-        let fresh = Self::start_on(&exe, self.port, label, self.extra.clone())
+        let fresh = Self::start_on(&exe, self.port, label, &self.password, self.extra.clone())
             .await
             .map_err(|(_, why)| why)?;
         *self = fresh;
@@ -162,7 +198,22 @@ impl RedisServer {
     }
 }
 
-/// One PING round trip.
+fn with_password(password: &str, address: &str) -> String {
+    // Hex: nothing in it needs escaping in a URL.
+    format!("redis://:{password}@{address}")
+}
+
+/// Writes a file only its owner can read (it is created so, never widened).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(text.as_bytes())
+}
+
+/// One PING round trip (`url` with its password when it needs one).
 pub async fn ping(url: &str) -> bool {
     let attempt = async {
         let client = redis::Client::open(url).ok()?;

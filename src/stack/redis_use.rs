@@ -7,6 +7,7 @@
 
 use crate::store::records::RedisNodeUse;
 use reference_api::config::Topology;
+use reference_api::redis_url;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -24,6 +25,7 @@ const BOOKKEEPING: &[&str] = &[
 /// One node's counters at one moment.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sample {
+    /// `host:port`: where the node is, never how to log in to it.
     pub address: String,
     /// `total_commands_processed`.
     pub processed: u64,
@@ -37,7 +39,8 @@ pub struct Sample {
     pub sampled_bytes: u64,
 }
 
-/// The nodes behind `url`: itself, or a cluster's masters.
+/// The nodes behind `url`: itself, or a cluster's masters (reached with
+/// `url`'s credentials).
 pub async fn nodes(url: &str, topology: Topology) -> Vec<String> {
     match topology {
         Topology::Single | Topology::Replicated => vec![url.to_string()],
@@ -53,7 +56,7 @@ pub async fn nodes(url: &str, topology: Topology) -> Vec<String> {
             match tokio::time::timeout(WITHIN, listed).await {
                 Ok(Some(text)) => masters(&text)
                     .into_iter()
-                    .map(|a| format!("redis://{a}"))
+                    .filter_map(|a| redis_url::at(url, &a))
                     .collect(),
                 _ => Vec::new(),
             }
@@ -96,7 +99,7 @@ async fn sample_one(url: &str, weigh: Option<&str>) -> Option<Sample> {
     s.keys = keys;
     s.sampled_keys = sampled_keys;
     s.sampled_bytes = sampled_bytes;
-    s.address = url.trim_start_matches("redis://").to_string();
+    s.address = redis_url::address(url);
     Some(s)
 }
 

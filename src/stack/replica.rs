@@ -1,10 +1,12 @@
 //! One replica as a child process: started by re-executing rlbench's own
-//! binary through the hidden `replica` subcommand, with a pipe on stdin (the
-//! replica exits when it closes, a second line of defence if rlbench is
-//! killed), and ready once it prints its address.
+//! binary through the hidden `replica` subcommand, its config (Redis
+//! password and admin token included) in its environment rather than on
+//! its command line, with a pipe on stdin (the replica exits when it
+//! closes, a second line of defence if rlbench is killed), and ready once
+//! it prints its address.
 
 use super::child::Supervised;
-use reference_api::replica::READY_PREFIX;
+use reference_api::replica::{CONFIG_ENV, READY_PREFIX};
 use reference_api::ReplicaConfig;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -37,11 +39,12 @@ impl Replica {
         let name = config.replica.clone();
         let json = serde_json::to_string(config).map_err(|e| format!("replica {name}: {e}"))?;
         let mut command = Command::new(exe);
-        command.args(["replica", "--run-id", run_id, "--config-json", &json]);
+        command.args(["replica", "--run-id", run_id]);
         if let Some(addr) = listen {
             command.args(["--listen", addr]);
         }
         command
+            .env(CONFIG_ENV, json)
             .env(super::child::RUN_ENV, run_id)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

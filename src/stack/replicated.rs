@@ -5,7 +5,10 @@
 //! failover kills the primary, promotes the replica (`REPLICAOF NO ONE`)
 //! and moves the address to it, then starts a fresh server as the new
 //! primary's replica; holding the link first leaves writes the primary
-//! acknowledged unreplicated, so the promoted replica never sees them. Stopped on every exit path, as each node is a [`RedisServer`].
+//! acknowledged unreplicated, so the promoted replica never sees them. Both
+//! have the pair's one random password (the replica authenticates to its
+//! primary with it). Stopped on every exit path, as each node is a
+//! [`RedisServer`].
 
 use super::proxy::Proxy;
 use super::redis::RedisServer;
@@ -25,11 +28,13 @@ pub struct Replicated {
     pub front: Proxy,
     failed_over: bool,
     label: String,
+    password: String,
 }
 
 impl Replicated {
     pub async fn start(label: &str) -> Result<Replicated, String> {
-        let primary = RedisServer::start_with(label, |_| Ok(no_sync_delay())).await?;
+        let password = super::secret::fresh()?;
+        let primary = RedisServer::start_with(label, &password, |_| Ok(no_sync_delay())).await?;
         let link = Proxy::start(format!("127.0.0.1:{}", primary.port)).await?;
         let link_port = match link.address.rsplit_once(':') {
             Some((_, p)) => p.to_string(),
@@ -40,7 +45,7 @@ impl Replicated {
                 ))
             }
         };
-        let replica = RedisServer::start_with(label, |_| {
+        let replica = RedisServer::start_with(label, &password, |_| {
             let mut args = no_sync_delay();
             args.extend(["--replicaof".into(), "127.0.0.1".into(), link_port.clone()]);
             Ok(args)
@@ -54,6 +59,7 @@ impl Replicated {
             front,
             failed_over: false,
             label: label.to_string(),
+            password,
         };
         pair.wait_linked().await?;
         Ok(pair)
@@ -71,16 +77,17 @@ impl Replicated {
             if Instant::now() > deadline {
                 return Err(format!(
                     "the redis replica at {} did not link to its primary within {LINKED_WITHIN:?}",
-                    self.replica.url
+                    self.replica.shown()
                 ));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
-    /// The address the limiter replicas use.
+    /// The address the limiter replicas use (password included: both
+    /// servers have the pair's).
     pub fn url(&self) -> String {
-        format!("redis://{}", self.front.address)
+        self.primary.url_at(&self.front.address)
     }
 
     /// From now on the replica receives nothing from the primary.
@@ -108,7 +115,12 @@ impl Replicated {
         };
         match tokio::time::timeout(Duration::from_secs(2), promoted).await {
             Ok(Some(())) => {}
-            _ => return Err(format!("REPLICAOF NO ONE failed on {}", self.replica.url)),
+            _ => {
+                return Err(format!(
+                    "REPLICAOF NO ONE failed on {}",
+                    self.replica.shown()
+                ))
+            }
         }
         self.front
             .switch(format!("127.0.0.1:{}", self.replica.port));
@@ -127,7 +139,7 @@ impl Replicated {
         let label = self.label.clone();
         let old = std::mem::replace(
             &mut self.primary,
-            RedisServer::start_with(&label, |_| {
+            RedisServer::start_with(&label, &self.password, |_| {
                 let mut args = no_sync_delay();
                 args.extend(["--replicaof".into(), "127.0.0.1".into(), link_port.clone()]);
                 Ok(args)

@@ -4,6 +4,7 @@
 //! same commands, so the scripts and the naive path never ask which.
 
 use crate::config::{RedisBackend, Topology};
+use crate::redis_url::redact;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
@@ -17,19 +18,18 @@ pub enum Conn {
 
 /// Connects as `backend` says; `timeout` is one decision's budget.
 pub async fn connect(backend: &RedisBackend, timeout: Duration) -> Result<Conn, String> {
-    let bad = |e: redis::RedisError| format!("bad redis url {:?}: {e}", backend.url);
+    // The URL carries the password: only ever shown redacted.
+    let shown = redact(&backend.url);
+    let bad = |e: redis::RedisError| format!("bad redis url {shown:?}: {e}");
     // TCP_NODELAY: redis-rs leaves Nagle on, and when Redis' answer (and
     // with it the ACK) is slow, the next command waits for the delayed
     // ACK — up to 40 ms on a decision with a 50 ms budget.
     let nodelay = redis::io::tcp::TcpSettings::default().set_nodelay(true);
     let unreachable = |e: redis::RedisError| match backend.topology {
         Topology::Single | Topology::Replicated => {
-            format!("cannot connect to redis at {}: {e}", backend.url)
+            format!("cannot connect to redis at {shown}: {e}")
         }
-        Topology::Cluster => format!(
-            "cannot connect to the redis cluster at {}: {e}",
-            backend.url
-        ),
+        Topology::Cluster => format!("cannot connect to the redis cluster at {shown}: {e}"),
     };
     match backend.topology {
         Topology::Single | Topology::Replicated => {
