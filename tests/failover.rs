@@ -97,9 +97,17 @@ fn a_failover_forgets_what_was_not_replicated_and_wait_keeps_it() {
 
     let wait = arm(&s, "wait");
     assert_eq!(wait["correctness"]["definite_violations"], 0, "{wait}");
-    // (How much it admits is not asserted: on a machine this test shares
-    // with others, one replica's WAITs were seen to miss their budget for a
-    // whole run, so that it only rejected — exact, if unhelpful.)
+    // Every replica admits: waiting costs rejects while nothing is
+    // acknowledged, never the whole run (a WAIT that missed its budget once
+    // held every decision behind it on a shared connection; see
+    // reference-api's acks.rs).
+    for r in wait["per_replica"].as_array().unwrap() {
+        assert!(
+            r["admitted"].as_u64().unwrap() > 0,
+            "{}",
+            wait["per_replica"]
+        );
+    }
     // While nothing was acknowledged it rejected: the price of waiting.
     let rejected_in_lag = wait["phases"]
         .as_array()

@@ -65,13 +65,19 @@ impl Replicated {
         Ok(pair)
     }
 
+    /// Ready once the replica acknowledges a write made on the primary
+    /// (`WAIT 1`): a link that is "up" may not acknowledge yet (the
+    /// primary counts the replica online only after its first ACK), and
+    /// an arm that waits for replicas would reject until it did.
     async fn wait_linked(&self) -> Result<(), String> {
         let deadline = Instant::now() + LINKED_WITHIN;
         loop {
             let info = info(&self.replica.url, "replication")
                 .await
                 .unwrap_or_default();
-            if info.lines().any(|l| l.trim() == "master_link_status:up") {
+            if info.lines().any(|l| l.trim() == "master_link_status:up")
+                && acknowledged(&self.primary.url).await
+            {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -177,6 +183,30 @@ impl Replicated {
 /// replicas before a diskless transfer.
 fn no_sync_delay() -> Vec<String> {
     vec!["--repl-diskless-sync-delay".into(), "0".into()]
+}
+
+/// Whether one replica acknowledges a write made on the server at `url`.
+async fn acknowledged(url: &str) -> bool {
+    let ask = async {
+        let client = redis::Client::open(url).ok()?;
+        let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+        let (_, acked): ((), i64) = redis::pipe()
+            .cmd("SET")
+            .arg("rlbench:replication-check")
+            .arg(1)
+            .cmd("WAIT")
+            .arg(1)
+            .arg(200)
+            .query_async(&mut conn)
+            .await
+            .ok()?;
+        Some(acked >= 1)
+    };
+    tokio::time::timeout(Duration::from_millis(500), ask)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
 }
 
 async fn info(url: &str, section: &str) -> Option<String> {

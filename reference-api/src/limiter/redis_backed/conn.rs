@@ -14,6 +14,22 @@ use std::time::Duration;
 pub enum Conn {
     Single(ConnectionManager),
     Cluster(ClusterConnection),
+    /// A connection of one decision's own (`acks`).
+    Own(redis::aio::MultiplexedConnection),
+}
+
+/// A client for a single server (or a replicated pair's primary), with
+/// TCP_NODELAY: redis-rs leaves Nagle on, and when Redis' answer (and with
+/// it the ACK) is slow, the next command waits for the delayed ACK — up to
+/// 40 ms on a decision with a 50 ms budget.
+pub fn client(backend: &RedisBackend) -> Result<redis::Client, String> {
+    // The URL carries the password: only ever shown redacted.
+    let bad = |e: redis::RedisError| format!("bad redis url {:?}: {e}", redact(&backend.url));
+    let nodelay = redis::io::tcp::TcpSettings::default().set_nodelay(true);
+    let info = redis::IntoConnectionInfo::into_connection_info(backend.url.as_str())
+        .map_err(bad)?
+        .set_tcp_settings(nodelay);
+    redis::Client::open(info).map_err(bad)
 }
 
 /// Connects as `backend` says; `timeout` is one decision's budget.
@@ -21,9 +37,7 @@ pub async fn connect(backend: &RedisBackend, timeout: Duration) -> Result<Conn, 
     // The URL carries the password: only ever shown redacted.
     let shown = redact(&backend.url);
     let bad = |e: redis::RedisError| format!("bad redis url {shown:?}: {e}");
-    // TCP_NODELAY: redis-rs leaves Nagle on, and when Redis' answer (and
-    // with it the ACK) is slow, the next command waits for the delayed
-    // ACK — up to 40 ms on a decision with a 50 ms budget.
+    // TCP_NODELAY: see [`client`].
     let nodelay = redis::io::tcp::TcpSettings::default().set_nodelay(true);
     let unreachable = |e: redis::RedisError| match backend.topology {
         Topology::Single | Topology::Replicated => {
@@ -33,10 +47,7 @@ pub async fn connect(backend: &RedisBackend, timeout: Duration) -> Result<Conn, 
     };
     match backend.topology {
         Topology::Single | Topology::Replicated => {
-            let info = redis::IntoConnectionInfo::into_connection_info(backend.url.as_str())
-                .map_err(bad)?
-                .set_tcp_settings(nodelay);
-            let client = redis::Client::open(info).map_err(bad)?;
+            let client = client(backend)?;
             let config = ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(Duration::from_secs(2)))
                 .set_response_timeout(Some(timeout.max(Duration::from_millis(100))))
@@ -77,6 +88,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
+            Conn::Own(c) => c.req_packed_command(cmd),
         }
     }
 
@@ -89,6 +101,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Own(c) => c.req_packed_commands(pipeline, offset, count),
         }
     }
 
@@ -96,6 +109,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
+            Conn::Own(c) => c.get_db(),
         }
     }
 }

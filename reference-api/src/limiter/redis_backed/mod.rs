@@ -61,13 +61,10 @@ impl RedisLimiter {
             _ => None,
         };
         let script = (backend.mode == RedisMode::Lua).then(|| lua::PolicyScript::new(&policy));
-        let acks = (backend.wait_replicas > 0).then(|| {
-            acks::Acks::new(
-                conn.clone(),
-                backend.wait_replicas,
-                backend.timeout_us / 2_000,
-            )
-        });
+        let acks = match backend.wait_replicas {
+            0 => None,
+            n => Some(acks::Acks::new(&backend, n, timeout)?),
+        };
         Ok(RedisLimiter {
             conn,
             backend,
@@ -113,36 +110,47 @@ impl RedisLimiter {
         } else {
             String::new()
         };
-        let mut conn = self.conn.clone();
+        let timeout = Duration::from_micros(self.backend.timeout_us.max(1));
         let call = async {
-            match (&self.script, &self.leases) {
+            // A decision that waits for replicas has a connection of its
+            // own (see acks.rs): its WAIT blocks nobody else's decision.
+            let mut own = match &self.acks {
+                Some(acks) => Some(acks.take().await?),
+                None => None,
+            };
+            let mut shared = self.conn.clone();
+            let conn = match own.as_mut() {
+                Some(taken) => &mut taken.conn,
+                None => &mut shared,
+            };
+            let decision = match (&self.script, &self.leases) {
                 // The script and its WAIT in one pipeline (see lua.rs).
                 (Some(script), _) => {
                     let wait = self.acks.as_ref().map(acks::Acks::wait);
-                    script
-                        .run(&mut conn, &key, now, &member, deadline, wait)
-                        .await
+                    script.run(conn, &key, now, &member, deadline, wait).await?
                 }
-                (None, Some(leases)) => leases.take(&mut conn, &key, now, replica_now).await,
-                (None, None) => naive::decide(&mut conn, &self.policy, &key, now, &member).await,
-            }
-        };
-        let timeout = Duration::from_micros(self.backend.timeout_us.max(1));
-        let call = async {
-            let decision = call.await?;
+                (None, Some(leases)) => leases.take(conn, &key, now, replica_now).await?,
+                (None, None) => naive::decide(conn, &self.policy, &key, now, &member).await?,
+            };
             // The writes are safe once the replicas have them (the naive
             // path's: its commands are separate round trips anyway).
             if let (Some(acks), None) = (&self.acks, &self.script) {
-                if !acks.acknowledged().await {
+                if !acks.acknowledged(conn).await {
                     return Err(redis::RedisError::from((
                         redis::ErrorKind::Io,
                         "too few replicas acknowledged",
                     )));
                 }
             }
+            // Finished: its connection may serve the next (one that timed
+            // out is dropped with this future, and closed).
+            if let (Some(acks), Some(taken)) = (&self.acks, own) {
+                acks.give(taken);
+            }
             Ok::<_, redis::RedisError>(decision)
         };
-        match tokio::time::timeout(timeout, call).await {
+        let r = tokio::time::timeout(timeout, call).await;
+        match r {
             Ok(Ok(decision)) => decision,
             Ok(Err(_)) | Err(_) => self.fallback(),
         }
