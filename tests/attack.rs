@@ -157,8 +157,20 @@ fn hang_ups_are_counted_by_kind_and_do_not_stop_the_attack() {
     assert!(stdout.contains("errors of attack:"), "{stdout}");
 }
 
+/// A `rlbench serve` the test started: killed (and reaped) when dropped,
+/// on every path out of the test, a failed assertion too; its replicas
+/// die with it.
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `rlbench serve` in the background; its replica's URL.
-fn serve_replica(dir: &std::path::Path) -> (Child, String) {
+fn serve_replica(dir: &std::path::Path) -> (Served, String) {
     let (child, mut urls) = serve_replicas(dir, 1, "fixed_window", "1h");
     (child, urls.remove(0))
 }
@@ -170,7 +182,7 @@ fn serve_replicas(
     replicas: usize,
     algorithm: &str,
     window: &str,
-) -> (Child, Vec<String>) {
+) -> (Served, Vec<String>) {
     let scenario = write(
         dir,
         "serve.toml",
@@ -191,14 +203,16 @@ replicas = {replicas}
 "#
         ),
     );
-    let mut child = Command::new(bin())
-        .args(["serve", scenario.to_str().unwrap()])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut child = Served(
+        Command::new(bin())
+            .args(["serve", scenario.to_str().unwrap()])
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
     let mut line = String::new();
     let mut urls = Vec::new();
     while urls.len() < replicas {
@@ -224,7 +238,7 @@ replicas = {replicas}
 #[test]
 fn attack_gates_on_definite_violations_like_run() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut serve, urls) = serve_replicas(dir.path(), 3, "sliding_log", "1h");
+    let (serve, urls) = serve_replicas(dir.path(), 3, "sliding_log", "1h");
     let attack = |bound: &str, out: &str| {
         let out = dir.path().join(out);
         let mut args: Vec<&str> = vec!["attack"];
@@ -267,8 +281,7 @@ fn attack_gates_on_definite_violations_like_run() {
         dir.path(),
     );
     assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(serve);
 }
 
 /// `rlbench attack` of a replica from `rlbench serve` (5 per hour, POST,
@@ -277,7 +290,7 @@ fn attack_replica(
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (std::process::Output, std::path::PathBuf) {
-    let (mut serve, url) = serve_replica(dir);
+    let (serve, url) = serve_replica(dir);
     let out = dir.join("run");
     let mut args = vec![
         "attack",
@@ -290,8 +303,7 @@ fn attack_replica(
     args.extend_from_slice(extra);
     args.extend(["--out", out.to_str().unwrap()]);
     let o = rlbench(&args, dir);
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(serve);
     (o, out)
 }
 
@@ -477,7 +489,7 @@ fn bad_targets_fail_with_one_line() {
 #[test]
 fn attack_with_a_policy_judges_the_answers() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut serve, url) = serve_replica(dir.path());
+    let (serve, url) = serve_replica(dir.path());
     // The replica allows 5 per hour per key (a fixed window).
     let attack = |policy: &str, out: &str, code: i32| {
         let out = dir.path().join(out);
@@ -518,8 +530,7 @@ fn attack_with_a_policy_judges_the_answers() {
         "right",
         0,
     );
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(serve);
     // The replica admitted 5 per key; a policy of 2 proves 3 per key too many.
     assert_eq!(wrong["requests"]["admitted"].as_u64(), Some(10), "{wrong}");
     assert_eq!(
