@@ -46,10 +46,10 @@ fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// Temporary folders rlbench process `pid` made.
-fn temp_folders_of(pid: u32) -> Vec<String> {
+/// Temporary folders rlbench process `pid` made in `tmp`.
+fn temp_folders_of(tmp: &Path, pid: u32) -> Vec<String> {
     let prefix = format!("rlbench-{pid}-");
-    std::fs::read_dir(std::env::temp_dir())
+    std::fs::read_dir(tmp)
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -63,9 +63,14 @@ fn kill_9_mid_run_leaves_a_folder_report_rebuilds_as_partial_and_nothing_running
         panic!("redis-server is needed (scripts/test.sh installs it)");
     }
     let dir = tempfile::tempdir().unwrap();
+    // A temporary folder of this test's own: the rlbench of another test
+    // running meanwhile would sweep the killed run's folders from /tmp.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let path = write(dir.path(), "s.toml", &scenario("30s", 200));
     let mut child = Command::new(bin())
         .args(["run", path.to_str().unwrap(), "--out", "out", "-q"])
+        .env("TMPDIR", &tmp)
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -87,7 +92,10 @@ fn kill_9_mid_run_leaves_a_folder_report_rebuilds_as_partial_and_nothing_running
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(json(&out.join("run.json"))["state"], "running");
-    assert!(!temp_folders_of(pid).is_empty(), "its Redis has a folder");
+    assert!(
+        !temp_folders_of(&tmp, pid).is_empty(),
+        "its Redis has a folder"
+    );
     kill(Pid::from_raw(pid as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
     let killed_at = json(&record)["send_window_s"].as_f64().unwrap();
@@ -140,25 +148,20 @@ fn kill_9_mid_run_leaves_a_folder_report_rebuilds_as_partial_and_nothing_running
 
     // Its Redis folder outlived it; the next rlbench to start sweeps it.
     assert!(
-        !temp_folders_of(pid).is_empty(),
+        !temp_folders_of(&tmp, pid).is_empty(),
         "kill -9 leaves the folder"
     );
     let next = tempfile::tempdir().unwrap();
     let small = write(next.path(), "s.toml", &common::small_scenario("1s", ""));
-    let again = rlbench(
-        &[
-            "run",
-            small.to_str().unwrap(),
-            "--arm",
-            "single",
-            "-q",
-            "--out",
-            "o",
-        ],
-        next.path(),
-    );
+    let again = Command::new(bin())
+        .args(["run", small.to_str().unwrap(), "--arm", "single", "-q"])
+        .args(["--out", "o"])
+        .env("TMPDIR", &tmp)
+        .current_dir(next.path())
+        .output()
+        .unwrap();
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
-    assert_eq!(temp_folders_of(pid), Vec::<String>::new());
+    assert_eq!(temp_folders_of(&tmp, pid), Vec::<String>::new());
 }
 
 /// Runs `body` in a mount namespace of this test's own (mounts made there
