@@ -24,4 +24,6 @@ pub mod scenario;
 pub mod stack;
 pub mod store;
 mod target;
-pub mod verify;
+/// The verifier, a crate of its own (crates/verify): it depends on the
+/// policy vocabulary alone, never on the limiters it judges.
+pub use rlbench_verify as verify;

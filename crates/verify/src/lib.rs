@@ -1,5 +1,8 @@
 //! The verifier: judges a recorded trace against the policy's exact
-//! semantics, soundly. Time truth is the generator's monotonic clock; each
+//! semantics, soundly. A crate of its own that depends on the policy
+//! vocabulary (`rlbench-policy`) alone: Cargo keeps it from sharing code
+//! with the limiters it judges; tests/verify_reference.rs in rlbench
+//! holds the checks that run it against the reference API's limiters. Time truth is the generator's monotonic clock; each
 //! decision happened somewhere inside its request's `[sent, done]`.
 //!
 //! - definite violations: admits that no timing can explain (a correct
@@ -24,8 +27,8 @@ mod trace;
 mod witness;
 
 use false_reject::start;
-use reference_api::Policy;
 use removal::Item;
+use rlbench_policy::Policy;
 pub use trace::{Decided, Obs, Options, PhaseVerdict, Verdict};
 pub use witness::{Kind, Witness};
 

@@ -3,7 +3,7 @@
 //! send times. Written apart from the reference API's limiters on purpose:
 //! a shared bug would cancel itself out.
 
-use reference_api::Policy;
+use rlbench_policy::Policy;
 use std::collections::VecDeque;
 
 /// `sends`: send times (µs, trace clock) in ascending order. `epoch_offset`:
@@ -116,7 +116,7 @@ pub fn allowed(policy: &Policy, sends: &[i64], epoch_offset: i64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reference_api::Rate;
+    use rlbench_policy::Rate;
 
     fn every(step: i64, n: i64) -> Vec<i64> {
         (0..n).map(|i| i * step).collect()

@@ -19,7 +19,7 @@ use super::attempts::Attempts;
 use super::false_reject::RejectCheck;
 use super::grid::Grid;
 use super::removal::Bound;
-use reference_api::Policy;
+use rlbench_policy::Policy;
 
 /// One bound and what it needs to hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

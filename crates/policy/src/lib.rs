@@ -1,6 +1,8 @@
 //! The policy a limiter enforces, in engine units (microseconds, counts).
 //! rlbench builds it from a scenario and hands it to replicas as JSON; the
-//! verifier reads its parameters but never this crate's limiter code.
+//! reference API enforces it; the verifier judges against it. A crate of
+//! its own, serde alone, so that the verifier can depend on it and on
+//! nothing of the limiters it judges.
 
 use serde::{Deserialize, Serialize};
 

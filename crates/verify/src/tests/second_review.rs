@@ -45,31 +45,6 @@ fn a_late_refill_explains_a_reject_of_a_continuous_bucket() {
     }
 }
 
-/// Two replicas, each a correct segmented window of its own (10 per 1 s,
-/// 4 segments), judged with several clocks as an external target would be:
-/// the fake global limit, 2× sustained, was not caught (0 definite) while
-/// "S segments hold at most 2N" was the strongest rule.
-#[test]
-fn a_sustained_double_on_a_segmented_window_with_several_clocks_is_caught() {
-    let p = Policy::SlidingWindow {
-        limit: 10,
-        window_us: 1_000_000,
-        segments: 4,
-    };
-    let trace = super::review::two_replicas(&p, 0);
-    let several = Options {
-        unknown_history: true,
-        ..Options::default()
-    };
-    let v = verify_key(&p, &trace, &several);
-    assert!(v.admitted >= 390, "{v:?}");
-    // 2N per 5 segments (16/s) + a burst of 24 against 20/s for 20 s.
-    assert!(v.definite_violations >= 40, "{v:?}");
-    // One replica alone is correct and scores nothing.
-    let one: Vec<Obs> = trace.iter().step_by(2).copied().collect();
-    assert_eq!(verify_key(&p, &one, &several).definite_violations, 0);
-}
-
 /// The rule at its boundary, with admits decided where they were sent:
 /// 2N within a closed span of S segments is allowed, 2N + 1 is not; and
 /// over long spans the rate is 2N per S+1 segments.

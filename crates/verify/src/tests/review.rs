@@ -164,64 +164,6 @@ fn a_chunked_bucket_is_judged_by_whole_refills() {
     assert_eq!(verify_key(&p, &trace, &chunked).definite_violations, 1);
 }
 
-/// Two replicas, each a correct fixed window of its own: 2× the limit,
-/// sustained. Unaligned, the 2N rule alone proved almost nothing.
-#[test]
-fn a_sustained_double_on_an_unaligned_fixed_window_is_caught() {
-    for p in [
-        Policy::FixedWindow {
-            limit: 10,
-            window_us: 1_000_000,
-        },
-        Policy::SlidingWindow {
-            limit: 10,
-            window_us: 1_000_000,
-            segments: 1,
-        },
-    ] {
-        let trace = two_replicas(&p, 0);
-        let v = verify_key(&p, &trace, &Options::default());
-        let excess = v.admitted - v.replay_admits;
-        assert!(excess >= 180, "{p:?}: {v:?}");
-        assert!(
-            v.definite_violations * 10 >= excess * 8,
-            "{p:?}: {} of {excess}",
-            v.definite_violations
-        );
-    }
-}
-
-#[test]
-fn a_sustained_double_on_a_sliding_counter_is_caught() {
-    let p = Policy::SlidingCounter {
-        limit: 10,
-        window_us: 1_000_000,
-    };
-    let trace = two_replicas(&p, 0);
-    let v = verify_key(&p, &trace, &Options::default());
-    let excess = v.admitted - v.replay_admits;
-    assert!(excess >= 150, "{v:?}");
-    assert!(v.definite_violations * 10 >= excess * 7, "{v:?}");
-}
-
-/// 100 requests/s for 20 s alternating between two correct limiters
-/// (the reference API's, on the epoch-aligned clock at `epoch`).
-pub(super) fn two_replicas(p: &Policy, epoch: i64) -> Vec<Obs> {
-    let a = reference_api::limiter::local(p, 1_000);
-    let b = reference_api::limiter::local(p, 1_000);
-    (0..2_000)
-        .map(|i| {
-            let t = i * 10_000;
-            let l = if i % 2 == 0 { &a } else { &b };
-            if l.decide("k", t + 150 + epoch).allowed {
-                admit(t, t + 300)
-            } else {
-                reject(t, t + 300)
-            }
-        })
-        .collect()
-}
-
 #[test]
 fn more_than_the_limit_inside_one_aligned_sliding_counter_window_is_a_violation() {
     let p = Policy::SlidingCounter {
