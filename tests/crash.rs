@@ -207,28 +207,37 @@ fn plain(err: &str) {
     }
 }
 
-#[test]
-fn a_disk_that_fills_during_the_trace_says_partial_and_report_rebuilds_it_later() {
+/// The small scenario's `single` arm for `duration` into `disk/out`, on a
+/// tmpfs of `size` at `disk`; it must end with exit 3 (the disk filled).
+/// The test's folder, the disk, the run folder and rlbench's stderr.
+fn run_on_small_disk(
+    size: &str,
+    duration: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
     let dir = tempfile::tempdir().unwrap();
     let disk = dir.path().join("disk");
     std::fs::create_dir(&disk).unwrap();
-    on_small_disk(&disk, "48k");
-    let path = write(dir.path(), "s.toml", &common::small_scenario("3s", ""));
+    on_small_disk(&disk, size);
+    let path = write(dir.path(), "s.toml", &common::small_scenario(duration, ""));
     let out = disk.join("out");
+    let args = ["run", path.to_str().unwrap(), "--arm", "single", "-q"];
     let run = rlbench(
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--arm",
-            "single",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &[&args[..], &["--out", out.to_str().unwrap()]].concat(),
         dir.path(),
     );
     let err = text(&run.stderr);
     assert_eq!(run.status.code(), Some(3), "{err}");
+    (dir, disk, out, err)
+}
+
+#[test]
+fn a_disk_that_fills_during_the_trace_says_partial_and_report_rebuilds_it_later() {
+    let (dir, disk, out, err) = run_on_small_disk("48k", "3s");
     // The first failure is the one said: the trace's write.
     let first = err
         .lines()
@@ -257,28 +266,9 @@ fn a_disk_that_fills_during_the_trace_says_partial_and_report_rebuilds_it_later(
 
 #[test]
 fn a_disk_that_fills_during_the_report_leaves_a_summary_that_says_partial() {
-    let dir = tempfile::tempdir().unwrap();
-    let disk = dir.path().join("disk");
-    std::fs::create_dir(&disk).unwrap();
     // Room for the trace, records, histograms and charts (~150 KB with
     // tmpfs' 4 KiB pages), not for report.html on top (~115 KB).
-    on_small_disk(&disk, "200k");
-    let path = write(dir.path(), "s.toml", &common::small_scenario("1s", ""));
-    let out = disk.join("out");
-    let run = rlbench(
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--arm",
-            "single",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
-    let err = text(&run.stderr);
-    assert_eq!(run.status.code(), Some(3), "{err}");
+    let (_dir, _disk, out, err) = run_on_small_disk("200k", "1s");
     assert!(
         err.contains("cannot write") && err.contains(out.to_str().unwrap()),
         "{err}"
