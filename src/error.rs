@@ -1,5 +1,5 @@
 //! Errors and exit codes. Every failure is one line naming what failed;
-//! its kind decides the exit code (DESIGN.md: 0 met, 1 gate, 2 bad input,
+//! its kind decides the exit code (ARCHITECTURE.md: 0 met, 1 gate, 2 bad input,
 //! 3 environment, 130 interrupted).
 
 use std::fmt;
@@ -63,3 +63,30 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A typed error at a boundary (`stack`, `store`, `events`, `report`,
+/// scenario reading) says which exit it means; `?` then turns it into an
+/// [`Error`] whose message is its `Display`, so callers never pick an exit
+/// kind for somebody else's failure.
+pub trait Kind: std::error::Error {
+    fn exit(&self) -> Exit;
+}
+
+impl<E: Kind> From<E> for Error {
+    fn from(e: E) -> Self {
+        Error {
+            exit: e.exit(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The exit an I/O failure on a path the user named means: a path that is
+/// not there is bad input (exit 2); anything else — permissions, a full
+/// disk, a read-only file system — is the machine refusing (exit 3).
+pub fn io_exit(e: &std::io::Error) -> Exit {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Exit::BadInput,
+        _ => Exit::Environment,
+    }
+}
