@@ -9,7 +9,7 @@
 #      --latency-correction -c 256` at 20k and 50k requests/s against nginx,
 #      then the highest rate each holds (achieved >= 99% of the target and
 #      p99 latency <= 10 ms), and rlbench's schedule lag at 5k, 20k, 50k;
-#   3. verifier speed: 10 M synthetic events (cargo bench --bench verifier),
+#   3. verifier speed: 10 M synthetic events (cargo bench -p rlbench-verify --bench verifier),
 #      and reading 6 M synthetic events back, binary trace vs CSV
 #      (cargo bench --bench trace);
 #   4. peak RSS of a 5-minute `rlbench run` at 20k requests/s, verifier included;
@@ -182,7 +182,7 @@ done
 echo
 # --- 3. verifier speed -------------------------------------------------------
 echo "== verifier: 10 M synthetic events =="
-cargo bench --quiet --bench verifier 2>/dev/null | grep -v '^$'
+cargo bench --quiet -p rlbench-verify --bench verifier 2>/dev/null | grep -v '^$'
 echo
 echo "== reading a run back: synthetic events, binary trace vs CSV =="
 if ((quick)); then trace_events=1000000; else trace_events=6000000; fi

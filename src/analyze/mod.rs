@@ -15,7 +15,6 @@ use crate::analyze::stats::histogram;
 pub use crate::analyze::stats::{Counts, Histograms, Percentiles, Tries};
 use crate::events::read::Record;
 use crate::events::{self, ErrorKind, Outcome};
-use crate::store::summary::RemainingCheck;
 use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict, Witness};
 use rayon::prelude::*;
 use reference_api::Policy;
@@ -180,19 +179,13 @@ pub fn analyze(
     let spans = phases.spans().to_vec();
     // One pass per key, on every core: its trace expanded once for the
     // remaining check and the verifier.
-    let judged: Vec<(RemainingCheck, Option<Judged>)> = sorted
+    let judged: Vec<(verify::Remaining, Option<Judged>)> = sorted
         .par_iter()
         .map(|(key, trace)| {
             let obs = trace.obs();
-            let mut remaining = RemainingCheck::default();
+            let mut remaining = verify::Remaining::default();
             if !trace.witnesses.is_empty() {
-                crate::headers::checks::remaining_against_admits(
-                    key,
-                    &obs,
-                    &trace.witnesses,
-                    opts,
-                    &mut remaining,
-                );
+                verify::remaining_against_admits(key, &obs, &trace.witnesses, opts, &mut remaining);
             }
             let judged = policy.map(|p| {
                 let (verdict, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));
@@ -215,7 +208,7 @@ pub fn analyze(
             (remaining, judged)
         })
         .collect();
-    let mut remaining = RemainingCheck::default();
+    let mut remaining = verify::Remaining::default();
     let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
     let mut verdict = policy.map(|_| Verdict::default());
     for ((key, trace), (one, judged)) in sorted.iter().zip(judged) {

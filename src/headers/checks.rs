@@ -14,16 +14,13 @@
 use crate::events::advertised::Convention;
 use crate::events::{Event, Outcome};
 use crate::store::probes::Probe;
-use crate::store::summary::{ConventionCount, HeaderSummary, RemainingCheck};
-use crate::verify::{Decided, Obs, Options};
+use crate::store::summary::{ConventionCount, HeaderSummary};
+use crate::verify::Remaining;
 use reference_api::Policy;
 use std::collections::BTreeMap;
 
-/// How many of the latest earlier answers each limited answer is held against.
-const WITNESSES: usize = 4;
-
 /// Fed every event of an arm, in any order: the counts. The remaining
-/// check runs per key afterwards ([`remaining_against_admits`]), on the
+/// check runs per key afterwards (`verify::remaining_against_admits`), on the
 /// per-key traces the verifier keeps anyway.
 #[derive(Default)]
 pub struct Collector {
@@ -104,7 +101,7 @@ impl Collector {
     pub fn finish(
         self,
         policy: Option<&Policy>,
-        remaining: RemainingCheck,
+        remaining: Remaining,
         probes: Vec<Probe>,
     ) -> HeaderSummary {
         let mut s = self.summary;
@@ -122,85 +119,6 @@ impl Collector {
         s.retry_after_probes = probes;
         s.findings = findings(&s, policy);
         s
-    }
-}
-
-/// For each limited answer of one key (`obs`, in any order), the latest few
-/// earlier answers that advertised spare capacity (`witnesses`: index into
-/// `obs` and the remaining it advertised): was that possibly used up in
-/// between? An earlier answer counts only when it came more than the
-/// verifier's slack before the limited request was sent (two deciders'
-/// clocks may differ by that much), and a request without an answer may
-/// have been admitted at any time after its send (or up to the declared
-/// server time after the client gave up); with `count_rejected`, every
-/// request may have used the capacity up.
-pub fn remaining_against_admits(
-    key: &str,
-    obs: &[Obs],
-    witnesses: &[(u32, u32)],
-    opts: &Options,
-    out: &mut RemainingCheck,
-) {
-    let slack = opts.slack_us.max(0);
-    let mut witnesses: Vec<(Obs, u64)> = witnesses
-        .iter()
-        .filter(|&&(_, r)| r > 0)
-        .filter_map(|&(i, r)| Some((*obs.get(i as usize)?, u64::from(r))))
-        .collect();
-    if witnesses.is_empty() {
-        return;
-    }
-    witnesses.sort_by_key(|(w, _)| w.done);
-    // Requests that may have been admitted (an unanswered one may have),
-    // with the latest moment each may have been decided.
-    let mut sents: Vec<i64> = Vec::new();
-    let mut lasts: Vec<i64> = Vec::new();
-    // With a limiter that counts rejected attempts, rejects use it up too.
-    for o in obs
-        .iter()
-        .filter(|o| opts.count_rejected || o.decided != Decided::Rejected)
-    {
-        sents.push(o.sent);
-        lasts.push(match (o.decided, opts.max_server_time_us) {
-            (Decided::Unknown, None) => i64::MAX,
-            (Decided::Unknown, Some(t)) => o.done.saturating_add(t.max(0)),
-            _ => o.done,
-        });
-    }
-    sents.sort_unstable();
-    lasts.sort_unstable();
-    for b in obs.iter().filter(|o| o.decided == Decided::Rejected) {
-        // Witnesses decided surely before B, by more than the slack.
-        let before = witnesses.partition_point(|(w, _)| w.done.saturating_add(slack) < b.sent);
-        if before == 0 {
-            continue;
-        }
-        out.checked += 1;
-        let contradiction = witnesses[before.saturating_sub(WITNESSES)..before]
-            .iter()
-            .rev()
-            .find_map(|&(a, promised)| {
-                // Possibly between A's decision and B's: sent before B was
-                // done (plus slack), and not surely decided before A was
-                // sent (less slack). A's own admit is in its remaining.
-                let excluded = lasts.partition_point(|&d| d < a.sent.saturating_sub(slack));
-                let own = a.decided == Decided::Admitted;
-                let maybe = (sents.partition_point(|&s| s < b.done.saturating_add(slack))
-                    - excluded)
-                    .saturating_sub(usize::from(own));
-                (promised > maybe as u64).then_some((a, promised, maybe))
-            });
-        if let Some((a, promised, maybe)) = contradiction {
-            out.contradicted += 1;
-            if out.example.is_none() {
-                out.example = Some(format!(
-                    "{key}: an answer at {:.3} s said remaining {promised}, yet the request \
-                     sent at {:.3} s was limited with at most {maybe} admitted in between",
-                    a.done as f64 / 1e6,
-                    b.sent as f64 / 1e6
-                ));
-            }
-        }
     }
 }
 

@@ -2,8 +2,10 @@
 //! semantics, soundly. A crate of its own that depends on the policy
 //! vocabulary (`rlbench-policy`) alone: Cargo keeps it from sharing code
 //! with the limiters it judges; tests/verify_reference.rs in rlbench
-//! holds the checks that run it against the reference API's limiters. Time truth is the generator's monotonic clock; each
-//! decision happened somewhere inside its request's `[sent, done]`.
+//! holds the checks that run it against the reference API's limiters; its
+//! adversarial suite (tests/adversarial) simulates limiters of its own.
+//! Time truth is the generator's monotonic clock; each decision happened
+//! somewhere inside its request's `[sent, done]`.
 //!
 //! - definite violations: admits that no timing can explain (a correct
 //!   limiter scores zero, whatever the load and jitter);
@@ -20,6 +22,7 @@ mod false_reject;
 mod fenwick;
 mod grid;
 mod ideal;
+mod remaining;
 mod removal;
 mod rules;
 mod segtree;
@@ -27,6 +30,7 @@ mod trace;
 mod witness;
 
 use false_reject::start;
+pub use remaining::{remaining_against_admits, Remaining};
 use removal::Item;
 use rlbench_policy::Policy;
 pub use trace::{Decided, Obs, Options, PhaseVerdict, Verdict};

@@ -4,6 +4,7 @@
 use super::*;
 use crate::events::advertised::Advertised;
 use crate::store::probes::ProbeResult;
+use crate::verify::{remaining_against_admits, Decided, Obs, Options};
 
 fn ev(sent: u64, done: u64, outcome: Outcome, remaining: Option<u64>) -> Event {
     Event {
@@ -65,7 +66,7 @@ fn check_with(events: &[Event], opts: &Options) -> HeaderSummary {
             },
         });
     }
-    let mut remaining = RemainingCheck::default();
+    let mut remaining = Remaining::default();
     for (key, (obs, witnesses)) in &keys {
         remaining_against_admits(key, obs, witnesses, opts, &mut remaining);
     }
@@ -253,7 +254,7 @@ fn advertised_quota_and_window_are_held_against_the_declared_policy() {
     let judged = |policy: &Policy| {
         let mut c = Collector::default();
         c.add(&events[0]);
-        c.finish(Some(policy), RemainingCheck::default(), Vec::new())
+        c.finish(Some(policy), Remaining::default(), Vec::new())
             .findings
     };
     // The helper advertises 10 per 2 s.

@@ -29,10 +29,10 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use reference_api::{Policy, Rate};
-use rlbench::headers::checks::remaining_against_admits;
-use rlbench::store::summary::RemainingCheck;
-use rlbench::verify::{verify_key, Decided, Obs, Options, Verdict};
+use rlbench_policy::{Policy, Rate};
+use rlbench_verify::{
+    remaining_against_admits, verify_key, Decided, Obs, Options, Remaining, Verdict,
+};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Write as _;

@@ -6,8 +6,8 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use reference_api::{Policy, Rate};
-use rlbench::verify::{self, Decided, Obs};
+use rlbench_policy::{Policy, Rate};
+use rlbench_verify::{self as verify, Decided, Obs};
 use std::time::Instant;
 
 fn main() {

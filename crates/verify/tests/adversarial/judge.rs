@@ -6,7 +6,7 @@ use super::*;
 #[derive(Clone, Debug)]
 pub(crate) struct Judged {
     pub(crate) v: Verdict,
-    pub(crate) header: RemainingCheck,
+    pub(crate) header: Remaining,
 }
 
 impl Judged {
@@ -24,7 +24,7 @@ impl Judged {
 
 pub(crate) fn judge_run(run: &Run, policy: &Policy, opts: &Options) -> Judged {
     let v = verify_key(policy, &run.obs, opts);
-    let mut header = RemainingCheck::default();
+    let mut header = Remaining::default();
     remaining_against_admits("k", &run.obs, &run.witnesses, opts, &mut header);
     Judged { v, header }
 }
