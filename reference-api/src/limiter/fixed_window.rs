@@ -1,7 +1,7 @@
 //! Fixed window: one counter per epoch-aligned window. Cheap, and admits up
 //! to twice the limit across a window boundary — which rlbench shows.
 
-use super::{Algorithm, Decision};
+use super::contract::{Algorithm, Decision};
 
 pub struct FixedWindow {
     limit: u64,

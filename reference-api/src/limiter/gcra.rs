@@ -2,7 +2,7 @@
 //! emission interval per admit; a request is admitted unless it comes more
 //! than the burst tolerance ahead of it. `burst` admits fit at once.
 
-use super::{Algorithm, Decision};
+use super::contract::{Algorithm, Decision};
 use crate::policy::Rate;
 
 pub struct Gcra {

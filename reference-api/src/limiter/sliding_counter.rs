@@ -2,7 +2,7 @@
 //! count is weighted by the share of it the sliding window still covers.
 //! Admits while `previous * weight + current + 1 <= limit`.
 
-use super::{Algorithm, Decision};
+use super::contract::{Algorithm, Decision};
 
 pub struct SlidingCounter {
     limit: u64,

@@ -1,7 +1,7 @@
 //! Sliding log: remember every admit time; admit while fewer than `limit`
 //! admits lie in the window `(now - window, now]`. Exact, memory O(limit).
 
-use super::{Algorithm, Decision};
+use super::contract::{Algorithm, Decision};
 use std::collections::VecDeque;
 
 pub struct SlidingLog {

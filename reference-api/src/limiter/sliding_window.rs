@@ -3,7 +3,7 @@
 //! admitted while the current segment and the `segments - 1` before it hold
 //! fewer than `limit` admits. More segments, closer to a true sliding log.
 
-use super::{Algorithm, Decision};
+use super::contract::{Algorithm, Decision};
 
 pub struct SlidingWindow {
     limit: u64,

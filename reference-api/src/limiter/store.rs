@@ -2,7 +2,7 @@
 //! once the algorithm says they are idle, so a client spraying random keys
 //! grows memory only up to (key rate × window), and never past `max_keys`.
 
-use super::{Algorithm, Decision};
+use super::contract::{Algorithm, Decision};
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};

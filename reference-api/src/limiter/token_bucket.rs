@@ -1,7 +1,7 @@
 //! Token bucket: `capacity` tokens, refilled continuously; an admit takes
 //! one. Starts full, so a fresh key may burst `capacity` at once.
 
-use super::{Algorithm, Decision};
+use super::contract::{Algorithm, Decision};
 use crate::policy::Rate;
 
 pub struct TokenBucket {

@@ -17,7 +17,9 @@
 //! times the replica spends at are read on one clock (`clock = "replica"`,
 //! no skew), and no admit is made without Redis (fail-open fallbacks).
 
-use super::{decision, Conn, Decision};
+use super::conn::Conn;
+use super::reply::decision;
+use crate::limiter::contract::Decision;
 use crate::policy::Policy;
 use redis::Script;
 use std::collections::HashMap;

@@ -6,7 +6,9 @@
 //! The scripts come from `build.rs`, which prepends `lua/prelude.lua` (it
 //! reads the clock into `now`) to each; this file embeds the results.
 
-use super::{decision, Conn, Decision};
+use super::conn::Conn;
+use super::reply::decision;
+use crate::limiter::contract::Decision;
 use crate::policy::Policy;
 use redis::Script;
 

@@ -10,8 +10,9 @@ mod batched;
 mod conn;
 mod lua;
 mod naive;
+mod reply;
 
-use super::Decision;
+use super::contract::Decision;
 use crate::config::{ClockSource, OnError, RedisBackend, RedisMode};
 use crate::policy::Policy;
 use conn::Conn;
@@ -175,19 +176,4 @@ impl RedisLimiter {
             failed_closed: self.failed_closed.load(Ordering::Relaxed),
         }
     }
-}
-
-/// Turns a script's or naive path's `{allowed, remaining, reset, retry}`.
-fn decision(allowed: bool, remaining: i64, reset_us: i64, retry_us: i64) -> Decision {
-    if allowed {
-        Decision::allow(remaining.max(0) as u64, reset_us)
-    } else {
-        Decision::deny(retry_us)
-    }
-}
-
-/// Redis' clock in µs, for the naive path with `clock = "redis"`.
-async fn redis_time(conn: &mut Conn) -> redis::RedisResult<i64> {
-    let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(conn).await?;
-    Ok(secs * 1_000_000 + micros)
 }

@@ -5,7 +5,9 @@
 //! slot. This is the bug teams ship when they first move a counter to
 //! Redis; rlbench keeps it to show the race and prove the Lua fix.
 
-use super::{decision, redis_time, Conn, Decision};
+use super::conn::Conn;
+use super::reply::decision;
+use crate::limiter::contract::Decision;
 use crate::policy::Policy;
 
 pub fn supports(policy: &Policy) -> bool {
@@ -156,4 +158,10 @@ pub async fn decide(
             "redis_naive does not implement this algorithm",
         ))),
     }
+}
+
+/// Redis' clock in µs, for the naive path with `clock = "redis"`.
+async fn redis_time(conn: &mut Conn) -> redis::RedisResult<i64> {
+    let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(conn).await?;
+    Ok(secs * 1_000_000 + micros)
 }
