@@ -1,14 +1,23 @@
 //! Builds the Redis scripts: reads every `*.lua` in the repository's top-level
 //! `lua/` folder, prepends `lua/prelude.lua` (the one place that reads the
-//! clock) to each of the others, and writes the results to `OUT_DIR` under
-//! the same names, where `src/limiter/redis_backed/lua.rs` embeds them.
-//! A missing prelude or a missing script that `lua.rs` embeds is a build
-//! error naming the file.
+//! clock) to each of the others, puts a shared chunk where a script has a
+//! line `--#include shared/NAME.lua` (the chunk's text, from `lua/shared/`,
+//! in place of that line), and writes the results to `OUT_DIR` under the
+//! same names, where `src/limiter/redis_backed/lua.rs` embeds them. Each
+//! result is one whole script: Redis caches and runs it by its own SHA and
+//! never sees a chunk alone.
+//! A missing prelude, a missing script that `lua.rs` embeds or a missing
+//! chunk is a build error naming the file; so is a chunk that includes
+//! another.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 const PRELUDE: &str = "prelude.lua";
+
+/// The line that puts a shared chunk in a script: this, then its path
+/// under `lua/`.
+const INCLUDE: &str = "--#include ";
 
 /// The scripts `lua.rs` embeds; each must exist.
 const SCRIPTS: [&str; 7] = [
@@ -55,7 +64,7 @@ fn main() {
         if !name.ends_with(".lua") || name == PRELUDE {
             continue;
         }
-        let script = read(&path);
+        let script = include(&dir, name, &read(&path));
         let mut full = String::with_capacity(prelude.len() + 1 + script.len());
         full.push_str(&prelude);
         if !full.ends_with('\n') {
@@ -66,6 +75,33 @@ fn main() {
         fs::write(&target, full)
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", target.display()));
     }
+}
+
+/// `script` (lua/`name`) with each `--#include shared/X.lua` line replaced
+/// by that chunk's text.
+fn include(dir: &Path, name: &str, script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    for line in script.split_inclusive('\n') {
+        let Some(chunk) = line.trim_end().strip_prefix(INCLUDE) else {
+            out.push_str(line);
+            continue;
+        };
+        let chunk = chunk.trim();
+        if !chunk.starts_with("shared/") || chunk.contains("..") {
+            panic!("lua/{name}: {INCLUDE}{chunk}: a shared chunk is lua/shared/NAME.lua");
+        }
+        let text = read(&dir.join(chunk));
+        if text.lines().any(|l| l.starts_with(INCLUDE)) {
+            panic!(
+                "lua/{chunk} includes another chunk: a shared chunk is included, never including"
+            );
+        }
+        out.push_str(&text);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn env(name: &str) -> String {

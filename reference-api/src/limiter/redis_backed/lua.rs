@@ -4,7 +4,8 @@
 //! did not run, so the retry cannot double-count); nothing else is ever
 //! retried.
 //! The scripts come from `build.rs`, which prepends `lua/prelude.lua` (it
-//! reads the clock into `now`) to each; this file embeds the results.
+//! reads the clock into `now`) to each and puts in the shared chunks of
+//! `lua/shared/` where a script includes one; this file embeds the results.
 
 use super::conn::Conn;
 use super::reply::decision;
@@ -186,10 +187,11 @@ mod tests {
     #[test]
     fn only_the_prelude_reads_the_clock() {
         let mut scripts = 0;
-        for entry in std::fs::read_dir(lua_dir()).unwrap() {
+        let shared = std::fs::read_dir(lua_dir().join("shared")).unwrap();
+        for entry in std::fs::read_dir(lua_dir()).unwrap().chain(shared) {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if !name.ends_with(".lua") || name == "prelude.lua" {
+            if !name.ends_with(".lua") || path == lua_dir().join("prelude.lua") {
                 continue;
             }
             scripts += 1;
@@ -204,5 +206,32 @@ mod tests {
             );
         }
         assert!(scripts >= 6, "found only {scripts} scripts in lua/");
+    }
+
+    #[test]
+    fn both_fixed_windows_share_the_windows_arithmetic() {
+        let chunk = std::fs::read_to_string(lua_dir().join("shared/fixed_window.lua")).unwrap();
+        for (name, script) in [
+            ("FIXED_WINDOW", FIXED_WINDOW),
+            ("FIXED_WINDOW_LEASE", FIXED_WINDOW_LEASE),
+        ] {
+            assert_eq!(script.matches(&chunk).count(), 1, "{name}");
+            // The chunk comes after the prelude: it reads `now`.
+            assert!(script.find(&chunk) >= Some(prelude().len()), "{name}");
+        }
+        for (name, script) in [
+            ("SLIDING_LOG", SLIDING_LOG),
+            ("FIXED_WINDOW", FIXED_WINDOW),
+            ("SLIDING_WINDOW", SLIDING_WINDOW),
+            ("SLIDING_COUNTER", SLIDING_COUNTER),
+            ("TOKEN_BUCKET", TOKEN_BUCKET),
+            ("GCRA", GCRA),
+            ("FIXED_WINDOW_LEASE", FIXED_WINDOW_LEASE),
+        ] {
+            assert!(
+                !script.lines().any(|l| l.starts_with("--#include")),
+                "{name} still has an include line"
+            );
+        }
     }
 }
