@@ -295,7 +295,7 @@ async fn replica(config_json: Option<String>, listen: Option<&str>) -> ExitCode 
     };
     match replica::run(config, listen, announce, replica::shutdown_signal(true)).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&Error::environment(e)),
+        Err(e) => fail(&Error::environment(e.to_string())),
     }
 }
 

@@ -4,7 +4,7 @@
 //! even if the parent is killed without a chance to clean up.
 
 use crate::config::ReplicaConfig;
-use crate::server::{self, AppState};
+use crate::server::{self, AppState, SetupError};
 use std::future::Future;
 use std::io::Read;
 use std::net::SocketAddr;
@@ -24,19 +24,36 @@ pub const CONFIG_ENV: &str = "RLBENCH_REPLICA_CONFIG";
 /// How long in-flight requests may take to finish after shutdown is asked.
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// Why a replica did not start, or stopped serving.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot read the bound address: {0}")]
+    BoundAddress(#[source] std::io::Error),
+    #[error("server failed: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
 pub async fn run(
     config: ReplicaConfig,
     listen: SocketAddr,
     on_ready: impl FnOnce(SocketAddr),
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let state = AppState::new(config).await?;
     let listener = TcpListener::bind(listen)
         .await
-        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        .map_err(|source| RunError::Listen {
+            addr: listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(RunError::BoundAddress)?;
     on_ready(addr);
     let (stopping_tx, stopping_rx) = oneshot::channel::<()>();
     let shutdown = async move {
@@ -53,7 +70,7 @@ pub async fn run(
         }
     };
     tokio::select! {
-        r = serve => r.map_err(|e| format!("server failed: {e}")),
+        r = serve => r.map_err(RunError::Serve),
         () = deadline => Ok(()),
     }
 }

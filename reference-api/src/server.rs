@@ -7,7 +7,7 @@
 use crate::clock::Clock;
 use crate::config::{Backend, ReplicaConfig};
 use crate::headers;
-use crate::limiter::redis_backed::RedisLimiter;
+use crate::limiter::redis_backed::{ConnectError, RedisLimiter};
 use crate::limiter::{self, Decision, LocalLimiter};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
@@ -55,18 +55,33 @@ impl Limiter {
     }
 }
 
+/// Why a replica's state could not be set up from its config.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("invalid key header name {0:?}")]
+    KeyHeader(String),
+    #[error("invalid replica name {0:?}")]
+    ReplicaName(String),
+    #[error("policy does not fit in a header")]
+    PolicyHeader,
+    #[error("admin needs an admin_token: the endpoint is never open")]
+    NoAdminToken,
+    #[error(transparent)]
+    Redis(#[from] ConnectError),
+}
+
 impl AppState {
     /// Checks the parts of the config that become HTTP header names/values
     /// and, for a Redis backend, connects.
-    pub async fn new(config: ReplicaConfig) -> Result<Arc<Self>, String> {
+    pub async fn new(config: ReplicaConfig) -> Result<Arc<Self>, SetupError> {
         let key_header = HeaderName::try_from(config.key_header.as_str())
-            .map_err(|_| format!("invalid key header name {:?}", config.key_header))?;
+            .map_err(|_| SetupError::KeyHeader(config.key_header.clone()))?;
         let replica_header = HeaderValue::try_from(config.replica.as_str())
-            .map_err(|_| format!("invalid replica name {:?}", config.replica))?;
+            .map_err(|_| SetupError::ReplicaName(config.replica.clone()))?;
         let policy_header = HeaderValue::try_from(headers::ratelimit_policy(&config.policy))
-            .map_err(|_| "policy does not fit in a header".to_string())?;
+            .map_err(|_| SetupError::PolicyHeader)?;
         if config.admin && config.admin_token.as_deref().unwrap_or("").is_empty() {
-            return Err("admin needs an admin_token: the endpoint is never open".to_string());
+            return Err(SetupError::NoAdminToken);
         }
         let limiter = match &config.backend {
             Backend::Local => Limiter::Local(limiter::local(&config.policy, config.max_keys)),

@@ -207,7 +207,7 @@ async fn the_clock_can_be_stepped_only_when_the_admin_endpoint_is_on_and_with_it
     let mut config = ReplicaConfig::new("r0", policy);
     config.admin = true;
     let refused = AppState::new(config.clone()).await.err().unwrap();
-    assert!(refused.contains("admin_token"), "{refused}");
+    assert!(refused.to_string().contains("admin_token"), "{refused}");
 
     config.admin_token = Some("0123456789abcdef0123456789abcdef".into());
     let (addr, stop, task) = start(config).await;

@@ -22,6 +22,7 @@
 //! is the one thing this must not do, so these few lines are written here.)
 
 use super::conn::{self, Conn};
+use super::error::ConnectError;
 use crate::config::RedisBackend;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -49,7 +50,11 @@ pub struct Taken<'a> {
 
 impl Acks {
     /// For `backend`'s server; `budget` is one decision's.
-    pub fn new(backend: &RedisBackend, replicas: u32, budget: Duration) -> Result<Acks, String> {
+    pub fn new(
+        backend: &RedisBackend,
+        replicas: u32,
+        budget: Duration,
+    ) -> Result<Acks, ConnectError> {
         Ok(Acks {
             client: conn::client(backend)?,
             idle: Mutex::new(Vec::new()),

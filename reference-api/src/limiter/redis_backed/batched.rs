@@ -18,6 +18,7 @@
 //! no skew), and no admit is made without Redis (fail-open fallbacks).
 
 use super::conn::Conn;
+use super::error::ConnectError;
 use super::reply::decision;
 use crate::limiter::contract::Decision;
 use crate::policy::Policy;
@@ -61,12 +62,9 @@ pub struct Leases {
 
 impl Leases {
     /// Fixed windows only; `ttl_us` 0 means the window's length.
-    pub fn new(policy: &Policy, lease: u64, ttl_us: u64) -> Result<Leases, String> {
+    pub fn new(policy: &Policy, lease: u64, ttl_us: u64) -> Result<Leases, ConnectError> {
         let Policy::FixedWindow { limit, window_us } = *policy else {
-            return Err(format!(
-                "redis_batched leases fixed_window admits, not {}",
-                policy.algorithm()
-            ));
+            return Err(ConnectError::NotLeasable(policy.algorithm()));
         };
         let ttl = if ttl_us == 0 {
             window_us
@@ -349,7 +347,7 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(e.contains("fixed_window"), "{e}");
+        assert!(e.to_string().contains("fixed_window"), "{e}");
         let l = Leases::new(
             &Policy::FixedWindow {
                 limit: 10,

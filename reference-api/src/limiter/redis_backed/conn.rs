@@ -3,6 +3,7 @@
 //! which master holds each slot and follows MOVED/ASK. Both answer the
 //! same commands, so the scripts and the naive path never ask which.
 
+use super::error::ConnectError;
 use crate::config::{RedisBackend, Topology};
 use crate::redis_url::redact;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
@@ -22,9 +23,12 @@ pub enum Conn {
 /// TCP_NODELAY: redis-rs leaves Nagle on, and when Redis' answer (and with
 /// it the ACK) is slow, the next command waits for the delayed ACK — up to
 /// 40 ms on a decision with a 50 ms budget.
-pub fn client(backend: &RedisBackend) -> Result<redis::Client, String> {
+pub fn client(backend: &RedisBackend) -> Result<redis::Client, ConnectError> {
     // The URL carries the password: only ever shown redacted.
-    let bad = |e: redis::RedisError| format!("bad redis url {:?}: {e}", redact(&backend.url));
+    let bad = |source| ConnectError::BadUrl {
+        url: redact(&backend.url),
+        source,
+    };
     let nodelay = redis::io::tcp::TcpSettings::default().set_nodelay(true);
     let info = redis::IntoConnectionInfo::into_connection_info(backend.url.as_str())
         .map_err(bad)?
@@ -33,17 +37,24 @@ pub fn client(backend: &RedisBackend) -> Result<redis::Client, String> {
 }
 
 /// Connects as `backend` says; `timeout` is one decision's budget.
-pub async fn connect(backend: &RedisBackend, timeout: Duration) -> Result<Conn, String> {
+pub async fn connect(backend: &RedisBackend, timeout: Duration) -> Result<Conn, ConnectError> {
     // The URL carries the password: only ever shown redacted.
     let shown = redact(&backend.url);
-    let bad = |e: redis::RedisError| format!("bad redis url {shown:?}: {e}");
+    let bad = |source| ConnectError::BadUrl {
+        url: shown.clone(),
+        source,
+    };
     // TCP_NODELAY: see [`client`].
     let nodelay = redis::io::tcp::TcpSettings::default().set_nodelay(true);
-    let unreachable = |e: redis::RedisError| match backend.topology {
-        Topology::Single | Topology::Replicated => {
-            format!("cannot connect to redis at {shown}: {e}")
-        }
-        Topology::Cluster => format!("cannot connect to the redis cluster at {shown}: {e}"),
+    let unreachable = |source| match backend.topology {
+        Topology::Single | Topology::Replicated => ConnectError::Unreachable {
+            url: shown.clone(),
+            source,
+        },
+        Topology::Cluster => ConnectError::ClusterUnreachable {
+            url: shown.clone(),
+            source,
+        },
     };
     match backend.topology {
         Topology::Single | Topology::Replicated => {

@@ -8,6 +8,7 @@
 mod acks;
 mod batched;
 mod conn;
+mod error;
 mod lua;
 mod naive;
 mod reply;
@@ -16,6 +17,7 @@ use super::contract::Decision;
 use crate::config::{ClockSource, OnError, RedisBackend, RedisMode};
 use crate::policy::Policy;
 use conn::Conn;
+pub use error::ConnectError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -44,12 +46,9 @@ impl RedisLimiter {
         backend: RedisBackend,
         policy: Policy,
         replica: &str,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ConnectError> {
         if backend.mode == RedisMode::Naive && !naive::supports(&policy) {
-            return Err(format!(
-                "redis_naive does not implement {}; it has sliding_log, fixed_window and token_bucket",
-                policy.algorithm()
-            ));
+            return Err(ConnectError::NaiveUnsupported(policy.algorithm()));
         }
         let timeout = Duration::from_micros(backend.timeout_us.max(1));
         let conn = conn::connect(&backend, timeout).await?;
