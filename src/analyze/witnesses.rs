@@ -2,8 +2,8 @@
 //! bounded list summary.json carries (the earliest and the largest of each
 //! kind, requests referenced by `seq`) and `rlbench explain` prints.
 
-use crate::store::summary::{ArmWitness, WitnessRequest};
-use crate::verify::{Decided, Kind, Obs, Witness};
+use crate::store::summary::{ArmWitness, WitnessKind, WitnessRequest};
+use crate::verify::{Decided, Obs, Witness};
 
 /// Requests listed per witness at most (the sentence gives the full count).
 const MAX_REQUESTS: usize = 64;
@@ -73,7 +73,7 @@ impl Picker {
             let more = listed.len().saturating_sub(MAX_REQUESTS) as u64;
             listed.truncate(MAX_REQUESTS);
             let aw = ArmWitness {
-                kind: w.kind.name().to_string(),
+                kind: w.kind.into(),
                 key: key.to_string(),
                 rule: format!("{key}: {}", w.rule),
                 from_s: w.from_us as f64 / 1e6,
@@ -91,14 +91,13 @@ impl Picker {
 
     fn trim(&mut self) {
         let limit = self.limit;
-        for kind in [Kind::Violation, Kind::FalseReject] {
-            let name = kind.name();
-            keep_best(&mut self.earliest, name, limit, |a, b| {
+        for kind in [WitnessKind::Violation, WitnessKind::FalseReject] {
+            keep_best(&mut self.earliest, kind, limit, |a, b| {
                 (a.to_s, a.from_s)
                     .partial_cmp(&(b.to_s, b.from_s))
                     .unwrap_or(std::cmp::Ordering::Equal)
             });
-            keep_best(&mut self.largest, name, limit, |a, b| {
+            keep_best(&mut self.largest, kind, limit, |a, b| {
                 b.excess.cmp(&a.excess)
             });
         }
@@ -109,10 +108,9 @@ impl Picker {
     pub fn finish(mut self) -> Vec<ArmWitness> {
         self.trim();
         let mut out = Vec::new();
-        for kind in [Kind::Violation, Kind::FalseReject] {
-            let name = kind.name();
-            let early: Vec<&ArmWitness> = self.earliest.iter().filter(|w| w.kind == name).collect();
-            let large: Vec<&ArmWitness> = self.largest.iter().filter(|w| w.kind == name).collect();
+        for kind in [WitnessKind::Violation, WitnessKind::FalseReject] {
+            let early: Vec<&ArmWitness> = self.earliest.iter().filter(|w| w.kind == kind).collect();
+            let large: Vec<&ArmWitness> = self.largest.iter().filter(|w| w.kind == kind).collect();
             let mut picked: Vec<ArmWitness> = Vec::new();
             let half = self.limit.div_ceil(2);
             for w in early.iter().take(half).chain(&large).chain(&early) {
@@ -138,7 +136,7 @@ impl Picker {
 /// every witness of the other kind.
 fn keep_best(
     list: &mut Vec<ArmWitness>,
-    kind: &str,
+    kind: WitnessKind,
     limit: usize,
     order: impl Fn(&ArmWitness, &ArmWitness) -> std::cmp::Ordering,
 ) {

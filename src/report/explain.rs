@@ -1,7 +1,7 @@
 //! `rlbench explain` as text: each witness's sentence, then the requests
 //! involved with a small timeline of their `[sent, done]` intervals.
 
-use crate::store::summary::{ArmWitness, WitnessRequest};
+use crate::store::summary::{ArmWitness, WitnessKind, WitnessRequest};
 use std::fmt::Write;
 
 /// Columns of the timeline.
@@ -30,12 +30,16 @@ pub fn render(arms: &[Explained]) -> String {
     out
 }
 
+/// A witness' kind as the views name it.
+pub(super) fn what(kind: WitnessKind) -> &'static str {
+    match kind {
+        WitnessKind::Violation => "violation",
+        WitnessKind::FalseReject => "false reject",
+    }
+}
+
 fn witness(out: &mut String, w: &ArmWitness) {
-    let what = if w.kind == "violation" {
-        "violation"
-    } else {
-        "false reject"
-    };
+    let what = what(w.kind);
     let _ = writeln!(out, "  {what}: {}", w.rule);
     let mut rows: Vec<(&WitnessRequest, bool)> = w.requests.iter().map(|r| (r, false)).collect();
     if let Some(r) = &w.reject {

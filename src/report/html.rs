@@ -117,11 +117,7 @@ fn witnesses(h: &mut String, s: &Summary) {
         }
         let _ = write!(h, "<h3 id=\"witnesses-{i}\">{}</h3>", esc(&a.name));
         for w in list {
-            let what = if w.kind == "violation" {
-                "violation"
-            } else {
-                "false reject"
-            };
+            let what = super::explain::what(w.kind);
             let _ = write!(
                 h,
                 "<p class=\"witness\"><b>{what}</b>: {}</p><table><tr><th>seq</th><th>replica</th><th>sent s</th><th>done s</th><th>outcome</th></tr>",

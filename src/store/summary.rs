@@ -366,10 +366,29 @@ pub struct RemainingCheck {
     pub example: Option<String>,
 }
 
+/// What a witness proves; summary.json spells it `violation` or
+/// `false_reject`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WitnessKind {
+    /// Admits beyond what the policy allows.
+    Violation,
+    /// A reject the policy had room for.
+    FalseReject,
+}
+
+impl From<crate::verify::Kind> for WitnessKind {
+    fn from(kind: crate::verify::Kind) -> Self {
+        match kind {
+            crate::verify::Kind::Violation => WitnessKind::Violation,
+            crate::verify::Kind::FalseReject => WitnessKind::FalseReject,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmWitness {
-    /// `violation` or `false_reject`.
-    pub kind: String,
+    pub kind: WitnessKind,
     pub key: String,
     /// The rule in words, e.g. `customer-0003: 11 admits, all decided …`.
     pub rule: String,
