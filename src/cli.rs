@@ -1,9 +1,18 @@
 //! The command line (clap). Parsing only: `run`, `check`, `report`,
 //! `explain`, `compare`, `attack`, `serve`, `completions`, `man`, and the
-//! hidden `replica` through which rlbench starts its own replicas.
+//! hidden `replica` through which rlbench starts its own replicas. Every
+//! flag arrives typed (cli/values.rs): a bad value is clap's error, exit 2.
 
-use clap::{Args, Parser, Subcommand};
+pub mod values;
+
+use crate::events::export::Format;
+use crate::load::pick::Fanout;
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Method, Uri};
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -38,8 +47,8 @@ pub enum Command {
         #[arg(long = "arm", value_name = "NAME")]
         arms: Vec<String>,
         /// csv (with an `arm` column first) or jsonl.
-        #[arg(long, default_value = "csv")]
-        format: String,
+        #[arg(long, value_enum, default_value_t = Format::Csv)]
+        format: Format,
     },
     /// The proof behind a run's verdicts: each violation's and false
     /// reject's requests and the rule they break, from the run folder.
@@ -91,8 +100,8 @@ pub enum Command {
         /// Exit 1 when the candidate's over-admission ratio, definite
         /// violations, false-reject ratio or p99 latency is worse by more
         /// than this share, e.g. "10%" (from 0: any rise), or an arm is gone.
-        #[arg(long, value_name = "SHARE")]
-        max_regression: Option<String>,
+        #[arg(long, value_name = "SHARE", value_parser = values::share)]
+        max_regression: Option<f64>,
     },
     /// Load any loopback URL without a scenario file and print the summary.
     Attack(Box<AttackArgs>),
@@ -119,7 +128,7 @@ pub enum Command {
         run_id: Option<String>,
         /// Listen here (a replica restarted on its port) instead of a free port.
         #[arg(long)]
-        listen: Option<String>,
+        listen: Option<SocketAddr>,
     },
 }
 
@@ -131,8 +140,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Overrides the scenario's duration, e.g. "5s".
-    #[arg(long)]
-    pub duration: Option<String>,
+    #[arg(long, value_parser = values::spelled_duration)]
+    pub duration: Option<(Duration, String)>,
     /// Run only this arm (repeatable).
     #[arg(long = "arm", value_name = "NAME")]
     pub arms: Vec<String>,
@@ -142,40 +151,41 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("loop").required(true).args(["rate", "concurrency"])))]
 pub struct AttackArgs {
     /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost); requests
     /// fan out across them.
-    #[arg(required = true, value_name = "URL")]
-    pub urls: Vec<String>,
+    #[arg(required = true, value_name = "URL", value_parser = values::loopback_url)]
+    pub urls: Vec<Uri>,
     /// Open loop: requests per second, e.g. "2000" or "100/10ms".
-    #[arg(long, conflicts_with = "concurrency")]
-    pub rate: Option<String>,
+    #[arg(long, value_parser = values::requests_per_second)]
+    pub rate: Option<f64>,
     /// Closed loop: this many workers, each sending its next request when
     /// the last one answered (like wrk's connections).
-    #[arg(long, short = 'c')]
+    #[arg(long, short = 'c', value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: Option<u32>,
     /// How long to send, e.g. "30s".
-    #[arg(long, short = 'd')]
-    pub duration: String,
+    #[arg(long, short = 'd', value_parser = values::duration)]
+    pub duration: Duration,
     /// An extra header on every request, "Name: value" (repeatable).
-    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-    #[arg(long, short = 'm', default_value = "GET")]
-    pub method: String,
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = values::header)]
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    #[arg(long, short = 'm', default_value = "GET", value_parser = values::method)]
+    pub method: Method,
     /// Send a rate-limit key in this header, drawn uniformly from --keys keys.
-    #[arg(long, value_name = "NAME")]
-    pub key_header: Option<String>,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_name = "NAME", value_parser = values::header_name)]
+    pub key_header: Option<HeaderName>,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub keys: u32,
     /// round_robin, random, sticky (by key) or single.
-    #[arg(long, default_value = "round_robin")]
-    pub fanout: String,
+    #[arg(long, value_enum, default_value_t = Fanout::RoundRobin)]
+    pub fanout: Fanout,
     /// Per-request timeout; a request without an answer by then counts as a timeout.
-    #[arg(long, default_value = "2s")]
-    pub timeout: String,
+    #[arg(long, default_value = "2s", value_parser = values::duration)]
+    pub timeout: Duration,
     /// Open loop: at most this many requests in flight.
-    #[arg(long, default_value_t = 10_000)]
-    pub max_in_flight: usize,
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_in_flight: u64,
     /// Judge the answers against this policy, given as the keys of a
     /// [policy] table: 'algorithm = "sliding_log", limit = 10, window = "1s"'.
     #[arg(long, value_name = "KEYS")]
@@ -186,13 +196,14 @@ pub struct AttackArgs {
         long,
         value_name = "CODES",
         value_delimiter = ',',
-        default_value = "429"
+        default_value = "429",
+        value_parser = values::limited_status
     )]
     pub limited_status: Vec<u16>,
     /// Act as well-behaved callers: retry a limited answer up to N times,
     /// waiting what Retry-After says, else an exponential backoff with
     /// jitter (100ms doubling to 5s). Each retry is a request of its own.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10))]
     pub retry: Option<u32>,
     /// Keep the run folder (events, summary.json, report.html) here.
     #[arg(long)]
@@ -202,11 +213,11 @@ pub struct AttackArgs {
     #[arg(long, value_name = "N", requires = "policy")]
     pub max_definite_violations: Option<u64>,
     /// Gate: exit 1 when a larger share of the rejects is certainly wrong.
-    #[arg(long, value_name = "RATIO", requires = "policy")]
+    #[arg(long, value_name = "RATIO", requires = "policy", value_parser = values::ratio)]
     pub max_false_reject_ratio: Option<f64>,
     /// Gate: exit 1 when a larger share of the requests got no answer
     /// (errors and timeouts; default 0.01).
-    #[arg(long, value_name = "RATIO")]
+    #[arg(long, value_name = "RATIO", value_parser = values::ratio)]
     pub max_error_ratio: Option<f64>,
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]

@@ -12,41 +12,53 @@ use hyper::{Method, Uri};
 use std::net::IpAddr;
 use std::time::Duration;
 
+/// A target URL that rlbench will not send load to; the writer's mistake
+/// (exit 2), worded for wherever the URL was written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("{0:?}: not a URL ({1})")]
+    NotUrl(String, String),
+    #[error("{0:?}: only http:// targets are supported, not {1}://")]
+    NotHttp(String, String),
+    #[error("{0:?}: expected a URL like http://127.0.0.1:8080/")]
+    NoScheme(String),
+    #[error("{0:?}: the URL has no host")]
+    NoHost(String),
+    #[error(
+        "{0:?}: rlbench only sends load to loopback targets (127.0.0.0/8, ::1, localhost), not {1}"
+    )]
+    NotLoopback(String, String),
+}
+
+impl crate::error::Kind for UrlError {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::BadInput
+    }
+}
+
 /// An `http://` URL whose host is a loopback address (127.0.0.0/8, ::1)
 /// or `localhost`: rlbench only ever sends load to this machine.
-pub fn loopback_url(text: &str) -> Result<Uri, String> {
-    let uri: Uri = text
-        .parse()
-        .map_err(|e| format!("{text:?}: not a URL ({e})"))?;
+pub fn loopback_url(text: &str) -> Result<Uri, UrlError> {
+    let not_url =
+        |e: hyper::http::uri::InvalidUri| UrlError::NotUrl(text.to_string(), e.to_string());
+    let uri: Uri = text.parse().map_err(not_url)?;
     match uri.scheme_str() {
         Some("http") => {}
-        Some(other) => {
-            return Err(format!(
-                "{text:?}: only http:// targets are supported, not {other}://"
-            ))
-        }
-        None => {
-            return Err(format!(
-                "{text:?}: expected a URL like http://127.0.0.1:8080/"
-            ))
-        }
+        Some(other) => return Err(UrlError::NotHttp(text.to_string(), other.to_string())),
+        None => return Err(UrlError::NoScheme(text.to_string())),
     }
     let host = uri
         .host()
-        .ok_or_else(|| format!("{text:?}: the URL has no host"))?;
+        .ok_or_else(|| UrlError::NoHost(text.to_string()))?;
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let loopback = bare.eq_ignore_ascii_case("localhost")
         || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
     if !loopback {
-        return Err(format!(
-            "{text:?}: rlbench only sends load to loopback targets (127.0.0.0/8, ::1, localhost), not {host}"
-        ));
+        return Err(UrlError::NotLoopback(text.to_string(), host.to_string()));
     }
     // A URL without a path gets "/", as curl would send.
     if uri.path_and_query().is_none() {
-        return format!("{text}/")
-            .parse()
-            .map_err(|e| format!("{text:?}: not a URL ({e})"));
+        return format!("{text}/").parse().map_err(not_url);
     }
     Ok(uri)
 }
@@ -116,7 +128,7 @@ mod tests {
             ("127.0.0.1:8080", "expected a URL"),
             ("http://", "not a URL"),
         ] {
-            let e = loopback_url(bad).unwrap_err();
+            let e = loopback_url(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }

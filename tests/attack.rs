@@ -368,7 +368,7 @@ fn retrying_callers_give_up_when_told_to_wait_past_the_end() {
         dir.path(),
     );
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("--retry 11: expected 1 to 10 retries"));
+    assert!(text(&bad.stderr).contains("invalid value '11' for '--retry <N>': 11 is not in 1..=10"));
 }
 
 #[test]

@@ -129,7 +129,7 @@ fn a_run_shows_the_fake_global_and_passes_its_gate() {
         dir.path(),
     );
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("--format \"xml\": expected csv or jsonl"));
+    assert!(text(&bad.stderr).contains("invalid value 'xml' for '--format <FORMAT>'"));
     let bad = rlbench(
         &["export", latest.to_str().unwrap(), "--arm", "nope"],
         dir.path(),

@@ -78,20 +78,6 @@ pub fn compare(baseline: &Summary, candidate: &Summary, max_regression: Option<f
     Comparison { rows, regressions }
 }
 
-/// `10%` or `0.1`.
-pub fn parse_share(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("--max-regression {text:?}: expected a share like \"10%\" or \"0.1\""))?;
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(format!("--max-regression {text:?}: must be at least 0"));
-    }
-    Ok(v)
-}
-
 /// A summary.json, or a run folder's.
 pub fn read_summary(path: &Path) -> Result<Summary, Error> {
     let joined;
@@ -117,13 +103,13 @@ pub fn read_summary(path: &Path) -> Result<Summary, Error> {
 pub fn run(
     baseline: &Path,
     candidate: &Path,
-    max_regression: Option<&str>,
+    max_regression: Option<f64>,
 ) -> Result<(Comparison, Exit), Error> {
-    let max = max_regression
-        .map(parse_share)
-        .transpose()
-        .map_err(Error::input)?;
-    let c = compare(&read_summary(baseline)?, &read_summary(candidate)?, max);
+    let c = compare(
+        &read_summary(baseline)?,
+        &read_summary(candidate)?,
+        max_regression,
+    );
     let exit = if c.regressions.is_empty() {
         Exit::Passed
     } else {

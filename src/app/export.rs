@@ -13,11 +13,9 @@ use std::path::Path;
 pub fn export(
     dir: &Path,
     arms: &[String],
-    format: &str,
+    format: Format,
     out: &mut impl Write,
 ) -> Result<u64, Error> {
-    let format = Format::from_name(format)
-        .ok_or_else(|| Error::input(format!("--format {format:?}: expected {}", Format::NAMES)))?;
     let (folder, run) = crate::app::journal::read_back(dir)?;
     if let Some(a) = arms.iter().find(|a| !run.arms.contains(a)) {
         return Err(Error::input(format!(

@@ -37,7 +37,7 @@ pub fn init(args: &Init) -> Result<PathBuf, Error> {
     };
     let text = match args.target {
         Some(url) => {
-            crate::target::loopback_url(url).map_err(Error::input)?;
+            crate::target::loopback_url(url)?;
             external(args.name, url, &policy)
         }
         None => reference(args.name, &policy),

@@ -7,22 +7,11 @@ use super::Event;
 use serde::Serialize;
 use std::io::Write;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "lower")]
 pub enum Format {
     Csv,
     Jsonl,
-}
-
-impl Format {
-    pub const NAMES: &'static str = "csv or jsonl";
-
-    pub fn from_name(name: &str) -> Option<Format> {
-        match name {
-            "csv" => Some(Format::Csv),
-            "jsonl" => Some(Format::Jsonl),
-            _ => None,
-        }
-    }
 }
 
 /// One event as a JSON line.

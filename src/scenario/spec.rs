@@ -265,8 +265,9 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-impl From<ScenarioError> for crate::error::Error {
-    fn from(e: ScenarioError) -> Self {
-        crate::error::Error::input(e.to_string())
+impl crate::error::Kind for ScenarioError {
+    /// A scenario is the user's input, whatever is wrong with it.
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::BadInput
     }
 }

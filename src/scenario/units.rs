@@ -1,25 +1,52 @@
 //! Parsers for the units a scenario writes as strings: durations
-//! ("250ms", "10s", "1m") and rates ("10/1s", "100/m").
+//! ("250ms", "10s", "1m") and rates ("10/1s", "100/m"); the command line's
+//! flags read the same units (cli/values.rs).
 
 use std::time::Duration;
 
 pub const DURATION_HINT: &str = "expected a duration like \"250ms\", \"10s\" or \"1m\"";
+const OFFSET_HINT: &str = "expected an offset like \"+400ms\", \"-1s\" or \"0ms\"";
+const RATE_HINT: &str = "expected a rate like \"10/1s\" or \"100/1m\"";
+
+/// A unit that did not read; always the writer's mistake (exit 2).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("{0:?}: {DURATION_HINT}")]
+    NoUnit(String),
+    #[error("{0:?}: {1}; {DURATION_HINT}")]
+    NotDuration(String, String),
+    #[error("{0:?}: must be longer than zero")]
+    Zero(String),
+    #[error("{0:?}: {OFFSET_HINT}")]
+    NotOffset(String),
+    #[error("{0:?}: {RATE_HINT}")]
+    NotRate(String),
+    #[error("{0:?}: the count must be at least 1")]
+    NoCount(String),
+}
+
+impl crate::error::Kind for UnitError {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::BadInput
+    }
+}
 
 /// A positive duration with a unit.
-pub fn duration(text: &str) -> Result<Duration, String> {
+pub fn duration(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
     if t.is_empty() || t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return Err(format!("{text:?}: {DURATION_HINT}"));
+        return Err(UnitError::NoUnit(text.to_string()));
     }
-    let d = humantime::parse_duration(t).map_err(|e| format!("{text:?}: {e}; {DURATION_HINT}"))?;
+    let d = humantime::parse_duration(t)
+        .map_err(|e| UnitError::NotDuration(text.to_string(), e.to_string()))?;
     if d.is_zero() {
-        return Err(format!("{text:?}: must be longer than zero"));
+        return Err(UnitError::Zero(text.to_string()));
     }
     Ok(d)
 }
 
 /// A signed offset: "+400ms", "-1s", "0ms" or "0".
-pub fn signed_micros(text: &str) -> Result<i64, String> {
+pub fn signed_micros(text: &str) -> Result<i64, UnitError> {
     let t = text.trim();
     let (sign, rest) = match t.strip_prefix('-') {
         Some(rest) => (-1, rest),
@@ -29,7 +56,7 @@ pub fn signed_micros(text: &str) -> Result<i64, String> {
         return Ok(0);
     }
     let d = humantime::parse_duration(rest.trim())
-        .map_err(|_| format!("{text:?}: expected an offset like \"+400ms\", \"-1s\" or \"0ms\""))?;
+        .map_err(|_| UnitError::NotOffset(text.to_string()))?;
     Ok(sign * micros(d) as i64)
 }
 
@@ -38,17 +65,12 @@ pub fn micros(d: Duration) -> u64 {
 }
 
 /// `COUNT/DURATION`, e.g. "10/1s", "100/m" (a bare unit means one of it).
-pub fn rate(text: &str) -> Result<(u64, Duration), String> {
-    let hint = "expected a rate like \"10/1s\" or \"100/1m\"";
-    let (count, per) = text
-        .split_once('/')
-        .ok_or_else(|| format!("{text:?}: {hint}"))?;
-    let count: u64 = count
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?}: {hint}"))?;
+pub fn rate(text: &str) -> Result<(u64, Duration), UnitError> {
+    let not_rate = || UnitError::NotRate(text.to_string());
+    let (count, per) = text.split_once('/').ok_or_else(not_rate)?;
+    let count: u64 = count.trim().parse().map_err(|_| not_rate())?;
     if count == 0 {
-        return Err(format!("{text:?}: the count must be at least 1"));
+        return Err(UnitError::NoCount(text.to_string()));
     }
     let per = per.trim();
     let per = if per.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -56,7 +78,7 @@ pub fn rate(text: &str) -> Result<(u64, Duration), String> {
     } else {
         per.to_string()
     };
-    let per = duration(&per).map_err(|_| format!("{text:?}: {hint}"))?;
+    let per = duration(&per).map_err(|_| not_rate())?;
     Ok((count, per))
 }
 
@@ -69,9 +91,15 @@ mod tests {
         assert_eq!(duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(duration("10s").unwrap(), Duration::from_secs(10));
         assert_eq!(duration("1m").unwrap(), Duration::from_secs(60));
-        assert!(duration("10").unwrap_err().contains("expected a duration"));
+        assert!(duration("10")
+            .unwrap_err()
+            .to_string()
+            .contains("expected a duration"));
         assert!(duration("ten seconds").is_err());
-        assert!(duration("0s").unwrap_err().contains("longer than zero"));
+        assert!(duration("0s")
+            .unwrap_err()
+            .to_string()
+            .contains("longer than zero"));
         assert!(duration("-5s").is_err());
         assert!(duration("").is_err());
     }
@@ -86,6 +114,7 @@ mod tests {
         assert!(signed_micros("+").is_err());
         assert!(signed_micros("soon")
             .unwrap_err()
+            .to_string()
             .contains("expected an offset"));
     }
 
@@ -95,7 +124,7 @@ mod tests {
         assert_eq!(rate("100/m").unwrap(), (100, Duration::from_secs(60)));
         assert_eq!(rate("5 / 500ms").unwrap(), (5, Duration::from_millis(500)));
         assert!(rate("10").is_err());
-        assert!(rate("0/s").unwrap_err().contains("at least 1"));
+        assert!(rate("0/s").unwrap_err().to_string().contains("at least 1"));
         assert!(rate("x/s").is_err());
         assert!(rate("10/forever").is_err());
     }

@@ -104,11 +104,3 @@ fn a_run_folder_reads_as_its_summary() {
     assert_eq!(read_summary(dir.path()).unwrap().arms[0].name, "a");
     assert!(read_summary(&dir.path().join("nothing")).is_err());
 }
-
-#[test]
-fn shares_parse_as_percent_or_fraction() {
-    assert_eq!(parse_share("10%").unwrap(), 0.1);
-    assert_eq!(parse_share("0.25").unwrap(), 0.25);
-    assert!(parse_share("-1").is_err());
-    assert!(parse_share("lots").is_err());
-}

@@ -81,7 +81,7 @@ fn action(src: &Source, r: &RawFault, arms: &[Arm], redis: &RedisSpec) -> Result
                     "clock_step needs \"step\", e.g. step = \"+2s\" or \"-500ms\"",
                 ));
             };
-            let step_us = units::signed_micros(step.get_ref()).map_err(|e| src.at(step, e))?;
+            let step_us = units::signed_micros(step.get_ref()).map_err(|e| src.at(step, e.to_string()))?;
             if step_us.unsigned_abs() > 3_600_000_000 {
                 return Err(src.at(step, "a step of at most one hour either way"));
             }

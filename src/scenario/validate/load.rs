@@ -162,7 +162,8 @@ fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
             };
             let think = match &l.think_time {
                 Some(t) => {
-                    let us = units::signed_micros(t.get_ref()).map_err(|e| src.at(t, e))?;
+                    let us =
+                        units::signed_micros(t.get_ref()).map_err(|e| src.at(t, e.to_string()))?;
                     if us < 0 {
                         return Err(src.at(t, "think_time must not be negative"));
                     }

@@ -45,7 +45,7 @@ impl Source<'_> {
     }
 
     pub(super) fn duration(&self, value: &Spanned<String>) -> Result<Duration> {
-        let d = units::duration(value.get_ref()).map_err(|e| self.at(value, e))?;
+        let d = units::duration(value.get_ref()).map_err(|e| self.at(value, e.to_string()))?;
         if d > MAX_DURATION {
             return Err(self.at(value, format!("{:?}: at most 24h", value.get_ref())));
         }
@@ -70,7 +70,8 @@ impl Source<'_> {
     }
 
     pub(super) fn rate(&self, value: &Spanned<String>) -> Result<Rate> {
-        let (count, per) = units::rate(value.get_ref()).map_err(|e| self.at(value, e))?;
+        let (count, per) =
+            units::rate(value.get_ref()).map_err(|e| self.at(value, e.to_string()))?;
         if micros(per) == 0 {
             return Err(self.at(
                 value,
@@ -119,7 +120,7 @@ pub(super) fn skews(src: &Source, list: &Spanned<Vec<Spanned<String>>>) -> Resul
     list.get_ref()
         .iter()
         .map(|s| {
-            let us = units::signed_micros(s.get_ref()).map_err(|e| src.at(s, e))?;
+            let us = units::signed_micros(s.get_ref()).map_err(|e| src.at(s, e.to_string()))?;
             if us.unsigned_abs() > 3_600_000_000 {
                 return Err(src.at(
                     s,

@@ -157,7 +157,7 @@ pub(super) fn urls(
     list.get_ref()
         .iter()
         .map(|u| {
-            let uri = crate::target::loopback_url(u.get_ref()).map_err(|e| src.at(u, e))?;
+            let uri = crate::target::loopback_url(u.get_ref()).map_err(|e| src.at(u, e.to_string()))?;
             match path {
                 None => Ok(uri),
                 Some(p) => {

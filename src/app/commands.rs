@@ -1,0 +1,236 @@
+//! One command line, carried out: each command writes what it prints to
+//! the output it is given and returns its exit and the lines for standard
+//! error ([`Said`]); `main` only writes those and exits.
+
+use crate::cli::Command;
+use crate::error::{Error, Exit};
+use crate::interrupt::Interrupt;
+use crate::report::table;
+use crate::store::summary::Summary;
+use std::io::Write;
+use std::path::Path;
+
+/// A command's end: its exit and what it says on standard error (each
+/// line is printed after `rlbench: `).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Said {
+    pub exit: Exit,
+    pub errors: Vec<String>,
+}
+
+impl Said {
+    pub fn passed() -> Said {
+        Said {
+            exit: Exit::Passed,
+            errors: Vec::new(),
+        }
+    }
+
+    fn failed(e: Error) -> Said {
+        Said {
+            exit: e.exit,
+            errors: vec![e.message],
+        }
+    }
+}
+
+/// Runs `command`, writing its output to `out`.
+pub async fn execute(command: Command, out: &mut dyn Write) -> Said {
+    match carry_out(command, out).await {
+        Ok(said) => said,
+        Err(e) => Said::failed(e),
+    }
+}
+
+async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error> {
+    match command {
+        Command::Run(args) => {
+            let request = crate::app::flags::run(&args);
+            let outcome = crate::app::run::run(&request, &Interrupt::listen()).await?;
+            put(out, &verdicts(&outcome.summary, Some(&outcome.folder)))?;
+            let mut errors = failures(&outcome.summary);
+            errors.extend(outcome.error.map(|e| e.message));
+            if outcome.exit == Exit::Interrupted {
+                errors.push(
+                    "interrupted; the report covers what was sent and is marked partial".into(),
+                );
+            }
+            Ok(Said {
+                exit: outcome.exit,
+                errors,
+            })
+        }
+        Command::Attack(args) => {
+            let attack = crate::app::flags::attack(&args)?;
+            let outcome = crate::app::attack::run(&attack, &Interrupt::listen()).await?;
+            put(out, &verdicts(&outcome.summary, outcome.folder.as_deref()))?;
+            let mut errors = failures(&outcome.summary);
+            if outcome.exit == Exit::Interrupted {
+                errors.push("interrupted; the figures cover what was sent".into());
+            }
+            Ok(Said {
+                exit: outcome.exit,
+                errors,
+            })
+        }
+        Command::Check { scenario } => {
+            let s = crate::scenario::read(&scenario)?;
+            let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
+            put(
+                out,
+                &format!(
+                    "{}: ok — {}; {:.0} requests/s ({}) for {:?}; arms: {}\n",
+                    scenario.display(),
+                    s.policy.describe(),
+                    s.load.shape.target_rate(s.duration),
+                    s.load.shape.name(),
+                    s.duration,
+                    arms.join(", ")
+                ),
+            )?;
+            Ok(Said::passed())
+        }
+        Command::Report { run_dir } => {
+            let (summary, exit) = crate::app::report::rebuild(&run_dir)?;
+            put(out, &verdicts(&summary, Some(&run_dir)))?;
+            let mut errors = failures(&summary);
+            if summary.partial {
+                errors.push(format!(
+                    "the run is partial ({}): it never passes",
+                    summary.partial_reason.as_deref().unwrap_or("interrupted")
+                ));
+            }
+            Ok(Said { exit, errors })
+        }
+        Command::Export {
+            run_dir,
+            arms,
+            format,
+        } => {
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+            crate::app::export::export(&run_dir, &arms, format, &mut buffered)?;
+            Ok(Said::passed())
+        }
+        Command::Explain {
+            run_dir,
+            arm,
+            key,
+            limit,
+        } => {
+            let arms =
+                crate::app::explain::explain(&run_dir, arm.as_deref(), key.as_deref(), limit)?;
+            put(out, &crate::report::explain::render(&arms))?;
+            Ok(Said::passed())
+        }
+        Command::Doctor { scenario } => {
+            let loaded = scenario.as_deref().map(crate::scenario::read).transpose()?;
+            let findings = crate::app::doctor::examine(loaded.as_ref()).await;
+            put(out, &crate::report::doctor::render(&findings))?;
+            Ok(Said {
+                exit: if crate::app::doctor::passed(&findings) {
+                    Exit::Passed
+                } else {
+                    Exit::Environment
+                },
+                errors: Vec::new(),
+            })
+        }
+        Command::Init {
+            name,
+            target,
+            policy,
+            force,
+        } => {
+            let path = crate::app::init::init(&crate::app::init::Init {
+                name: &name,
+                target: target.as_deref(),
+                policy: policy.as_deref(),
+                force,
+                dir: Path::new("."),
+            })?;
+            put(
+                out,
+                &format!(
+                    "wrote {p}\nnext: rlbench check {p} && rlbench run {p}\n",
+                    p = path.display()
+                ),
+            )?;
+            Ok(Said::passed())
+        }
+        Command::Completions { shell } => {
+            let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "rlbench", out);
+            Ok(Said::passed())
+        }
+        Command::Man => {
+            let cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd)
+                .render(out)
+                .map_err(|e| Error::environment(format!("cannot write the manual page: {e}")))?;
+            Ok(Said::passed())
+        }
+        Command::Compare {
+            baseline,
+            candidate,
+            max_regression,
+        } => {
+            let (comparison, exit) =
+                crate::app::compare::run(&baseline, &candidate, max_regression)?;
+            put(out, &crate::report::compare::render(&comparison))?;
+            let errors = comparison
+                .regressions
+                .iter()
+                .map(|r| format!("regression: {r}"))
+                .collect();
+            Ok(Said { exit, errors })
+        }
+        Command::Serve {
+            scenario,
+            arm,
+            port,
+        } => {
+            // Listening first: a Ctrl-C while the stack comes up still stops it.
+            let interrupt = Interrupt::listen();
+            let serving = crate::app::serve::start(&scenario, arm.as_deref(), port).await?;
+            let mut lines = serving.lines.join("\n");
+            lines.push('\n');
+            put(out, &lines)?;
+            serving.until(&interrupt).await;
+            Ok(Said::passed())
+        }
+        Command::Replica {
+            config_json,
+            listen,
+            ..
+        } => crate::app::replica::run(config_json, listen).await,
+    }
+}
+
+/// The verdict table, and where the report is when it was written.
+fn verdicts(summary: &Summary, folder: Option<&Path>) -> String {
+    let mut text = table::render(summary);
+    if let Some(file) = folder
+        .map(|f| f.join("summary.json"))
+        .filter(|f| f.exists())
+    {
+        text.push_str(&format!("report: {}\n", file.display()));
+    }
+    text
+}
+
+/// The gate's failed expectations, one line each.
+fn failures(summary: &Summary) -> Vec<String> {
+    summary
+        .gate
+        .failures
+        .iter()
+        .map(|f| format!("expectation failed: {f}"))
+        .collect()
+}
+
+/// Writes (and flushes: a long-running command's lines must show at once).
+fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::environment(format!("cannot write to standard output: {e}")))
+}
