@@ -1,4 +1,4 @@
-//! `summary.json`, schema `rlbench.summary/v1` (DESIGN.md): the contract
+//! `summary.json`, schema `rlbench.summary/v1` (ARCHITECTURE.md): the contract
 //! CI gates and `compare` read. Figures may be added; names keep meaning.
 
 use crate::store::probes::Probe;
