@@ -115,7 +115,7 @@ pub fn analyze(
     fault_windows: &[(i64, i64)],
     probes: &[crate::store::probes::Probe],
     mut picker: crate::analyze::witnesses::Picker,
-) -> Result<ArmFigures, String> {
+) -> Result<ArmFigures, crate::events::EventsError> {
     let mut headers = crate::headers::checks::Collector::default();
     let mut phases = Phases::new(fault_windows);
     let mut counts = Counts::default();
@@ -169,7 +169,11 @@ pub fn analyze(
         };
         traces
             .get_mut(key)
-            .ok_or_else(|| format!("{}: an event of an unknown key", events_path.display()))?
+            .ok_or_else(|| crate::events::EventsError::Damaged {
+                path: events_path.to_path_buf(),
+                place: crate::events::Place::Whole,
+                flaw: crate::events::Flaw::UndefinedKey,
+            })?
             .add(&e, decided);
     }
     // Keys are judged apart, on every core; their results are taken in key

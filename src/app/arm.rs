@@ -36,7 +36,13 @@ pub struct Ran {
 
 impl Ran {
     /// Ends the journal: run.json says how the run ended.
-    pub fn close(&self, journal: Journal) -> (crate::store::records::RunRecord, Option<String>) {
+    pub fn close(
+        &self,
+        journal: Journal,
+    ) -> (
+        crate::store::records::RunRecord,
+        Option<crate::store::StoreError>,
+    ) {
         let arms = self.done.iter().map(|(_, r)| r.name.clone()).collect();
         journal.close(arms, self.interrupted, self.error.as_ref())
     }
@@ -114,7 +120,7 @@ async fn up(
     let stack = tokio::select! {
         biased;
         () = interrupt.wait() => return Err(Error::interrupted()),
-        stack = up => stack.map_err(Error::environment)?,
+        stack = up => stack?,
     };
     if let (false, Some(said)) = (quiet, stack.redis_said()) {
         info!("arm {}: {said}", spec.name);
@@ -174,7 +180,7 @@ pub async fn run(
         ..spec.plan
     };
     let target_rps = plan.shape.target_rate(plan.duration);
-    let writer = EventWriter::create(&folder.trace(&spec.name)).map_err(Error::environment)?;
+    let writer = EventWriter::create(&folder.trace(&spec.name))?;
     let counters = Arc::new(Counters::default());
     if announce {
         info!(
@@ -204,9 +210,8 @@ pub async fn run(
     // sample (and the load's reach) every second.
     let provisional = provisional(spec, target_rps, load::clocks::sample(start));
     let record_path = folder.arm_record(&spec.name);
-    records::write(&record_path, &provisional)
-        .and_then(|()| journal.arm_begun(&spec.name))
-        .map_err(Error::environment)?;
+    records::write(&record_path, &provisional)?;
+    journal.arm_begun(&spec.name)?;
     let clocks = load::clocks::ClockWatch::start(start, {
         let mut so_far = provisional.clone();
         move |samples: &[ClockSample]| {
@@ -264,7 +269,7 @@ pub async fn run(
     // and the run stops with the write that failed.
     let (seal, broken) = match trace {
         Ok(seal) => (Some(seal), None),
-        Err(e) => (None, Some(Error::environment(e))),
+        Err(e) => (None, Some(Error::from(e))),
     };
     let record = ArmRecord {
         epoch_offset_us: report.epoch_offset_us,
@@ -294,7 +299,7 @@ pub async fn run(
         ..provisional
     };
     let written = records::write(&folder.arm_record(&spec.name), &record);
-    let broken = broken.or_else(|| written.err().map(Error::environment));
+    let broken = broken.or_else(|| written.err().map(Error::from));
     Ok((record, broken))
 }
 

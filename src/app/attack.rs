@@ -111,7 +111,7 @@ pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome
     let started = SystemTime::now();
     crate::stack::leftovers::sweep();
     if let Some(dir) = &attack.out {
-        let cleared = RunFolder::prepare_out(dir).map_err(Error::input)?;
+        let cleared = RunFolder::prepare_out(dir)?;
         if let (Some(line), false) = (cleared, attack.quiet) {
             tracing::info!("{line}");
         }
@@ -132,10 +132,9 @@ pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome
         .out
         .clone()
         .or_else(|| scratch.as_ref().map(|d| d.path().to_path_buf()));
-    let folder = RunFolder::create(root.as_deref(), ARM, started).map_err(Error::environment)?;
+    let folder = RunFolder::create(root.as_deref(), ARM, started)?;
     let specs = [spec(attack)];
-    let mut journal =
-        Journal::open(&folder, ARM, started, attack.duration).map_err(Error::environment)?;
+    let mut journal = Journal::open(&folder, ARM, started, attack.duration)?;
     let ran = arm::run_all(&specs, &folder, &mut journal, "", interrupt, attack.quiet).await;
     let (run, unwritten) = ran.close(journal);
     let arms: Vec<_> = ran
@@ -143,11 +142,11 @@ pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome
         .iter()
         .map(|(_, record)| (record.clone(), attack.expect.clone()))
         .collect();
-    let finished = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    let finished = finish::finish(&folder, &run, &arms)?;
     let error = ran
         .error
         .clone()
-        .or_else(|| unwritten.or(finished.write_error).map(Error::environment));
+        .or_else(|| unwritten.map(Error::from).or(finished.write_error));
     if let Some(e) = error {
         return Err(e);
     }

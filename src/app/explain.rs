@@ -24,10 +24,9 @@ pub fn explain(
     }
     let mut out = Vec::new();
     for name in run.arms.iter().filter(|n| arm.map_or(true, |a| a == *n)) {
-        let record: ArmRecord =
-            records::read_arm(&folder.arm_record(name), name).map_err(Error::input)?;
+        let record: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
         let picker = Picker::new(limit).for_key(key.map(str::to_string));
-        let figures = finish::analyze_arm(&folder, &record, picker).map_err(Error::environment)?;
+        let figures = finish::analyze_arm(&folder, &record, picker)?;
         let verdict = figures.verdict.unwrap_or_default();
         out.push(Explained {
             arm: name.clone(),

@@ -31,12 +31,11 @@ pub fn export(
         .iter()
         .filter(|a| arms.is_empty() || arms.contains(a))
     {
-        let record: ArmRecord =
-            records::read_arm(&folder.arm_record(arm), arm).map_err(Error::input)?;
+        let record: ArmRecord = records::read_arm(&folder.arm_record(arm), arm)?;
         // A damaged trace is the same error here as in `report`.
-        let events = read(&folder.events(arm), record.trace_check()).map_err(Error::environment)?;
+        let events = read(&folder.events(arm), record.trace_check())?;
         for event in events {
-            let event = event.map_err(Error::environment)?;
+            let event = event?;
             export::line(format, arm, &event, out).map_err(failed)?;
             written += 1;
         }

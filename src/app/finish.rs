@@ -6,8 +6,10 @@
 
 use crate::analyze::{self, witnesses::Picker, ArmFigures};
 use crate::app::summarize;
+use crate::error::{io_exit, Error, Exit, Kind};
+use crate::events::EventsError;
 use crate::gate::{self, Expectation};
-use crate::report::{self, charts, ArmHistograms};
+use crate::report::{self, charts, ArmHistograms, ReportError};
 use crate::store::folder::RunFolder;
 use crate::store::records::{ArmRecord, RunRecord};
 use crate::store::summary::{Gate, Summary, SCHEMA};
@@ -41,7 +43,7 @@ pub fn analyze_arm(
     folder: &RunFolder,
     record: &ArmRecord,
     picker: Picker,
-) -> Result<ArmFigures, String> {
+) -> Result<ArmFigures, EventsError> {
     let mut figures = analyze::analyze(
         (&folder.events(&record.name), record.trace_check()),
         record.policy.as_ref(),
@@ -92,7 +94,24 @@ pub fn analyze_arm(
 /// gate did not pass).
 pub struct Finished {
     pub summary: Summary,
-    pub write_error: Option<String>,
+    pub write_error: Option<Error>,
+}
+
+/// report/ reads only what is stored (tests/house_plan.rs), so the exit
+/// its failures mean is said here, where the views are written: a chart
+/// report.html reads back is a file of the run folder (`io_exit`), a file
+/// that cannot be written exits as `store` says, and a chart that cannot
+/// be drawn or encoded, or junit.xml, is the machine refusing.
+impl Kind for ReportError {
+    fn exit(&self) -> Exit {
+        match self {
+            ReportError::Read { source, .. } => io_exit(source),
+            ReportError::Store(e) => e.exit(),
+            ReportError::Chart(_) | ReportError::Encode { .. } | ReportError::Junit(_) => {
+                Exit::Environment
+            }
+        }
+    }
 }
 
 /// Analyzes every arm's events, judges its expectations and writes the
@@ -102,7 +121,7 @@ pub fn finish(
     folder: &RunFolder,
     run: &RunRecord,
     arms: &[(ArmRecord, Vec<Expectation>)],
-) -> Result<Finished, String> {
+) -> Result<Finished, EventsError> {
     let mut out = Vec::new();
     let mut failures = Vec::new();
     let mut all_figures = Vec::new();
@@ -153,7 +172,7 @@ pub fn finish(
             .collect();
         report::write_data(folder, &summary, &histograms, &chart_data)
     };
-    let mut write_error = data.err();
+    let mut write_error = data.err().map(Error::from);
     if let Some(e) = &write_error {
         partial(&mut summary, &format!("the run folder is incomplete: {e}"));
     }
@@ -162,7 +181,7 @@ pub fn finish(
             // Drawn again as partial, so that no view says it passed.
             partial(&mut summary, &format!("the run folder is incomplete: {e}"));
             let _ = report::write_views(folder, &summary);
-            write_error = Some(e);
+            write_error = Some(e.into());
         }
     }
     Ok(Finished {

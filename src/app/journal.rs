@@ -7,6 +7,7 @@
 use crate::error::Error;
 use crate::store::folder::RunFolder;
 use crate::store::records::{self, RunRecord, RunState};
+use crate::store::StoreError;
 use std::time::{Duration, SystemTime};
 
 /// Why a folder left `running` is partial.
@@ -25,7 +26,7 @@ impl<'a> Journal<'a> {
         scenario: &str,
         started: SystemTime,
         duration: Duration,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, StoreError> {
         let journal = Journal {
             folder,
             record: RunRecord {
@@ -44,7 +45,7 @@ impl<'a> Journal<'a> {
     }
 
     /// An arm's trace and first record are on disk: list it.
-    pub fn arm_begun(&mut self, arm: &str) -> Result<(), String> {
+    pub fn arm_begun(&mut self, arm: &str) -> Result<(), StoreError> {
         self.record.arms.push(arm.to_string());
         records::write(&self.folder.run_record(), &self.record)
     }
@@ -58,7 +59,7 @@ impl<'a> Journal<'a> {
         arms: Vec<String>,
         interrupted: bool,
         error: Option<&Error>,
-    ) -> (RunRecord, Option<String>) {
+    ) -> (RunRecord, Option<StoreError>) {
         let mut run = RunRecord {
             state: RunState::Finished,
             pid: None,
@@ -84,25 +85,23 @@ impl<'a> Journal<'a> {
 /// A run folder as `report`, `explain` and `export` read it: its run.json
 /// (see [`left_behind`]), every arm name in it held to the naming rule.
 pub fn read_back(dir: &std::path::Path) -> Result<(RunFolder, RunRecord), Error> {
-    let folder = RunFolder::open(dir).map_err(Error::input)?;
+    let folder = RunFolder::open(dir)?;
     let path = folder.run_record();
-    let run: RunRecord = records::read(&path).map_err(Error::input)?;
-    run.checked_arms(&path).map_err(Error::input)?;
-    let run = left_behind(run).map_err(Error::input)?;
+    let run: RunRecord = records::read(&path)?;
+    run.checked_arms(&path)?;
+    let run = left_behind(run)?;
     Ok((folder, run))
 }
 
 /// A run.json as `report` should take it: one left `running` by a
 /// process that is gone is partial, and says why; one whose process still
 /// runs is refused (its folder is not complete yet).
-pub fn left_behind(mut run: RunRecord) -> Result<RunRecord, String> {
+pub fn left_behind(mut run: RunRecord) -> Result<RunRecord, StoreError> {
     if run.state == RunState::Finished {
         return Ok(run);
     }
     if let Some(pid) = run.writer_alive() {
-        return Err(format!(
-            "the run is still going (rlbench, process {pid}): rebuild its report once it ends"
-        ));
+        return Err(StoreError::StillRunning(pid));
     }
     run.partial = true;
     run.partial_reason.get_or_insert_with(|| DIED.to_string());

@@ -20,8 +20,7 @@ pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
     };
     let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();
     for name in &run.arms {
-        let arm: ArmRecord =
-            records::read_arm(&folder.arm_record(name), name).map_err(Error::input)?;
+        let arm: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
         let expect = scenario
             .iter()
             .flat_map(|s| &s.arms)
@@ -35,9 +34,9 @@ pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
             });
         arms.push((arm, expect));
     }
-    let finished = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    let finished = finish::finish(&folder, &run, &arms)?;
     if let Some(e) = finished.write_error {
-        return Err(Error::environment(e));
+        return Err(e);
     }
     // A partial run never passes (summary.json's gate says so too).
     let exit = if finished.summary.gate.passed {

@@ -67,18 +67,15 @@ pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome,
         .collect::<Result<Vec<_>, _>>()?;
     crate::stack::leftovers::sweep();
     if let Some(dir) = &request.out {
-        let cleared = RunFolder::prepare_out(dir).map_err(Error::input)?;
+        let cleared = RunFolder::prepare_out(dir)?;
         if let (Some(line), false) = (cleared, request.quiet) {
             tracing::info!("{line}");
         }
     }
-    let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started)
-        .map_err(Error::environment)?;
+    let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started)?;
     // The copy hides the Redis password (scenario_copy.rs).
-    crate::app::scenario_copy::write(&request.scenario, &scenario, &folder.scenario_copy())
-        .map_err(Error::environment)?;
-    let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)
-        .map_err(Error::environment)?;
+    crate::app::scenario_copy::write(&request.scenario, &scenario, &folder.scenario_copy())?;
+    let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)?;
     let ran = arm::run_all(
         &specs,
         &folder,
@@ -94,13 +91,13 @@ pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome,
         .iter()
         .map(|(i, record)| (record.clone(), specs[*i].expect.clone()))
         .collect();
-    let finished = finish::finish(&folder, &run, &arms).map_err(Error::environment)?;
+    let finished = finish::finish(&folder, &run, &arms)?;
     // The first error is the one said: the arm's, else the records', else
     // the reports'.
     let error = ran
         .error
         .clone()
-        .or_else(|| unwritten.or(finished.write_error).map(Error::environment));
+        .or_else(|| unwritten.map(Error::from).or(finished.write_error));
     Ok(RunOutcome {
         exit: ran.exit(error.as_ref(), finished.summary.gate.failures.len()),
         summary: finished.summary,

@@ -4,6 +4,7 @@
 //! only the expectations back from it, which this leaves as written.
 
 use crate::scenario::Scenario;
+use crate::store::StoreError;
 use reference_api::redis_url::redact;
 use std::path::Path;
 
@@ -11,9 +12,11 @@ use std::path::Path;
 /// `scenario`) to `to`; when the password cannot be hidden in the text,
 /// no copy is kept (the arm records hold the expectations too) and a
 /// warning says why.
-pub fn write(from: &Path, scenario: &Scenario, to: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(from)
-        .map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+pub fn write(from: &Path, scenario: &Scenario, to: &Path) -> Result<(), StoreError> {
+    let text = std::fs::read_to_string(from).map_err(|source| StoreError::Read {
+        path: from.to_path_buf(),
+        source,
+    })?;
     match kept(&text, scenario) {
         Some(text) => crate::store::atomic::write(to, text.as_bytes()),
         None => {

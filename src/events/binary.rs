@@ -17,7 +17,7 @@
 
 use super::advertised::Advertised;
 use super::integrity::{Check, Checker, Summing};
-use super::{ErrorKind, Event, Outcome, RetryOf};
+use super::{ErrorKind, Event, EventsError, Flaw, Outcome, Place, RetryOf};
 use std::collections::HashMap;
 use std::io::{BufReader, ErrorKind as Io, Read, Write};
 use std::path::Path;
@@ -139,22 +139,25 @@ pub enum Record {
 pub fn records(
     path: &Path,
     check: Check,
-) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
-    let shown = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+) -> Result<impl Iterator<Item = Result<Record, EventsError>>, EventsError> {
+    let file = std::fs::File::open(path).map_err(|source| EventsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut input = BufReader::with_capacity(1 << 20, Summing::new(file));
     let mut magic = [0u8; 8];
-    if let Err(e) = input.read_exact(&mut magic) {
+    if let Err(source) = input.read_exact(&mut magic) {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        return Err(format!(
-            "{shown}: not an rlbench trace ({size} bytes, no {MAGIC:?} header: {e})"
-        ));
+        return Err(EventsError::Short {
+            path: path.to_path_buf(),
+            size,
+            source,
+        });
     }
     if &magic != MAGIC {
-        return Err(format!(
-            "{shown}: not an rlbench trace (no {MAGIC:?} at its start)"
-        ));
+        return Err(EventsError::NotTrace(path.to_path_buf()));
     }
+    let path = path.to_path_buf();
     let mut offset = MAGIC.len() as u64;
     let mut keys = 0u32;
     let mut checker = Checker::default();
@@ -164,13 +167,19 @@ pub fn records(
             return None;
         }
         let at = offset;
-        let failed = |e: String| Some(Err(format!("{shown}: byte {at}: {e}")));
+        let damaged = |place: Place, flaw: Flaw| {
+            Some(Err(EventsError::Damaged {
+                path: path.clone(),
+                place,
+                flaw,
+            }))
+        };
         match next(&mut input, &mut keys, &mut offset) {
             Ok(Some(record)) => {
                 if let Record::Event(_, e) = &record {
-                    if let Err(why) = checker.event(e) {
+                    if let Err(flaw) = checker.event(e) {
                         done = true;
-                        return failed(why);
+                        return damaged(Place::Byte(at), flaw);
                     }
                 }
                 Some(Ok(record))
@@ -180,17 +189,17 @@ pub fn records(
                 let crc = input.get_ref().crc32();
                 match checker.end(check.seal, Some(crc)) {
                     Ok(()) => None,
-                    Err(why) => Some(Err(format!("{shown}: {why}"))),
+                    Err(flaw) => damaged(Place::Whole, flaw),
                 }
             }
             // What a kill leaves: the last record half written.
-            Err(Damage::Cut(_)) if check.unfinished => {
+            Err(Flaw::Cut(_)) if check.unfinished => {
                 done = true;
                 None
             }
-            Err(e) => {
+            Err(flaw) => {
                 done = true;
-                failed(e.to_string())
+                damaged(Place::Byte(at), flaw)
             }
         }
     }))
@@ -200,7 +209,7 @@ pub fn records(
 pub fn read(
     path: &Path,
     check: Check,
-) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
+) -> Result<impl Iterator<Item = Result<Event, EventsError>>, EventsError> {
     let mut names: Vec<String> = Vec::new();
     Ok(
         records(path, check)?.filter_map(move |record| match record {
@@ -217,43 +226,15 @@ pub fn read(
     )
 }
 
-/// Why a record could not be read.
-enum Damage {
-    /// The file ends inside it.
-    Cut(std::io::Error),
-    Bad(String),
-}
-
-impl std::fmt::Display for Damage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Damage::Cut(e) => write!(f, "a record cut short ({e})"),
-            Damage::Bad(why) => f.write_str(why),
-        }
-    }
-}
-
-impl From<&str> for Damage {
-    fn from(why: &str) -> Self {
-        Damage::Bad(why.to_string())
-    }
-}
-
-impl From<String> for Damage {
-    fn from(why: String) -> Self {
-        Damage::Bad(why)
-    }
-}
-
 /// The next record; `None` at the end.
-fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Option<Record>, Damage> {
+fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Option<Record>, Flaw> {
     let mut tag = [0u8; 1];
     match input.read_exact(&mut tag) {
         Ok(()) => {}
         Err(e) if e.kind() == Io::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(Damage::Bad(e.to_string())),
+        Err(e) => return Err(Flaw::Unreadable(e.to_string())),
     }
-    let cut = Damage::Cut;
+    let cut = |e: std::io::Error| Flaw::Cut(e.to_string());
     match tag[0] {
         KEY => {
             let mut len = [0u8; 2];
@@ -262,7 +243,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
             input.read_exact(&mut bytes).map_err(cut)?;
             *offset += 3 + bytes.len() as u64;
             *keys += 1;
-            let name = String::from_utf8(bytes).map_err(|_| "a key that is not UTF-8")?;
+            let name = String::from_utf8(bytes).map_err(|_| Flaw::KeyNotUtf8)?;
             Ok(Some(Record::Key(name)))
         }
         EVENT => {
@@ -270,16 +251,16 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
             input.read_exact(&mut b).map_err(cut)?;
             let key = u32_at(&b, 8);
             if key >= *keys {
-                return Err("an event of a key not defined before it".into());
+                return Err(Flaw::UndefinedKey);
             }
-            let outcome = *OUTCOMES.get(b[42] as usize).ok_or("an unknown outcome")?;
+            let outcome = *OUTCOMES.get(b[42] as usize).ok_or(Flaw::UnknownOutcome)?;
             let error = match b[43] {
                 0 => None,
-                n => Some(ErrorKind::from_index(n as usize - 1).ok_or("an unknown error kind")?),
+                n => Some(ErrorKind::from_index(n as usize - 1).ok_or(Flaw::UnknownErrorKind)?),
             };
             let flags = b[44];
             if flags & !(1 | FIELD_BITS | RETRY_BIT) != 0 {
-                return Err(format!("an event with unknown flags {flags:#04x}").into());
+                return Err(Flaw::UnknownFlags(flags));
             }
             let mut advertised = None;
             let mut extra = 0;
@@ -306,7 +287,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                     malformed: rest[at + 1],
                 });
             } else if flags & FIELD_BITS != 0 {
-                return Err("an event with fields but no advertisement".into());
+                return Err(Flaw::FieldsWithoutAdvertisement);
             }
             let mut retry_of = None;
             if flags & RETRY_BIT != 0 {
@@ -336,6 +317,6 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                 },
             )))
         }
-        other => Err(format!("an unknown record tag {other}").into()),
+        other => Err(Flaw::UnknownTag(other)),
     }
 }

@@ -7,7 +7,7 @@
 //! for a first try; `retry_of` a retry's first attempt's `seq`, empty for
 //! a first try).
 
-use super::{ErrorKind, Event, Outcome, RetryOf};
+use super::{ErrorKind, Event, EventsError, Flaw, Outcome, Place, RetryOf};
 use crate::events::advertised::Advertised;
 use std::io::Write;
 use std::path::Path;
@@ -76,24 +76,38 @@ pub fn write_line(out: &mut impl Write, e: &Event) -> std::io::Result<()> {
 /// Streams the events of a CSV file. Fields are parsed by hand from byte
 /// records (twice as fast as serde on a 16-column line), by the header's
 /// column names, so files written before a column existed still read.
-pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
-    let shown = path.display().to_string();
-    let mut reader =
-        csv::Reader::from_path(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let header = reader
-        .byte_headers()
-        .map_err(|e| format!("{shown}: {e}"))?
-        .clone();
-    let columns = Columns::of(&header).map_err(|e| format!("{shown}: {e}"))?;
+pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<Event, EventsError>>, EventsError> {
+    let path = path.to_path_buf();
+    let csv_error = |source| EventsError::Csv {
+        path: path.clone(),
+        source,
+    };
+    let mut reader = csv::Reader::from_path(&path).map_err(|source| EventsError::CsvOpen {
+        path: path.clone(),
+        source,
+    })?;
+    let header = reader.byte_headers().map_err(csv_error)?.clone();
+    let columns = Columns::of(&header).map_err(|flaw| EventsError::Damaged {
+        path: path.clone(),
+        place: Place::Whole,
+        flaw,
+    })?;
     let mut record = csv::ByteRecord::new();
     Ok(std::iter::from_fn(move || {
         match reader.read_byte_record(&mut record) {
             Ok(false) => None,
-            Ok(true) => Some(columns.event(&record).map_err(|e| {
+            Ok(true) => Some(columns.event(&record).map_err(|flaw| {
                 let line = record.position().map_or(0, |p| p.line());
-                format!("{shown}:{line}: {e}")
+                EventsError::Damaged {
+                    path: path.clone(),
+                    place: Place::Line(line),
+                    flaw,
+                }
             })),
-            Err(e) => Some(Err(format!("{shown}: {e}"))),
+            Err(source) => Some(Err(EventsError::Csv {
+                path: path.clone(),
+                source,
+            })),
         }
     }))
 }
@@ -117,9 +131,9 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(header: &csv::ByteRecord) -> Result<Self, String> {
+    fn of(header: &csv::ByteRecord) -> Result<Self, Flaw> {
         let find = |name: &str| header.iter().position(|h| h == name.as_bytes());
-        let need = |name: &str| find(name).ok_or_else(|| format!("no column {name:?}"));
+        let need = |name: &'static str| find(name).ok_or(Flaw::NoColumn(name));
         Ok(Columns {
             seq: need("seq")?,
             key: need("key")?,
@@ -145,22 +159,20 @@ impl Columns {
         })
     }
 
-    fn event(&self, r: &csv::ByteRecord) -> Result<Event, String> {
+    fn event(&self, r: &csv::ByteRecord) -> Result<Event, Flaw> {
         let field = |i: usize| r.get(i).unwrap_or_default();
-        let number = |i: usize, name: &str| -> Result<u64, String> {
-            parse_u64(field(i)).ok_or_else(|| {
-                format!(
-                    "{name}: {:?} is not a number",
-                    String::from_utf8_lossy(field(i))
-                )
+        let number = |i: usize, column: &'static str| -> Result<u64, Flaw> {
+            parse_u64(field(i)).ok_or_else(|| Flaw::NotNumber {
+                column,
+                value: String::from_utf8_lossy(field(i)).into_owned(),
             })
         };
-        let optional = |i: Option<usize>| -> Result<Option<u64>, String> {
+        let optional = |i: Option<usize>| -> Result<Option<u64>, Flaw> {
             match i.map(field) {
                 None | Some(b"") => Ok(None),
                 Some(v) => parse_u64(v)
                     .map(Some)
-                    .ok_or_else(|| format!("{:?} is not a number", String::from_utf8_lossy(v))),
+                    .ok_or_else(|| Flaw::NotANumber(String::from_utf8_lossy(v).into_owned())),
             }
         };
         let outcome = match field(self.outcome) {
@@ -169,18 +181,18 @@ impl Columns {
             b"error" => Outcome::Error,
             b"timeout" => Outcome::Timeout,
             other => {
-                return Err(format!(
-                    "unknown outcome {:?}",
-                    String::from_utf8_lossy(other)
+                return Err(Flaw::OutcomeNamed(
+                    String::from_utf8_lossy(other).into_owned(),
                 ))
             }
         };
-        let error = match self.error.map(field) {
-            None | Some(b"") => None,
-            Some(name) => Some(ErrorKind::from_name(name).ok_or_else(|| {
-                format!("unknown error kind {:?}", String::from_utf8_lossy(name))
-            })?),
-        };
+        let error =
+            match self.error.map(field) {
+                None | Some(b"") => None,
+                Some(name) => Some(ErrorKind::from_name(name).ok_or_else(|| {
+                    Flaw::ErrorKindNamed(String::from_utf8_lossy(name).into_owned())
+                })?),
+            };
         let [limit, window_s, remaining, reset_ms, retry_after_ms, present, malformed] =
             self.advertised;
         let present = optional(present)?.unwrap_or(0) as u8;
@@ -207,7 +219,7 @@ impl Columns {
         };
         Ok(Event {
             seq: number(self.seq, "seq")?,
-            key: String::from_utf8(field(self.key).to_vec()).map_err(|_| "key: not UTF-8")?,
+            key: String::from_utf8(field(self.key).to_vec()).map_err(|_| Flaw::CsvKeyNotUtf8)?,
             replica: number(self.replica, "replica")? as u32,
             intended_us: number(self.intended_us, "intended_us")?,
             sent_us: number(self.sent_us, "sent_us")?,

@@ -7,7 +7,7 @@
 //! killed) has no seal and may end in a record cut short: that tail is
 //! dropped, the rest is checked as usual ([`Check::unfinished`]).
 
-use super::Event;
+use super::{Event, Flaw};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -112,13 +112,14 @@ const DENSE: u64 = 1 << 32;
 
 impl Checker {
     /// The next event; why it cannot be in a trace rlbench wrote, if so.
-    pub fn event(&mut self, e: &Event) -> Result<(), String> {
+    pub fn event(&mut self, e: &Event) -> Result<(), Flaw> {
         self.events += 1;
         if e.done_us < e.sent_us {
-            return Err(format!(
-                "the event of seq {} was answered at {} µs, before it was sent at {} µs",
-                e.seq, e.done_us, e.sent_us
-            ));
+            return Err(Flaw::AnsweredBeforeSent {
+                seq: e.seq,
+                done: e.done_us,
+                sent: e.sent_us,
+            });
         }
         let seen = if e.seq < DENSE {
             let (word, bit) = ((e.seq / 64) as usize, 1u64 << (e.seq % 64));
@@ -132,30 +133,27 @@ impl Checker {
             !self.sparse.insert(e.seq)
         };
         if seen {
-            return Err(format!(
-                "a second event of seq {}: each request is recorded once",
-                e.seq
-            ));
+            return Err(Flaw::SecondEvent(e.seq));
         }
         Ok(())
     }
 
     /// At the end of the trace: its count and sum against the seal.
-    pub fn end(&self, seal: Option<Seal>, crc32: Option<u32>) -> Result<(), String> {
+    pub fn end(&self, seal: Option<Seal>, crc32: Option<u32>) -> Result<(), Flaw> {
         let Some(seal) = seal else {
             return Ok(());
         };
         if self.events != seal.events {
-            return Err(format!(
-                "{} events, but its record says the run wrote {}: the trace was cut or changed",
-                self.events, seal.events
-            ));
+            return Err(Flaw::Count {
+                found: self.events,
+                sealed: seal.events,
+            });
         }
         match crc32 {
-            Some(sum) if sum != seal.crc32 => Err(format!(
-                "its checksum is {sum:08x}, but its record says {:08x}: the trace was changed",
-                seal.crc32
-            )),
+            Some(found) if found != seal.crc32 => Err(Flaw::Checksum {
+                found,
+                sealed: seal.crc32,
+            }),
             _ => Ok(()),
         }
     }
@@ -188,14 +186,14 @@ mod tests {
         c.event(&event(0, 10, 10)).unwrap();
         c.event(&event(70, 10, 20)).unwrap();
         c.event(&event(1 << 56, 10, 20)).unwrap();
-        let twice = c.event(&event(70, 30, 40)).unwrap_err();
+        let twice = c.event(&event(70, 30, 40)).unwrap_err().to_string();
         assert!(twice.contains("second event of seq 70"), "{twice}");
-        let retry_twice = c.event(&event(1 << 56, 30, 40)).unwrap_err();
+        let retry_twice = c.event(&event(1 << 56, 30, 40)).unwrap_err().to_string();
         assert!(
             retry_twice.contains("seq 72057594037927936"),
             "{retry_twice}"
         );
-        let early = c.event(&event(5, 30, 29)).unwrap_err();
+        let early = c.event(&event(5, 30, 29)).unwrap_err().to_string();
         assert!(
             early.contains("answered at 29 µs, before it was sent at 30 µs"),
             "{early}"
@@ -216,11 +214,15 @@ mod tests {
         }
         c.end(Some(seal), Some(r.crc32())).unwrap();
         c.end(None, None).unwrap();
-        let changed = c.end(Some(seal), Some(seal.crc32 ^ 1)).unwrap_err();
+        let changed = c
+            .end(Some(seal), Some(seal.crc32 ^ 1))
+            .unwrap_err()
+            .to_string();
         assert!(changed.contains("the trace was changed"), "{changed}");
         let cut = c
             .end(Some(Seal { events: 3, ..seal }), Some(seal.crc32))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             cut.contains("2 events, but its record says the run wrote 3"),
             "{cut}"

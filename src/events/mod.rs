@@ -12,10 +12,13 @@ pub mod advertised;
 pub mod binary;
 pub mod clock;
 pub mod csv;
+mod error;
 pub mod export;
 pub mod integrity;
 pub mod read;
 pub mod write;
+
+pub use error::{EventsError, Flaw, Place};
 
 use crate::events::advertised::Advertised;
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,7 @@
 
 pub use super::binary::Record;
 use super::integrity::{Check, Checker};
-use super::Event;
+use super::{Event, EventsError, Place};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -18,7 +18,7 @@ fn is_csv(path: &Path) -> bool {
 pub fn read(
     path: &Path,
     check: Check,
-) -> Result<Box<dyn Iterator<Item = Result<Event, String>>>, String> {
+) -> Result<Box<dyn Iterator<Item = Result<Event, EventsError>>>, EventsError> {
     if is_csv(path) {
         Ok(Box::new(checked_csv(path)?))
     } else {
@@ -28,8 +28,10 @@ pub fn read(
 
 /// A CSV trace's events, each held to the same rules as a binary one's
 /// (CSV traces were never sealed), located by their place in it.
-fn checked_csv(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>>, String> {
-    let shown = path.display().to_string();
+fn checked_csv(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<Event, EventsError>>, EventsError> {
+    let path_buf = path.to_path_buf();
     let mut checker = Checker::default();
     let mut n = 0u64;
     let mut failed = false;
@@ -42,7 +44,11 @@ fn checked_csv(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>
             checker
                 .event(&e)
                 .map(|()| e)
-                .map_err(|why| format!("{shown}: event {n}: {why}"))
+                .map_err(|flaw| EventsError::Damaged {
+                    path: path_buf.clone(),
+                    place: Place::Event(n),
+                    flaw,
+                })
         });
         failed = checked.is_err();
         Some(checked)
@@ -55,11 +61,11 @@ fn checked_csv(path: &Path) -> Result<impl Iterator<Item = Result<Event, String>
 pub fn records(
     path: &Path,
     check: Check,
-) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
+) -> Result<impl Iterator<Item = Result<Record, EventsError>>, EventsError> {
     let decoded = decode(path, check)?;
     // Decoded on a thread of its own, a batch at a time: the caller works
     // on one batch while the next is read.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<Record, String>>>(8);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<Record, EventsError>>>(8);
     std::thread::spawn(move || {
         let mut decoded = decoded;
         loop {
@@ -73,9 +79,9 @@ pub fn records(
     Ok(rx.into_iter().flatten())
 }
 
-type Decoded = Box<dyn Iterator<Item = Result<Record, String>> + Send>;
+type Decoded = Box<dyn Iterator<Item = Result<Record, EventsError>> + Send>;
 
-fn decode(path: &Path, check: Check) -> Result<Decoded, String> {
+fn decode(path: &Path, check: Check) -> Result<Decoded, EventsError> {
     // File numbers → distinct keys: a file naming a key twice maps both
     // numbers to one.
     let mut ids: HashMap<String, u32> = HashMap::new();

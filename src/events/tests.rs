@@ -117,11 +117,12 @@ fn a_bad_field_is_an_error_naming_the_line() {
          2,k,1,10,20,30,200,maybe,\n",
     )
     .unwrap();
-    let back: Vec<Result<Event, String>> = read(&path, Check::default()).unwrap().collect();
+    let back: Vec<Result<Event, crate::events::EventsError>> =
+        read(&path, Check::default()).unwrap().collect();
     assert!(back[0].is_ok());
     // The first error ends the reading: it is said once, never judged past.
     assert_eq!(back.len(), 2);
-    let e = back[1].as_ref().unwrap_err();
+    let e = back[1].as_ref().unwrap_err().to_string();
     assert!(
         e.ends_with("bad.csv:3: sent_us: \"2x\" is not a number"),
         "{e}"
@@ -137,11 +138,12 @@ fn a_bad_field_is_an_error_naming_the_line() {
         .unwrap()
         .next()
         .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains(":2: unknown outcome \"maybe\""), "{e}");
     let missing = dir.path().join("missing.csv");
     std::fs::write(&missing, "seq,key\n0,k\n").unwrap();
-    let e = read(&missing, Check::default()).err().unwrap();
+    let e = read(&missing, Check::default()).err().unwrap().to_string();
     assert!(e.contains("no column \"replica\""), "{e}");
 }
 
@@ -200,10 +202,11 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
     };
     assert_eq!(read(&path, sealed).unwrap().count(), 2);
     std::fs::write(&path, &whole[..whole.len() - 5]).unwrap();
-    let back: Vec<Result<Event, String>> = read(&path, Check::default()).unwrap().collect();
+    let back: Vec<Result<Event, crate::events::EventsError>> =
+        read(&path, Check::default()).unwrap().collect();
     assert_eq!(back.len(), 2);
     assert_eq!(back[0].as_ref().unwrap(), &e);
-    let err = back[1].as_ref().unwrap_err();
+    let err = back[1].as_ref().unwrap_err().to_string();
     assert!(
         err.contains("cut.trace: byte ") && err.contains("cut short"),
         "{err}"
@@ -218,9 +221,10 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
     // Cut at a record's end, the count tells; one byte changed, the sum.
     // (an event without an advertisement is 46 bytes)
     std::fs::write(&path, &whole[..whole.len() - 46]).unwrap();
-    let back: Vec<Result<Event, String>> = read(&path, sealed).unwrap().collect();
+    let back: Vec<Result<Event, crate::events::EventsError>> =
+        read(&path, sealed).unwrap().collect();
     assert_eq!(back[0].as_ref().unwrap(), &e);
-    let err = back[1].as_ref().unwrap_err();
+    let err = back[1].as_ref().unwrap_err().to_string();
     assert!(
         err.contains("1 events, but its record says the run wrote 2"),
         "{err}"
@@ -230,12 +234,17 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
     let at = whole.len() - 46 + 17;
     changed[at] ^= 1;
     std::fs::write(&path, &changed).unwrap();
-    let err = read(&path, sealed).unwrap().last().unwrap().unwrap_err();
+    let err = read(&path, sealed)
+        .unwrap()
+        .last()
+        .unwrap()
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("the trace was changed"), "{err}");
     // Not a trace at all, or an empty file: said so, never read as CSV.
     for bytes in [&b"rlbtrcXX"[..], &b""[..]] {
         std::fs::write(&path, bytes).unwrap();
-        let err = read(&path, Check::default()).err().unwrap();
+        let err = read(&path, Check::default()).err().unwrap().to_string();
         assert!(err.contains("cut.trace: not an rlbench trace"), "{err}");
     }
 }
@@ -345,7 +354,8 @@ fn a_key_named_twice_is_one_key_and_csv_keys_are_numbered_as_they_come() {
         .next()
         .unwrap()
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(
         err.contains("byte 8: an event of a key not defined before it"),
         "{err}"

@@ -5,7 +5,7 @@
 
 use super::binary::Encoder;
 use super::integrity::{Seal, Sealing};
-use super::Batch;
+use super::{Batch, EventsError};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -22,17 +22,22 @@ pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// Writes events on a thread of its own; senders never touch the disk.
 pub struct EventWriter {
     tx: mpsc::Sender<Batch>,
-    thread: JoinHandle<Result<Seal, String>>,
+    thread: JoinHandle<Result<Seal, EventsError>>,
 }
 
 impl EventWriter {
-    pub fn create(path: &Path) -> Result<Self, String> {
-        let file =
-            File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        let shown = path.display().to_string();
+    pub fn create(path: &Path) -> Result<Self, EventsError> {
+        let file = File::create(path).map_err(|source| EventsError::Create {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let path = path.to_path_buf();
         let (tx, mut rx) = mpsc::channel::<Batch>(16_384);
         let thread = std::thread::spawn(move || {
-            let failed = |e: std::io::Error| format!("cannot write {shown}: {e}");
+            let failed = |source| EventsError::Write {
+                path: path.clone(),
+                source,
+            };
             // Sealed below the buffer: the sum is taken a buffer at a time.
             let mut out = BufWriter::with_capacity(1 << 20, Sealing::new(file));
             Encoder::start(&mut out).map_err(failed)?;
@@ -69,10 +74,10 @@ impl EventWriter {
 
     /// Waits until every sender is gone and all events are on disk; the
     /// trace's seal.
-    pub fn finish(self) -> Result<Seal, String> {
+    pub fn finish(self) -> Result<Seal, EventsError> {
         drop(self.tx);
         self.thread
             .join()
-            .map_err(|_| "the event writer panicked".to_string())?
+            .map_err(|_| EventsError::WriterPanicked)?
     }
 }

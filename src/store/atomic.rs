@@ -5,6 +5,7 @@
 //! This guards against rlbench dying mid-write (kill -9, a panic), not
 //! against the machine losing power (nothing is fsynced).
 
+use super::StoreError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -19,20 +20,23 @@ fn temporary(path: &Path) -> PathBuf {
 }
 
 /// Writes `bytes` to `path` whole or not at all: "cannot write PATH: why".
-pub fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let tmp = temporary(path);
     let written = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
         .and_then(|()| std::fs::rename(&tmp, path));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", path.display())
+        StoreError::Write {
+            path: path.to_path_buf(),
+            source: e,
+        }
     })
 }
 
 /// As [`write`]; when it fails, the file at `path` (an earlier render's)
 /// is removed too, so that what is left never contradicts the run.
-pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write(path, bytes).inspect_err(|_| {
         let _ = std::fs::remove_file(path);
     })
@@ -71,7 +75,7 @@ mod tests {
         std::fs::write(&path, "old").unwrap();
         // A folder in the temporary file's place: its create fails.
         std::fs::create_dir(temporary(&path)).unwrap();
-        let e = write(&path, b"new").unwrap_err();
+        let e = write(&path, b"new").unwrap_err().to_string();
         assert!(
             e.starts_with(&format!("cannot write {}: ", path.display())),
             "{e}"

@@ -8,6 +8,7 @@
 
 use super::atomic;
 pub use super::names::{is_name, NAME_RULE};
+use super::StoreError;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -42,19 +43,16 @@ pub struct RunFolder {
 
 impl RunFolder {
     /// An existing run folder, for rebuilding its reports.
-    pub fn open(root: &Path) -> Result<Self, String> {
+    pub fn open(root: &Path) -> Result<Self, StoreError> {
         if !root.join("run.json").is_file() {
-            return Err(format!(
-                "{}: not a run folder (no run.json); expected a folder like reports/<scenario>/<time>",
-                root.display()
-            ));
+            return Err(StoreError::NotRunFolder(root.to_path_buf()));
         }
         Ok(RunFolder {
             root: root.to_path_buf(),
         })
     }
 
-    pub fn create(out: Option<&Path>, scenario: &str, now: SystemTime) -> Result<Self, String> {
+    pub fn create(out: Option<&Path>, scenario: &str, now: SystemTime) -> Result<Self, StoreError> {
         let root = match out {
             Some(dir) => dir.to_path_buf(),
             None => {
@@ -72,8 +70,10 @@ impl RunFolder {
                 root
             }
         };
-        std::fs::create_dir_all(root.join("events"))
-            .map_err(|e| format!("cannot create the run folder {}: {e}", root.display()))?;
+        std::fs::create_dir_all(root.join("events")).map_err(|source| StoreError::Create {
+            path: root.clone(),
+            source,
+        })?;
         if out.is_none() {
             point_latest(&root);
         }
@@ -84,7 +84,7 @@ impl RunFolder {
     /// is fine; an earlier run's folder is cleared of what rlbench wrote
     /// there (said in the line returned); anything else is refused, and so
     /// is a folder another rlbench is still writing.
-    pub fn prepare_out(dir: &Path) -> Result<Option<String>, String> {
+    pub fn prepare_out(dir: &Path) -> Result<Option<String>, StoreError> {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Ok(None);
         };
@@ -98,20 +98,21 @@ impl RunFolder {
         let shown = dir.display();
         let record = dir.join("run.json");
         if !record.is_file() {
-            return Err(format!(
-                "--out {shown}: the folder holds other files and no run.json; give a new or \
-                 empty folder (rlbench clears only a folder of its own runs)"
-            ));
+            return Err(StoreError::NotOurs(dir.to_path_buf()));
         }
         let earlier: super::records::RunRecord = super::records::read(&record)?;
         if let Some(pid) = earlier.writer_alive() {
-            return Err(format!(
-                "--out {shown}: a run is still being written there (rlbench, process {pid})"
-            ));
+            return Err(StoreError::StillWritten {
+                dir: dir.to_path_buf(),
+                pid,
+            });
         }
         let clear = |path: PathBuf| {
-            std::fs::remove_file(&path)
-                .map_err(|e| format!("--out {shown}: cannot clear {}: {e}", path.display()))
+            std::fs::remove_file(&path).map_err(|source| StoreError::Clear {
+                dir: dir.to_path_buf(),
+                path: path.clone(),
+                source,
+            })
         };
         for name in names.iter().filter(|n| owned_top(n)) {
             clear(dir.join(name))?;

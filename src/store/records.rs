@@ -2,6 +2,7 @@
 //! (`run.json`, `events/<arm>.json`) so that every report can be rebuilt
 //! from the folder alone (`rlbench report RUN_DIR`).
 
+use super::StoreError;
 use reference_api::Policy;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -176,13 +177,12 @@ impl RunRecord {
 
     /// The arm names it lists, each one a name rlbench writes
     /// (`folder::is_name`): a name that would leave the folder is refused.
-    pub fn checked_arms(&self, path: &Path) -> Result<&[String], String> {
+    pub fn checked_arms(&self, path: &Path) -> Result<&[String], StoreError> {
         match self.arms.iter().find(|a| !super::names::is_name(a)) {
-            Some(bad) => Err(format!(
-                "{}: the arm name {bad:?} is not one rlbench writes ({}): refused",
-                path.display(),
-                super::names::NAME_RULE
-            )),
+            Some(bad) => Err(StoreError::ArmName {
+                path: path.to_path_buf(),
+                name: bad.clone(),
+            }),
             None => Ok(&self.arms),
         }
     }
@@ -190,14 +190,14 @@ impl RunRecord {
 
 /// Reads the arm record of the arm listed as `name`, which must name itself
 /// so (a record is never taken for another arm's).
-pub fn read_arm(path: &Path, name: &str) -> Result<ArmRecord, String> {
+pub fn read_arm(path: &Path, name: &str) -> Result<ArmRecord, StoreError> {
     let record: ArmRecord = read(path)?;
     if record.name != name {
-        return Err(format!(
-            "{}: it names the arm {:?}, but run.json lists it as {name:?}",
-            path.display(),
-            record.name
-        ));
+        return Err(StoreError::OtherArm {
+            path: path.to_path_buf(),
+            found: record.name,
+            listed: name.to_string(),
+        });
     }
     Ok(record)
 }
@@ -217,16 +217,23 @@ fn default_witnesses() -> usize {
 }
 
 /// Writes a record whole (`atomic`): a reader sees the old one or the new.
-pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
-    let json =
-        serde_json::to_string_pretty(value).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    let json = serde_json::to_string_pretty(value).map_err(|source| StoreError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
     super::atomic::write(path, (json + "\n").as_bytes())
 }
 
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
+    let text = std::fs::read_to_string(path).map_err(|source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| StoreError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

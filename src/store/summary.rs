@@ -321,8 +321,11 @@ pub struct Gate {
     pub failures: Vec<String>,
 }
 
-pub fn write(path: &Path, summary: &Summary) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(summary).map_err(|e| format!("summary.json: {e}"))?;
+pub fn write(path: &Path, summary: &Summary) -> Result<(), super::StoreError> {
+    let json = serde_json::to_string_pretty(summary).map_err(|source| super::StoreError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
     super::atomic::replace(path, (json + "\n").as_bytes())
 }
 
