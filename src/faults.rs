@@ -4,7 +4,7 @@
 //! failover is not undone; its window runs from the replication link's
 //! hold (or, without one, from the kill) to the promotion.
 
-use crate::stack::Stack;
+use crate::stack::{Stack, StackError};
 use crate::store::records::Applied;
 use std::future::Future;
 use std::time::Duration;
@@ -60,7 +60,7 @@ pub async fn drive(
             () = tokio::time::sleep_until(start + f.at + f.lasts) => false,
         };
         let error = if applied {
-            undo(stack, f.action).await.err()
+            undo(stack, f.action).await.err().map(|e| e.to_string())
         } else {
             None
         };
@@ -120,7 +120,7 @@ async fn fail_over(stack: &mut Stack) -> bool {
     }
 }
 
-async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), String> {
+async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), StackError> {
     match action {
         FaultAction::RedisDown { restart: false } => {
             if let Some(r) = stack.redis_mut() {

@@ -46,9 +46,7 @@ pub async fn start(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<
     crate::stack::leftovers::sweep();
     let configs = replica_configs(&scenario, chosen, &run_id);
     let managed = scenario.managed_redis(chosen);
-    let stack = Stack::up_on(&configs, managed, false, &run_id, port)
-        .await
-        .map_err(Error::environment)?;
+    let stack = Stack::up_on(&configs, managed, false, &run_id, port).await?;
     let mut lines = Vec::new();
     if let Some(said) = stack.redis_said() {
         lines.push(said);

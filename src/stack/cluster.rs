@@ -10,6 +10,7 @@
 //! on every exit path, as each node is a [`RedisServer`].
 
 use super::cluster_answers::{formed, linked, names_master, slot_ranges};
+use super::error::{StackError, Waited};
 use super::redis::{free_port, RedisServer};
 use redis::aio::MultiplexedConnection;
 use reference_api::redis_url::redact;
@@ -33,7 +34,7 @@ impl RedisCluster {
         label: &str,
         masters: usize,
         replicas_per_master: usize,
-    ) -> Result<RedisCluster, String> {
+    ) -> Result<RedisCluster, StackError> {
         let mut cluster = RedisCluster {
             nodes: Vec::new(),
             replicas: Vec::new(),
@@ -57,7 +58,12 @@ impl RedisCluster {
         }
     }
 
-    async fn form(&mut self, label: &str, password: &str, masters: usize) -> Result<(), String> {
+    async fn form(
+        &mut self,
+        label: &str,
+        password: &str,
+        masters: usize,
+    ) -> Result<(), StackError> {
         for _ in 0..masters {
             self.nodes.push(start_node(label, password).await?);
         }
@@ -72,7 +78,7 @@ impl RedisCluster {
                 .arg(range.1)
                 .query_async(conn)
                 .await
-                .map_err(|e| format!("cluster node {i}: CLUSTER ADDSLOTSRANGE: {e}"))?;
+                .map_err(|e| command(format!("cluster node {i}: CLUSTER ADDSLOTSRANGE"), e))?;
             // Distinct epochs from the start, as `redis-cli --cluster
             // create` gives them: no collision to settle after MEET.
             let () = redis::cmd("CLUSTER")
@@ -80,7 +86,7 @@ impl RedisCluster {
                 .arg(i + 1)
                 .query_async(conn)
                 .await
-                .map_err(|e| format!("cluster node {i}: CLUSTER SET-CONFIG-EPOCH: {e}"))?;
+                .map_err(|e| command(format!("cluster node {i}: CLUSTER SET-CONFIG-EPOCH"), e))?;
         }
         if let Some((first, rest)) = conns.split_first_mut() {
             for (node, conn) in self.nodes[1..].iter().zip(rest) {
@@ -97,7 +103,7 @@ impl RedisCluster {
         label: &str,
         password: &str,
         per_master: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), StackError> {
         if per_master == 0 {
             return Ok(());
         }
@@ -109,7 +115,7 @@ impl RedisCluster {
                 .arg("MYID")
                 .query_async(&mut conn)
                 .await
-                .map_err(|e| format!("CLUSTER MYID on {}: {e}", node.shown()))?;
+                .map_err(|e| command(format!("CLUSTER MYID on {}", node.shown()), e))?;
             ids.push(id);
         }
         let mut conns = Vec::new();
@@ -138,17 +144,14 @@ impl RedisCluster {
                 .arg(id)
                 .query_async(conn)
                 .await
-                .map_err(|e| format!("CLUSTER REPLICATE on {}: {e}", node.shown()))?;
+                .map_err(|e| command(format!("CLUSTER REPLICATE on {}", node.shown()), e))?;
         }
         let deadline = Instant::now() + READY_WITHIN;
         let mut info = redis::cmd("INFO");
         info.arg("replication");
         for (node, conn) in self.replicas.iter().flatten().zip(&mut conns) {
-            until(conn, &info, deadline, linked, || {
-                format!(
-                    "the cluster replica at {} did not link to its master",
-                    node.shown()
-                )
+            until(conn, &info, deadline, linked, || Waited::ClusterReplica {
+                node: node.shown(),
             })
             .await?;
         }
@@ -160,14 +163,14 @@ impl RedisCluster {
     /// the others, so the promotion does not wait for the node timeout.
     /// Returns once every live master names the promoted node as master,
     /// so a redirection from any of them leads to it.
-    pub async fn fail_over(&mut self) -> Result<(), String> {
+    pub async fn fail_over(&mut self) -> Result<(), StackError> {
         let Some(replica) = self
             .replicas
             .first_mut()
             .filter(|r| !r.is_empty())
             .map(|r| r.remove(0))
         else {
-            return Err("the cluster's first master has no replica left to promote".to_string());
+            return Err(StackError::NoReplicaToPromote);
         };
         self.nodes[0].kill().await;
         let killed = std::mem::replace(&mut self.nodes[0], replica);
@@ -179,12 +182,12 @@ impl RedisCluster {
             .arg("TAKEOVER")
             .query_async(&mut conn)
             .await
-            .map_err(|e| format!("CLUSTER FAILOVER TAKEOVER on {shown}: {e}"))?;
+            .map_err(|e| command(format!("CLUSTER FAILOVER TAKEOVER on {shown}"), e))?;
         let id: String = redis::cmd("CLUSTER")
             .arg("MYID")
             .query_async(&mut conn)
             .await
-            .map_err(|e| format!("CLUSTER MYID on {shown}: {e}"))?;
+            .map_err(|e| command(format!("CLUSTER MYID on {shown}"), e))?;
         let deadline = Instant::now() + READY_WITHIN;
         let mut nodes = redis::cmd("CLUSTER");
         nodes.arg("NODES");
@@ -195,9 +198,9 @@ impl RedisCluster {
                 &nodes,
                 deadline,
                 |n| names_master(n, &id),
-                || {
-                    let node = node.shown();
-                    format!("{node} did not learn of the promoted master {shown}")
+                || Waited::Promotion {
+                    node: node.shown(),
+                    promoted: shown.clone(),
                 },
             )
             .await?;
@@ -237,7 +240,7 @@ impl RedisCluster {
     }
 }
 
-async fn start_node(label: &str, password: &str) -> Result<RedisServer, String> {
+async fn start_node(label: &str, password: &str) -> Result<RedisServer, StackError> {
     RedisServer::start_with(label, password, |_| {
         Ok(vec![
             "--cluster-enabled".into(),
@@ -267,16 +270,22 @@ async fn meet(
     first: &mut MultiplexedConnection,
     port: u16,
     conn: &mut MultiplexedConnection,
-) -> Result<(), String> {
+) -> Result<(), StackError> {
     let answer: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
         .arg("cluster-port")
         .query_async(conn)
         .await
-        .map_err(|e| format!("cluster node at port {port}: CONFIG GET cluster-port: {e}"))?;
-    let bus: u16 = answer.get(1).and_then(|p| p.parse().ok()).ok_or_else(|| {
-        format!("cluster node at port {port} did not say its bus port: {answer:?}")
-    })?;
+        .map_err(|e| {
+            command(
+                format!("cluster node at port {port}: CONFIG GET cluster-port"),
+                e,
+            )
+        })?;
+    let bus: u16 = match answer.get(1).and_then(|p| p.parse().ok()) {
+        Some(bus) => bus,
+        None => return Err(StackError::BusPort { port, answer }),
+    };
     redis::cmd("CLUSTER")
         .arg("MEET")
         .arg("127.0.0.1")
@@ -284,7 +293,7 @@ async fn meet(
         .arg(bus)
         .query_async(first)
         .await
-        .map_err(|e| format!("CLUSTER MEET 127.0.0.1 {port}: {e}"))
+        .map_err(|e| command(format!("CLUSTER MEET 127.0.0.1 {port}"), e))
 }
 
 /// Waits until every node of `conns` sees the cluster formed.
@@ -292,7 +301,7 @@ async fn wait_formed(
     conns: &mut [MultiplexedConnection],
     masters: usize,
     known: usize,
-) -> Result<(), String> {
+) -> Result<(), StackError> {
     let deadline = Instant::now() + READY_WITHIN;
     let mut info = redis::cmd("CLUSTER");
     info.arg("INFO");
@@ -302,7 +311,7 @@ async fn wait_formed(
             &info,
             deadline,
             |i| formed(i, known),
-            || format!("the redis cluster of {masters} masters ({known} nodes) did not form"),
+            || Waited::ClusterFormed { masters, known },
         )
         .await?;
     }
@@ -310,34 +319,50 @@ async fn wait_formed(
 }
 
 /// Asks `ask` every 10 ms until `ok` holds of the answer, or `deadline`
-/// passes (then `failed`'s words, with how long was waited).
+/// passes (then what was `waited` for, with how long).
 async fn until(
     conn: &mut MultiplexedConnection,
     ask: &redis::Cmd,
     deadline: Instant,
     ok: impl Fn(&str) -> bool,
-    failed: impl Fn() -> String,
-) -> Result<(), String> {
+    waited: impl Fn() -> Waited,
+) -> Result<(), StackError> {
     loop {
-        let answer: String = ask
-            .query_async(conn)
-            .await
-            .map_err(|e| format!("{}: {e}", failed()))?;
+        let answer: String =
+            ask.query_async(conn)
+                .await
+                .map_err(|source| StackError::WaitFailed {
+                    waited: waited(),
+                    source,
+                })?;
         if ok(&answer) {
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(format!("{} within {READY_WITHIN:?}", failed()));
+            return Err(StackError::TimedOut {
+                waited: waited(),
+                within: READY_WITHIN,
+            });
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
-async fn connect(url: &str) -> Result<MultiplexedConnection, String> {
-    let client =
-        redis::Client::open(url).map_err(|e| format!("bad redis url {}: {e}", redact(url)))?;
+async fn connect(url: &str) -> Result<MultiplexedConnection, StackError> {
+    let client = redis::Client::open(url).map_err(|source| StackError::NodeUrl {
+        url: redact(url),
+        source,
+    })?;
     client
         .get_multiplexed_async_connection()
         .await
-        .map_err(|e| format!("cannot connect to cluster node {}: {e}", redact(url)))
+        .map_err(|source| StackError::NodeUnreachable {
+            url: redact(url),
+            source,
+        })
+}
+
+/// A command to a node failed: `what` names both.
+fn command(what: String, source: redis::RedisError) -> StackError {
+    StackError::Command { what, source }
 }

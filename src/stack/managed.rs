@@ -7,6 +7,7 @@
 //! gets here; here it is simply not applied).
 
 use super::cluster::RedisCluster;
+use super::error::StackError;
 use super::proxy::Proxy;
 use super::redis::RedisServer;
 use super::replicated::Replicated;
@@ -40,7 +41,11 @@ pub enum ManagedRedis {
 
 impl ManagedRedis {
     /// Starts it; `latency_proxy` puts a proxy in front of a single server.
-    pub async fn start(kind: Managed, label: &str, latency_proxy: bool) -> Result<Self, String> {
+    pub async fn start(
+        kind: Managed,
+        label: &str,
+        latency_proxy: bool,
+    ) -> Result<Self, StackError> {
         Ok(match kind {
             Managed::Single => {
                 let server = RedisServer::start(label).await?;
@@ -165,7 +170,7 @@ impl ManagedRedis {
     }
 
     /// A fresh single server on the killed one's port.
-    pub async fn restart(&mut self, label: &str) -> Result<(), String> {
+    pub async fn restart(&mut self, label: &str) -> Result<(), StackError> {
         match self {
             ManagedRedis::Single { server, .. } => server.restart(label).await,
             _ => Ok(()),
@@ -185,7 +190,7 @@ impl ManagedRedis {
 
     /// Kills the primary (a cluster's first master) and promotes its
     /// replica; false for a single server.
-    pub async fn fail_over(&mut self) -> Result<bool, String> {
+    pub async fn fail_over(&mut self) -> Result<bool, StackError> {
         match self {
             ManagedRedis::Replicated(pair) => pair.fail_over().await.map(|()| true),
             ManagedRedis::Cluster(c) => c.fail_over().await.map(|()| true),
@@ -195,7 +200,7 @@ impl ManagedRedis {
 
     /// After a failover, a fresh replica for the promoted primary (of a
     /// pair; a cluster's promoted master carries on without one).
-    pub async fn rejoin(&mut self) -> Result<(), String> {
+    pub async fn rejoin(&mut self) -> Result<(), StackError> {
         match self {
             ManagedRedis::Replicated(pair) => pair.rejoin().await,
             _ => Ok(()),

@@ -11,6 +11,8 @@ pub use child::RUN_ENV;
 pub mod cluster;
 pub mod cluster_answers;
 pub mod control;
+pub mod error;
+pub use error::StackError;
 pub mod leftovers;
 pub mod managed;
 pub use managed::Managed;
@@ -22,6 +24,7 @@ mod replica;
 pub mod replicated;
 mod secret;
 
+use error::Waited;
 use managed::ManagedRedis;
 use reference_api::config::Backend;
 use reference_api::ReplicaConfig;
@@ -55,7 +58,7 @@ impl Stack {
         managed_redis: Option<Managed>,
         latency_proxy: bool,
         run_id: &str,
-    ) -> Result<Stack, String> {
+    ) -> Result<Stack, StackError> {
         Self::up_on(configs, managed_redis, latency_proxy, run_id, None).await
     }
 
@@ -67,7 +70,7 @@ impl Stack {
         latency_proxy: bool,
         run_id: &str,
         base_port: Option<u16>,
-    ) -> Result<Stack, String> {
+    ) -> Result<Stack, StackError> {
         let exe = current_exe()?;
         let admin_token = secret::fresh()?;
         let mut stack = Stack {
@@ -98,7 +101,7 @@ impl Stack {
                 Some(Some(port)) => Some(format!("127.0.0.1:{port}")),
                 Some(None) => {
                     stack.down().await;
-                    return Err(format!("--port: replica {i} would need a port above 65535"));
+                    return Err(StackError::PortPastRange { replica: i });
                 }
             };
             match Replica::start(&exe, config, run_id, READY_WITHIN, listen.as_deref()).await {
@@ -160,7 +163,7 @@ impl Stack {
     }
 
     /// Starts a fresh single Redis on the killed one's port.
-    pub async fn restart_redis(&mut self) -> Result<(), String> {
+    pub async fn restart_redis(&mut self) -> Result<(), StackError> {
         match &mut self.redis {
             Some(r) => r.restart(&self.run_id).await,
             None => Ok(()),
@@ -170,21 +173,24 @@ impl Stack {
     /// Sets replica `i`'s clock to its configured skew plus `step_us`
     /// (through its loopback-only admin endpoint, with the stack's token);
     /// false when there is no such replica.
-    pub async fn step_clock(&self, i: usize, step_us: i64) -> Result<bool, String> {
+    pub async fn step_clock(&self, i: usize, step_us: i64) -> Result<bool, StackError> {
         let (Some(replica), Some(config)) = (self.replicas.get(i), self.configs.get(i)) else {
             return Ok(false);
         };
         let skew = config.clock_skew_us + step_us;
         let uri: hyper::Uri = format!("{}/admin/clock-skew?us={skew}", replica.url)
             .parse()
-            .map_err(|e| format!("replica {}: {e}", replica.name))?;
+            .map_err(|source| StackError::ClockUrl {
+                name: replica.name.clone(),
+                source,
+            })?;
         let http = control::new(1);
         match control::put_status(&http, &uri, &self.admin_token, Duration::from_secs(2)).await {
             Some(200) => Ok(true),
-            other => Err(format!(
-                "replica {} did not take the clock step (status {other:?})",
-                replica.name
-            )),
+            status => Err(StackError::ClockRefused {
+                name: replica.name.clone(),
+                status,
+            }),
         }
     }
 
@@ -200,7 +206,7 @@ impl Stack {
     }
 
     /// Starts replica `i` again on its old port, with its old config.
-    pub async fn restart_replica(&mut self, i: usize) -> Result<(), String> {
+    pub async fn restart_replica(&mut self, i: usize) -> Result<(), StackError> {
         let (Some(old), Some(config)) = (self.replicas.get(i), self.configs.get(i)) else {
             return Ok(());
         };
@@ -217,29 +223,35 @@ impl Stack {
         Ok(())
     }
 
-    async fn wait_healthy(&mut self) -> Result<(), String> {
+    async fn wait_healthy(&mut self) -> Result<(), StackError> {
         let http = control::new(1);
         let deadline = Instant::now() + HEALTHY_WITHIN;
         for replica in &mut self.replicas {
             let uri: hyper::Uri = format!("{}/healthz", replica.url)
                 .parse()
-                .map_err(|e| format!("replica {}: bad url {}: {e}", replica.name, replica.url))?;
+                .map_err(|source| StackError::ReplicaUrl {
+                    name: replica.name.clone(),
+                    url: replica.url.clone(),
+                    source,
+                })?;
             loop {
                 if control::get_status(&http, &uri, Duration::from_millis(500)).await == Some(200) {
                     break;
                 }
                 if replica.has_exited() {
-                    return Err(format!(
-                        "replica {} died at start: {}",
-                        replica.name,
-                        replica.stderr_tail()
-                    ));
+                    return Err(StackError::ReplicaDied {
+                        name: replica.name.clone(),
+                        stderr: replica.stderr_tail(),
+                    });
                 }
                 if Instant::now() > deadline {
-                    return Err(format!(
-                        "replica {} at {} did not answer /healthz within {HEALTHY_WITHIN:?}",
-                        replica.name, replica.url
-                    ));
+                    return Err(StackError::TimedOut {
+                        waited: Waited::Healthz {
+                            name: replica.name.clone(),
+                            url: replica.url.clone(),
+                        },
+                        within: HEALTHY_WITHIN,
+                    });
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -273,7 +285,6 @@ impl Stack {
     }
 }
 
-fn current_exe() -> Result<PathBuf, String> {
-    std::env::current_exe()
-        .map_err(|e| format!("cannot find rlbench's own binary to start replicas: {e}"))
+fn current_exe() -> Result<PathBuf, StackError> {
+    std::env::current_exe().map_err(StackError::OwnBinary)
 }

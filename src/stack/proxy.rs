@@ -8,6 +8,7 @@
 //! dropped), as a floating address does when a failover moves it. It runs
 //! as tasks of rlbench itself: no process to leave behind.
 
+use super::error::StackError;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,13 +38,13 @@ pub struct Proxy {
 
 impl Proxy {
     /// Listens on a free loopback port and forwards to `upstream` (host:port).
-    pub async fn start(upstream: String) -> Result<Proxy, String> {
+    pub async fn start(upstream: String) -> Result<Proxy, StackError> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
-            .map_err(|e| format!("cannot start the Redis latency proxy: {e}"))?;
+            .map_err(StackError::Proxy)?;
         let address = listener
             .local_addr()
-            .map_err(|e| format!("cannot start the Redis latency proxy: {e}"))?
+            .map_err(StackError::Proxy)?
             .to_string();
         let delay = Arc::new(Delay::default());
         let shared = delay.clone();

@@ -8,6 +8,7 @@
 //! the URL for words).
 
 use super::child::Supervised;
+use super::error::{StackError, Waited};
 use reference_api::redis_url;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -18,10 +19,6 @@ use tokio::process::Command;
 use tokio::time::Instant;
 
 const READY_WITHIN: Duration = Duration::from_secs(10);
-
-pub const MISSING: &str =
-    "redis-server not found on PATH: install it (e.g. `apt-get install redis-server`) \
-or point the scenario at a running Redis with [redis] url = \"redis://127.0.0.1:6379\"";
 
 pub struct RedisServer {
     /// `redis://:PASSWORD@127.0.0.1:PORT`: to connect with, never to show.
@@ -38,7 +35,7 @@ impl RedisServer {
     /// `label` marks the process (environment `RLBENCH_RUN`), so a run's
     /// processes can be found from outside; its folder is named after
     /// this process (`leftovers`). The server gets a fresh random password.
-    pub async fn start(label: &str) -> Result<RedisServer, String> {
+    pub async fn start(label: &str) -> Result<RedisServer, StackError> {
         Self::start_with(label, &super::secret::fresh()?, |_| Ok(Vec::new())).await
     }
 
@@ -49,20 +46,19 @@ impl RedisServer {
     pub async fn start_with(
         label: &str,
         password: &str,
-        extra: impl Fn(u16) -> Result<Vec<String>, String>,
-    ) -> Result<RedisServer, String> {
-        let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
-        let mut last = String::new();
+        extra: impl Fn(u16) -> Result<Vec<String>, StackError>,
+    ) -> Result<RedisServer, StackError> {
+        let exe = find_on_path("redis-server").ok_or(StackError::RedisMissing)?;
         // A port found free can be taken before redis binds it: try a few.
-        for _ in 0..3 {
+        let mut tries = 1;
+        loop {
             let port = free_port()?;
             match Self::start_on(&exe, port, label, password, extra(port)?).await {
                 Ok(server) => return Ok(server),
-                Err((retry, why)) if retry => last = why,
+                Err((true, _)) if tries < 3 => tries += 1,
                 Err((_, why)) => return Err(why),
             }
         }
-        Err(last)
     }
 
     /// `Err((true, why))` when another port may work.
@@ -72,20 +68,23 @@ impl RedisServer {
         label: &str,
         password: &str,
         extra: Vec<String>,
-    ) -> Result<RedisServer, (bool, String)> {
+    ) -> Result<RedisServer, (bool, StackError)> {
         // The owner's alone, like the config file in it.
         let dir = tempfile::Builder::new()
             .prefix(&format!("{}redis-", super::leftovers::prefix()))
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
-            .map_err(|e| (false, format!("cannot make a folder for redis-server: {e}")))?;
+            .map_err(|e| (false, StackError::RedisFolder(e)))?;
         let log = dir.path().join("redis.log");
         let conf = dir.path().join("redis.conf");
         write_private(
             &conf,
             &format!("requirepass {password}\nmasterauth {password}\n"),
         )
-        .map_err(|e| (false, format!("cannot write {}: {e}", conf.display())))?;
+        .map_err(|source| {
+            let path = conf.clone();
+            (false, StackError::RedisConfig { path, source })
+        })?;
         let mut command = Command::new(exe);
         command
             // The config file first (redis-server's rule), the rest after.
@@ -111,8 +110,10 @@ impl RedisServer {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        let process = Supervised::spawn(&mut command)
-            .map_err(|e| (false, format!("cannot start {}: {e}", exe.display())))?;
+        let process = Supervised::spawn(&mut command).map_err(|source| {
+            let what = exe.display().to_string();
+            (false, StackError::Spawn { what, source })
+        })?;
         let mut server = RedisServer {
             url: with_password(password, &format!("127.0.0.1:{port}")),
             port,
@@ -130,19 +131,13 @@ impl RedisServer {
                 let text = std::fs::read_to_string(&log).unwrap_or_default();
                 let last = text.lines().last().unwrap_or("no log").trim().to_string();
                 let retry = text.contains("Address already in use");
-                return Err((
-                    retry,
-                    format!("redis-server exited at start on port {port}: {last}"),
-                ));
+                return Err((retry, StackError::RedisExited { port, last }));
             }
             if Instant::now() > deadline {
                 server.stop().await;
-                return Err((
-                    false,
-                    format!(
-                        "redis-server on port {port} did not answer PING within {READY_WITHIN:?}"
-                    ),
-                ));
+                let waited = Waited::Ping { port };
+                let within = READY_WITHIN;
+                return Err((false, StackError::TimedOut { waited, within }));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -188,8 +183,8 @@ impl RedisServer {
     }
 
     /// A fresh server on the same port (after `kill`), marked like the first.
-    pub async fn restart(&mut self, label: &str) -> Result<(), String> {
-        let exe = find_on_path("redis-server").ok_or_else(|| MISSING.to_string())?;
+    pub async fn restart(&mut self, label: &str) -> Result<(), StackError> {
+        let exe = find_on_path("redis-server").ok_or(StackError::RedisMissing)?;
         let fresh = Self::start_on(&exe, self.port, label, &self.password, self.extra.clone())
             .await
             .map_err(|(_, why)| why)?;
@@ -227,13 +222,12 @@ pub async fn ping(url: &str) -> bool {
     )
 }
 
-pub fn free_port() -> Result<u16, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| format!("no free loopback port: {e}"))?;
+pub fn free_port() -> Result<u16, StackError> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(StackError::NoFreePort)?;
     listener
         .local_addr()
         .map(|a| a.port())
-        .map_err(|e| format!("no free loopback port: {e}"))
+        .map_err(StackError::NoFreePort)
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {

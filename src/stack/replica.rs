@@ -6,6 +6,7 @@
 //! it prints its address.
 
 use super::child::Supervised;
+use super::error::StackError;
 use reference_api::replica::{CONFIG_ENV, READY_PREFIX};
 use reference_api::ReplicaConfig;
 use std::collections::VecDeque;
@@ -35,9 +36,12 @@ impl Replica {
         run_id: &str,
         ready_within: Duration,
         listen: Option<&str>,
-    ) -> Result<Replica, String> {
+    ) -> Result<Replica, StackError> {
         let name = config.replica.clone();
-        let json = serde_json::to_string(config).map_err(|e| format!("replica {name}: {e}"))?;
+        let json = serde_json::to_string(config).map_err(|source| StackError::ReplicaConfig {
+            name: name.clone(),
+            source,
+        })?;
         let mut command = Command::new(exe);
         command.args(["replica", "--run-id", run_id]);
         if let Some(addr) = listen {
@@ -49,9 +53,11 @@ impl Replica {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut process = Supervised::spawn(&mut command)
-            .map_err(|e| format!("cannot start replica {name} ({}): {e}", exe.display()))?;
-        let child = process.child_mut().ok_or("replica vanished at start")?;
+        let mut process = Supervised::spawn(&mut command).map_err(|source| StackError::Spawn {
+            what: format!("replica {name} ({})", exe.display()),
+            source,
+        })?;
+        let child = process.child_mut().ok_or(StackError::ReplicaVanished)?;
         let (stdin, stdout, stderr_pipe) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
@@ -76,7 +82,7 @@ impl Replica {
             stderr,
         };
         let Some(stdout) = stdout else {
-            return Err(format!("replica {name}: no stdout"));
+            return Err(StackError::ReplicaNoStdout { name });
         };
         let mut lines = BufReader::new(stdout).lines();
         let ready = tokio::time::timeout(ready_within, async {
@@ -94,16 +100,18 @@ impl Replica {
                 let status = replica.process.wait_exit().await;
                 // Let the stderr reader catch up with the last words.
                 tokio::time::sleep(Duration::from_millis(50)).await;
-                return Err(format!(
-                    "replica {name} exited during start ({status}): {}",
-                    replica.stderr_tail()
-                ));
+                return Err(StackError::ReplicaExited {
+                    name,
+                    status,
+                    stderr: replica.stderr_tail(),
+                });
             }
             Err(_) => {
-                return Err(format!(
-                    "replica {name} did not report ready within {ready_within:?}: {}",
-                    replica.stderr_tail()
-                ))
+                return Err(StackError::ReplicaNotReady {
+                    name,
+                    within: ready_within,
+                    stderr: replica.stderr_tail(),
+                })
             }
         }
         // Keep draining stdout so the replica never blocks on a full pipe.

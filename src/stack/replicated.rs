@@ -10,6 +10,7 @@
 //! primary with it). Stopped on every exit path, as each node is a
 //! [`RedisServer`].
 
+use super::error::{StackError, Waited};
 use super::proxy::Proxy;
 use super::redis::RedisServer;
 use std::time::Duration;
@@ -32,19 +33,11 @@ pub struct Replicated {
 }
 
 impl Replicated {
-    pub async fn start(label: &str) -> Result<Replicated, String> {
+    pub async fn start(label: &str) -> Result<Replicated, StackError> {
         let password = super::secret::fresh()?;
         let primary = RedisServer::start_with(label, &password, |_| Ok(no_sync_delay())).await?;
         let link = Proxy::start(format!("127.0.0.1:{}", primary.port)).await?;
-        let link_port = match link.address.rsplit_once(':') {
-            Some((_, p)) => p.to_string(),
-            None => {
-                return Err(format!(
-                    "the replication proxy has a bad address {}",
-                    link.address
-                ))
-            }
-        };
+        let link_port = port_of(&link)?;
         let replica = RedisServer::start_with(label, &password, |_| {
             let mut args = no_sync_delay();
             args.extend(["--replicaof".into(), "127.0.0.1".into(), link_port.clone()]);
@@ -69,7 +62,7 @@ impl Replicated {
     /// (`WAIT 1`): a link that is "up" may not acknowledge yet (the
     /// primary counts the replica online only after its first ACK), and
     /// an arm that waits for replicas would reject until it did.
-    async fn wait_linked(&self) -> Result<(), String> {
+    async fn wait_linked(&self) -> Result<(), StackError> {
         let deadline = Instant::now() + LINKED_WITHIN;
         loop {
             let info = info(&self.replica.url, "replication")
@@ -81,10 +74,11 @@ impl Replicated {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                return Err(format!(
-                    "the redis replica at {} did not link to its primary within {LINKED_WITHIN:?}",
-                    self.replica.shown()
-                ));
+                let node = self.replica.shown();
+                return Err(StackError::TimedOut {
+                    waited: Waited::PairLinked { node },
+                    within: LINKED_WITHIN,
+                });
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -102,9 +96,9 @@ impl Replicated {
     }
 
     /// Kills the primary, promotes the replica, moves the address to it.
-    pub async fn fail_over(&mut self) -> Result<(), String> {
+    pub async fn fail_over(&mut self) -> Result<(), StackError> {
         if self.failed_over {
-            return Err("the replica was promoted already".to_string());
+            return Err(StackError::PromotedAlready);
         }
         self.primary.kill().await;
         // What the link held is dropped with it: writes never replicated.
@@ -122,10 +116,8 @@ impl Replicated {
         match tokio::time::timeout(Duration::from_secs(2), promoted).await {
             Ok(Some(())) => {}
             _ => {
-                return Err(format!(
-                    "REPLICAOF NO ONE failed on {}",
-                    self.replica.shown()
-                ))
+                let node = self.replica.shown();
+                return Err(StackError::PromotionFailed { node });
             }
         }
         self.front
@@ -138,10 +130,10 @@ impl Replicated {
     /// primary's place comes back as the new primary's replica (as Sentinel
     /// brings the old one back), so that waiting for a replica can succeed
     /// again.
-    pub async fn rejoin(&mut self) -> Result<(), String> {
+    pub async fn rejoin(&mut self) -> Result<(), StackError> {
         self.link.set(Duration::ZERO, Duration::ZERO);
         self.link.switch(format!("127.0.0.1:{}", self.replica.port));
-        let link_port = self.link_port()?;
+        let link_port = port_of(&self.link)?;
         let label = self.label.clone();
         let old = std::mem::replace(
             &mut self.primary,
@@ -156,19 +148,6 @@ impl Replicated {
         Ok(())
     }
 
-    fn link_port(&self) -> Result<String, String> {
-        self.link
-            .address
-            .rsplit_once(':')
-            .map(|(_, p)| p.to_string())
-            .ok_or_else(|| {
-                format!(
-                    "the replication proxy has a bad address {}",
-                    self.link.address
-                )
-            })
-    }
-
     pub fn pids(&self) -> impl Iterator<Item = u32> + '_ {
         self.primary.pid().into_iter().chain(self.replica.pid())
     }
@@ -176,6 +155,14 @@ impl Replicated {
     pub async fn stop(&mut self) {
         self.replica.stop().await;
         self.primary.stop().await;
+    }
+}
+
+/// The port of the replication proxy `link`, for `--replicaof`.
+fn port_of(link: &Proxy) -> Result<String, StackError> {
+    match link.address.rsplit_once(':') {
+        Some((_, port)) => Ok(port.to_string()),
+        None => Err(StackError::ProxyAddress(link.address.clone())),
     }
 }
 

@@ -4,15 +4,16 @@
 //! them (see `redis.rs` for the server's side, `replica.rs` for the
 //! replicas').
 
+use super::error::StackError;
+
 /// Bytes of randomness in a secret: 128 bits, past guessing.
 const BYTES: usize = 16;
 
 /// A fresh secret as lowercase hex: safe in a URL, a config file and a
 /// header alike.
-pub fn fresh() -> Result<String, String> {
+pub fn fresh() -> Result<String, StackError> {
     let mut bytes = [0u8; BYTES];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| format!("cannot draw random bytes for a per-run secret: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(StackError::Secret)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
