@@ -131,20 +131,35 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
         })
 }
 
+/// Why nothing accepts connections at a Redis URL, in the words of what
+/// refused (the line around it says where, and the fix).
+#[derive(Debug, thiserror::Error)]
+enum Unreachable {
+    /// The URL is not one the replicas' client takes.
+    #[error(transparent)]
+    Url(#[from] redis::RedisError),
+    /// A Unix socket file that is not there (or cannot be looked at).
+    #[error(transparent)]
+    NoSocket(std::io::Error),
+    #[error(transparent)]
+    Refused(std::io::Error),
+    #[error("no connection within {} s", .0.as_secs())]
+    Silent(Duration),
+}
+
 /// Whether something accepts connections at a Redis URL (parsed as the
 /// replicas' client parses it).
-async fn redis_reachable(url: &str) -> Result<(), String> {
+async fn redis_reachable(url: &str) -> Result<(), Unreachable> {
     use redis::{ConnectionAddr, IntoConnectionInfo};
-    let info = url.into_connection_info().map_err(|e| e.to_string())?;
+    let info = url.into_connection_info()?;
     let (host, port) = match info.addr() {
         ConnectionAddr::Tcp(host, port) => (host.clone(), *port),
         ConnectionAddr::TcpTls { host, port, .. } => (host.clone(), *port),
         // A socket file: its presence is the check.
         other => {
-            return match std::fs::metadata(other.to_string()) {
-                Ok(_) => Ok(()),
-                Err(e) => Err(e.to_string()),
-            }
+            return std::fs::metadata(other.to_string())
+                .map(|_| ())
+                .map_err(Unreachable::NoSocket)
         }
     };
     let host = host
@@ -154,11 +169,8 @@ async fn redis_reachable(url: &str) -> Result<(), String> {
     let connect = tokio::net::TcpStream::connect((host.as_str(), port));
     match tokio::time::timeout(CONNECT_WITHIN, connect).await {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!(
-            "no connection within {} s",
-            CONNECT_WITHIN.as_secs()
-        )),
+        Ok(Err(e)) => Err(Unreachable::Refused(e)),
+        Err(_) => Err(Unreachable::Silent(CONNECT_WITHIN)),
     }
 }
 
