@@ -151,11 +151,15 @@ pub fn records(
         return Err(EventsError::Short {
             path: path.to_path_buf(),
             size,
+            magic: MAGIC,
             source,
         });
     }
     if &magic != MAGIC {
-        return Err(EventsError::NotTrace(path.to_path_buf()));
+        return Err(EventsError::NotTrace {
+            path: path.to_path_buf(),
+            magic: MAGIC,
+        });
     }
     let path = path.to_path_buf();
     let mut offset = MAGIC.len() as u64;

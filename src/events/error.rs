@@ -3,7 +3,6 @@
 //! rlbench cannot write, or cannot trust when reading it back, is the
 //! machine's or the folder's failure, never a smaller verdict.
 
-use super::binary::MAGIC;
 use crate::error::{Exit, Kind};
 use std::fmt;
 use std::path::PathBuf;
@@ -105,14 +104,19 @@ pub enum EventsError {
     CsvOpen { path: PathBuf, source: csv::Error },
     #[error("{}: {source}", path.display())]
     Csv { path: PathBuf, source: csv::Error },
-    #[error("{}: not an rlbench trace ({size} bytes, no {MAGIC:?} header: {source})", path.display())]
+    /// Shorter than the header every trace starts with (`binary::MAGIC`).
+    #[error("{}: not an rlbench trace ({size} bytes, no {magic:?} header: {source})", path.display())]
     Short {
         path: PathBuf,
         size: u64,
+        magic: &'static [u8; 8],
         source: std::io::Error,
     },
-    #[error("{}: not an rlbench trace (no {MAGIC:?} at its start)", .0.display())]
-    NotTrace(PathBuf),
+    #[error("{}: not an rlbench trace (no {magic:?} at its start)", path.display())]
+    NotTrace {
+        path: PathBuf,
+        magic: &'static [u8; 8],
+    },
     #[error("{}{place}: {flaw}", path.display())]
     Damaged {
         path: PathBuf,

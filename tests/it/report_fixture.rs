@@ -3,7 +3,7 @@
 //! reproduces its summary.json, JUnit and histograms byte for byte: the
 //! contract CI gates read does not drift when the code is rearranged.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! `rlbench serve`) and against plain loopback HTTP servers written here,
 //! one of which hangs up on every request so its errors are counted by kind.
 
-mod common;
+use crate::common;
 
 use common::{bin, rlbench, summary, text, write};
 use std::io::{BufRead, BufReader, Read, Write};

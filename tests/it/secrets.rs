@@ -5,7 +5,7 @@
 //! Redis rlbench starts itself refuses a client without its per-run
 //! password, which is in no command line and no output either.
 
-mod common;
+use crate::common;
 
 use common::{arm, bin, summary, text, wait_no_replicas, write};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 /// events → analyze → gate → report; `app` wires it together.
 const LAYERS: &[&str] = &[
     "app",       // the commands, one arm's pipeline, the finish
+    "cli",       // the command line's flags, typed (only main and app read it)
     "report",    // rendering: files and terminal output from stored figures
     "scenario",  // a scenario file, validated into the engine's inputs
     "gate",      // expectations judged against an arm's figures
@@ -29,7 +30,6 @@ const LAYERS: &[&str] = &[
     "verify",    // the verifier (crates/verify, re-exported as crate::verify)
     "error",     // errors and exit codes
     "interrupt", // Ctrl-C and SIGTERM
-    "cli",       // the command line (only main and app read it)
 ];
 
 /// What `report/` may import: the figures as stored and the trace's own

@@ -2,7 +2,7 @@
 //! processes (started and stopped here, on free loopback ports) and against
 //! the reference API served by `rlbench serve`, plus an unreachable target.
 
-mod common;
+use crate::common;
 
 use common::{arm, free_port, run_scenario, text, Running};
 use serde_json::Value;

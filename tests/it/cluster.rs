@@ -5,7 +5,7 @@
 //! master does its share of the work, and no node survives the run. A
 //! cluster with a password kept up beside a run is used by `[redis] url`.
 
-mod common;
+use crate::common;
 
 use common::{arm, summary, text, wait_no_replicas};
 use rlbench::stack::cluster::RedisCluster;

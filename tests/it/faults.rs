@@ -4,7 +4,7 @@
 //! restarted replica (local counts forgotten, Redis counts kept) — and
 //! nothing left running afterwards.
 
-mod common;
+use crate::common;
 
 use common::{arm, text, wait_no_replicas, write};
 use serde_json::Value;

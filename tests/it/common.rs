@@ -1,5 +1,4 @@
 //! Helpers for tests that drive the real rlbench binary.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

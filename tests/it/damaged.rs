@@ -3,7 +3,7 @@
 //! with its place by `report`, `explain` and `export` alike (exit 3), and
 //! a name read back from the folder never leads outside it.
 
-mod common;
+use crate::common;
 
 use common::{rlbench, text};
 use serde_json::Value;

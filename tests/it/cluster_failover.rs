@@ -6,7 +6,7 @@
 //! flight, can only be on a key of the killed master's slots and after the
 //! kill. No node survives the run.
 
-mod common;
+use crate::common;
 
 use common::{arm, summary, text, wait_no_replicas};
 use std::time::Duration;

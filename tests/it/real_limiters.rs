@@ -16,7 +16,7 @@
 //! The libraries are installed by scripts/limiters/install.sh (.ci/run runs
 //! it) next to the servers; a test panics saying so when they are missing.
 
-mod common;
+use crate::common;
 
 use common::{arm, free_port, run_scenario, text, Running};
 use serde_json::Value;

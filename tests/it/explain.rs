@@ -2,7 +2,7 @@
 //! a real run: the fake global's violations come with the admits that prove
 //! them, the correct arm has nothing to prove.
 
-mod common;
+use crate::common;
 
 use common::{rlbench, run_small, text};
 use serde_json::Value;

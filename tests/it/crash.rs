@@ -3,7 +3,7 @@
 //! nothing rlbench started is left running, and its temporary folders are
 //! swept by the next rlbench.
 
-mod common;
+use crate::common;
 
 use common::{bin, rlbench, summary, text, write};
 use nix::sys::signal::{kill, Signal};

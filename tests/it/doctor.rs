@@ -3,7 +3,7 @@
 //! scenario needing 10,000 connections under a 1,024 open-files limit is
 //! a warning with the `ulimit` to run.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 use std::os::unix::process::CommandExt;

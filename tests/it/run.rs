@@ -2,7 +2,7 @@
 //! the summary contract, the gate's exit codes, and no process left behind
 //! on any exit path (normal end, gate failure, Ctrl-C, panic, SIGKILL).
 
-mod common;
+use crate::common;
 
 use common::{arm, rlbench, run_single, summary, text, wait_no_replicas, write};
 use nix::sys::signal::{kill, Signal};

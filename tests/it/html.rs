@@ -2,7 +2,7 @@
 //! which .ci/run installs) opens the file from disk, with the network
 //! features off; every chart must decode and the verdicts must be there.
 
-mod common;
+use crate::common;
 
 use common::text;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! retry is a request of its own linked to its first attempt, waits as
 //! told, is judged like any other, and the summary shows what callers got.
 
-mod common;
+use crate::common;
 
 use common::{rlbench, run_single, summary, text};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! nothing (replica or redis-server) survives the run, and a missing
 //! redis-server is one clear line and exit 3.
 
-mod common;
+use crate::common;
 
 use common::{text, wait_no_replicas, write};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! witnesses, and the fault's sentence counts the admits in the lag; the
 //! arm that WAITs for its replica stays exact. No node survives the run.
 
-mod common;
+use crate::common;
 
 use common::{arm, summary, text, wait_no_replicas};
 use std::time::Duration;

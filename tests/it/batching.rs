@@ -6,7 +6,7 @@
 //! script calls than decisions. Then through the real binary: a batched arm's summary
 //! carries that bound, and its report the trade chart.
 
-mod common;
+use crate::common;
 
 use reference_api::config::{ClockSource, OnError, RedisBackend, RedisMode, Topology};
 use reference_api::limiter::redis_backed::RedisLimiter;

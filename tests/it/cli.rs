@@ -1,7 +1,7 @@
 //! The binary's contract for bad input and validation: exit codes and
 //! one-line errors that name the file, line and column.
 
-mod common;
+use crate::common;
 
 use common::{rlbench, text, write};
 
@@ -139,22 +139,17 @@ fn a_closed_stdout_ends_quietly_without_a_panic() {
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
 }
 
-/// The README's "Verify your own limiter" scenarios are complete and valid,
-/// and say what the shipped files say.
+/// docs/own-limiter.md's scenarios ("Verify your own limiter") are
+/// complete and valid, and say what the shipped files say.
 #[test]
-fn the_readme_external_scenarios_are_valid() {
+fn the_documented_external_scenarios_are_valid() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let start = readme
-        .find("## Verify your own limiter")
-        .expect("the section");
-    let section = &readme[start..];
-    let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
+    let doc = std::fs::read_to_string(root.join("docs/own-limiter.md")).unwrap();
     let mut checked = Vec::new();
-    for block in section[..end].split("```toml\n").skip(1) {
+    for block in doc.split("```toml\n").skip(1) {
         let toml = block.split("```").next().unwrap();
-        let s =
-            rlbench::scenario::parse("README.md", toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+        let s = rlbench::scenario::parse("docs/own-limiter.md", toml)
+            .unwrap_or_else(|e| panic!("{e}\n{toml}"));
         let shipped =
             rlbench::scenario::read(&root.join(format!("scenarios/{}.toml", s.name))).unwrap();
         assert_eq!(s.policy, shipped.policy, "{}", s.name);

@@ -1,0 +1,30 @@
+//! rlbench's integration tests, one binary (as ripgrep keeps them): every
+//! module drives real processes — the rlbench binary, its replicas,
+//! redis-server, nginx, a browser — and `common` holds what they share.
+//! One binary links once, where twenty linked twenty times.
+
+mod common;
+
+mod attack;
+mod batching;
+mod cli;
+mod cluster;
+mod cluster_failover;
+mod crash;
+mod damaged;
+mod doctor;
+mod explain;
+mod external;
+mod failover;
+mod faults;
+mod house_plan;
+mod html;
+mod real_limiters;
+mod redis;
+mod report_fixture;
+mod retries;
+mod run;
+mod run_redis;
+mod scripts;
+mod secrets;
+mod verify_reference;
