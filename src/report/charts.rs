@@ -3,7 +3,9 @@
 //! percentile spectrum, per-replica admits and rejects, and over-admission
 //! by arm.
 
+use super::error::ReportError;
 use hdrhistogram::Histogram;
+use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use std::path::Path;
@@ -60,11 +62,7 @@ pub(super) fn fonts() {
     });
 }
 
-pub(super) fn err(e: impl std::fmt::Display) -> String {
-    format!("chart: {e}")
-}
-
-pub fn render_all(dir: &Path, arms: &[ArmData]) -> Result<(), String> {
+pub fn render_all(dir: &Path, arms: &[ArmData]) -> Result<(), ReportError> {
     fonts();
     save(&dir.join(CHARTS[0].file), |root| {
         admitted_vs_limit(root, arms)
@@ -84,8 +82,8 @@ pub(super) type Canvas<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shi
 /// names the file.
 pub(super) fn save(
     path: &Path,
-    draw: impl FnOnce(Canvas) -> Result<(), String>,
-) -> Result<(), String> {
+    draw: impl FnOnce(Canvas) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
     let (w, h) = SIZE;
     let mut rgb = vec![0u8; (w * h * 3) as usize];
     draw(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
@@ -99,8 +97,33 @@ pub(super) fn save(
     let encoded = encoder
         .write_header()
         .and_then(|mut writer| writer.write_image_data(&rgb).and_then(|()| writer.finish()));
-    encoded.map_err(|e| format!("cannot encode {}: {e}", path.display()))?;
-    crate::store::atomic::replace(path, &bytes)
+    encoded.map_err(|source| ReportError::Encode {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    crate::store::atomic::replace(path, &bytes)?;
+    Ok(())
+}
+
+/// The frame every chart is drawn in: `root` filled white, the title
+/// above, the same margin and label areas, and axes over `x` by `y`.
+pub(super) fn frame<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
+    root: &'a Canvas<'b>,
+    title: &str,
+    x: X,
+    y: Y,
+) -> Result<
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>,
+    ReportError,
+> {
+    root.fill(&WHITE)?;
+    let chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 24))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)?;
+    Ok(chart)
 }
 
 pub(super) fn color(i: usize) -> RGBColor {
@@ -117,8 +140,7 @@ pub(super) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
-fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
-    root.fill(&WHITE).map_err(err)?;
+fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> {
     let x_max = arms
         .iter()
         .flat_map(|a| a.timeline.last().map(|p| p.0))
@@ -128,21 +150,14 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
         .flat_map(|a| a.timeline.iter().map(|p| p.1))
         .fold(1.0f64, f64::max)
         * 1.15;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(CHARTS[0].title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
-        .map_err(err)?;
+    let mut chart = frame(&root, CHARTS[0].title, 0f64..x_max, 0f64..y_max)?;
     chart
         .configure_mesh()
         .x_desc("time since the load started (s)")
         .y_desc("admitted in trailing window ÷ limit (busiest key)")
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     // Fault windows, shaded (arms run the same faults at the same times).
     // Shaded once each: the same fault differs between arms by a few ms.
     let mut windows: Vec<(f64, f64)> = Vec::new();
@@ -161,8 +176,7 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
                 windows
                     .iter()
                     .map(|&(from, to)| Rectangle::new([(from, 0.0), (to, y_max)], shade)),
-            )
-            .map_err(err)?
+            )?
             .label("fault")
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 24, y + 6)], shade));
     }
@@ -172,8 +186,7 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
             8,
             6,
             BLACK.stroke_width(2),
-        ))
-        .map_err(err)?
+        ))?
         .label("limit")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.stroke_width(2)));
     for (i, arm) in arms.iter().enumerate() {
@@ -182,34 +195,31 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
             .draw_series(LineSeries::new(
                 arm.timeline.iter().copied(),
                 c.stroke_width(2),
-            ))
-            .map_err(err)?
+            ))?
             .label(arm.name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-    root.present().map_err(err)
+    root.present()?;
+    Ok(())
 }
 
-pub(super) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, DB, CT>,
+pub(super) fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, BitMapBackend<'b>, CT>,
     position: SeriesLabelPosition,
-) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
+) -> Result<(), ReportError> {
     chart
         .configure_series_labels()
         .label_font((FONT, 15))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .position(position)
-        .draw()
-        .map_err(err)
+        .draw()?;
+    Ok(())
 }
 
 /// x is log10(1 / (1 - percentile)): 0 at 0%, 1 at 90%, 2 at 99%, ...
-fn latency_spectrum(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
+fn latency_spectrum(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> {
     let series: Vec<Vec<(f64, f64)>> = arms
         .iter()
         .map(|a| {
@@ -230,14 +240,7 @@ fn latency_spectrum(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
         })
         .collect();
     let y_max = series.iter().flatten().map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(CHARTS[1].title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..4.0, 0f64..y_max)
-        .map_err(err)?;
+    let mut chart = frame(&root, CHARTS[1].title, 0f64..4.0, 0f64..y_max)?;
     chart
         .configure_mesh()
         .x_desc("percentile (log scale)")
@@ -252,21 +255,20 @@ fn latency_spectrum(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
         })
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     for (i, (arm, points)) in arms.iter().zip(series).enumerate() {
         let c = color(i);
         chart
-            .draw_series(LineSeries::new(points, c.stroke_width(2)))
-            .map_err(err)?
+            .draw_series(LineSeries::new(points, c.stroke_width(2)))?
             .label(arm.name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
     }
     legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-    root.present().map_err(err)
+    root.present()?;
+    Ok(())
 }
 
-fn per_replica(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
+fn per_replica(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> {
     let bars: Vec<(String, u64, u64)> = arms
         .iter()
         .flat_map(|a| {
@@ -280,14 +282,12 @@ fn per_replica(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
         .collect();
     let y_max = bars.iter().map(|b| b.1 + b.2).max().unwrap_or(1).max(1) as f64 * 1.15;
     let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(CHARTS[2].title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d((0..bars.len().max(1) - 1).into_segmented(), 0f64..y_max)
-        .map_err(err)?;
+    let mut chart = frame(
+        &root,
+        CHARTS[2].title,
+        (0..bars.len().max(1) - 1).into_segmented(),
+        0f64..y_max,
+    )?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -296,8 +296,7 @@ fn per_replica(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
         .y_desc("requests")
         .label_style((FONT, if bars.len() > 8 { 11 } else { 14 }))
         .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let admitted = color(2);
     let rejected = color(1);
     chart
@@ -305,8 +304,7 @@ fn per_replica(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
             bars.iter()
                 .enumerate()
                 .map(|(i, b)| bar(i, 0.0, b.1 as f64, admitted)),
-        )
-        .map_err(err)?
+        )?
         .label("admitted")
         .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], admitted.filled()));
     chart
@@ -314,12 +312,12 @@ fn per_replica(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
             bars.iter()
                 .enumerate()
                 .map(|(i, b)| bar(i, b.1 as f64, (b.1 + b.2) as f64, rejected)),
-        )
-        .map_err(err)?
+        )?
         .label("rejected")
         .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], rejected.filled()));
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-    root.present().map_err(err)
+    root.present()?;
+    Ok(())
 }
 
 fn category(x: &SegmentValue<usize>, names: &[impl AsRef<str>]) -> String {
@@ -344,7 +342,7 @@ fn bar(i: usize, from: f64, to: f64, c: RGBColor) -> Rectangle<(SegmentValue<usi
     r
 }
 
-fn over_admission(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
+fn over_admission(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> {
     let values: Vec<f64> = arms
         .iter()
         .map(|a| a.over_admission.unwrap_or(0.0))
@@ -352,14 +350,12 @@ fn over_admission(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
     let y_max = values.iter().copied().fold(1.2f64, f64::max) * 1.15;
     let n = arms.len().max(1);
     let names: Vec<&str> = arms.iter().map(|a| a.name).collect();
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(CHARTS[3].title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d((0..n - 1).into_segmented(), 0f64..y_max)
-        .map_err(err)?;
+    let mut chart = frame(
+        &root,
+        CHARTS[3].title,
+        (0..n - 1).into_segmented(),
+        0f64..y_max,
+    )?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -368,43 +364,38 @@ fn over_admission(root: Canvas, arms: &[ArmData]) -> Result<(), String> {
         .y_desc("admitted ÷ allowed by the policy")
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(err)?;
-    chart
-        .draw_series(
-            values
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| bar(i, 0.0, v, if v > 1.02 { color(1) } else { color(0) })),
+        .draw()?;
+    chart.draw_series(
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| bar(i, 0.0, v, if v > 1.02 { color(1) } else { color(0) })),
+    )?;
+    chart.draw_series(values.iter().enumerate().map(|(i, &v)| {
+        Text::new(
+            format!("{v:.2}×"),
+            (SegmentValue::CenterOf(i), v + y_max * 0.04),
+            (FONT, 16)
+                .into_font()
+                .color(&BLACK)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Bottom,
+                )),
         )
-        .map_err(err)?;
-    chart
-        .draw_series(values.iter().enumerate().map(|(i, &v)| {
-            Text::new(
-                format!("{v:.2}×"),
-                (SegmentValue::CenterOf(i), v + y_max * 0.04),
-                (FONT, 16)
-                    .into_font()
-                    .color(&BLACK)
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Bottom,
-                    )),
-            )
-        }))
-        .map_err(err)?;
+    }))?;
     chart
         .draw_series(DashedLineSeries::new(
             vec![(SegmentValue::Exact(0), 1.0), (SegmentValue::Exact(n), 1.0)],
             8,
             6,
             BLACK.stroke_width(2),
-        ))
-        .map_err(err)?
+        ))?
         .label("the policy's limit (1.0)")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.stroke_width(2)));
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-    root.present().map_err(err)
+    root.present()?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! words, its expectations, the figures and the charts.
 
 use super::charts::CHARTS;
+use super::error::ReportError;
 use crate::store::summary::{ArmSummary, Summary};
 use base64::Engine;
 use std::fmt::Write;
@@ -155,7 +156,7 @@ fn witnesses(h: &mut String, s: &Summary) {
     }
 }
 
-pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
+pub fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -356,8 +357,10 @@ pub fn render(s: &Summary, dir: &Path) -> Result<String, String> {
     let trade = (!super::trade::points(s).is_empty()).then_some(&super::trade::TRADE);
     for chart in CHARTS.iter().chain(trade) {
         let path = dir.join(chart.file);
-        let bytes =
-            std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes = std::fs::read(&path).map_err(|source| ReportError::Read {
+            path: path.clone(),
+            source,
+        })?;
         let data = base64::engine::general_purpose::STANDARD.encode(bytes);
         let _ = write!(
             h,

@@ -2,10 +2,11 @@
 //! CI systems show a failed bound like a failed test (quick-junit writes
 //! the XML).
 
+use super::error::ReportError;
 use crate::store::summary::Summary;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-pub fn render(s: &Summary) -> Result<String, String> {
+pub fn render(s: &Summary) -> Result<String, ReportError> {
     let mut report = Report::new(format!("rlbench {}", s.scenario));
     for arm in &s.arms {
         let mut suite = TestSuite::new(format!("{}/{}", s.scenario, arm.name));
@@ -43,5 +44,5 @@ pub fn render(s: &Summary) -> Result<String, String> {
         suite.add_test_case(TestCase::new("run completed", status));
         report.add_test_suite(suite);
     }
-    report.to_string().map_err(|e| format!("junit.xml: {e}"))
+    report.to_string().map_err(ReportError::Junit)
 }

@@ -6,6 +6,7 @@ pub mod charts;
 pub mod clock;
 pub mod compare;
 pub mod doctor;
+pub mod error;
 pub mod explain;
 pub mod figures;
 pub mod goodput;
@@ -17,6 +18,8 @@ pub mod phases;
 pub mod redis_use;
 pub mod table;
 pub mod trade;
+
+pub use error::ReportError;
 
 use crate::store::folder::RunFolder;
 use crate::store::summary::{self, Summary};
@@ -36,7 +39,7 @@ pub fn write_data(
     summary: &Summary,
     histograms: &[ArmHistograms],
     charts: &[charts::ArmData],
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     for (arm, h) in summary.arms.iter().zip(histograms) {
         for (path, h) in [
             (folder.hgrm(&arm.name, "latency"), h.latency),
@@ -57,15 +60,16 @@ pub fn write_data(
 /// summary.json last (a folder with a summary.json is complete). A view
 /// that cannot be written is removed rather than left stale; each is
 /// tried, and the first failure is returned.
-pub fn write_views(folder: &RunFolder, summary: &Summary) -> Result<(), String> {
+pub fn write_views(folder: &RunFolder, summary: &Summary) -> Result<(), ReportError> {
     let junit = folder.root.join("junit.xml");
     let html = folder.root.join("report.html");
+    let write = |path: &std::path::Path, text: String| {
+        crate::store::atomic::replace(path, text.as_bytes()).map_err(ReportError::from)
+    };
     [
-        junit::render(summary)
-            .and_then(|xml| crate::store::atomic::replace(&junit, xml.as_bytes())),
-        html::render(summary, &folder.root)
-            .and_then(|page| crate::store::atomic::replace(&html, page.as_bytes())),
-        summary::write(&folder.summary(), summary),
+        junit::render(summary).and_then(|xml| write(&junit, xml)),
+        html::render(summary, &folder.root).and_then(|page| write(&html, page)),
+        summary::write(&folder.summary(), summary).map_err(ReportError::from),
     ]
     .into_iter()
     .find_map(Result::err)

@@ -6,7 +6,8 @@
 //! Drawn only when the run has a `redis_batched` arm; whether each arm kept
 //! within its bound is in the table and the `lease of` line.
 
-use super::charts::{color, err, fonts, legend, Chart, FONT};
+use super::charts::{color, fonts, frame, legend, Canvas, Chart, FONT};
+use super::error::ReportError;
 use crate::store::summary::Summary;
 use plotters::prelude::*;
 use std::path::Path;
@@ -49,7 +50,7 @@ pub fn points(s: &Summary) -> Vec<Point<'_>> {
 }
 
 /// Writes the chart when the run has batched arms; says whether it did.
-pub fn render(dir: &Path, s: &Summary) -> Result<bool, String> {
+pub fn render(dir: &Path, s: &Summary) -> Result<bool, ReportError> {
     let points = points(s);
     if points.is_empty() {
         return Ok(false);
@@ -67,20 +68,8 @@ pub fn render(dir: &Path, s: &Summary) -> Result<bool, String> {
     Ok(true)
 }
 
-fn draw(
-    root: super::charts::Canvas,
-    points: &[Point],
-    x_max: f64,
-    y_max: f64,
-) -> Result<(), String> {
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(TRADE.title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
-        .map_err(err)?;
+fn draw(root: Canvas, points: &[Point], x_max: f64, y_max: f64) -> Result<(), ReportError> {
+    let mut chart = frame(&root, TRADE.title, 0f64..x_max, 0f64..y_max)?;
     chart
         .configure_mesh()
         .x_desc("Redis commands per decision")
@@ -88,8 +77,7 @@ fn draw(
         .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let series: [(&str, Figure, RGBColor); 2] = [
         ("definite violations", |p| p.violations, color(1)),
         ("false rejects", |p| p.false_rejects, color(0)),
@@ -100,24 +88,22 @@ fn draw(
                 points
                     .iter()
                     .map(|p| Circle::new((p.commands, value(p) as f64), 6, c.filled())),
-            )
-            .map_err(err)?
+            )?
             .label(label)
             .legend(move |(x, y)| Circle::new((x + 12, y), 6, c.filled()));
     }
     // Each arm named once, beside the higher of its two points.
-    chart
-        .draw_series(points.iter().map(|p| {
-            let y = p.violations.max(p.false_rejects) as f64;
-            Text::new(
-                p.name.to_string(),
-                (p.commands + x_max * 0.015, y + y_max * 0.02),
-                (FONT, 15).into_font().color(&BLACK),
-            )
-        }))
-        .map_err(err)?;
+    chart.draw_series(points.iter().map(|p| {
+        let y = p.violations.max(p.false_rejects) as f64;
+        Text::new(
+            p.name.to_string(),
+            (p.commands + x_max * 0.015, y + y_max * 0.02),
+            (FONT, 15).into_font().color(&BLACK),
+        )
+    }))?;
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-    root.present().map_err(err)
+    root.present()?;
+    Ok(())
 }
 
 #[cfg(test)]
