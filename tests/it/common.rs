@@ -229,3 +229,32 @@ pub fn has(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
+
+/// Asserts the exit code, showing what the command said when it differs.
+pub fn exited(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// Asserts that the run of rlbench `pid` left no replica or redis-server.
+pub fn none_left(pid: u32, within: Duration) {
+    assert!(
+        wait_no_replicas(pid, within).is_empty(),
+        "a replica or redis-server survived"
+    );
+}
+
+/// Waits (20 s at most) until the run of rlbench `pid` has its replicas up
+/// and its trace `events` open: the load has begun.
+pub fn wait_started(pid: u32, events: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !events.exists() || replicas_of(pid).is_empty() {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -16,17 +16,8 @@ fn run(dir: &std::path::Path, scenario: &str, extra: &[&str]) -> (std::process::
 
 fn passed(dir: &std::path::Path, scenario: &str) -> Value {
     let (out, pid) = run(dir, scenario, &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert!(
-        wait_no_replicas(pid, Duration::from_secs(3)).is_empty(),
-        "a replica or redis-server survived"
-    );
+    common::exited(&out, 0);
+    common::none_left(pid, Duration::from_secs(3));
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
             .unwrap();
@@ -305,7 +296,6 @@ fn a_duration_that_cuts_a_fault_short_is_refused() {
 fn ctrl_c_during_an_outage_leaves_no_paused_redis_behind() {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
-    use std::time::Instant;
     let dir = tempfile::tempdir().unwrap();
     let scenario = outage("pause")
         .replace("duration = \"4s\"", "duration = \"30s\"")
@@ -315,11 +305,7 @@ fn ctrl_c_during_an_outage_leaves_no_paused_redis_behind() {
     let child = common::spawn(dir.path(), &args, &[]);
     let pid = child.id();
     let events = dir.path().join("out/events/open.trace");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !events.exists() || common::replicas_of(pid).is_empty() {
-        assert!(Instant::now() < deadline, "the run never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_started(pid, &events);
     // The pause starts at 1.5 s into the load: interrupt inside it.
     std::thread::sleep(Duration::from_millis(2_200));
     kill(Pid::from_raw(pid as i32), Signal::SIGINT).unwrap();

@@ -221,11 +221,7 @@ fn ctrl_c_stops_the_run_writes_a_partial_report_and_leaves_no_replica() {
     let child = common::spawn(dir.path(), &args, &[]);
     let pid = child.id();
     let events = out_dir.join("events/single.trace");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !events.exists() || common::replicas_of(pid).is_empty() {
-        assert!(Instant::now() < deadline, "the run never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_started(pid, &events);
     std::thread::sleep(Duration::from_millis(1_500));
     kill(Pid::from_raw(pid as i32), Signal::SIGINT).unwrap();
     let started = Instant::now();
@@ -405,13 +401,7 @@ min_peak_window_ratio = 1.8
         &["run", path.to_str().unwrap(), "--out", "out", "-q"],
         dir.path(),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    common::exited(&out, 0);
     let s = summary(&dir.path().join("out"));
     let arm = &s["arms"][0];
     // Three or four edges fall in 3.5 s, depending on the wall clock.

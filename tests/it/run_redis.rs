@@ -60,17 +60,8 @@ fn run(
 fn the_naive_arm_races_the_lua_arm_holds_and_nothing_survives() {
     let dir = tempfile::tempdir().unwrap();
     let (out, pid) = run(dir.path(), RACE, &[], &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert!(
-        wait_no_replicas(pid, Duration::from_secs(2)).is_empty(),
-        "a replica or redis-server survived"
-    );
+    common::exited(&out, 0);
+    common::none_left(pid, Duration::from_secs(2));
     let s: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap(),
     )
