@@ -105,6 +105,13 @@ pub(super) fn save(
     Ok(())
 }
 
+/// A chart drawn on a [`Canvas`], its axes over `X` by `Y`.
+pub(super) type Frame<'a, 'b, X, Y> = ChartContext<
+    'a,
+    BitMapBackend<'b>,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
+
 /// The frame every chart is drawn in: `root` filled white, the title
 /// above, the same margin and label areas, and axes over `x` by `y`.
 pub(super) fn frame<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
@@ -112,10 +119,7 @@ pub(super) fn frame<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
     title: &str,
     x: X,
     y: Y,
-) -> Result<
-    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>,
-    ReportError,
-> {
+) -> Result<Frame<'a, 'b, X, Y>, ReportError> {
     root.fill(&WHITE)?;
     let chart = ChartBuilder::on(root)
         .caption(title, (FONT, 24))
