@@ -3,7 +3,7 @@
 //! hidden `replica` through which rlbench starts its own replicas. Every
 //! flag arrives typed (cli/values.rs): a bad value is clap's error, exit 2.
 
-pub mod values;
+pub(crate) mod values;
 
 use crate::events::export::Format;
 use crate::load::pick::Fanout;

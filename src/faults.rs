@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 /// Runs the faults in order; stops early (undoing the current one) when
 /// `stop` resolves.
-pub async fn drive(
+pub(crate) async fn drive(
     stack: &mut Stack,
     faults: &[Fault],
     start: Instant,

@@ -9,10 +9,10 @@ use crate::analyze::ArmFigures;
 use std::fmt::Write as _;
 
 /// The error ratio an arm may reach when it states none.
-pub const DEFAULT_MAX_ERROR_RATIO: f64 = 0.01;
+pub(crate) const DEFAULT_MAX_ERROR_RATIO: f64 = 0.01;
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Check {
+pub(crate) struct Check {
     pub expectation: Expectation,
     /// `None` when the figure is unbounded (admits where none were allowed).
     pub value: Option<f64>,
@@ -23,7 +23,7 @@ pub struct Check {
 
 impl Check {
     /// e.g. `over_admission_ratio 2.97 > max 1.01`
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let e = &self.expectation;
         let value = self
             .value
@@ -56,7 +56,7 @@ fn round(v: f64) -> f64 {
 
 /// The figure's value; `None` when unbounded (admits where none were
 /// allowed) or not judged (no policy).
-pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
+pub(crate) fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
     let judged = || f.verdict.as_ref();
     Some(match figure {
         Figure::OverAdmissionRatio => return judged()?.over_admission_ratio(),
@@ -76,10 +76,10 @@ pub fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
 }
 
 /// The key of the error bound an arm gets when it states none.
-pub const DEFAULT_ERROR_KEY: &str = "max_error_ratio (default)";
+pub(crate) const DEFAULT_ERROR_KEY: &str = "max_error_ratio (default)";
 
 /// The arm's own bounds, then the two every arm carries (see the module).
-pub fn with_defaults(expect: &[Expectation]) -> Vec<Expectation> {
+pub(crate) fn with_defaults(expect: &[Expectation]) -> Vec<Expectation> {
     let mut all = expect.to_vec();
     if !expect.iter().any(|e| e.figure == Figure::ErrorRatio) {
         all.push(Expectation {
@@ -122,7 +122,7 @@ fn failed_requests(f: &ArmFigures) -> String {
 }
 
 /// Checks `expect` and the bounds every arm carries ([`with_defaults`]).
-pub fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Check> {
+pub(crate) fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Check> {
     with_defaults(expect)
         .iter()
         .map(|e| {
@@ -499,7 +499,7 @@ const NAMED: &[(&str, Figure, Bound)] = &[
 ];
 
 /// The bound written as `key = value`, if `key` names one.
-pub fn named(key: &str, value: f64) -> Option<Expectation> {
+pub(crate) fn named(key: &str, value: f64) -> Option<Expectation> {
     NAMED
         .iter()
         .find(|(k, _, _)| *k == key)

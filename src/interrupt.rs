@@ -4,13 +4,13 @@
 use tokio::sync::watch;
 
 #[derive(Clone)]
-pub struct Interrupt {
+pub(crate) struct Interrupt {
     rx: watch::Receiver<bool>,
 }
 
 impl Interrupt {
     /// Starts listening for SIGINT and SIGTERM.
-    pub fn listen() -> Self {
+    pub(crate) fn listen() -> Self {
         let (tx, rx) = watch::channel(false);
         tokio::spawn(async move {
             #[cfg(unix)]
@@ -41,19 +41,12 @@ impl Interrupt {
         Interrupt { rx }
     }
 
-    /// A value that never fires (for code paths without signals, e.g. tests).
-    pub fn never() -> Self {
-        let (tx, rx) = watch::channel(false);
-        std::mem::forget(tx);
-        Interrupt { rx }
-    }
-
-    pub fn fired(&self) -> bool {
+    pub(crate) fn fired(&self) -> bool {
         *self.rx.borrow()
     }
 
     /// Resolves once a signal has arrived.
-    pub async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         let mut rx = self.rx.clone();
         if rx.wait_for(|fired| *fired).await.is_err() {
             std::future::pending::<()>().await;

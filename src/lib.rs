@@ -1,6 +1,6 @@
 //! rlbench: load-test rate limiters across real replicas and prove whether
 //! they admit what their policy says. The binary's `main.rs` only parses
-//! arguments, calls into `app`, and maps errors to exit codes.
+//! arguments, calls `app::commands::execute`, writes what it said and exits.
 //!
 //! Data flow: scenario → (per arm) stack up → load ∥ faults → events →
 //! stack down → analyze (verify, statistics) → gate → store → report.
@@ -9,6 +9,8 @@
 //! `analyze` > `headers` > `faults` > `stack` > `load` > `target` >
 //! `store` > `events` > `verify` > `error`, `interrupt`, `cli`.
 
+// What the binary and the tests use is public; everything else is the
+// crate's own (`unreachable_pub` keeps it so).
 mod analyze;
 pub mod app;
 pub mod cli;
@@ -16,10 +18,10 @@ pub mod error;
 pub mod events;
 mod faults;
 mod gate;
-pub mod headers;
-pub mod interrupt;
-pub mod load;
-pub mod report;
+mod headers;
+mod interrupt;
+mod load;
+mod report;
 pub mod scenario;
 pub mod stack;
 pub mod store;

@@ -15,7 +15,7 @@ use std::time::Duration;
 /// A target URL that rlbench will not send load to; the writer's mistake
 /// (exit 2), worded for wherever the URL was written.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum UrlError {
+pub(crate) enum UrlError {
     #[error("{0:?}: not a URL ({1})")]
     NotUrl(String, String),
     #[error("{0:?}: only http:// targets are supported, not {1}://")]
@@ -38,7 +38,7 @@ impl crate::error::Kind for UrlError {
 
 /// An `http://` URL whose host is a loopback address (127.0.0.0/8, ::1)
 /// or `localhost`: rlbench only ever sends load to this machine.
-pub fn loopback_url(text: &str) -> Result<Uri, UrlError> {
+pub(crate) fn loopback_url(text: &str) -> Result<Uri, UrlError> {
     let not_url =
         |e: hyper::http::uri::InvalidUri| UrlError::NotUrl(text.to_string(), e.to_string());
     let uri: Uri = text.parse().map_err(not_url)?;
@@ -64,24 +64,24 @@ pub fn loopback_url(text: &str) -> Result<Uri, UrlError> {
 }
 
 /// An HTTP method, in any case (`get` is GET).
-pub fn method(text: &str) -> Option<Method> {
+pub(crate) fn method(text: &str) -> Option<Method> {
     Method::from_bytes(text.to_ascii_uppercase().as_bytes()).ok()
 }
 
-pub fn header_name(text: &str) -> Option<HeaderName> {
+pub(crate) fn header_name(text: &str) -> Option<HeaderName> {
     HeaderName::from_bytes(text.as_bytes()).ok()
 }
 
-pub fn header_value(text: &str) -> Option<HeaderValue> {
+pub(crate) fn header_value(text: &str) -> Option<HeaderValue> {
     HeaderValue::from_str(text).ok()
 }
 
 /// The statuses that may mean "limited": anything but a 2xx (an admit)
 /// and the informational 1xx.
-pub const LIMITED_STATUSES: std::ops::RangeInclusive<u16> = 300..=599;
+pub(crate) const LIMITED_STATUSES: std::ops::RangeInclusive<u16> = 300..=599;
 
 /// Fails with one line when a target does not accept connections.
-pub async fn reachable(targets: &[Uri]) -> Result<(), Error> {
+pub(crate) async fn reachable(targets: &[Uri]) -> Result<(), Error> {
     for uri in targets {
         let host = uri.host().unwrap_or_default();
         let host = host.trim_start_matches('[').trim_end_matches(']');

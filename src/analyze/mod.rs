@@ -4,15 +4,15 @@
 //! re-analyzed later.
 
 mod keyed;
-pub mod phases;
-pub mod redis_cost;
-pub mod stats;
-pub mod witnesses;
+pub(crate) mod phases;
+pub(crate) mod redis_cost;
+pub(crate) mod stats;
+pub(crate) mod witnesses;
 
 use crate::analyze::keyed::KeyTrace;
 use crate::analyze::phases::{PhaseFigures, Phases};
 use crate::analyze::stats::histogram;
-pub use crate::analyze::stats::{Counts, Histograms, Percentiles, Tries};
+pub(crate) use crate::analyze::stats::{Counts, Histograms, Percentiles, Tries};
 use crate::events::read::Record;
 use crate::events::{self, ErrorKind, Outcome};
 use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict, Witness};
@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Clone, Debug)]
-pub struct ArmFigures {
+pub(crate) struct ArmFigures {
     pub counts: Counts,
     /// First attempts and retries apart.
     pub tries: Tries,
@@ -107,7 +107,7 @@ struct Judged {
 }
 
 /// `trace`: the events' file, and what it is held to (`events::integrity`).
-pub fn analyze(
+pub(crate) fn analyze(
     (events_path, check): (&Path, crate::events::integrity::Check),
     policy: Option<&Policy>,
     opts: &verify::Options,

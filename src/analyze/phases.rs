@@ -12,7 +12,7 @@ use crate::verify::PhaseVerdict;
 use hdrhistogram::Histogram;
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct PhaseFigures {
+pub(crate) struct PhaseFigures {
     /// "before", "during 1", "after 1", ...
     pub name: String,
     /// µs from the load's start; `None` at the open ends.
@@ -26,7 +26,7 @@ pub struct PhaseFigures {
 }
 
 /// Collects phase figures while the events stream by.
-pub struct Phases {
+pub(crate) struct Phases {
     /// (from, to) of each phase, µs.
     spans: Vec<(i64, i64)>,
     names: Vec<String>,
@@ -41,7 +41,7 @@ pub struct Phases {
 
 impl Phases {
     /// `windows`: each fault's (from, to), in order, not overlapping.
-    pub fn new(windows: &[(i64, i64)]) -> Self {
+    pub(crate) fn new(windows: &[(i64, i64)]) -> Self {
         let mut spans = Vec::new();
         let mut names = Vec::new();
         let mut edge = i64::MIN;
@@ -72,7 +72,7 @@ impl Phases {
     }
 
     /// (from, to) of every phase, µs.
-    pub fn spans(&self) -> &[(i64, i64)] {
+    pub(crate) fn spans(&self) -> &[(i64, i64)] {
         &self.spans
     }
 
@@ -82,7 +82,7 @@ impl Phases {
             .min(self.spans.len() - 1)
     }
 
-    pub fn record(&mut self, e: &Event) {
+    pub(crate) fn record(&mut self, e: &Event) {
         if self.spans.is_empty() {
             return;
         }
@@ -105,7 +105,7 @@ impl Phases {
 
     /// A request that went wrong (failed, or a false reject): it counts
     /// against the recovery of the fault whose after-phase it was sent in.
-    pub fn wrong(&mut self, sent: i64, done: i64) {
+    pub(crate) fn wrong(&mut self, sent: i64, done: i64) {
         if self.spans.is_empty() {
             return;
         }
@@ -119,7 +119,7 @@ impl Phases {
     }
 
     /// The figures, with each phase's verdict (summed over keys) if judged.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         verdicts: Option<Vec<PhaseVerdict>>,
     ) -> (Vec<PhaseFigures>, Vec<Option<f64>>) {

@@ -15,7 +15,7 @@ fn ratio(v: u64, of: u64) -> f64 {
 }
 
 /// Per node and per decision; none when no node was read.
-pub fn cost(nodes: &[RedisNodeUse], decisions: u64) -> Option<RedisUse> {
+pub(crate) fn cost(nodes: &[RedisNodeUse], decisions: u64) -> Option<RedisUse> {
     if nodes.is_empty() {
         return None;
     }

@@ -6,7 +6,7 @@ use crate::events::{Event, Outcome};
 use hdrhistogram::Histogram;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub sent: u64,
     pub admitted: u64,
     pub rejected: u64,
@@ -25,7 +25,7 @@ impl Counts {
         }
     }
 
-    pub fn error_ratio(&self) -> f64 {
+    pub(crate) fn error_ratio(&self) -> f64 {
         if self.sent == 0 {
             0.0
         } else {
@@ -37,7 +37,7 @@ impl Counts {
 /// First attempts and retries apart (`[load] retry`): what callers got,
 /// beside what the limiter was asked.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Tries {
+pub(crate) struct Tries {
     /// First attempts: the requests the schedule (or the workers) made.
     pub first: u64,
     pub retries: u64,
@@ -63,7 +63,7 @@ impl Tries {
 
 /// Milliseconds at the usual percentiles.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Percentiles {
+pub(crate) struct Percentiles {
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
@@ -90,13 +90,13 @@ impl Percentiles {
 /// Latency from the intended send time and service time from the actual
 /// one, kept apart (µs).
 #[derive(Clone, Debug)]
-pub struct Histograms {
+pub(crate) struct Histograms {
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
 }
 
 impl Histograms {
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Self::new()
     }
 

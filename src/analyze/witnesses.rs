@@ -10,7 +10,7 @@ const MAX_REQUESTS: usize = 64;
 
 /// One request of a key as the verifier saw it, with what names it.
 #[derive(Clone, Copy, Debug)]
-pub struct Named {
+pub(crate) struct Named {
     pub obs: Obs,
     pub seq: u64,
     pub replica: u32,
@@ -33,7 +33,7 @@ fn request(n: &Named) -> WitnessRequest {
 
 /// Keeps, per kind, the `limit` earliest and the `limit` largest seen.
 #[derive(Debug)]
-pub struct Picker {
+pub(crate) struct Picker {
     limit: usize,
     /// Only this key's witnesses (`rlbench explain --key`).
     key: Option<String>,
@@ -42,7 +42,7 @@ pub struct Picker {
 }
 
 impl Picker {
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Picker {
             limit,
             key: None,
@@ -52,18 +52,18 @@ impl Picker {
     }
 
     /// Keeps only `key`'s witnesses.
-    pub fn for_key(mut self, key: Option<String>) -> Self {
+    pub(crate) fn for_key(mut self, key: Option<String>) -> Self {
         self.key = key;
         self
     }
 
     /// Whether the verifier should prove `key`'s verdicts.
-    pub fn wanted(&self, key: &str) -> bool {
+    pub(crate) fn wanted(&self, key: &str) -> bool {
         self.limit > 0 && self.key.as_deref().map_or(true, |k| k == key)
     }
 
     /// Adds a key's witnesses; `requests` are the key's, as judged.
-    pub fn add(&mut self, key: &str, requests: &[Named], found: Vec<Witness>) {
+    pub(crate) fn add(&mut self, key: &str, requests: &[Named], found: Vec<Witness>) {
         if !self.wanted(key) {
             return;
         }
@@ -105,7 +105,7 @@ impl Picker {
 
     /// Per kind: the earliest half, then the largest, up to the limit;
     /// violations first, each kind in time order.
-    pub fn finish(mut self) -> Vec<ArmWitness> {
+    pub(crate) fn finish(mut self) -> Vec<ArmWitness> {
         self.trim();
         let mut out = Vec::new();
         for kind in [WitnessKind::Violation, WitnessKind::FalseReject] {

@@ -23,10 +23,10 @@ use tracing::{info, warn};
 
 /// Set to make rlbench panic right after the first stack is up: lets a
 /// test prove that a panic leaves no replica behind.
-pub const PANIC_HOOK_ENV: &str = "RLBENCH_TEST_PANIC_AFTER_UP";
+pub(crate) const PANIC_HOOK_ENV: &str = "RLBENCH_TEST_PANIC_AFTER_UP";
 
 /// How a run's arms went.
-pub struct Ran {
+pub(crate) struct Ran {
     /// The arms that finished (an interrupted one too), with their specs' index.
     pub done: Vec<(usize, ArmRecord)>,
     pub interrupted: bool,
@@ -36,7 +36,7 @@ pub struct Ran {
 
 impl Ran {
     /// Ends the journal: run.json says how the run ended.
-    pub fn close(
+    pub(crate) fn close(
         &self,
         journal: Journal,
     ) -> (
@@ -49,7 +49,7 @@ impl Ran {
 
     /// The exit code, once the run's first error (the arms' or a write's)
     /// and the gate's failures are known.
-    pub fn exit(&self, error: Option<&Error>, gate_failures: usize) -> Exit {
+    pub(crate) fn exit(&self, error: Option<&Error>, gate_failures: usize) -> Exit {
         match (error, self.interrupted) {
             (_, true) => Exit::Interrupted,
             (Some(e), false) => e.exit,
@@ -60,7 +60,7 @@ impl Ran {
 }
 
 /// Runs the arms in order; stops after an interrupt or an arm that fails.
-pub async fn run_all(
+pub(crate) async fn run_all(
     specs: &[ArmSpec],
     folder: &RunFolder,
     journal: &mut Journal<'_>,
@@ -137,7 +137,7 @@ async fn up(
 /// One arm, from stack up to its record on disk; with the error that
 /// broke its trace, if one did (the record then says the trace is
 /// unfinished, and holds what reached the disk).
-pub async fn run(
+pub(crate) async fn run(
     spec: &ArmSpec,
     folder: &RunFolder,
     journal: &mut Journal<'_>,

@@ -26,9 +26,9 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 /// The arm name an attack's figures appear under.
-pub const ARM: &str = "attack";
+pub(crate) const ARM: &str = "attack";
 
-pub struct AttackOutcome {
+pub(crate) struct AttackOutcome {
     pub summary: Summary,
     /// The kept run folder (`--out`), if any.
     pub folder: Option<PathBuf>,
@@ -37,7 +37,7 @@ pub struct AttackOutcome {
 
 /// What the command line asked for, checked (`flags::attack`).
 #[derive(Debug)]
-pub struct Attack {
+pub(crate) struct Attack {
     pub targets: Vec<Uri>,
     pub template: Template,
     pub shape: Shape,
@@ -106,7 +106,7 @@ fn spec(attack: &Attack) -> ArmSpec {
     }
 }
 
-pub async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome, Error> {
+pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome, Error> {
     crate::target::reachable(&attack.targets).await?;
     let started = SystemTime::now();
     crate::stack::leftovers::sweep();

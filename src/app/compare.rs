@@ -32,7 +32,11 @@ fn figure(arm: &ArmSummary, name: &str) -> Option<f64> {
     }
 }
 
-pub fn compare(baseline: &Summary, candidate: &Summary, max_regression: Option<f64>) -> Comparison {
+pub(crate) fn compare(
+    baseline: &Summary,
+    candidate: &Summary,
+    max_regression: Option<f64>,
+) -> Comparison {
     let mut names: Vec<&str> = baseline.arms.iter().map(|a| a.name.as_str()).collect();
     for a in &candidate.arms {
         if !names.contains(&a.name.as_str()) {
@@ -79,7 +83,7 @@ pub fn compare(baseline: &Summary, candidate: &Summary, max_regression: Option<f
 }
 
 /// A summary.json, or a run folder's.
-pub fn read_summary(path: &Path) -> Result<Summary, Error> {
+pub(crate) fn read_summary(path: &Path) -> Result<Summary, Error> {
     let joined;
     let path = if path.is_dir() {
         joined = path.join("summary.json");
@@ -100,7 +104,7 @@ pub fn read_summary(path: &Path) -> Result<Summary, Error> {
     serde_json::from_value(value).map_err(|e| Error::input(format!("{}: {e}", path.display())))
 }
 
-pub fn run(
+pub(crate) fn run(
     baseline: &Path,
     candidate: &Path,
     max_regression: Option<f64>,

@@ -19,7 +19,7 @@ fn finding(level: Level, what: &str, detail: impl Into<String>) -> Finding {
 }
 
 /// The machine's facts, and `scenario`'s needs when one is given.
-pub async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
+pub(crate) async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
     let mut out = Vec::new();
     let redis_arms: Vec<&str> = match scenario {
         Some(s) => s
@@ -111,7 +111,7 @@ async fn wall_clock_rate() -> Finding {
 }
 
 /// Whether every needed piece is there (exit 0) or not (exit 3).
-pub fn passed(findings: &[Finding]) -> bool {
+pub(crate) fn passed(findings: &[Finding]) -> bool {
     findings.iter().all(|f| f.level != Level::Missing)
 }
 

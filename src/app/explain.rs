@@ -9,7 +9,7 @@ use crate::report::explain::Explained;
 use crate::store::records::{self, ArmRecord};
 use std::path::Path;
 
-pub fn explain(
+pub(crate) fn explain(
     dir: &Path,
     arm: Option<&str>,
     key: Option<&str>,

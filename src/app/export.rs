@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// Writes the chosen arms' events, in the run's order; returns how many.
-pub fn export(
+pub(crate) fn export(
     dir: &Path,
     arms: &[String],
     format: Format,

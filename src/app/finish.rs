@@ -16,7 +16,7 @@ use crate::store::summary::{Gate, Summary, SCHEMA};
 use crate::verify;
 
 /// The verifier's options for an arm, as its record states them.
-pub fn options(record: &ArmRecord) -> verify::Options {
+pub(crate) fn options(record: &ArmRecord) -> verify::Options {
     verify::Options {
         epoch_offset_us: record.epoch_offset_us,
         epoch_uncertainty_us: record.epoch_uncertainty_us,
@@ -39,7 +39,7 @@ pub fn options(record: &ArmRecord) -> verify::Options {
 
 /// One arm's figures from its events and record, with the witnesses
 /// `picker` keeps.
-pub fn analyze_arm(
+pub(crate) fn analyze_arm(
     folder: &RunFolder,
     record: &ArmRecord,
     picker: Picker,
@@ -92,7 +92,7 @@ pub fn analyze_arm(
 /// A run folder finished: its summary, and the first file that could not
 /// be written, if one could not (the summary then says partial, and the
 /// gate did not pass).
-pub struct Finished {
+pub(crate) struct Finished {
     pub summary: Summary,
     pub write_error: Option<Error>,
 }
@@ -117,7 +117,7 @@ impl Kind for ReportError {
 /// Analyzes every arm's events, judges its expectations and writes the
 /// reports into the folder, summary.json last. `arms` pairs each arm's
 /// record with its bounds. An error is a trace that cannot be judged.
-pub fn finish(
+pub(crate) fn finish(
     folder: &RunFolder,
     run: &RunRecord,
     arms: &[(ArmRecord, Vec<Expectation>)],

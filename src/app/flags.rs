@@ -14,7 +14,7 @@ use hyper::header::HeaderMap;
 use std::time::Duration;
 
 /// `rlbench run`'s flags.
-pub fn run(args: &RunArgs) -> Request {
+pub(crate) fn run(args: &RunArgs) -> Request {
     Request {
         scenario: args.scenario.clone(),
         duration: args.duration.clone(),
@@ -25,7 +25,7 @@ pub fn run(args: &RunArgs) -> Request {
 }
 
 /// `rlbench attack`'s flags.
-pub fn attack(args: &AttackArgs) -> Result<Attack, Error> {
+pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
     let policy = args
         .policy
         .as_deref()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// What `init` was asked for.
 #[derive(Debug)]
-pub struct Init<'a> {
+pub(crate) struct Init<'a> {
     pub name: &'a str,
     pub target: Option<&'a str>,
     pub policy: Option<&'a str>,
@@ -19,7 +19,7 @@ pub struct Init<'a> {
 const DEFAULT_POLICY: &str = "algorithm = \"sliding_log\"\nlimit = 10\nwindow = \"2s\"\n";
 
 /// Writes `<name>.toml` and returns its path.
-pub fn init(args: &Init) -> Result<PathBuf, Error> {
+pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
     if args.name.is_empty()
         || !args
             .name

@@ -11,17 +11,17 @@ use crate::store::StoreError;
 use std::time::{Duration, SystemTime};
 
 /// Why a folder left `running` is partial.
-pub const DIED: &str = "the run did not finish: rlbench stopped before writing its end \
+pub(crate) const DIED: &str = "the run did not finish: rlbench stopped before writing its end \
 (killed, crashed, or its last writes failed); what reached the disk is kept";
 
-pub struct Journal<'a> {
+pub(crate) struct Journal<'a> {
     folder: &'a RunFolder,
     record: RunRecord,
 }
 
 impl<'a> Journal<'a> {
     /// Writes the run's first run.json.
-    pub fn open(
+    pub(crate) fn open(
         folder: &'a RunFolder,
         scenario: &str,
         started: SystemTime,
@@ -45,7 +45,7 @@ impl<'a> Journal<'a> {
     }
 
     /// An arm's trace and first record are on disk: list it.
-    pub fn arm_begun(&mut self, arm: &str) -> Result<(), StoreError> {
+    pub(crate) fn arm_begun(&mut self, arm: &str) -> Result<(), StoreError> {
         self.record.arms.push(arm.to_string());
         records::write(&self.folder.run_record(), &self.record)
     }
@@ -54,7 +54,7 @@ impl<'a> Journal<'a> {
     /// record says so (partial), for the summary written after it, and
     /// the error is returned.
     /// `arms`: those that ran; `error`: what stopped the run, if anything.
-    pub fn close(
+    pub(crate) fn close(
         self,
         arms: Vec<String>,
         interrupted: bool,
@@ -84,7 +84,7 @@ impl<'a> Journal<'a> {
 
 /// A run folder as `report`, `explain` and `export` read it: its run.json
 /// (see [`left_behind`]), every arm name in it held to the naming rule.
-pub fn read_back(dir: &std::path::Path) -> Result<(RunFolder, RunRecord), Error> {
+pub(crate) fn read_back(dir: &std::path::Path) -> Result<(RunFolder, RunRecord), Error> {
     let folder = RunFolder::open(dir)?;
     let path = folder.run_record();
     let run: RunRecord = records::read(&path)?;
@@ -96,7 +96,7 @@ pub fn read_back(dir: &std::path::Path) -> Result<(RunFolder, RunRecord), Error>
 /// A run.json as `report` should take it: one left `running` by a
 /// process that is gone is partial, and says why; one whose process still
 /// runs is refused (its folder is not complete yet).
-pub fn left_behind(mut run: RunRecord) -> Result<RunRecord, StoreError> {
+pub(crate) fn left_behind(mut run: RunRecord) -> Result<RunRecord, StoreError> {
     if run.state == RunState::Finished {
         return Ok(run);
     }

@@ -4,23 +4,23 @@
 //! `compare` read run folders; `check`, `doctor` and `init` help before a run; `serve`
 //! keeps one arm's stack up by hand; `commands` carries one command line out.
 
-pub mod arm;
-pub mod attack;
+pub(crate) mod arm;
+pub(crate) mod attack;
 pub mod commands;
-pub mod compare;
-pub mod doctor;
-pub mod explain;
-pub mod export;
-pub mod finish;
-pub mod flags;
-pub mod init;
-pub mod journal;
-pub mod plan;
-pub mod preflight;
-pub mod progress;
-pub mod replica;
+pub(crate) mod compare;
+pub(crate) mod doctor;
+pub(crate) mod explain;
+pub(crate) mod export;
+pub(crate) mod finish;
+pub(crate) mod flags;
+pub(crate) mod init;
+pub(crate) mod journal;
+pub(crate) mod plan;
+pub(crate) mod preflight;
+pub(crate) mod progress;
+pub(crate) mod replica;
 pub mod report;
-pub mod run;
-pub mod scenario_copy;
-pub mod serve;
-pub mod summarize;
+pub(crate) mod run;
+pub(crate) mod scenario_copy;
+pub(crate) mod serve;
+pub(crate) mod summarize;

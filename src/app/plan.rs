@@ -17,7 +17,7 @@ use reference_api::{Policy, ReplicaConfig};
 use std::time::Duration;
 
 /// Everything one arm needs, from any source.
-pub struct ArmSpec {
+pub(crate) struct ArmSpec {
     pub name: String,
     pub mode: Mode,
     /// Replicas (or external URLs) the load is spread over.
@@ -38,7 +38,7 @@ pub struct ArmSpec {
 }
 
 /// The reference API's replicas for one arm.
-pub struct StackSpec {
+pub(crate) struct StackSpec {
     pub configs: Vec<ReplicaConfig>,
     /// rlbench starts its own redis-server (or cluster).
     pub managed_redis: Option<crate::stack::Managed>,
@@ -47,13 +47,13 @@ pub struct StackSpec {
 }
 
 /// Keys whose Retry-After is probed after the load (none when empty).
-pub struct Probes {
+pub(crate) struct Probes {
     pub keys: Vec<String>,
     pub max_wait: Duration,
 }
 
 /// What the trace is judged by, as the arm's record keeps it.
-pub struct Judged {
+pub(crate) struct Judged {
     /// None: measured, not judged (`attack` without `--policy`).
     pub policy: Option<Policy>,
     pub preset: Option<String>,
@@ -78,7 +78,11 @@ pub struct Judged {
 /// The scenario's arm as the engine's inputs. Redis keys start with a
 /// prefix unique to the run and arm (`run_id`), so runs never see each
 /// other's counts.
-pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<ArmSpec, Error> {
+pub(crate) fn from_scenario(
+    scenario: &Scenario,
+    arm: &Arm,
+    run_id: &str,
+) -> Result<ArmSpec, Error> {
     let (stack, targets, template) = match &scenario.external {
         Some(external) => (None, arm.urls.clone(), external.template.clone()),
         None => {
@@ -149,7 +153,7 @@ pub fn from_scenario(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Arm
 
 /// What each replica of `arm` is told; with a managed Redis the URL is
 /// filled in once the server is up.
-pub fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<ReplicaConfig> {
+pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> Vec<ReplicaConfig> {
     let backend = match arm.mode {
         Mode::Local | Mode::External => Backend::Local,
         Mode::RedisNaive | Mode::RedisLua | Mode::RedisBatched => Backend::Redis(RedisBackend {

@@ -21,10 +21,10 @@ const OTHER_FILES: u64 = 64;
 
 /// One missing piece: what, and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Missing(pub String);
+pub(crate) struct Missing(pub String);
 
 /// Checks every selected arm's needs; all missing pieces in one error.
-pub async fn ensure(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
+pub(crate) async fn ensure(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
     let mut missing = Vec::new();
     let managed: Vec<&str> = arms
         .iter()
@@ -81,7 +81,7 @@ pub async fn ensure(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Error> {
 /// The most connections the load may hold at once: what can be in flight
 /// (the rate times the timeout, or the closed loop's workers), never more
 /// than `max_in_flight`.
-pub fn connections(load: &LoadSpec, duration: Duration) -> u64 {
+pub(crate) fn connections(load: &LoadSpec, duration: Duration) -> u64 {
     let timeout = load.timeout.as_secs_f64();
     let peak = match &load.shape {
         Shape::Closed { concurrency, .. } => *concurrency as f64,
@@ -99,7 +99,7 @@ pub fn connections(load: &LoadSpec, duration: Duration) -> u64 {
 /// Makes room for `connections` open sockets: raises the soft open-files
 /// limit toward the hard one when needed; fails when even the hard limit is
 /// too low.
-pub fn open_files(connections: u64) -> Result<(), Missing> {
+pub(crate) fn open_files(connections: u64) -> Result<(), Missing> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     let need = connections + OTHER_FILES;
     let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
@@ -119,7 +119,7 @@ pub fn open_files(connections: u64) -> Result<(), Missing> {
 }
 
 /// The first executable called `name` on PATH.
-pub fn find_on_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -12,13 +12,13 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tracing::info;
 
-pub struct Progress {
+pub(crate) struct Progress {
     task: JoinHandle<()>,
     bar: Option<ProgressBar>,
 }
 
 impl Progress {
-    pub fn start(arm: &str, duration: Duration, counters: Arc<Counters>) -> Self {
+    pub(crate) fn start(arm: &str, duration: Duration, counters: Arc<Counters>) -> Self {
         if std::io::stderr().is_terminal() {
             let bar = ProgressBar::with_draw_target(
                 Some(duration.as_millis() as u64),
@@ -46,7 +46,7 @@ impl Progress {
         }
     }
 
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         self.task.abort();
         if let Some(bar) = self.bar {
             bar.finish_and_clear();

@@ -8,7 +8,10 @@ use std::net::SocketAddr;
 
 /// The config from `--config-json` or the environment (how rlbench passes
 /// it), then the replica until its shutdown signal.
-pub async fn run(config_json: Option<String>, listen: Option<SocketAddr>) -> Result<(), Error> {
+pub(crate) async fn run(
+    config_json: Option<String>,
+    listen: Option<SocketAddr>,
+) -> Result<(), Error> {
     let Some(config_json) = config_json.or_else(|| std::env::var(replica::CONFIG_ENV).ok()) else {
         return Err(Error::input(format!(
             "replica: no config (--config-json or {})",

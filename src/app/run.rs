@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What `rlbench run` was asked, checked.
-pub struct Request {
+pub(crate) struct Request {
     pub scenario: PathBuf,
     /// `--duration`, in place of the scenario's, with the text given.
     pub duration: Option<(Duration, String)>,
@@ -26,7 +26,7 @@ pub struct Request {
     pub quiet: bool,
 }
 
-pub struct RunOutcome {
+pub(crate) struct RunOutcome {
     pub summary: Summary,
     pub folder: PathBuf,
     pub exit: Exit,
@@ -34,7 +34,7 @@ pub struct RunOutcome {
     pub error: Option<Error>,
 }
 
-pub async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome, Error> {
+pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome, Error> {
     let mut scenario = scenario::read(&request.scenario)?;
     if let Some((d, text)) = &request.duration {
         scenario.duration = *d;

@@ -12,7 +12,7 @@ use std::path::Path;
 /// `scenario`) to `to`; when the password cannot be hidden in the text,
 /// no copy is kept (the arm records hold the expectations too) and a
 /// warning says why.
-pub fn write(from: &Path, scenario: &Scenario, to: &Path) -> Result<(), StoreError> {
+pub(crate) fn write(from: &Path, scenario: &Scenario, to: &Path) -> Result<(), StoreError> {
     let text = std::fs::read_to_string(from).map_err(|source| StoreError::Read {
         path: from.to_path_buf(),
         source,

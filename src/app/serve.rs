@@ -10,7 +10,7 @@ use crate::stack::Stack;
 use std::path::Path;
 
 /// One arm's stack, up.
-pub struct Serving {
+pub(crate) struct Serving {
     stack: Stack,
     /// Where it is and how to ask it, one line each.
     pub lines: Vec<String>,
@@ -18,13 +18,17 @@ pub struct Serving {
 
 impl Serving {
     /// Keeps the stack up until interrupted, then brings it down.
-    pub async fn until(mut self, interrupt: &Interrupt) {
+    pub(crate) async fn until(mut self, interrupt: &Interrupt) {
         interrupt.wait().await;
         self.stack.down().await;
     }
 }
 
-pub async fn start(path: &Path, arm: Option<&str>, port: Option<u16>) -> Result<Serving, Error> {
+pub(crate) async fn start(
+    path: &Path,
+    arm: Option<&str>,
+    port: Option<u16>,
+) -> Result<Serving, Error> {
     let scenario = scenario::read(path)?;
     if scenario.external.is_some() {
         return Err(Error::input(format!(

@@ -28,12 +28,12 @@ fn latency(p: &Percentiles) -> Latency {
 /// The generator fell behind: achieved below 99% of the target, or the
 /// typical request (schedule lag p50, ms) more than 10 ms late. A closed
 /// loop (target 0) has no schedule to fall behind.
-pub fn saturated(achieved_rps: f64, target_rps: f64, lag_p50_ms: f64) -> bool {
+pub(crate) fn saturated(achieved_rps: f64, target_rps: f64, lag_p50_ms: f64) -> bool {
     target_rps > 0.0
         && (achieved_rps < SATURATED_BELOW * target_rps || lag_p50_ms > SATURATED_LAG_P50_MS)
 }
 
-pub fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
+pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
     let c = &f.counts;
     let per_s = |n: u64| {
         if run.send_window_s > 0.0 {

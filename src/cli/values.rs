@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// A flag's value that does not read.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum FlagError {
+pub(crate) enum FlagError {
     #[error(transparent)]
     Unit(#[from] UnitError),
     #[error(transparent)]
@@ -38,17 +38,17 @@ pub enum FlagError {
 }
 
 /// A duration above zero ("250ms", "10s", "1m").
-pub fn duration(text: &str) -> Result<Duration, FlagError> {
+pub(crate) fn duration(text: &str) -> Result<Duration, FlagError> {
     Ok(units::duration(text)?)
 }
 
 /// A duration with the text it was given in (said back in later errors).
-pub fn spelled_duration(text: &str) -> Result<(Duration, String), FlagError> {
+pub(crate) fn spelled_duration(text: &str) -> Result<(Duration, String), FlagError> {
     Ok((units::duration(text)?, text.to_string()))
 }
 
 /// `2000`, `2000/s` or `100/10ms`, as requests per second.
-pub fn requests_per_second(text: &str) -> Result<f64, FlagError> {
+pub(crate) fn requests_per_second(text: &str) -> Result<f64, FlagError> {
     let rps = match text.trim().parse::<f64>() {
         Ok(r) => r,
         Err(_) => {
@@ -64,21 +64,21 @@ pub fn requests_per_second(text: &str) -> Result<f64, FlagError> {
 }
 
 /// An `http://` loopback URL.
-pub fn loopback_url(text: &str) -> Result<Uri, FlagError> {
+pub(crate) fn loopback_url(text: &str) -> Result<Uri, FlagError> {
     Ok(crate::target::loopback_url(text)?)
 }
 
 /// An HTTP method, in any case.
-pub fn method(text: &str) -> Result<Method, FlagError> {
+pub(crate) fn method(text: &str) -> Result<Method, FlagError> {
     crate::target::method(text).ok_or(FlagError::NotMethod)
 }
 
-pub fn header_name(text: &str) -> Result<HeaderName, FlagError> {
+pub(crate) fn header_name(text: &str) -> Result<HeaderName, FlagError> {
     crate::target::header_name(text).ok_or_else(|| FlagError::NotHeaderName(text.to_string()))
 }
 
 /// `Name: value`.
-pub fn header(text: &str) -> Result<(HeaderName, HeaderValue), FlagError> {
+pub(crate) fn header(text: &str) -> Result<(HeaderName, HeaderValue), FlagError> {
     let (name, value) = text.split_once(':').ok_or(FlagError::NoColon)?;
     let name = header_name(name.trim())?;
     let value = crate::target::header_value(value.trim()).ok_or(FlagError::NotHeaderValue)?;
@@ -86,7 +86,7 @@ pub fn header(text: &str) -> Result<(HeaderName, HeaderValue), FlagError> {
 }
 
 /// A status that may mean "limited": 3xx to 5xx.
-pub fn limited_status(text: &str) -> Result<u16, FlagError> {
+pub(crate) fn limited_status(text: &str) -> Result<u16, FlagError> {
     let range = crate::target::LIMITED_STATUSES;
     let wrong = FlagError::NotLimitedStatus {
         from: *range.start(),
@@ -99,7 +99,7 @@ pub fn limited_status(text: &str) -> Result<u16, FlagError> {
 }
 
 /// A ratio from 0 to 1.
-pub fn ratio(text: &str) -> Result<f64, FlagError> {
+pub(crate) fn ratio(text: &str) -> Result<f64, FlagError> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=1.0).contains(&v) => Ok(v),
         _ => Err(FlagError::NotRatio),
@@ -107,7 +107,7 @@ pub fn ratio(text: &str) -> Result<f64, FlagError> {
 }
 
 /// `10%` or `0.1`: a share, at least 0.
-pub fn share(text: &str) -> Result<f64, FlagError> {
+pub(crate) fn share(text: &str) -> Result<f64, FlagError> {
     let t = text.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),

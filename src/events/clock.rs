@@ -22,17 +22,17 @@ pub struct ClockSample {
 /// The rate assumed for a clock rlbench cannot sample (another host's)
 /// when `[checks] clock_rate_ppm` is not given: ntpd slews by at most
 /// 500 ppm (chrony may go faster when told to correct quickly).
-pub const DEFAULT_REMOTE_CLOCK_RATE_PPM: i64 = 500;
+pub(crate) const DEFAULT_REMOTE_CLOCK_RATE_PPM: i64 = 500;
 
 /// Added to the measured rate: the slew may change between two samples a
 /// second apart, and a reading's own error is counted on top.
-pub const MARGIN_PPM: i64 = 100;
+pub(crate) const MARGIN_PPM: i64 = 100;
 
 /// The largest rate (ppm, either way) at which the wall clock may have run
 /// against the trace's clock between consecutive samples, each pair's
 /// reading error counted in the clock's disfavour; `None` with fewer than
 /// two samples a little apart.
-pub fn measured_ppm(samples: &[ClockSample]) -> Option<i64> {
+pub(crate) fn measured_ppm(samples: &[ClockSample]) -> Option<i64> {
     let mut sorted = samples.to_vec();
     sorted.sort_by_key(|s| s.trace_us);
     sorted
@@ -54,7 +54,11 @@ pub fn measured_ppm(samples: &[ClockSample]) -> Option<i64> {
 /// What the verifier allows for: the rate measured on this machine (0 when
 /// too few samples), what a simulated replica clock adds, plus the margin;
 /// at least what the scenario declares for clocks rlbench cannot sample.
-pub fn allowed_ppm(measured: Option<i64>, simulated_ppm: i64, declared_ppm: Option<i64>) -> i64 {
+pub(crate) fn allowed_ppm(
+    measured: Option<i64>,
+    simulated_ppm: i64,
+    declared_ppm: Option<i64>,
+) -> i64 {
     let here = measured.unwrap_or(0) + simulated_ppm.abs() + MARGIN_PPM;
     here.max(declared_ppm.unwrap_or(0))
 }

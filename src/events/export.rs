@@ -39,7 +39,7 @@ struct Line<'a> {
 }
 
 /// The header line a CSV export starts with.
-pub fn start(format: Format, out: &mut impl Write) -> std::io::Result<()> {
+pub(crate) fn start(format: Format, out: &mut impl Write) -> std::io::Result<()> {
     match format {
         Format::Csv => {
             out.write_all(b"arm,")?;
@@ -50,7 +50,12 @@ pub fn start(format: Format, out: &mut impl Write) -> std::io::Result<()> {
 }
 
 /// One event of `arm`, as a line.
-pub fn line(format: Format, arm: &str, e: &Event, out: &mut impl Write) -> std::io::Result<()> {
+pub(crate) fn line(
+    format: Format,
+    arm: &str,
+    e: &Event,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     match format {
         Format::Csv => {
             out.write_all(arm.as_bytes())?;

@@ -10,13 +10,13 @@
 
 pub mod advertised;
 pub mod binary;
-pub mod clock;
+pub(crate) mod clock;
 pub mod csv;
 mod error;
-pub mod export;
+pub(crate) mod export;
 pub mod integrity;
 pub mod read;
-pub mod write;
+pub(crate) mod write;
 
 pub use error::{EventsError, Flaw, Place};
 

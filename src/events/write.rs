@@ -17,16 +17,16 @@ use tokio::sync::mpsc::error::TryRecvError;
 /// How long the writer sleeps when no event is waiting.
 const POLL: Duration = Duration::from_millis(1);
 /// The longest events wait in the writer's buffer.
-pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// Writes events on a thread of its own; senders never touch the disk.
-pub struct EventWriter {
+pub(crate) struct EventWriter {
     tx: mpsc::Sender<Batch>,
     thread: JoinHandle<Result<Seal, EventsError>>,
 }
 
 impl EventWriter {
-    pub fn create(path: &Path) -> Result<Self, EventsError> {
+    pub(crate) fn create(path: &Path) -> Result<Self, EventsError> {
         let file = File::create(path).map_err(|source| EventsError::Create {
             path: path.to_path_buf(),
             source,
@@ -68,13 +68,13 @@ impl EventWriter {
         Ok(EventWriter { tx, thread })
     }
 
-    pub fn sender(&self) -> mpsc::Sender<Batch> {
+    pub(crate) fn sender(&self) -> mpsc::Sender<Batch> {
         self.tx.clone()
     }
 
     /// Waits until every sender is gone and all events are on disk; the
     /// trace's seal.
-    pub fn finish(self) -> Result<Seal, EventsError> {
+    pub(crate) fn finish(self) -> Result<Seal, EventsError> {
         drop(self.tx);
         self.thread
             .join()

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 /// check runs per key afterwards (`verify::remaining_against_admits`), on the
 /// per-key traces the verifier keeps anyway.
 #[derive(Default)]
-pub struct Collector {
+pub(crate) struct Collector {
     summary: HeaderSummary,
     /// Per convention (in [`Convention::ALL`] order): present, malformed.
     conventions: [ConventionCount; 4],
@@ -65,7 +65,7 @@ impl Tally {
 
 impl Collector {
     /// Counts one event; no allocation (it runs once per request).
-    pub fn add(&mut self, e: &Event) {
+    pub(crate) fn add(&mut self, e: &Event) {
         let s = &mut self.summary;
         if e.status != 0 {
             s.responses += 1;
@@ -98,7 +98,7 @@ impl Collector {
 
     /// The figures and findings, with the per-key remaining check's result,
     /// against `policy` when one was declared.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         policy: Option<&Policy>,
         remaining: Remaining,

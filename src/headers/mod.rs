@@ -3,5 +3,5 @@
 //! against the admits and the policy; `probe` waits out a Retry-After and
 //! asks again.
 
-pub mod checks;
-pub mod probe;
+pub(crate) mod checks;
+pub(crate) mod probe;

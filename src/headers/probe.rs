@@ -18,7 +18,7 @@ const WAVE: u32 = 16;
 
 /// One probe per key, all at once, each on its own connection to
 /// `targets[i % len]`.
-pub async fn run(
+pub(crate) async fn run(
     targets: &[Uri],
     template: &Template,
     keys: &[String],

@@ -7,7 +7,7 @@ use crate::events::{ErrorKind, Outcome};
 
 /// How one exchange ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// HTTP status, 0 when there was none.
     pub status: u16,
     pub outcome: Outcome,
@@ -20,7 +20,7 @@ pub struct Answer {
 /// The outcome an answer means: a status in `limited` is the limiter's
 /// no (checked first: a target may limit with any status), 2xx a yes, and
 /// anything else an error.
-pub fn classify(status: u16, limited: &[u16]) -> Outcome {
+pub(crate) fn classify(status: u16, limited: &[u16]) -> Outcome {
     if limited.contains(&status) {
         return Outcome::Rejected;
     }
@@ -59,7 +59,7 @@ pub(super) fn answered(status: u16, limited: &[u16], advertised: Option<Advertis
 
 /// The kind of a failed exchange, from the innermost I/O error when there
 /// is one (refused, reset, ...), else from hyper's own classification.
-pub fn error_kind(e: &(dyn std::error::Error + 'static)) -> ErrorKind {
+pub(crate) fn error_kind(e: &(dyn std::error::Error + 'static)) -> ErrorKind {
     use std::io::ErrorKind as Io;
     let mut connect = false;
     let mut closed = false;

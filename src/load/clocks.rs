@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 /// The tightest of a few paired readings of both clocks at trace time.
-pub fn sample(start: Instant) -> ClockSample {
+pub(crate) fn sample(start: Instant) -> ClockSample {
     (0..8)
         .map(|_| {
             let before = start.elapsed().as_micros() as i64;
@@ -31,7 +31,7 @@ pub fn sample(start: Instant) -> ClockSample {
 }
 
 /// A sampler running beside the load.
-pub struct ClockWatch {
+pub(crate) struct ClockWatch {
     stop: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Vec<ClockSample>>,
     start: Instant,
@@ -41,7 +41,7 @@ impl ClockWatch {
     /// Samples now, then every second, until [`ClockWatch::finish`];
     /// `taken` sees the samples so far after each (the arm's record a
     /// kill would leave is kept up to date with them).
-    pub fn start(
+    pub(crate) fn start(
         start: Instant,
         mut taken: impl FnMut(&[ClockSample]) + Send + 'static,
     ) -> ClockWatch {
@@ -66,7 +66,7 @@ impl ClockWatch {
     }
 
     /// The samples, the last one taken now.
-    pub async fn finish(self) -> Vec<ClockSample> {
+    pub(crate) async fn finish(self) -> Vec<ClockSample> {
         let _ = self.stop.send(());
         let mut samples = self.task.await.unwrap_or_default();
         samples.push(sample(self.start));

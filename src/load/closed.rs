@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-pub struct Loop<'a> {
+pub(super) struct Loop<'a> {
     pub plan: &'a Plan,
     pub concurrency: u32,
     pub think: Duration,
@@ -28,7 +28,7 @@ pub struct Loop<'a> {
     pub stopping: Arc<AtomicBool>,
 }
 
-pub struct Outcome {
+pub(super) struct Outcome {
     pub sent: u64,
     pub interrupted: bool,
 }
@@ -128,7 +128,7 @@ impl Worker {
 /// Runs the workers on one thread per core, each with a single-threaded
 /// runtime of its own (as wrk runs one event loop per thread): a worker's
 /// connection is never handed between threads.
-pub async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
+pub(super) async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome {
     let seq = Arc::new(AtomicU64::new(0));
     let deadline = l.start + l.plan.duration;
     let threads = std::thread::available_parallelism()

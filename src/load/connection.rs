@@ -19,7 +19,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// between tasks, the request written from bytes built once and the
 /// answer read in place (`wire`) — the way wrk drives each of its
 /// connections. Reconnects after any failure.
-pub struct Dedicated {
+pub(crate) struct Dedicated {
     uri: Uri,
     head: Option<Head>,
     stream: Option<TcpStream>,
@@ -28,7 +28,7 @@ pub struct Dedicated {
 }
 
 impl Dedicated {
-    pub fn new(uri: Uri) -> Self {
+    pub(crate) fn new(uri: Uri) -> Self {
         Dedicated {
             uri,
             head: None,
@@ -57,7 +57,7 @@ impl Dedicated {
 
     /// Connects now, ahead of the first request (a failure is left for that
     /// request to meet and count).
-    pub async fn open(&mut self) {
+    pub(crate) async fn open(&mut self) {
         if self.stream.is_none() {
             let _ = self.connect().await;
         }
@@ -81,7 +81,12 @@ impl Dedicated {
     }
 
     /// Sends one request on this connection (connecting first if needed).
-    pub async fn send(&mut self, template: &Template, key: &str, timeout: Duration) -> Answer {
+    pub(crate) async fn send(
+        &mut self,
+        template: &Template,
+        key: &str,
+        timeout: Duration,
+    ) -> Answer {
         if self.head.is_none() {
             self.head = Head::new(template, &self.uri);
         }

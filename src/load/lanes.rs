@@ -80,7 +80,6 @@ pub(super) struct Shared {
 
 pub(super) struct Outcome {
     pub scheduled: u64,
-    pub sent: u64,
     pub interrupted: bool,
     /// When the lane's pacer finished, from trace time 0.
     pub paced: Duration,
@@ -100,7 +99,6 @@ pub(super) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
             tracing::warn!("open loop: cannot start lane {lane}'s runtime: {e}");
             return Outcome {
                 scheduled: 0,
-                sent: 0,
                 interrupted: true,
                 paced: Duration::ZERO,
             };
@@ -316,7 +314,7 @@ impl Lane {
         );
         let schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
         let mut scout = Scout::new(&s);
-        let (mut scheduled, mut sent, mut interrupted) = (0, 0, false);
+        let (mut scheduled, mut interrupted) = (0, false);
         'schedule: for (index, intended) in schedule.enumerate() {
             // Every lane draws every pick, so each request's key and target
             // are the same however the schedule is split.
@@ -362,7 +360,6 @@ impl Lane {
                     .as_ref()
                     .map(|_| Attempts::new(s.seed, index as u64)),
             });
-            sent += 1;
         }
         let paced = s.start.elapsed();
         // Every request ends by its own timeout, and retries are due
@@ -380,7 +377,6 @@ impl Lane {
         );
         Outcome {
             scheduled,
-            sent,
             interrupted,
             paced,
         }

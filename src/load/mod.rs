@@ -4,21 +4,21 @@
 //! omission). Each request becomes one event on the trace, and so does
 //! each retry of it (`retry`).
 
-pub mod answer;
-pub mod clocks;
+pub(crate) mod answer;
+pub(crate) mod clocks;
 mod closed;
-pub mod connection;
+pub(crate) mod connection;
 mod lanes;
 pub(crate) mod pick;
 mod plan;
-pub mod request;
-pub mod retry;
-pub mod schedule;
+pub(crate) mod request;
+pub(crate) mod retry;
+pub(crate) mod schedule;
 mod timer;
 mod wire;
 
 use crate::events::{Batch, Event, Outcome};
-pub use plan::{Counters, Plan};
+pub(crate) use plan::{Counters, Plan};
 use schedule::Shape;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,9 +28,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 #[derive(Clone, Copy, Debug)]
-pub struct LoadReport {
+pub(crate) struct LoadReport {
     pub scheduled: u64,
-    pub sent: u64,
     /// From the first intended send to the last actual one.
     pub send_window: Duration,
     pub interrupted: bool,
@@ -50,7 +49,7 @@ fn wall_clock_at(start: Instant) -> (i64, i64) {
 /// Runs the plan from `start` (trace time 0) until its schedule ends or
 /// `stop` resolves, then waits (at most one timeout) for requests in
 /// flight, so every request sent is recorded.
-pub async fn run(
+pub(crate) async fn run(
     plan: &Plan,
     events: mpsc::Sender<Batch>,
     counters: Arc<Counters>,
@@ -75,7 +74,6 @@ pub async fn run(
         .await;
         return LoadReport {
             scheduled: outcome.sent,
-            sent: outcome.sent,
             send_window: start.elapsed(),
             interrupted: outcome.interrupted,
             epoch_offset_us,
@@ -130,7 +128,6 @@ pub async fn run(
     };
     LoadReport {
         scheduled: outcomes.iter().map(|o| o.scheduled).sum(),
-        sent: outcomes.iter().map(|o| o.sent).sum(),
         send_window: outcomes
             .iter()
             .map(|o| o.paced)

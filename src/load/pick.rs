@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 
-pub struct Picker {
+pub(crate) struct Picker {
     keys: Vec<String>,
     targets: usize,
     fanout: Fanout,
@@ -17,7 +17,7 @@ pub struct Picker {
 }
 
 /// The load's keys: `customer-0000`, `customer-0001`, ...
-pub fn key_names(keys: u32) -> Vec<String> {
+pub(crate) fn key_names(keys: u32) -> Vec<String> {
     let width = keys.to_string().len().max(4);
     (0..keys.max(1))
         .map(|i| format!("customer-{i:0width$}"))
@@ -25,7 +25,7 @@ pub fn key_names(keys: u32) -> Vec<String> {
 }
 
 impl Picker {
-    pub fn new(
+    pub(crate) fn new(
         keys: u32,
         distribution: KeyDistribution,
         targets: usize,
@@ -65,7 +65,7 @@ impl Picker {
     }
 
     /// (key, target index) for request `seq`.
-    pub fn pick(&mut self, seq: u64) -> (&str, usize) {
+    pub(crate) fn pick(&mut self, seq: u64) -> (&str, usize) {
         let key = self.key_index();
         let target = match self.fanout {
             Fanout::RoundRobin => (seq % self.targets as u64) as usize,

@@ -8,7 +8,7 @@ use hyper::Uri;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-pub struct Plan {
+pub(crate) struct Plan {
     pub targets: Vec<Uri>,
     /// Method, extra headers and the key's header.
     pub template: Template,
@@ -26,7 +26,7 @@ pub struct Plan {
 
 /// Live counts, for progress lines while the load runs.
 #[derive(Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub done: AtomicU64,
     pub admitted: AtomicU64,
     pub rejected: AtomicU64,

@@ -5,7 +5,7 @@ use hyper::header::{HeaderMap, HeaderName};
 use hyper::{Method, Uri};
 
 /// What a limiter answers by default when it says no.
-pub const DEFAULT_LIMITED: &[u16] = &[429];
+pub(crate) const DEFAULT_LIMITED: &[u16] = &[429];
 
 /// What every request of a load carries besides its target and key.
 #[derive(Clone, Debug)]

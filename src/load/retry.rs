@@ -147,7 +147,7 @@ impl Retry {
 }
 
 /// One request's attempts: how long to wait before each retry.
-pub struct Attempts {
+pub(crate) struct Attempts {
     /// The first attempt's seq.
     pub first: u64,
     rng: SmallRng,
@@ -158,7 +158,7 @@ pub struct Attempts {
 impl Attempts {
     /// The chain of the request first sent as `first` (its seq), its
     /// jitter drawn from `seed` and `first`.
-    pub fn new(seed: u64, first: u64) -> Self {
+    pub(crate) fn new(seed: u64, first: u64) -> Self {
         Attempts {
             first,
             rng: SmallRng::seed_from_u64(seed ^ first.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
@@ -168,7 +168,7 @@ impl Attempts {
 
     /// The wait before the next retry after an answer, or `None` when the
     /// chain ends here (`limited` stands for an empty `retry.on`).
-    pub fn after(
+    pub(crate) fn after(
         &mut self,
         retry: &Retry,
         limited: &[u16],
@@ -182,7 +182,7 @@ impl Attempts {
     }
 
     /// The link the retry `after` last granted carries.
-    pub fn link(&self) -> crate::events::RetryOf {
+    pub(crate) fn link(&self) -> crate::events::RetryOf {
         crate::events::RetryOf {
             first: self.first,
             attempt: self.attempt(),
@@ -191,7 +191,7 @@ impl Attempts {
 
     /// The attempt number of the retry `after` last granted (2 for the
     /// first retry).
-    pub fn attempt(&self) -> u8 {
+    pub(crate) fn attempt(&self) -> u8 {
         (self.made + 1).min(u32::from(u8::MAX)) as u8
     }
 }
@@ -200,14 +200,14 @@ impl Attempts {
 /// without any shared counter (first attempts are numbered by their place
 /// in the schedule, far below 2⁵⁶), so a schedule split between lanes, or
 /// later between machines, numbers its retries the same.
-pub fn seq_of(link: crate::events::RetryOf) -> u64 {
+pub(crate) fn seq_of(link: crate::events::RetryOf) -> u64 {
     link.first
         .wrapping_add(u64::from(link.attempt.saturating_sub(1)) << 56)
 }
 
 /// Waits until `due` in short slices; false (at once, or when it is seen)
 /// when `due` is past `deadline` or `stop` is set: the retry is given up.
-pub async fn pause(due: Instant, deadline: Instant, stop: &AtomicBool) -> bool {
+pub(crate) async fn pause(due: Instant, deadline: Instant, stop: &AtomicBool) -> bool {
     if due > deadline {
         return false;
     }

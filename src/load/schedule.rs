@@ -72,7 +72,7 @@ impl Shape {
 }
 
 /// The intended send offsets of one run, in order.
-pub struct Schedule {
+pub(crate) struct Schedule {
     shape: Shape,
     end: f64,
     k: u64,
@@ -84,7 +84,7 @@ pub struct Schedule {
 impl Schedule {
     /// `phase_us`: wall-clock µs at offset 0 modulo nothing — the Bursts
     /// schedule aligns its edges to epoch-aligned windows with it.
-    pub fn new(shape: &Shape, duration: Duration, seed: u64, phase_us: i64) -> Self {
+    pub(crate) fn new(shape: &Shape, duration: Duration, seed: u64, phase_us: i64) -> Self {
         let t = match shape {
             Shape::Bursts { window, .. } => {
                 let w = window.as_micros().max(1) as i64;

@@ -19,14 +19,14 @@ impl AsRawFd for Fd {
     }
 }
 
-pub struct Timer {
+pub(super) struct Timer {
     fd: Option<AsyncFd<Fd>>,
 }
 
 impl Timer {
     /// A timer of the current runtime; one that falls back to tokio's
     /// millisecond timers when the system gives no timerfd.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let fd = TimerFd::new(
             ClockId::CLOCK_MONOTONIC,
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
@@ -41,7 +41,7 @@ impl Timer {
     }
 
     /// Sleeps until `due` (no later than `longest` from now).
-    pub async fn sleep_until(&self, due: Instant, longest: Duration) {
+    pub(super) async fn sleep_until(&self, due: Instant, longest: Duration) {
         let now = Instant::now();
         if due <= now {
             return;

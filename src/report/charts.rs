@@ -15,7 +15,7 @@ pub(super) const SIZE: (u32, u32) = (960, 480);
 pub(super) const FONT: &str = "sans-serif";
 
 /// One arm as the charts need it.
-pub struct ArmData<'a> {
+pub(crate) struct ArmData<'a> {
     pub name: &'a str,
     /// The busiest key's admits in the trailing window over the limit:
     /// (seconds, ratio).
@@ -30,12 +30,12 @@ pub struct ArmData<'a> {
 }
 
 /// A chart written into the run folder.
-pub struct Chart {
+pub(crate) struct Chart {
     pub file: &'static str,
     pub title: &'static str,
 }
 
-pub const CHARTS: [Chart; 4] = [
+pub(crate) const CHARTS: [Chart; 4] = [
     Chart {
         file: "admitted-vs-limit.png",
         title: "Admitted vs limit over time",
@@ -62,7 +62,7 @@ pub(super) fn fonts() {
     });
 }
 
-pub fn render_all(dir: &Path, arms: &[ArmData]) -> Result<(), ReportError> {
+pub(crate) fn render_all(dir: &Path, arms: &[ArmData]) -> Result<(), ReportError> {
     fonts();
     save(&dir.join(CHARTS[0].file), |root| {
         admitted_vs_limit(root, arms)

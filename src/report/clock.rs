@@ -7,7 +7,7 @@ use crate::store::summary::ArmSummary;
 /// e.g. "the wall clock ran up to 4,832 ppm off the generator's clock (9
 /// samples); windows, segments and refills were judged with 4,932 ppm
 /// allowed".
-pub fn sentence(a: &ArmSummary) -> Option<String> {
+pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
     let c = a.clock.as_ref()?;
     let measured = match c.measured_ppm {
         Some(m) => format!(
@@ -36,7 +36,7 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
 
 /// Worth a line in the terminal: a clock that ran off by more than the
 /// margin, or one made or declared to.
-pub fn notable(a: &ArmSummary) -> bool {
+pub(crate) fn notable(a: &ArmSummary) -> bool {
     a.clock.as_ref().is_some_and(|c| {
         c.measured_ppm.is_some_and(|m| m > MARGIN_PPM)
             || c.simulated_ppm != 0

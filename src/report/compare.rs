@@ -1,6 +1,6 @@
 //! The terminal table of `rlbench compare`.
 
-pub fn render(c: &Comparison) -> String {
+pub(crate) fn render(c: &Comparison) -> String {
     let mut rows = vec![["arm", "figure", "baseline", "candidate", "change"]
         .map(String::from)
         .to_vec()];
@@ -40,7 +40,7 @@ pub fn render(c: &Comparison) -> String {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     pub arm: String,
     pub figure: &'static str,
     pub baseline: Option<f64>,
@@ -49,7 +49,7 @@ pub struct Row {
 
 impl Row {
     /// Relative change, candidate against baseline.
-    pub fn change(&self) -> Option<f64> {
+    pub(crate) fn change(&self) -> Option<f64> {
         match (self.baseline, self.candidate) {
             (Some(b), Some(c)) if b != 0.0 => Some((c - b) / b),
             (Some(b), Some(c)) if b == c => Some(0.0),
@@ -59,12 +59,12 @@ impl Row {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub rows: Vec<Row>,
     pub regressions: Vec<String>,
 }
 
-pub fn show(v: Option<f64>) -> String {
+pub(crate) fn show(v: Option<f64>) -> String {
     match v {
         Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
         Some(v) => format!("{v:.3}"),

@@ -1,6 +1,6 @@
 //! `rlbench doctor` as text: one line per check, its level first.
 
-pub fn render(findings: &[Finding]) -> String {
+pub(crate) fn render(findings: &[Finding]) -> String {
     let width = findings.iter().map(|f| f.what.len()).max().unwrap_or(0);
     findings
         .iter()
@@ -9,14 +9,14 @@ pub fn render(findings: &[Finding]) -> String {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
+pub(crate) enum Level {
     Ok,
     Warn,
     Missing,
 }
 
 impl Level {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Level::Ok => "ok",
             Level::Warn => "warn",
@@ -26,7 +26,7 @@ impl Level {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub level: Level,
     pub what: String,
     /// What was found, or the fix.

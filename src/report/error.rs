@@ -11,10 +11,11 @@ use plotters::drawing::DrawingAreaErrorKind;
 use std::path::PathBuf;
 
 /// A failure of plotters on the bitmap every chart is drawn on.
-pub type DrawError = DrawingAreaErrorKind<<BitMapBackend<'static> as DrawingBackend>::ErrorType>;
+pub(crate) type DrawError =
+    DrawingAreaErrorKind<<BitMapBackend<'static> as DrawingBackend>::ErrorType>;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ReportError {
+pub(crate) enum ReportError {
     #[error("chart: {0}")]
     Chart(#[from] DrawError),
     #[error("cannot encode {}: {source}", path.display())]

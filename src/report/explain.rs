@@ -7,7 +7,7 @@ use std::fmt::Write;
 /// Columns of the timeline.
 const WIDTH: usize = 40;
 
-pub fn render(arms: &[Explained]) -> String {
+pub(crate) fn render(arms: &[Explained]) -> String {
     let mut out = String::new();
     for a in arms {
         let policy = a.policy.as_deref().unwrap_or("no policy: nothing judged");
@@ -122,7 +122,7 @@ mod tests {
 
 /// One arm's verdict counts and the witnesses kept.
 #[derive(Debug)]
-pub struct Explained {
+pub(crate) struct Explained {
     pub arm: String,
     pub policy: Option<String>,
     pub definite_violations: u64,

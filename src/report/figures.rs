@@ -3,7 +3,7 @@
 
 /// Requests per second: whole above 100, one decimal above 1, three
 /// significant digits below (so 0.001 is not "0.0").
-pub fn per_second(r: f64) -> String {
+pub(crate) fn per_second(r: f64) -> String {
     if !r.is_finite() || r <= 0.0 {
         return "0".to_string();
     }

@@ -13,7 +13,7 @@ fn share(n: u64, of: u64) -> String {
 }
 
 /// One sentence; none when the callers did not retry.
-pub fn sentence(a: &ArmSummary) -> Option<String> {
+pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
     let g = a.goodput.as_ref()?;
     Some(format!(
         "{} requests, {} retries ({}); first try {:.1} admitted/s ({}), eventually {:.1}/s ({}), {} gave up; {:.1} attempts/s",

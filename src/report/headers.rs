@@ -6,7 +6,7 @@ use crate::store::probes::ProbeResult;
 use crate::store::summary::ArmSummary;
 
 /// One overview sentence, then the findings (none when all agrees).
-pub fn sentences(a: &ArmSummary) -> Vec<String> {
+pub(crate) fn sentences(a: &ArmSummary) -> Vec<String> {
     let h = &a.headers;
     if h.responses == 0 {
         return Vec::new();

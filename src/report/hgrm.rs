@@ -11,7 +11,7 @@ use std::fmt::Write;
 /// Values recorded in µs, printed in ms.
 const SCALE: f64 = 1_000.0;
 
-pub fn percentile_distribution(h: &Histogram<u64>) -> String {
+pub(crate) fn percentile_distribution(h: &Histogram<u64>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -57,7 +57,7 @@ pub fn percentile_distribution(h: &Histogram<u64>) -> String {
 }
 
 /// HdrHistogram V2 encoding, base64 (values in µs).
-pub fn encode(h: &Histogram<u64>) -> String {
+pub(crate) fn encode(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     match V2Serializer::new().serialize(h, &mut bytes) {
         Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),

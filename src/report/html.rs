@@ -17,7 +17,7 @@ fn esc(s: &str) -> String {
 }
 
 /// 1234567 → "1,234,567"
-pub fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -31,7 +31,7 @@ pub fn thousands(n: u64) -> String {
 
 /// One sentence a person can act on, e.g. "local: 1,200 admitted where a
 /// correct limiter could admit at most 400 — 3.00×, 800 definite violations."
-pub fn verdict(a: &ArmSummary) -> String {
+pub(crate) fn verdict(a: &ArmSummary) -> String {
     let admitted = thousands(a.requests.admitted);
     let Some(c) = &a.correctness else {
         return format!(
@@ -156,7 +156,7 @@ fn witnesses(h: &mut String, s: &Summary) {
     }
 }
 
-pub fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
+pub(crate) fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
     let mut h = String::new();
     let _ = write!(
         h,

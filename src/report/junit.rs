@@ -6,7 +6,7 @@ use super::error::ReportError;
 use crate::store::summary::Summary;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-pub fn render(s: &Summary) -> Result<String, ReportError> {
+pub(crate) fn render(s: &Summary) -> Result<String, ReportError> {
     let mut report = Report::new(format!("rlbench {}", s.scenario));
     for arm in &s.arms {
         let mut suite = TestSuite::new(format!("{}/{}", s.scenario, arm.name));

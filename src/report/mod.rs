@@ -2,31 +2,31 @@
 //! output. Reads only `store` (summary.json's schema, the run folder) and
 //! what the trace recorded; computes nothing (tests/house_plan.rs).
 
-pub mod charts;
-pub mod clock;
-pub mod compare;
-pub mod doctor;
-pub mod error;
-pub mod explain;
-pub mod figures;
-pub mod goodput;
-pub mod headers;
-pub mod hgrm;
-pub mod html;
-pub mod junit;
-pub mod phases;
-pub mod redis_use;
-pub mod table;
-pub mod trade;
+pub(crate) mod charts;
+pub(crate) mod clock;
+pub(crate) mod compare;
+pub(crate) mod doctor;
+pub(crate) mod error;
+pub(crate) mod explain;
+pub(crate) mod figures;
+pub(crate) mod goodput;
+pub(crate) mod headers;
+pub(crate) mod hgrm;
+pub(crate) mod html;
+pub(crate) mod junit;
+pub(crate) mod phases;
+pub(crate) mod redis_use;
+pub(crate) mod table;
+pub(crate) mod trade;
 
-pub use error::ReportError;
+pub(crate) use error::ReportError;
 
 use crate::store::folder::RunFolder;
 use crate::store::summary::{self, Summary};
 use hdrhistogram::Histogram;
 
 /// One arm's histograms as written beside summary.json (µs).
-pub struct ArmHistograms<'a> {
+pub(crate) struct ArmHistograms<'a> {
     pub latency: &'a Histogram<u64>,
     pub service: &'a Histogram<u64>,
 }
@@ -34,7 +34,7 @@ pub struct ArmHistograms<'a> {
 /// Writes the files a run folder's views are drawn from: each arm's
 /// `.hgrm` files and the charts. Every file lands whole or not at all
 /// (`store::atomic`); the first write that fails stops it, named.
-pub fn write_data(
+pub(crate) fn write_data(
     folder: &RunFolder,
     summary: &Summary,
     histograms: &[ArmHistograms],
@@ -60,7 +60,7 @@ pub fn write_data(
 /// summary.json last (a folder with a summary.json is complete). A view
 /// that cannot be written is removed rather than left stale; each is
 /// tried, and the first failure is returned.
-pub fn write_views(folder: &RunFolder, summary: &Summary) -> Result<(), ReportError> {
+pub(crate) fn write_views(folder: &RunFolder, summary: &Summary) -> Result<(), ReportError> {
     let junit = folder.root.join("junit.xml");
     let html = folder.root.join("report.html");
     let write = |path: &std::path::Path, text: String| {

@@ -7,7 +7,7 @@ use crate::store::summary::{ArmSummary, Phase};
 /// 0 failed; 387 definite violations, 0 false rejects; failures and false
 /// rejects ended 10 ms after it did". Over-admission after a fault shows
 /// in the phase figures, not in the recovery time.
-pub fn sentences(a: &ArmSummary) -> Vec<String> {
+pub(crate) fn sentences(a: &ArmSummary) -> Vec<String> {
     let mut during = a.phases.iter().filter(|p| p.name.starts_with("during "));
     a.faults
         .iter()

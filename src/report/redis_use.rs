@@ -6,7 +6,7 @@
 use crate::store::summary::{ArmSummary, RedisUse};
 
 /// `1,234 B` / `12.3 KiB` / `4.5 MiB`.
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     match n {
         n if n < 1024 => format!("{n} B"),
         n if n < 1024 * 1024 => format!("{:.1} KiB", n as f64 / 1024.0),
@@ -15,7 +15,7 @@ pub fn bytes(n: u64) -> String {
 }
 
 /// One sentence; none when the arm used no Redis (or none was read).
-pub fn sentence(a: &ArmSummary) -> Option<String> {
+pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
     let r: &RedisUse = a.redis.as_ref()?;
     let shares = if r.nodes.len() > 1 {
         format!(
@@ -47,7 +47,7 @@ pub fn sentence(a: &ArmSummary) -> Option<String> {
 }
 
 /// `redis_batched`: the bound leases allow, and whether it held.
-pub fn lease_sentence(a: &ArmSummary) -> Option<String> {
+pub(crate) fn lease_sentence(a: &ArmSummary) -> Option<String> {
     let b = a.lease_bound.as_ref()?;
     Some(format!(
         "leases let any window hold up to {} admits (the limit plus one lease's rest per replica, at most the limit); {} proven beyond that",

@@ -8,7 +8,7 @@ fn ratio(r: Option<f64>) -> String {
     r.map_or("∞".to_string(), |r| format!("{r:.2}x"))
 }
 
-pub fn render(s: &Summary) -> String {
+pub(crate) fn render(s: &Summary) -> String {
     let mut out = String::new();
     let header = [
         "arm",
@@ -155,12 +155,12 @@ fn rate_line(a: &ArmSummary) -> String {
 
 /// The generator fell behind (and by how much), or only left some
 /// requests late.
-pub fn pace_line(a: &ArmSummary) -> Option<String> {
+pub(crate) fn pace_line(a: &ArmSummary) -> Option<String> {
     pace_sentence(a).map(|(label, s)| format!("{label} in {}: {s}\n", a.name))
 }
 
 /// ("generator saturated" | "late requests", what happened in words).
-pub fn pace_sentence(a: &ArmSummary) -> Option<(&'static str, String)> {
+pub(crate) fn pace_sentence(a: &ArmSummary) -> Option<(&'static str, String)> {
     use crate::store::summary::LATE_LAG_P99_MS;
     let (r, lag) = (&a.rate, &a.schedule_lag_ms);
     let sent = a.requests.sent.min(r.scheduled);
@@ -217,8 +217,4 @@ fn errors_line(a: &ArmSummary) -> Option<String> {
             .map(|(code, n)| format!("{n} status {code}")),
     );
     (!parts.is_empty()).then(|| format!("errors of {}: {}\n", a.name, parts.join(", ")))
-}
-
-pub fn print(s: &Summary) {
-    print!("{}", render(s));
 }

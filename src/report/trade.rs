@@ -12,14 +12,14 @@ use crate::store::summary::Summary;
 use plotters::prelude::*;
 use std::path::Path;
 
-pub const TRADE: Chart = Chart {
+pub(crate) const TRADE: Chart = Chart {
     file: "lease-trade.png",
     title: "Redis commands per decision against wrong decisions",
 };
 
 /// One Redis arm on the chart.
 #[derive(Debug, PartialEq)]
-pub struct Point<'a> {
+pub(crate) struct Point<'a> {
     pub name: &'a str,
     pub commands: f64,
     pub violations: u64,
@@ -30,7 +30,7 @@ pub struct Point<'a> {
 type Figure = fn(&Point) -> u64;
 
 /// The Redis arms that have both figures, when any arm is batched.
-pub fn points(s: &Summary) -> Vec<Point<'_>> {
+pub(crate) fn points(s: &Summary) -> Vec<Point<'_>> {
     if !s.arms.iter().any(|a| a.lease_bound.is_some()) {
         return Vec::new();
     }
@@ -50,7 +50,7 @@ pub fn points(s: &Summary) -> Vec<Point<'_>> {
 }
 
 /// Writes the chart when the run has batched arms; says whether it did.
-pub fn render(dir: &Path, s: &Summary) -> Result<bool, ReportError> {
+pub(crate) fn render(dir: &Path, s: &Summary) -> Result<bool, ReportError> {
     let points = points(s);
     if points.is_empty() {
         return Ok(false);

@@ -3,8 +3,8 @@
 //! error names the file, line and column and says what was expected.
 
 mod raw;
-pub mod spec;
-pub mod units;
+pub(crate) mod spec;
+pub(crate) mod units;
 mod validate;
 
 use reference_api::Policy;

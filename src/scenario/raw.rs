@@ -7,7 +7,7 @@ use toml::Spanned;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawScenario {
+pub(super) struct RawScenario {
     pub name: Spanned<String>,
     pub duration: Spanned<String>,
     pub seed: Option<Spanned<i64>>,
@@ -23,7 +23,7 @@ pub struct RawScenario {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawChecks {
+pub(super) struct RawChecks {
     pub retry_after_probes: Option<Spanned<i64>>,
     pub retry_after_max_wait: Option<Spanned<String>>,
     pub witnesses: Option<Spanned<i64>>,
@@ -34,7 +34,7 @@ pub struct RawChecks {
 /// `[target]`: the reference API (default) or any HTTP endpoints.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawTarget {
+pub(super) struct RawTarget {
     pub kind: Spanned<String>,
     pub urls: Option<Spanned<Vec<Spanned<String>>>>,
     pub path: Option<Spanned<String>>,
@@ -49,7 +49,7 @@ pub struct RawTarget {
 /// One `[[faults]]` entry: what to break, when, and for how long.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawFault {
+pub(super) struct RawFault {
     pub at: Spanned<String>,
     #[serde(rename = "for")]
     pub lasts: Spanned<String>,
@@ -66,7 +66,7 @@ pub struct RawFault {
 /// scenario's policy; otherwise the fields given override the scenario's.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawPolicy {
+pub(super) struct RawPolicy {
     pub algorithm: Option<Spanned<String>>,
     pub preset: Option<Spanned<String>>,
     pub nodelay: Option<Spanned<bool>>,
@@ -91,7 +91,7 @@ pub struct RawPolicy {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawCluster {
+pub(super) struct RawCluster {
     pub replicas: Option<Spanned<i64>>,
     pub key_header: Option<Spanned<String>>,
     pub clock_skew: Option<Spanned<Vec<Spanned<String>>>>,
@@ -99,7 +99,7 @@ pub struct RawCluster {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawRedis {
+pub(super) struct RawRedis {
     pub url: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     pub topology: Option<Spanned<String>>,
@@ -109,7 +109,7 @@ pub struct RawRedis {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawLoad {
+pub(super) struct RawLoad {
     pub schedule: Option<Spanned<String>>,
     pub rate: Option<Spanned<f64>>,
     pub stages: Option<Spanned<Vec<Spanned<RawStage>>>>,
@@ -129,7 +129,7 @@ pub struct RawLoad {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawRetry {
+pub(super) struct RawRetry {
     pub on: Option<Spanned<Vec<Spanned<i64>>>>,
     pub respect_retry_after: Option<bool>,
     pub backoff: Option<Spanned<String>>,
@@ -140,14 +140,14 @@ pub struct RawRetry {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawStage {
+pub(super) struct RawStage {
     pub target: Spanned<f64>,
     pub duration: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawArm {
+pub(super) struct RawArm {
     pub name: Spanned<String>,
     pub mode: Option<Spanned<String>>,
     pub urls: Option<Spanned<Vec<Spanned<String>>>>,
@@ -167,7 +167,7 @@ pub struct RawArm {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawExpect {
+pub(super) struct RawExpect {
     pub max_over_admission_ratio: Option<Spanned<f64>>,
     pub min_over_admission_ratio: Option<Spanned<f64>>,
     pub max_definite_violations: Option<Spanned<i64>>,

@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-pub const DURATION_HINT: &str = "expected a duration like \"250ms\", \"10s\" or \"1m\"";
+pub(crate) const DURATION_HINT: &str = "expected a duration like \"250ms\", \"10s\" or \"1m\"";
 const OFFSET_HINT: &str = "expected an offset like \"+400ms\", \"-1s\" or \"0ms\"";
 const RATE_HINT: &str = "expected a rate like \"10/1s\" or \"100/1m\"";
 
 /// A unit that did not read; always the writer's mistake (exit 2).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum UnitError {
+pub(crate) enum UnitError {
     #[error("{0:?}: {DURATION_HINT}")]
     NoUnit(String),
     #[error("{0:?}: {1}; {DURATION_HINT}")]
@@ -32,7 +32,7 @@ impl crate::error::Kind for UnitError {
 }
 
 /// A positive duration with a unit.
-pub fn duration(text: &str) -> Result<Duration, UnitError> {
+pub(crate) fn duration(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
     if t.is_empty() || t.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return Err(UnitError::NoUnit(text.to_string()));
@@ -46,7 +46,7 @@ pub fn duration(text: &str) -> Result<Duration, UnitError> {
 }
 
 /// A signed offset: "+400ms", "-1s", "0ms" or "0".
-pub fn signed_micros(text: &str) -> Result<i64, UnitError> {
+pub(crate) fn signed_micros(text: &str) -> Result<i64, UnitError> {
     let t = text.trim();
     let (sign, rest) = match t.strip_prefix('-') {
         Some(rest) => (-1, rest),
@@ -60,12 +60,12 @@ pub fn signed_micros(text: &str) -> Result<i64, UnitError> {
     Ok(sign * micros(d) as i64)
 }
 
-pub fn micros(d: Duration) -> u64 {
+pub(crate) fn micros(d: Duration) -> u64 {
     d.as_micros().min(u64::MAX as u128) as u64
 }
 
 /// `COUNT/DURATION`, e.g. "10/1s", "100/m" (a bare unit means one of it).
-pub fn rate(text: &str) -> Result<(u64, Duration), UnitError> {
+pub(crate) fn rate(text: &str) -> Result<(u64, Duration), UnitError> {
     let not_rate = || UnitError::NotRate(text.to_string());
     let (count, per) = text.split_once('/').ok_or_else(not_rate)?;
     let count: u64 = count.trim().parse().map_err(|_| not_rate())?;

@@ -9,12 +9,12 @@ use tokio::process::{Child, Command};
 
 const GRACE: Duration = Duration::from_secs(3);
 
-pub struct Supervised {
+pub(super) struct Supervised {
     child: Option<Child>,
 }
 
 impl Supervised {
-    pub fn spawn(command: &mut Command) -> std::io::Result<Self> {
+    pub(super) fn spawn(command: &mut Command) -> std::io::Result<Self> {
         command.process_group(0).kill_on_drop(true);
         #[cfg(target_os = "linux")]
         // SAFETY: runs in the forked child before exec; prctl is a plain
@@ -29,15 +29,15 @@ impl Supervised {
         })
     }
 
-    pub fn child_mut(&mut self) -> Option<&mut Child> {
+    pub(super) fn child_mut(&mut self) -> Option<&mut Child> {
         self.child.as_mut()
     }
 
-    pub fn pid(&self) -> Option<u32> {
+    pub(super) fn pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(Child::id)
     }
 
-    pub fn has_exited(&mut self) -> bool {
+    pub(super) fn has_exited(&mut self) -> bool {
         match self.child.as_mut() {
             Some(c) => !matches!(c.try_wait(), Ok(None)),
             None => true,
@@ -45,7 +45,7 @@ impl Supervised {
     }
 
     /// Waits for the process to end by itself; its exit status as text.
-    pub async fn wait_exit(&mut self) -> String {
+    pub(super) async fn wait_exit(&mut self) -> String {
         match self.child.as_mut() {
             Some(c) => c.wait().await.map(|s| s.to_string()).unwrap_or_default(),
             None => String::new(),
@@ -53,7 +53,7 @@ impl Supervised {
     }
 
     /// Sends `signal` to the process group.
-    pub fn signal(&self, signal: Signal) {
+    pub(super) fn signal(&self, signal: Signal) {
         if let Some(pid) = self.pid() {
             // The child leads its own group (process_group(0)).
             let _ = killpg(Pid::from_raw(pid as i32), signal);
@@ -61,7 +61,7 @@ impl Supervised {
     }
 
     /// SIGTERM, up to `GRACE` to exit, then SIGKILL; always reaps.
-    pub async fn stop(&mut self) {
+    pub(super) async fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
             return;
         };

@@ -3,10 +3,10 @@
 //! (linked?), and how the 16,384 slots are split between masters. Pure,
 //! so every rule is tested on answers written out by hand.
 
-pub const SLOTS: u16 = 16_384;
+pub(crate) const SLOTS: u16 = 16_384;
 
 /// Slots split into `masters` contiguous ranges, as even as they go.
-pub fn slot_ranges(masters: usize) -> Vec<(u16, u16)> {
+pub(crate) fn slot_ranges(masters: usize) -> Vec<(u16, u16)> {
     let n = masters.max(1) as u32;
     (0..n)
         .map(|i| {
@@ -18,7 +18,7 @@ pub fn slot_ranges(masters: usize) -> Vec<(u16, u16)> {
 }
 
 /// Whether a replica's `INFO replication` shows its link up and synced.
-pub fn linked(info: &str) -> bool {
+pub(crate) fn linked(info: &str) -> bool {
     let lines: Vec<&str> = info.lines().map(str::trim).collect();
     lines.contains(&"master_link_status:up") && lines.contains(&"master_sync_in_progress:0")
 }
@@ -26,7 +26,7 @@ pub fn linked(info: &str) -> bool {
 /// One line of a `CLUSTER NODES` answer: `<id> <ip:port@bus[,host]>
 /// <flags> …`.
 #[derive(Debug, PartialEq, Eq)]
-pub struct NodeLine<'a> {
+pub(crate) struct NodeLine<'a> {
     pub id: &'a str,
     /// `ip:port`, without the bus port or host name.
     pub address: &'a str,
@@ -35,7 +35,7 @@ pub struct NodeLine<'a> {
 }
 
 /// The nodes a `CLUSTER NODES` answer lists, in its order.
-pub fn node_lines(nodes: &str) -> Vec<NodeLine<'_>> {
+pub(crate) fn node_lines(nodes: &str) -> Vec<NodeLine<'_>> {
     nodes
         .lines()
         .filter_map(|line| {
@@ -52,7 +52,7 @@ pub fn node_lines(nodes: &str) -> Vec<NodeLine<'_>> {
 }
 
 /// Whether a `CLUSTER NODES` answer lists the node `id` as a live master.
-pub fn names_master(nodes: &str, id: &str) -> bool {
+pub(crate) fn names_master(nodes: &str, id: &str) -> bool {
     node_lines(nodes)
         .iter()
         .any(|n| n.id == id && n.live_master)
@@ -60,7 +60,7 @@ pub fn names_master(nodes: &str, id: &str) -> bool {
 
 /// Whether a node's CLUSTER INFO shows the whole cluster formed, with
 /// `nodes` nodes known.
-pub fn formed(info: &str, nodes: usize) -> bool {
+pub(crate) fn formed(info: &str, nodes: usize) -> bool {
     let field = |name: &str| {
         info.lines()
             .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))

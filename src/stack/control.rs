@@ -12,9 +12,9 @@ use std::time::Duration;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-pub type HttpClient = Client<HttpConnector, Empty<Bytes>>;
+pub(crate) type HttpClient = Client<HttpConnector, Empty<Bytes>>;
 
-pub fn new(max_idle_per_target: usize) -> HttpClient {
+pub(crate) fn new(max_idle_per_target: usize) -> HttpClient {
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
     connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
@@ -26,7 +26,7 @@ pub fn new(max_idle_per_target: usize) -> HttpClient {
 
 /// PUT `uri` (no body) with `Authorization: Bearer <token>`; the status,
 /// or `None` when nothing answered in time.
-pub async fn put_status(
+pub(crate) async fn put_status(
     client: &HttpClient,
     uri: &Uri,
     token: &str,
@@ -37,7 +37,7 @@ pub async fn put_status(
 }
 
 /// GET `uri`; the status, or `None` when nothing answered in time.
-pub async fn get_status(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<u16> {
+pub(crate) async fn get_status(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<u16> {
     status_of(client, Request::get(uri), timeout).await
 }
 
@@ -57,7 +57,7 @@ async fn status_of(
 }
 
 /// GET `uri`; the body of a 200 answer as text.
-pub async fn get_text(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<String> {
+pub(crate) async fn get_text(client: &HttpClient, uri: &Uri, timeout: Duration) -> Option<String> {
     let request = Request::get(uri).body(Empty::new()).ok()?;
     let exchange = async {
         let response = client.request(request).await.ok()?;

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 /// The start of every temporary folder this process makes.
-pub fn prefix() -> String {
+pub(crate) fn prefix() -> String {
     format!("rlbench-{}-", std::process::id())
 }
 
@@ -19,7 +19,7 @@ fn maker(name: &str) -> Option<u32> {
 }
 
 /// Removes the temporary folders in `dir` whose makers are gone; how many.
-pub fn sweep_in(dir: &Path) -> usize {
+pub(crate) fn sweep_in(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -35,7 +35,7 @@ pub fn sweep_in(dir: &Path) -> usize {
 }
 
 /// [`sweep_in`] the system's temporary folder.
-pub fn sweep() -> usize {
+pub(crate) fn sweep() -> usize {
     sweep_in(&std::env::temp_dir())
 }
 

@@ -4,7 +4,7 @@
 use crate::store::records::Fallbacks;
 use reference_api::server::REDIS_ERRORS;
 
-pub fn fallbacks(text: &str) -> Fallbacks {
+pub(crate) fn fallbacks(text: &str) -> Fallbacks {
     let mut f = Fallbacks::default();
     for line in text.lines().filter(|l| l.starts_with(REDIS_ERRORS)) {
         let Some(value) = line.rsplit(' ').next().and_then(|v| v.parse::<u64>().ok()) else {

@@ -9,19 +9,19 @@
 mod child;
 pub use child::RUN_ENV;
 pub mod cluster;
-pub mod cluster_answers;
-pub mod control;
-pub mod error;
+pub(crate) mod cluster_answers;
+pub(crate) mod control;
+pub(crate) mod error;
 pub use error::StackError;
-pub mod leftovers;
-pub mod managed;
+pub(crate) mod leftovers;
+pub(crate) mod managed;
 pub use managed::Managed;
-pub mod metrics;
+pub(crate) mod metrics;
 pub mod proxy;
 pub mod redis;
-pub mod redis_use;
+pub(crate) mod redis_use;
 mod replica;
-pub mod replicated;
+pub(crate) mod replicated;
 mod secret;
 
 use error::Waited;

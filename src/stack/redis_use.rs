@@ -24,7 +24,7 @@ const BOOKKEEPING: &[&str] = &[
 
 /// One node's counters at one moment.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// `host:port`: where the node is, never how to log in to it.
     pub address: String,
     /// `total_commands_processed`.
@@ -41,7 +41,7 @@ pub struct Sample {
 
 /// The nodes behind `url`: itself, or a cluster's masters (reached with
 /// `url`'s credentials).
-pub async fn nodes(url: &str, topology: Topology) -> Vec<String> {
+pub(crate) async fn nodes(url: &str, topology: Topology) -> Vec<String> {
     match topology {
         Topology::Single | Topology::Replicated => vec![url.to_string()],
         Topology::Cluster => {
@@ -66,7 +66,7 @@ pub async fn nodes(url: &str, topology: Topology) -> Vec<String> {
 
 /// Every node's counters; `None` for a node that did not answer. With
 /// `weigh`, a few keys under that prefix are weighed too.
-pub async fn sample(urls: &[String], weigh: Option<&str>) -> Vec<Option<Sample>> {
+pub(crate) async fn sample(urls: &[String], weigh: Option<&str>) -> Vec<Option<Sample>> {
     let mut out = Vec::with_capacity(urls.len());
     for url in urls {
         let one = sample_one(url, weigh);
@@ -161,7 +161,7 @@ fn glob_escape(prefix: &str) -> String {
 }
 
 /// The figures of an `INFO` answer.
-pub fn parse(info: &str) -> Sample {
+pub(crate) fn parse(info: &str) -> Sample {
     let mut s = Sample::default();
     let mut cpu = 0.0;
     for line in info.lines() {
@@ -189,7 +189,7 @@ pub fn parse(info: &str) -> Sample {
 }
 
 /// What each node did between two samples of the same nodes.
-pub fn between(before: &[Option<Sample>], after: &[Option<Sample>]) -> Vec<RedisNodeUse> {
+pub(crate) fn between(before: &[Option<Sample>], after: &[Option<Sample>]) -> Vec<RedisNodeUse> {
     before
         .iter()
         .zip(after)
@@ -220,7 +220,7 @@ fn used(before: &Sample, after: &Sample) -> RedisNodeUse {
 
 /// The masters' `host:port` in a `CLUSTER NODES` answer, in the order
 /// listed (failed ones left out).
-pub fn masters(nodes: &str) -> Vec<String> {
+pub(crate) fn masters(nodes: &str) -> Vec<String> {
     super::cluster_answers::node_lines(nodes)
         .into_iter()
         .filter(|n| n.live_master)

@@ -19,7 +19,7 @@ use tokio::process::{ChildStdin, Command};
 
 const STDERR_LINES: usize = 20;
 
-pub struct Replica {
+pub(super) struct Replica {
     pub name: String,
     /// `http://127.0.0.1:PORT`
     pub url: String,
@@ -30,7 +30,7 @@ pub struct Replica {
 
 impl Replica {
     /// Starts a replica on `listen`, or on a free port when `None`.
-    pub async fn start(
+    pub(super) async fn start(
         exe: &Path,
         config: &ReplicaConfig,
         run_id: &str,
@@ -119,11 +119,11 @@ impl Replica {
         Ok(replica)
     }
 
-    pub fn pid(&self) -> Option<u32> {
+    pub(super) fn pid(&self) -> Option<u32> {
         self.process.pid()
     }
 
-    pub fn stderr_tail(&self) -> String {
+    pub(super) fn stderr_tail(&self) -> String {
         let tail = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
         let text = tail.iter().cloned().collect::<Vec<_>>().join(" | ");
         if text.is_empty() {
@@ -133,23 +133,23 @@ impl Replica {
         }
     }
 
-    pub fn has_exited(&mut self) -> bool {
+    pub(super) fn has_exited(&mut self) -> bool {
         self.process.has_exited()
     }
 
-    pub async fn stop(&mut self) {
+    pub(super) async fn stop(&mut self) {
         drop(self.stdin.take());
         self.process.stop().await;
     }
 
     /// SIGKILL, no grace (a crash), and reaped.
-    pub async fn kill(&mut self) {
+    pub(super) async fn kill(&mut self) {
         self.process.signal(nix::sys::signal::Signal::SIGKILL);
         let _ = self.process.wait_exit().await;
     }
 
     /// `127.0.0.1:PORT` of its URL.
-    pub fn address(&self) -> &str {
+    pub(super) fn address(&self) -> &str {
         self.url.trim_start_matches("http://")
     }
 }

@@ -11,7 +11,7 @@ const BYTES: usize = 16;
 
 /// A fresh secret as lowercase hex: safe in a URL, a config file and a
 /// header alike.
-pub fn fresh() -> Result<String, StackError> {
+pub(super) fn fresh() -> Result<String, StackError> {
     let mut bytes = [0u8; BYTES];
     getrandom::fill(&mut bytes).map_err(StackError::Secret)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())

@@ -20,7 +20,7 @@ fn temporary(path: &Path) -> PathBuf {
 }
 
 /// Writes `bytes` to `path` whole or not at all: "cannot write PATH: why".
-pub fn write(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let tmp = temporary(path);
     let written = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
@@ -36,14 +36,14 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 
 /// As [`write`]; when it fails, the file at `path` (an earlier render's)
 /// is removed too, so that what is left never contradicts the run.
-pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write(path, bytes).inspect_err(|_| {
         let _ = std::fs::remove_file(path);
     })
 }
 
 /// Whether `name` is one of this module's temporary files.
-pub fn is_temporary(name: &str) -> bool {
+pub(crate) fn is_temporary(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 

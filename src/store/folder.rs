@@ -7,7 +7,7 @@
 //! what rlbench wrote there ([`RunFolder::create`]).
 
 use super::atomic;
-pub use super::names::{is_name, NAME_RULE};
+pub(crate) use super::names::{is_name, NAME_RULE};
 use super::StoreError;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -37,13 +37,13 @@ fn owned_event(name: &str) -> bool {
         || atomic::is_temporary(name)
 }
 
-pub struct RunFolder {
+pub(crate) struct RunFolder {
     pub root: PathBuf,
 }
 
 impl RunFolder {
     /// An existing run folder, for rebuilding its reports.
-    pub fn open(root: &Path) -> Result<Self, StoreError> {
+    pub(crate) fn open(root: &Path) -> Result<Self, StoreError> {
         if !root.join("run.json").is_file() {
             return Err(StoreError::NotRunFolder(root.to_path_buf()));
         }
@@ -52,7 +52,11 @@ impl RunFolder {
         })
     }
 
-    pub fn create(out: Option<&Path>, scenario: &str, now: SystemTime) -> Result<Self, StoreError> {
+    pub(crate) fn create(
+        out: Option<&Path>,
+        scenario: &str,
+        now: SystemTime,
+    ) -> Result<Self, StoreError> {
         let root = match out {
             Some(dir) => dir.to_path_buf(),
             None => {
@@ -84,7 +88,7 @@ impl RunFolder {
     /// is fine; an earlier run's folder is cleared of what rlbench wrote
     /// there (said in the line returned); anything else is refused, and so
     /// is a folder another rlbench is still writing.
-    pub fn prepare_out(dir: &Path) -> Result<Option<String>, StoreError> {
+    pub(crate) fn prepare_out(dir: &Path) -> Result<Option<String>, StoreError> {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Ok(None);
         };
@@ -132,13 +136,13 @@ impl RunFolder {
 
     /// Where an arm's trace is written: `events/<arm>.trace`. Every path
     /// of an arm is made from a name held to [`is_name`].
-    pub fn trace(&self, arm: &str) -> PathBuf {
+    pub(crate) fn trace(&self, arm: &str) -> PathBuf {
         self.root.join("events").join(format!("{arm}.trace"))
     }
 
     /// Where an arm's trace is read from: its `.trace`, or the `.csv` of a
     /// folder written before the binary trace.
-    pub fn events(&self, arm: &str) -> PathBuf {
+    pub(crate) fn events(&self, arm: &str) -> PathBuf {
         let trace = self.trace(arm);
         let csv = self.root.join("events").join(format!("{arm}.csv"));
         if !trace.exists() && csv.exists() {
@@ -149,26 +153,26 @@ impl RunFolder {
     }
 
     /// `<arm>.hgrm` for latency, `<arm>.<kind>.hgrm` otherwise.
-    pub fn hgrm(&self, arm: &str, kind: &str) -> PathBuf {
+    pub(crate) fn hgrm(&self, arm: &str, kind: &str) -> PathBuf {
         match kind {
             "latency" => self.root.join(format!("{arm}.hgrm")),
             other => self.root.join(format!("{arm}.{other}.hgrm")),
         }
     }
 
-    pub fn summary(&self) -> PathBuf {
+    pub(crate) fn summary(&self) -> PathBuf {
         self.root.join("summary.json")
     }
 
-    pub fn scenario_copy(&self) -> PathBuf {
+    pub(crate) fn scenario_copy(&self) -> PathBuf {
         self.root.join("scenario.toml")
     }
 
-    pub fn run_record(&self) -> PathBuf {
+    pub(crate) fn run_record(&self) -> PathBuf {
         self.root.join("run.json")
     }
 
-    pub fn arm_record(&self, arm: &str) -> PathBuf {
+    pub(crate) fn arm_record(&self, arm: &str) -> PathBuf {
         self.root.join("events").join(format!("{arm}.json"))
     }
 }

@@ -4,12 +4,12 @@
 //! report renders them; `rlbench report` rebuilds from them alone. Every
 //! failure is a [`StoreError`] carrying its exit.
 
-pub mod atomic;
+pub(crate) mod atomic;
 mod error;
-pub mod folder;
-pub mod names;
-pub mod probes;
+pub(crate) mod folder;
+pub(crate) mod names;
+pub(crate) mod probes;
 pub mod records;
-pub mod summary;
+pub(crate) mod summary;
 
 pub use error::StoreError;

@@ -5,7 +5,7 @@
 /// Names that become folder and file names (scenarios, arms): 1–64
 /// letters, digits, `-`, `_` or `.`, not starting with `.` — so never a
 /// path, never `..`, never hidden.
-pub fn is_name(v: &str) -> bool {
+pub(crate) fn is_name(v: &str) -> bool {
     !v.is_empty()
         && v.len() <= 64
         && !v.starts_with('.')
@@ -14,4 +14,4 @@ pub fn is_name(v: &str) -> bool {
 }
 
 /// The naming rule in words, for errors.
-pub const NAME_RULE: &str = "1-64 letters, digits, '-', '_' or '.', not starting with '.'";
+pub(crate) const NAME_RULE: &str = "1-64 letters, digits, '-', '_' or '.', not starting with '.'";

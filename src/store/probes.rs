@@ -34,16 +34,16 @@ pub enum ProbeResult {
 }
 
 /// Requests one probe may send to reach the limit.
-pub const MAX_REQUESTS: u32 = 1_000;
+pub(crate) const MAX_REQUESTS: u32 = 1_000;
 
 /// How long one probe may try to reach the limit.
-pub const MAX_TIME: Duration = Duration::from_secs(10);
+pub(crate) const MAX_TIME: Duration = Duration::from_secs(10);
 
 /// The probes' findings — what the limiter got wrong — one sentence per
 /// kind of result (naming the keys). Missing Retry-After is left unsaid
 /// when the answers had no rate-limit headers at all (that is a finding of
 /// its own).
-pub fn findings(probes: &[Probe], any_headers: bool) -> Vec<String> {
+pub(crate) fn findings(probes: &[Probe], any_headers: bool) -> Vec<String> {
     let mut kinds = vec![ProbeResult::LimitedAgain, ProbeResult::Failed];
     if any_headers {
         kinds.insert(1, ProbeResult::NoRetryAfter);
@@ -53,7 +53,7 @@ pub fn findings(probes: &[Probe], any_headers: bool) -> Vec<String> {
 
 /// Why a probe could not be made, though nothing was wrong (a long
 /// advertised wait, a limit never reached).
-pub fn notes(probes: &[Probe]) -> Vec<String> {
+pub(crate) fn notes(probes: &[Probe]) -> Vec<String> {
     grouped(
         probes,
         &[ProbeResult::WaitTooLong, ProbeResult::NeverLimited],

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub const SCHEMA: &str = "rlbench.summary/v1";
+pub(crate) const SCHEMA: &str = "rlbench.summary/v1";
 
 /// `policy_text` when there was no policy.
-pub const NOT_JUDGED: &str = "no policy given: not judged";
+pub(crate) const NOT_JUDGED: &str = "no policy given: not judged";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Summary {
@@ -251,11 +251,11 @@ pub struct Rate {
 }
 
 /// Fewer sent than this share of the schedule marks the generator saturated.
-pub const SATURATED_BELOW: f64 = 0.99;
+pub(crate) const SATURATED_BELOW: f64 = 0.99;
 /// Schedule lag p50 above this (ms) marks the generator saturated.
-pub const SATURATED_LAG_P50_MS: f64 = 10.0;
+pub(crate) const SATURATED_LAG_P50_MS: f64 = 10.0;
 /// Schedule lag p99 above this (ms) is reported as requests leaving late.
-pub const LATE_LAG_P99_MS: f64 = 10.0;
+pub(crate) const LATE_LAG_P99_MS: f64 = 10.0;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Correctness {
@@ -321,7 +321,7 @@ pub struct Gate {
     pub failures: Vec<String>,
 }
 
-pub fn write(path: &Path, summary: &Summary) -> Result<(), super::StoreError> {
+pub(crate) fn write(path: &Path, summary: &Summary) -> Result<(), super::StoreError> {
     let json = serde_json::to_string_pretty(summary).map_err(|source| super::StoreError::Json {
         path: path.to_path_buf(),
         source,

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-pub fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_rlbench"))
 }
 
-pub fn rlbench(args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn rlbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(bin())
         .args(args)
         .current_dir(cwd)
@@ -16,19 +16,19 @@ pub fn rlbench(args: &[&str], cwd: &Path) -> Output {
         .expect("rlbench runs")
 }
 
-pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
 }
 
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Pids of live processes started by the rlbench process `pid`: replicas
 /// and redis-server carry `RLBENCH_RUN=rlbench-<pid>-...` in their environment.
-pub fn replicas_of(pid: u32) -> Vec<u32> {
+pub(crate) fn replicas_of(pid: u32) -> Vec<u32> {
     let marker = format!("rlbench-{pid}-");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -56,7 +56,7 @@ pub fn replicas_of(pid: u32) -> Vec<u32> {
 }
 
 /// Waits (bounded) until no replica of `pid` is alive; returns the survivors.
-pub fn wait_no_replicas(pid: u32, within: Duration) -> Vec<u32> {
+pub(crate) fn wait_no_replicas(pid: u32, within: Duration) -> Vec<u32> {
     let deadline = Instant::now() + within;
     loop {
         let left = replicas_of(pid);
@@ -68,7 +68,7 @@ pub fn wait_no_replicas(pid: u32, within: Duration) -> Vec<u32> {
 }
 
 /// A small two-arm scenario that saturates its limit quickly.
-pub fn small_scenario(duration: &str, extra_single_expect: &str) -> String {
+pub(crate) fn small_scenario(duration: &str, extra_single_expect: &str) -> String {
     format!(
         r#"
 name = "small"
@@ -106,7 +106,7 @@ min_over_admission_ratio = 2.5
 }
 
 /// Starts rlbench with `args` in `dir`, output piped, extra environment set.
-pub fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+pub(crate) fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
     let mut cmd = Command::new(bin());
     cmd.args(args)
         .current_dir(dir)
@@ -119,7 +119,7 @@ pub fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::C
 }
 
 /// Runs the `single` arm of `scenario` into `dir/out`, which must pass.
-pub fn run_single(dir: &Path, scenario: &str) -> Output {
+pub(crate) fn run_single(dir: &Path, scenario: &str) -> Output {
     let path = write(dir, "s.toml", scenario);
     let args = [
         "run",
@@ -136,13 +136,13 @@ pub fn run_single(dir: &Path, scenario: &str) -> Output {
 }
 
 /// The summary.json of the run folder `folder`.
-pub fn summary(folder: &Path) -> serde_json::Value {
+pub(crate) fn summary(folder: &Path) -> serde_json::Value {
     let raw = std::fs::read_to_string(folder.join("summary.json")).expect("summary.json written");
     serde_json::from_str(&raw).unwrap()
 }
 
 /// Runs `small_scenario(duration, "")` into `dir/out`, which must pass; the run folder.
-pub fn run_small(dir: &Path, duration: &str) -> PathBuf {
+pub(crate) fn run_small(dir: &Path, duration: &str) -> PathBuf {
     let path = write(dir, "s.toml", &small_scenario(duration, ""));
     let out_dir = dir.join("out");
     let out = rlbench(
@@ -161,7 +161,7 @@ pub fn run_small(dir: &Path, duration: &str) -> PathBuf {
 
 /// `rlbench run SCENARIO --out out -q` in `dir` (the scenario written to
 /// `s.toml`), with extra arguments and environment: its output and pid.
-pub fn run_scenario(
+pub(crate) fn run_scenario(
     dir: &Path,
     scenario: &str,
     env: &[(&str, &str)],
@@ -183,7 +183,7 @@ pub fn run_scenario(
 }
 
 /// The arm of a summary.json by name.
-pub fn arm<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+pub(crate) fn arm<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     s["arms"]
         .as_array()
         .expect("arms")
@@ -193,7 +193,7 @@ pub fn arm<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 }
 
 /// A free loopback port (bound, then released).
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -202,7 +202,7 @@ pub fn free_port() -> u16 {
 }
 
 /// An rlbench process killed when dropped (a panicking test leaves none).
-pub struct Running(pub Option<std::process::Child>);
+pub(crate) struct Running(pub Option<std::process::Child>);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -217,7 +217,7 @@ impl Drop for Running {
 /// unfinished one while the arm's load runs (what a kill would leave), and
 /// the final one once the load and its probes are done.
 #[allow(dead_code)]
-pub fn arm_finished(path: &Path) -> bool {
+pub(crate) fn arm_finished(path: &Path) -> bool {
     std::fs::read_to_string(path)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
@@ -225,13 +225,13 @@ pub fn arm_finished(path: &Path) -> bool {
 }
 
 /// Whether `program` is on PATH.
-pub fn has(program: &str) -> bool {
+pub(crate) fn has(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Asserts the exit code, showing what the command said when it differs.
-pub fn exited(out: &Output, code: i32) {
+pub(crate) fn exited(out: &Output, code: i32) {
     assert_eq!(
         out.status.code(),
         Some(code),
@@ -242,7 +242,7 @@ pub fn exited(out: &Output, code: i32) {
 }
 
 /// Asserts that the run of rlbench `pid` left no replica or redis-server.
-pub fn none_left(pid: u32, within: Duration) {
+pub(crate) fn none_left(pid: u32, within: Duration) {
     assert!(
         wait_no_replicas(pid, within).is_empty(),
         "a replica or redis-server survived"
@@ -251,7 +251,7 @@ pub fn none_left(pid: u32, within: Duration) {
 
 /// Waits (20 s at most) until the run of rlbench `pid` has its replicas up
 /// and its trace `events` open: the load has begun.
-pub fn wait_started(pid: u32, events: &Path) {
+pub(crate) fn wait_started(pid: u32, events: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !events.exists() || replicas_of(pid).is_empty() {
         assert!(Instant::now() < deadline, "the run never started");

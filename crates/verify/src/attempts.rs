@@ -16,7 +16,7 @@ use super::removal::Item;
 
 /// What an admit needs of the attempts before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Attempts {
+pub(crate) enum Attempts {
     /// Fewer than `limit` attempts whose readings lie within `span` before
     /// its own (less than `span`, or at most it when `inclusive`): a sliding
     /// log's window, a segmented window's last S − 1 segments.
@@ -39,7 +39,7 @@ pub enum Attempts {
 /// it impossible for a correct limiter, or `None`. `attempts` holds every
 /// decided request (admits and rejects), `x = sent`, `y = done`; each admit
 /// is among them too, and is never counted against itself.
-pub fn refused(
+pub(crate) fn refused(
     check: Attempts,
     admits: &[Item],
     attempts: &[Item],

@@ -9,7 +9,7 @@ use super::removal::Item;
 use super::trace::Options;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RejectCheck {
+pub(crate) enum RejectCheck {
     /// The limiter only counts admits decided within `span` before the
     /// decision; fewer than `limit` of them means it must admit.
     Lookback { limit: u64, span: i64 },
@@ -25,7 +25,7 @@ pub enum RejectCheck {
 }
 
 /// How far back a window limiter remembers an admit (µs).
-pub fn memory(check: RejectCheck) -> Option<i64> {
+pub(crate) fn memory(check: RejectCheck) -> Option<i64> {
     match check {
         RejectCheck::Lookback { span, .. } => Some(span),
         RejectCheck::Bucket { .. } => None,
@@ -34,7 +34,7 @@ pub fn memory(check: RejectCheck) -> Option<i64> {
 
 /// What is known about the limiter's state when the trace starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Start {
+pub(crate) enum Start {
     /// Nothing seen yet: windows empty, buckets full.
     Fresh,
     /// Anything, until `settled` (µs after the start: by then every
@@ -56,7 +56,7 @@ impl Start {
 
 /// Why a reject is false, as the witness sentence shows it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Proof {
+pub(crate) struct Proof {
     /// Possible admits that may have counted against it (indices into the
     /// admits given), the earliest sent first.
     pub counted: Vec<usize>,
@@ -72,7 +72,7 @@ pub struct Proof {
 /// may have come (`i64::MAX`: any time); `rejects`: `x = sent`, `y = done`.
 /// `slack`: how far the limiter's clock may distort the distance between
 /// two decisions, in its favour.
-pub fn count(
+pub(crate) fn count(
     check: RejectCheck,
     admits: &[Item],
     rejects: &[Item],
@@ -87,7 +87,7 @@ pub fn count(
 
 /// For each of `rejects`, in order: the spare capacity that makes it a
 /// false reject, or `None` when a correct limiter may have given it.
-pub fn flags(
+pub(crate) fn flags(
     check: RejectCheck,
     admits: &[Item],
     rejects: &[Item],
@@ -115,7 +115,7 @@ pub fn flags(
 }
 
 /// The proof behind one false reject (`reject` as given to [`flags`]).
-pub fn proof(
+pub(crate) fn proof(
     check: RejectCheck,
     admits: &[Item],
     reject: &Item,

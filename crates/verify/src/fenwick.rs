@@ -1,18 +1,18 @@
 //! A Fenwick (binary indexed) tree of counts over positions: point add,
 //! suffix sum, both O(log n).
 
-pub struct Fenwick {
+pub(crate) struct Fenwick {
     tree: Vec<i64>,
 }
 
 impl Fenwick {
-    pub fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         Fenwick {
             tree: vec![0; n + 1],
         }
     }
 
-    pub fn add(&mut self, pos: usize, delta: i64) {
+    pub(crate) fn add(&mut self, pos: usize, delta: i64) {
         let mut i = pos + 1;
         while i < self.tree.len() {
             self.tree[i] += delta;
@@ -21,7 +21,7 @@ impl Fenwick {
     }
 
     /// Sum over positions `0..end`.
-    pub fn prefix(&self, end: usize) -> i64 {
+    pub(crate) fn prefix(&self, end: usize) -> i64 {
         let mut i = end.min(self.tree.len() - 1);
         let mut sum = 0;
         while i > 0 {
@@ -32,7 +32,7 @@ impl Fenwick {
     }
 
     /// Sum over positions `start..`.
-    pub fn suffix(&self, start: usize) -> i64 {
+    pub(crate) fn suffix(&self, start: usize) -> i64 {
         self.prefix(self.tree.len() - 1) - self.prefix(start)
     }
 }

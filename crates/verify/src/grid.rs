@@ -8,7 +8,7 @@ use super::removal::{Break, Breaks, Item};
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grid {
+pub(crate) struct Grid {
     pub segment_us: i64,
     pub segments: i64,
     pub limit: u64,
@@ -18,13 +18,18 @@ pub struct Grid {
 /// more than `limit` sure admits. Left to right, each segment keeps as many
 /// as its window still allows: keeping early is never worse, since an
 /// earlier segment belongs to fewer of the windows still to come.
-pub fn min_removals(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -> u64 {
+pub(crate) fn min_removals(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -> u64 {
     witnessed(items, grid, epoch_offset, slack).0
 }
 
 /// [`min_removals`], and the windows that proved it: each break's members
 /// are every sure admit of the window's segments.
-pub fn witnessed(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -> (u64, Breaks) {
+pub(crate) fn witnessed(
+    items: &[Item],
+    grid: Grid,
+    epoch_offset: i64,
+    slack: i64,
+) -> (u64, Breaks) {
     let seg = grid.segment_us.max(1);
     let mut sure: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for (i, it) in items.iter().enumerate() {
@@ -70,7 +75,7 @@ pub fn witnessed(items: &[Item], grid: Grid, epoch_offset: i64, slack: i64) -> (
 }
 
 /// The window of `grid` that ends with `segment`, in trace time (µs).
-pub fn window_of(grid: Grid, epoch_offset: i64, item: &Item, slack: i64) -> (i64, i64) {
+pub(crate) fn window_of(grid: Grid, epoch_offset: i64, item: &Item, slack: i64) -> (i64, i64) {
     let seg = grid.segment_us.max(1);
     let k = (item.x + epoch_offset - slack).div_euclid(seg);
     let end = (k + 1) * seg - epoch_offset;

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 /// `sends`: send times (µs, trace clock) in ascending order. `epoch_offset`:
 /// wall-clock µs at trace time 0, so that aligned windows line up as the
 /// limiter's would.
-pub fn allowed(policy: &Policy, sends: &[i64], epoch_offset: i64) -> u64 {
+pub(crate) fn allowed(policy: &Policy, sends: &[i64], epoch_offset: i64) -> u64 {
     let wall = |t: i64| t + epoch_offset;
     let mut admitted = 0u64;
     match *policy {

@@ -21,14 +21,14 @@ use super::segtree::MaxTree;
 use std::collections::BTreeSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Item {
+pub(crate) struct Item {
     pub x: i64,
     pub y: i64,
 }
 
 /// How many items a set of span `L` (µs) may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
+pub(crate) enum Bound {
     /// `limit` items per span shorter than `span` (at most `span` when `inclusive`).
     Window {
         limit: u64,
@@ -90,7 +90,7 @@ fn order_by_y(items: &[Item]) -> Vec<usize> {
 
 /// A set that broke the bound while the greedy ran: proof of a violation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Break {
+pub(crate) struct Break {
     /// The items kept at that moment that form the set (indices into the
     /// items given), the newest last: a smallest set the bound rejects.
     pub members: Vec<usize>,
@@ -100,18 +100,18 @@ pub struct Break {
 
 /// The first and the largest (most items in its span) of the breaks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Breaks {
+pub(crate) struct Breaks {
     pub first: Option<Break>,
     pub largest: Option<Break>,
 }
 
 /// The fewest items to drop so that no set of items breaks `bound`.
-pub fn min_removals(items: &[Item], bound: Bound, slack: i64) -> u64 {
+pub(crate) fn min_removals(items: &[Item], bound: Bound, slack: i64) -> u64 {
     run(items, bound, slack, None)
 }
 
 /// [`min_removals`], and the sets that proved it.
-pub fn witnessed(items: &[Item], bound: Bound, slack: i64) -> (u64, Breaks) {
+pub(crate) fn witnessed(items: &[Item], bound: Bound, slack: i64) -> (u64, Breaks) {
     let mut breaks = Breaks::default();
     let removed = run(items, bound, slack, Some(&mut breaks));
     (removed, breaks)
@@ -227,7 +227,7 @@ fn note(
 }
 
 /// The most items any set of span shorter than `span` holds (nothing dropped).
-pub fn peak(items: &[Item], span: i64, slack: i64) -> u64 {
+pub(crate) fn peak(items: &[Item], span: i64, slack: i64) -> u64 {
     if items.is_empty() {
         return 0;
     }

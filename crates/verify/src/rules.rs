@@ -23,7 +23,7 @@ use rlbench_policy::Policy;
 
 /// One bound and what it needs to hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub bound: Bound,
     /// Why it holds, in words for the witnesses.
     pub why: &'static str,
@@ -32,7 +32,7 @@ pub struct Rule {
     pub shorter_than: Option<i64>,
 }
 
-pub struct Rules {
+pub(crate) struct Rules {
     /// Each is checked on its own; definite violations are the largest count.
     pub definite: Vec<Rule>,
     /// With a known window grid (aligned clocks): the sharper rule.
@@ -46,7 +46,7 @@ pub struct Rules {
 
 /// What the limiter's timing may be, beyond the policy's parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Timing {
+pub(crate) struct Timing {
     /// Every decision read this machine's epoch-aligned clock.
     pub aligned: bool,
     /// How late a window, a segment or a chunked refill may run.
@@ -66,7 +66,7 @@ pub struct Timing {
 
 /// The least a span of `x` µs on a clock running up to `ppm` fast may last
 /// on the trace's clock: x/(1 + ε) ≥ x·(1 − ε), rounded down.
-pub fn shrink(x: i64, ppm: i64) -> i64 {
+pub(crate) fn shrink(x: i64, ppm: i64) -> i64 {
     let ppm = ppm.clamp(0, 999_999) as i128;
     let cut = (x.max(0) as i128 * ppm + 999_999) / 1_000_000;
     (x as i128 - cut) as i64
@@ -74,14 +74,14 @@ pub fn shrink(x: i64, ppm: i64) -> i64 {
 
 /// The most a span of `x` µs on a clock running up to `ppm` slow may last
 /// on the trace's clock: x/(1 − ε), rounded up.
-pub fn grow(x: i64, ppm: i64) -> i64 {
+pub(crate) fn grow(x: i64, ppm: i64) -> i64 {
     let ppm = ppm.clamp(0, 999_999) as i128;
     let x = x.max(0) as i128;
     let d = 1_000_000 - ppm;
     ((x * 1_000_000 + d - 1) / d).min(i64::MAX as i128) as i64
 }
 
-pub fn for_policy(policy: &Policy, timing: Timing) -> Rules {
+pub(crate) fn for_policy(policy: &Policy, timing: Timing) -> Rules {
     let mut rules = continuous(policy, timing);
     if timing.count_rejected {
         counting_attempts(&mut rules, policy, timing);

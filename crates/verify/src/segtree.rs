@@ -1,6 +1,6 @@
 //! A segment tree with lazy range add and range max, over i128 values.
 
-pub struct MaxTree {
+pub(crate) struct MaxTree {
     n: usize,
     max: Vec<i128>,
     lazy: Vec<i128>,
@@ -8,7 +8,7 @@ pub struct MaxTree {
 
 impl MaxTree {
     /// `n` leaves, all starting at `init`.
-    pub fn new(n: usize, init: i128) -> Self {
+    pub(crate) fn new(n: usize, init: i128) -> Self {
         let size = 4 * n.max(1);
         MaxTree {
             n: n.max(1),
@@ -18,7 +18,7 @@ impl MaxTree {
     }
 
     /// Adds `delta` to every leaf in `start..end`.
-    pub fn add(&mut self, start: usize, end: usize, delta: i128) {
+    pub(crate) fn add(&mut self, start: usize, end: usize, delta: i128) {
         if start < end {
             self.add_rec(1, 0, self.n, start, end.min(self.n), delta);
         }
@@ -26,13 +26,13 @@ impl MaxTree {
 
     /// The largest leaf in `start..end`, or `None` for an empty range.
     #[cfg(test)]
-    pub fn max(&self, start: usize, end: usize) -> Option<i128> {
+    pub(crate) fn max(&self, start: usize, end: usize) -> Option<i128> {
         let end = end.min(self.n);
         (start < end).then(|| self.max_rec(1, 0, self.n, start, end))
     }
 
     /// The first leaf in `start..end` whose value exceeds `v`.
-    pub fn first_above(&self, start: usize, end: usize, v: i128) -> Option<usize> {
+    pub(crate) fn first_above(&self, start: usize, end: usize, v: i128) -> Option<usize> {
         let end = end.min(self.n);
         (start < end)
             .then(|| self.first_rec(1, 0, self.n, start, end, v, 0))

@@ -70,7 +70,7 @@ fn extent(items: &[Item], members: &[usize]) -> (i64, i64) {
 }
 
 /// Witnesses of one continuous bound's first and largest break.
-pub fn bound(
+pub(crate) fn bound(
     b: Bound,
     why: &str,
     admits: &[Item],
@@ -138,7 +138,7 @@ pub fn bound(
 
 /// Witnesses of admits that the attempts counted before them rule out
 /// (`count_rejected`): the first and the one with the most attempts.
-pub fn attempts(
+pub(crate) fn attempts(
     admits: &[Item],
     admit_at: &[usize],
     (attempts, attempt_at): (&[Item], &[usize]),
@@ -184,7 +184,7 @@ pub fn attempts(
 }
 
 /// Witnesses of the aligned-window rule.
-pub fn grid(
+pub(crate) fn grid(
     g: Grid,
     opts: &Options,
     admits: &[Item],
@@ -223,7 +223,7 @@ pub fn grid(
 
 /// Witnesses of the first false reject and of the one that left the most
 /// capacity unused.
-pub fn false_rejects(
+pub(crate) fn false_rejects(
     rules: &Rules,
     opts: &Options,
     (maybe, maybe_at): (&[Item], &[usize]),
@@ -284,7 +284,7 @@ pub fn false_rejects(
 }
 
 /// Of one key's candidates, per kind: the earliest and the largest.
-pub fn keep_per_key(found: Vec<Witness>) -> Vec<Witness> {
+pub(crate) fn keep_per_key(found: Vec<Witness>) -> Vec<Witness> {
     let mut out: Vec<Witness> = Vec::new();
     for kind in [Kind::Violation, Kind::FalseReject] {
         let of = || found.iter().filter(|w| w.kind == kind);

@@ -3,18 +3,18 @@
 
 use super::contract::{Algorithm, Decision};
 
-pub struct FixedWindow {
+pub(super) struct FixedWindow {
     limit: u64,
     window: i64,
 }
 
-pub struct State {
+pub(super) struct State {
     index: i64,
     count: u64,
 }
 
 impl FixedWindow {
-    pub fn new(limit: u64, window_us: u64) -> Self {
+    pub(super) fn new(limit: u64, window_us: u64) -> Self {
         FixedWindow {
             limit,
             window: (window_us as i64).max(1),

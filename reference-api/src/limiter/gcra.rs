@@ -5,17 +5,17 @@
 use super::contract::{Algorithm, Decision};
 use crate::policy::Rate;
 
-pub struct Gcra {
+pub(super) struct Gcra {
     interval: f64,
     tolerance: f64,
 }
 
-pub struct State {
+pub(super) struct State {
     tat: f64,
 }
 
 impl Gcra {
-    pub fn new(rate: Rate, burst: u64) -> Self {
+    pub(super) fn new(rate: Rate, burst: u64) -> Self {
         let interval = rate.interval_us();
         Gcra {
             interval,

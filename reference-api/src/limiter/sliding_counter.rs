@@ -4,19 +4,19 @@
 
 use super::contract::{Algorithm, Decision};
 
-pub struct SlidingCounter {
+pub(super) struct SlidingCounter {
     limit: u64,
     window: i64,
 }
 
-pub struct State {
+pub(super) struct State {
     index: i64,
     previous: u64,
     current: u64,
 }
 
 impl SlidingCounter {
-    pub fn new(limit: u64, window_us: u64) -> Self {
+    pub(super) fn new(limit: u64, window_us: u64) -> Self {
         SlidingCounter {
             limit,
             window: (window_us as i64).max(1),

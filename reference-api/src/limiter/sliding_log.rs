@@ -4,13 +4,13 @@
 use super::contract::{Algorithm, Decision};
 use std::collections::VecDeque;
 
-pub struct SlidingLog {
+pub(super) struct SlidingLog {
     limit: u64,
     window: i64,
 }
 
 impl SlidingLog {
-    pub fn new(limit: u64, window_us: u64) -> Self {
+    pub(super) fn new(limit: u64, window_us: u64) -> Self {
         SlidingLog {
             limit,
             window: window_us as i64,

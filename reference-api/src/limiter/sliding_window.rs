@@ -5,20 +5,20 @@
 
 use super::contract::{Algorithm, Decision};
 
-pub struct SlidingWindow {
+pub(super) struct SlidingWindow {
     limit: u64,
     segments: i64,
     segment: i64,
 }
 
-pub struct State {
+pub(super) struct State {
     counts: Vec<u64>,
     /// Index of the newest segment the counts describe.
     last: i64,
 }
 
 impl SlidingWindow {
-    pub fn new(limit: u64, window_us: u64, segments: u64) -> Self {
+    pub(super) fn new(limit: u64, window_us: u64, segments: u64) -> Self {
         let segments = segments.max(1) as i64;
         SlidingWindow {
             limit,

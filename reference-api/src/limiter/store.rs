@@ -39,7 +39,7 @@ impl<S> Shard<S> {
 }
 
 impl<S: Send + 'static> Store<S> {
-    pub fn new(max_keys: usize) -> Self {
+    pub(super) fn new(max_keys: usize) -> Self {
         Store {
             shards: (0..SHARDS)
                 .map(|_| {
@@ -56,7 +56,7 @@ impl<S: Send + 'static> Store<S> {
 
     /// Decides for `key`, creating its state if needed. `None` when the key
     /// is new and the shard is full of live keys.
-    pub fn with_state<A>(&self, key: &str, now: i64, algorithm: &A) -> Option<Decision>
+    pub(super) fn with_state<A>(&self, key: &str, now: i64, algorithm: &A) -> Option<Decision>
     where
         A: Algorithm<State = S>,
     {
@@ -92,7 +92,7 @@ impl<S: Send + 'static> Store<S> {
         Some(decision)
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.shards
             .iter()
             .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).map.len())

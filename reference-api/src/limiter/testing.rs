@@ -3,7 +3,7 @@
 use super::contract::Algorithm;
 
 /// Runs `algorithm` over request times (µs) for one key; returns which were admitted.
-pub fn admits<A: Algorithm>(algorithm: &A, times: &[i64]) -> Vec<bool> {
+pub(super) fn admits<A: Algorithm>(algorithm: &A, times: &[i64]) -> Vec<bool> {
     let mut state = algorithm.fresh(times[0]);
     times
         .iter()
@@ -11,6 +11,6 @@ pub fn admits<A: Algorithm>(algorithm: &A, times: &[i64]) -> Vec<bool> {
         .collect()
 }
 
-pub fn count(admits: &[bool]) -> usize {
+pub(super) fn count(admits: &[bool]) -> usize {
     admits.iter().filter(|a| **a).count()
 }

@@ -4,19 +4,19 @@
 use super::contract::{Algorithm, Decision};
 use crate::policy::Rate;
 
-pub struct TokenBucket {
+pub(super) struct TokenBucket {
     capacity: f64,
     /// Tokens per microsecond.
     rate: f64,
 }
 
-pub struct State {
+pub(super) struct State {
     tokens: f64,
     last: i64,
 }
 
 impl TokenBucket {
-    pub fn new(capacity: u64, refill: Rate) -> Self {
+    pub(super) fn new(capacity: u64, refill: Rate) -> Self {
         TokenBucket {
             capacity: capacity as f64,
             rate: refill.count as f64 / refill.per_us as f64,

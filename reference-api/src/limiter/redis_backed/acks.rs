@@ -32,7 +32,7 @@ use tokio::sync::Semaphore;
 /// decisions at once wait for one, within their budget).
 const MOST: usize = 64;
 
-pub struct Acks {
+pub(super) struct Acks {
     client: redis::Client,
     idle: Mutex<Vec<redis::aio::MultiplexedConnection>>,
     slots: Semaphore,
@@ -43,14 +43,14 @@ pub struct Acks {
 
 /// A connection taken for one decision; given back with [`Acks::give`]
 /// when the decision finished, else dropped (and closed) with it.
-pub struct Taken<'a> {
+pub(super) struct Taken<'a> {
     pub conn: Conn,
     _slot: tokio::sync::SemaphorePermit<'a>,
 }
 
 impl Acks {
     /// For `backend`'s server; `budget` is one decision's.
-    pub fn new(
+    pub(super) fn new(
         backend: &RedisBackend,
         replicas: u32,
         budget: Duration,
@@ -67,12 +67,12 @@ impl Acks {
     }
 
     /// `WAIT`'s two arguments: replicas, and milliseconds.
-    pub fn wait(&self) -> (u32, u64) {
+    pub(super) fn wait(&self) -> (u32, u64) {
         (self.replicas, self.timeout_ms)
     }
 
     /// A connection no other decision is using: an idle one, or a new one.
-    pub async fn take(&self) -> redis::RedisResult<Taken<'_>> {
+    pub(super) async fn take(&self) -> redis::RedisResult<Taken<'_>> {
         let slot = self
             .slots
             .acquire()
@@ -97,14 +97,14 @@ impl Acks {
     }
 
     /// Keeps the connection of a decision that finished, for the next.
-    pub fn give(&self, taken: Taken<'_>) {
+    pub(super) fn give(&self, taken: Taken<'_>) {
         if let Conn::Own(c) = taken.conn {
             self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(c);
         }
     }
 
     /// Whether `replicas` replicas have `conn`'s writes so far.
-    pub async fn acknowledged(&self, conn: &mut Conn) -> bool {
+    pub(super) async fn acknowledged(&self, conn: &mut Conn) -> bool {
         let acked: redis::RedisResult<i64> = redis::cmd("WAIT")
             .arg(self.replicas)
             .arg(self.timeout_ms)

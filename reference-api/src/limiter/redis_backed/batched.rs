@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
-pub const LEASE: &str = super::lua::FIXED_WINDOW_LEASE;
+pub(super) const LEASE: &str = super::lua::FIXED_WINDOW_LEASE;
 
 /// What a replica holds for a key.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,7 +42,7 @@ enum Held {
     Denied { until: i64 },
 }
 
-pub struct Leases {
+pub(super) struct Leases {
     script: Script,
     limit: u64,
     window_us: u64,
@@ -62,7 +62,7 @@ pub struct Leases {
 
 impl Leases {
     /// Fixed windows only; `ttl_us` 0 means the window's length.
-    pub fn new(policy: &Policy, lease: u64, ttl_us: u64) -> Result<Leases, ConnectError> {
+    pub(super) fn new(policy: &Policy, lease: u64, ttl_us: u64) -> Result<Leases, ConnectError> {
         let Policy::FixedWindow { limit, window_us } = *policy else {
             return Err(ConnectError::NotLeasable(policy.algorithm()));
         };
@@ -88,7 +88,7 @@ impl Leases {
     }
 
     /// A decision this replica can make alone at `now` (its clock).
-    pub fn local(&self, key: &str, now: i64) -> Option<Decision> {
+    pub(super) fn local(&self, key: &str, now: i64) -> Option<Decision> {
         let mut held = self.held();
         self.seen.fetch_max(now, Ordering::Relaxed);
         match held.get_mut(key).map(|(h, _)| h) {
@@ -106,7 +106,7 @@ impl Leases {
     }
 
     /// One lease call: this request's decision, and what is left kept.
-    pub async fn take(
+    pub(super) async fn take(
         &self,
         conn: &mut Conn,
         key: &str,

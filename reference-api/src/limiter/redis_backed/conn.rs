@@ -12,7 +12,7 @@ use redis::{Cmd, Pipeline, RedisFuture, Value};
 use std::time::Duration;
 
 #[derive(Clone)]
-pub enum Conn {
+pub(super) enum Conn {
     Single(ConnectionManager),
     Cluster(ClusterConnection),
     /// A connection of one decision's own (`acks`).
@@ -23,7 +23,7 @@ pub enum Conn {
 /// TCP_NODELAY: redis-rs leaves Nagle on, and when Redis' answer (and with
 /// it the ACK) is slow, the next command waits for the delayed ACK — up to
 /// 40 ms on a decision with a 50 ms budget.
-pub fn client(backend: &RedisBackend) -> Result<redis::Client, ConnectError> {
+pub(super) fn client(backend: &RedisBackend) -> Result<redis::Client, ConnectError> {
     // The URL carries the password: only ever shown redacted.
     let bad = |source| ConnectError::BadUrl {
         url: redact(&backend.url),
@@ -37,7 +37,10 @@ pub fn client(backend: &RedisBackend) -> Result<redis::Client, ConnectError> {
 }
 
 /// Connects as `backend` says; `timeout` is one decision's budget.
-pub async fn connect(backend: &RedisBackend, timeout: Duration) -> Result<Conn, ConnectError> {
+pub(super) async fn connect(
+    backend: &RedisBackend,
+    timeout: Duration,
+) -> Result<Conn, ConnectError> {
     // The URL carries the password: only ever shown redacted.
     let shown = redact(&backend.url);
     let bad = |source| ConnectError::BadUrl {
@@ -129,7 +132,7 @@ impl ConnectionLike for Conn {
 /// braces — a Redis Cluster hashes only what is inside the first braces,
 /// so every key of one customer lands in one slot, and customers spread
 /// over the masters. (The prefix holds no braces.)
-pub fn key_of(prefix: &str, customer: &str) -> String {
+pub(super) fn key_of(prefix: &str, customer: &str) -> String {
     let mut key = String::with_capacity(prefix.len() + customer.len() + 2);
     key.push_str(prefix);
     key.push('{');

@@ -13,18 +13,20 @@ use crate::limiter::contract::Decision;
 use crate::policy::Policy;
 use redis::Script;
 
-pub const SLIDING_LOG: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_log.lua"));
-pub const FIXED_WINDOW: &str = include_str!(concat!(env!("OUT_DIR"), "/fixed_window.lua"));
-pub const SLIDING_WINDOW: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_window.lua"));
-pub const SLIDING_COUNTER: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_counter.lua"));
-pub const TOKEN_BUCKET: &str = include_str!(concat!(env!("OUT_DIR"), "/token_bucket.lua"));
-pub const GCRA: &str = include_str!(concat!(env!("OUT_DIR"), "/gcra.lua"));
-pub const FIXED_WINDOW_LEASE: &str =
+pub(super) const SLIDING_LOG: &str = include_str!(concat!(env!("OUT_DIR"), "/sliding_log.lua"));
+pub(super) const FIXED_WINDOW: &str = include_str!(concat!(env!("OUT_DIR"), "/fixed_window.lua"));
+pub(super) const SLIDING_WINDOW: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/sliding_window.lua"));
+pub(super) const SLIDING_COUNTER: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/sliding_counter.lua"));
+pub(super) const TOKEN_BUCKET: &str = include_str!(concat!(env!("OUT_DIR"), "/token_bucket.lua"));
+pub(super) const GCRA: &str = include_str!(concat!(env!("OUT_DIR"), "/gcra.lua"));
+pub(super) const FIXED_WINDOW_LEASE: &str =
     include_str!(concat!(env!("OUT_DIR"), "/fixed_window_lease.lua"));
 
 /// A policy's script and its fixed arguments: every script takes
 /// `ARGV = {param1, param2, now or "", param4}`.
-pub struct PolicyScript {
+pub(super) struct PolicyScript {
     script: Script,
     first: u64,
     second: u64,
@@ -33,7 +35,7 @@ pub struct PolicyScript {
 }
 
 impl PolicyScript {
-    pub fn new(policy: &Policy) -> Self {
+    pub(super) fn new(policy: &Policy) -> Self {
         let (source, first, second, fourth) = match *policy {
             Policy::SlidingLog { limit, window_us } => (SLIDING_LOG, limit, window_us, None),
             Policy::FixedWindow { limit, window_us } => (FIXED_WINDOW, limit, window_us, Some(0)),
@@ -59,7 +61,7 @@ impl PolicyScript {
     }
 
     /// Whether the script's 4th argument is the caller's unique member.
-    pub fn needs_member(&self) -> bool {
+    pub(super) fn needs_member(&self) -> bool {
         self.fourth.is_none()
     }
 
@@ -68,7 +70,7 @@ impl PolicyScript {
     /// connection: a reconnect between them would leave WAIT counting a
     /// new connection's writes (none) and let an unreplicated decision
     /// pass. Short of `n` acknowledgements the call is an error.
-    pub async fn run(
+    pub(super) async fn run(
         &self,
         conn: &mut Conn,
         key: &str,

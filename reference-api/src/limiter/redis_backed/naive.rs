@@ -10,14 +10,14 @@ use super::reply::decision;
 use crate::limiter::contract::Decision;
 use crate::policy::Policy;
 
-pub fn supports(policy: &Policy) -> bool {
+pub(super) fn supports(policy: &Policy) -> bool {
     matches!(
         policy,
         Policy::SlidingLog { .. } | Policy::FixedWindow { .. } | Policy::TokenBucket { .. }
     )
 }
 
-pub async fn decide(
+pub(super) async fn decide(
     conn: &mut Conn,
     policy: &Policy,
     key: &str,
