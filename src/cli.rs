@@ -177,7 +177,7 @@ pub struct AttackArgs {
     pub key_header: Option<HeaderName>,
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub keys: u32,
-    /// round_robin, random, sticky (by key) or single.
+    /// How requests spread over the URLs.
     #[arg(long, value_enum, default_value_t = Fanout::RoundRobin)]
     pub fanout: Fanout,
     /// Per-request timeout; a request without an answer by then counts as a timeout.
