@@ -89,7 +89,7 @@ fn reference(name: &str, policy: &str) -> String {
     format!(
         r#"# {name}: a starter scenario. `rlbench check {name}.toml` validates it,
 # `rlbench run {name}.toml` runs every arm and writes the report
-# (reports/{name}/latest/report.html). The README lists every key.
+# (reports/{name}/latest/report.html). docs/scenarios.md lists every key.
 name = "{name}"
 duration = "10s"             # each arm's load, after its replicas are up
 seed = 1                     # which customer each request is for
