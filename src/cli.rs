@@ -14,6 +14,25 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// A command line clap refused, in one line like every rlbench error:
+/// clap's own words, without its usage block and its pointer to --help.
+pub fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut line = String::new();
+    for part in text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(part);
+    }
+    line.trim_start_matches("error: ").to_string()
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rlbench",
@@ -222,4 +241,37 @@ pub struct AttackArgs {
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(args: &[&str]) -> String {
+        let e = Cli::try_parse_from(args).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        one_line(&e)
+    }
+
+    #[test]
+    fn a_refused_command_line_is_one_line_in_clap_s_words() {
+        let bad = refused(&["rlbench", "attack", "http://127.0.0.1:9/", "-d", "1s"]);
+        assert_eq!(
+            bad,
+            "the following required arguments were not provided: \
+             <--rate <RATE>|--concurrency <CONCURRENCY>>"
+        );
+        let bad = refused(&["rlbench", "run", "x.toml", "--duration", "10"]);
+        assert!(
+            bad.starts_with("invalid value '10' for '--duration"),
+            "{bad}"
+        );
+        assert!(!bad.contains('\n'), "{bad}");
+        let bad = refused(&["rlbench", "run", "x.toml", "--durashun", "1s"]);
+        assert!(
+            bad.starts_with("unexpected argument '--durashun' found; tip:"),
+            "{bad}"
+        );
+        assert!(!bad.contains("Usage"), "{bad}");
+    }
 }

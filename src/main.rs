@@ -23,7 +23,10 @@ fn main() -> ExitCode {
             nix::sys::signal::SigHandler::SigDfl,
         );
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return refused(&e),
+    };
     let runtime = match &cli.command {
         // A replica is small and many run at once: one thread each.
         Command::Replica { .. } => tokio::runtime::Builder::new_current_thread()
@@ -57,6 +60,23 @@ fn main() -> ExitCode {
         tracing::debug!("peak RSS of rlbench itself: {} MB", usage.max_rss() / 1024);
     }
     ExitCode::from(said.exit.code())
+}
+
+/// Help and version as clap prints them; a command line it refuses in one
+/// line, exit 2.
+fn refused(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    eprintln!("rlbench: {}", rlbench::cli::one_line(e));
+    ExitCode::from(rlbench::error::Exit::BadInput.code())
 }
 
 fn init_logging(quiet: bool) {

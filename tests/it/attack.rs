@@ -441,7 +441,7 @@ fn bad_targets_fail_with_one_line() {
         (
             vec!["attack", closed.as_str(), "-d", "1s"],
             2,
-            "--rate (open loop) or --concurrency",
+            "<--rate <RATE>|--concurrency <CONCURRENCY>>",
         ),
         (
             vec!["attack", closed.as_str(), "--rate", "10", "-d", "soon"],
@@ -474,7 +474,7 @@ fn bad_targets_fail_with_one_line() {
                 "200",
             ],
             2,
-            "--limited-status 200",
+            "invalid value '200' for '--limited-status <CODES>'",
         ),
     ] {
         let o = rlbench(&args, dir.path());
