@@ -97,6 +97,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         chunked_refill: false,
         max_server_time_us: None,
         one_clock: false,
+        remote_targets: Vec::new(),
         witnesses: records::DEFAULT_WITNESSES,
         retry: None,
         request_timeout_us: 0,

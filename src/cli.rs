@@ -172,9 +172,9 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("loop").required(true).args(["rate", "concurrency"])))]
 pub struct AttackArgs {
-    /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost); requests
-    /// fan out across them.
-    #[arg(required = true, value_name = "URL", value_parser = values::loopback_url)]
+    /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost) unless
+    /// --allow-remote-targets; requests fan out across them.
+    #[arg(required = true, value_name = "URL", value_parser = values::http_url)]
     pub urls: Vec<Uri>,
     /// Open loop: requests per second, e.g. "2000" or "100/10ms".
     #[arg(long, value_parser = values::requests_per_second)]
@@ -238,6 +238,10 @@ pub struct AttackArgs {
     /// (errors and timeouts; default 0.01).
     #[arg(long, value_name = "RATIO", value_parser = values::ratio)]
     pub max_error_ratio: Option<f64>,
+    /// Send to URLs off this machine too (your own fleet, with its
+    /// owners' consent); the report names them. Without it, loopback only.
+    #[arg(long)]
+    pub allow_remote_targets: bool,
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,

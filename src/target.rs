@@ -1,6 +1,7 @@
 //! Where load may go, what it may look like, and whether it is answered:
 //! a target URL must be `http://` on this machine (127.0.0.0/8, ::1,
-//! localhost); methods, header names and values and the statuses that
+//! localhost) unless the user opted in to others (`--allow-remote-targets`,
+//! `[target] allow_remote = true`), which the report then says; methods, header names and values and the statuses that
 //! mean "limited" follow one set of rules; before any load each target
 //! must accept connections. Used by the scenario's `[target]`, `attack`'s
 //! flags, `init` and the preflight alike; each caller words the error for
@@ -25,7 +26,8 @@ pub(crate) enum UrlError {
     #[error("{0:?}: the URL has no host")]
     NoHost(String),
     #[error(
-        "{0:?}: rlbench only sends load to loopback targets (127.0.0.0/8, ::1, localhost), not {1}"
+        "{0:?}: rlbench only sends load to loopback targets (127.0.0.0/8, ::1, localhost), not {1}, \
+         unless told to (--allow-remote-targets, [target] allow_remote = true)"
     )]
     NotLoopback(String, String),
 }
@@ -37,8 +39,36 @@ impl crate::error::Kind for UrlError {
 }
 
 /// An `http://` URL whose host is a loopback address (127.0.0.0/8, ::1)
-/// or `localhost`: rlbench only ever sends load to this machine.
+/// or `localhost`: without an opt-in, rlbench only sends load to this machine.
 pub(crate) fn loopback_url(text: &str) -> Result<Uri, UrlError> {
+    let uri = http_url(text)?;
+    if !is_loopback(&uri) {
+        let host = uri.host().unwrap_or_default().to_string();
+        return Err(UrlError::NotLoopback(text.to_string(), host));
+    }
+    Ok(uri)
+}
+
+/// A target URL as the user allows it: any `http://` host with `remote`,
+/// else a loopback one ([`loopback_url`]).
+pub(crate) fn target_url(text: &str, remote: bool) -> Result<Uri, UrlError> {
+    if remote {
+        http_url(text)
+    } else {
+        loopback_url(text)
+    }
+}
+
+/// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
+pub(crate) fn is_loopback(uri: &Uri) -> bool {
+    let host = uri.host().unwrap_or_default();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// An `http://` URL with a host, on any machine; "/" when it has no path.
+pub(crate) fn http_url(text: &str) -> Result<Uri, UrlError> {
     let not_url =
         |e: hyper::http::uri::InvalidUri| UrlError::NotUrl(text.to_string(), e.to_string());
     let uri: Uri = text.parse().map_err(not_url)?;
@@ -47,14 +77,8 @@ pub(crate) fn loopback_url(text: &str) -> Result<Uri, UrlError> {
         Some(other) => return Err(UrlError::NotHttp(text.to_string(), other.to_string())),
         None => return Err(UrlError::NoScheme(text.to_string())),
     }
-    let host = uri
-        .host()
-        .ok_or_else(|| UrlError::NoHost(text.to_string()))?;
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = bare.eq_ignore_ascii_case("localhost")
-        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    if !loopback {
-        return Err(UrlError::NotLoopback(text.to_string(), host.to_string()));
+    if uri.host().map_or(true, str::is_empty) {
+        return Err(UrlError::NoHost(text.to_string()));
     }
     // A URL without a path gets "/", as curl would send.
     if uri.path_and_query().is_none() {
@@ -130,6 +154,27 @@ mod tests {
         ] {
             let e = loopback_url(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn other_hosts_only_when_allowed_and_never_other_schemes() {
+        let remote = "http://192.0.2.1:8080/api";
+        let refused = target_url(remote, false).unwrap_err().to_string();
+        assert!(refused.contains("only sends load to loopback"), "{refused}");
+        assert!(refused.contains("--allow-remote-targets"), "{refused}");
+        let allowed = target_url(remote, true).unwrap();
+        assert!(!is_loopback(&allowed));
+        assert_eq!(allowed.to_string(), remote);
+        assert_eq!(
+            target_url("http://api.example.com", true)
+                .unwrap()
+                .to_string(),
+            "http://api.example.com/"
+        );
+        assert!(is_loopback(&target_url("http://[::1]:9/", true).unwrap()));
+        for bad in ["https://192.0.2.1/", "192.0.2.1:80", "http://"] {
+            assert!(target_url(bad, true).is_err(), "{bad}");
         }
     }
 }

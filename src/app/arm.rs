@@ -332,6 +332,13 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
         max_server_time_us: judged.max_server_time_us,
         witnesses: judged.witnesses,
         one_clock: judged.timing.one_clock,
+        remote_targets: spec
+            .plan
+            .targets
+            .iter()
+            .filter(|u| !crate::target::is_loopback(u))
+            .map(ToString::to_string)
+            .collect(),
         retry: spec
             .plan
             .retry

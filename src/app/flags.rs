@@ -48,6 +48,14 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
     for (name, value) in &args.headers {
         headers.append(name.clone(), value.clone());
     }
+    if let Some(u) = args
+        .urls
+        .iter()
+        .find(|u| !args.allow_remote_targets && !crate::target::is_loopback(u))
+    {
+        let host = u.host().unwrap_or_default().to_string();
+        return Err(crate::target::UrlError::NotLoopback(u.to_string(), host).into());
+    }
     if args.keys > 1 && args.key_header.is_none() {
         // The target would see one key; the verifier must not see several.
         return Err(Error::input(

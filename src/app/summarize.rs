@@ -185,6 +185,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             }),
         redis: f.redis.clone(),
         lease_bound: f.lease_bound.clone(),
+        remote_targets: run.remote_targets.clone(),
         clock: Some(ClockRate {
             measured_ppm: crate::events::clock::measured_ppm(&run.clock_samples),
             samples: run.clock_samples.len(),

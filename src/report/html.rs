@@ -94,7 +94,7 @@ pub(crate) fn verdict(a: &ArmSummary) -> String {
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:2rem auto;max-width:1040px;color:#222;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-.meta{color:#666}.gate{padding:.6rem 1rem;border-radius:6px;font-weight:600}.pass{background:#e6f4ea;color:#137333}.fail{background:#fce8e6;color:#a50e0e}
+.meta{color:#666}.gate{padding:.6rem 1rem;border-radius:6px;font-weight:600}.pass{background:#e6f4ea;color:#137333}.fail{background:#fce8e6;color:#a50e0e}.remote{background:#fef7e0;color:#7a4f01}
 ul.verdicts li{margin:.35rem 0}table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}
 th,td{border-bottom:1px solid #eee;padding:.3rem .5rem;text-align:right}th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
 td.ok{color:#137333;font-weight:600}td.bad{color:#a50e0e;font-weight:600}li.finding{color:#a50e0e}img{width:100%;height:auto;border:1px solid #eee;margin:.5rem 0}";
@@ -186,6 +186,16 @@ pub(crate) fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
         )
     };
     let _ = write!(h, "<p class=\"gate {class}\" id=\"gate\">{words}</p>");
+    for a in &s.arms {
+        if let Some(sentence) = super::remote::sentence(a) {
+            let _ = write!(
+                h,
+                "<p class=\"gate remote\" id=\"remote-targets\">{}: {}</p>",
+                esc(&a.name),
+                esc(&sentence)
+            );
+        }
+    }
 
     h.push_str("<h2>Verdicts</h2><ul class=\"verdicts\">");
     for (i, a) in s.arms.iter().enumerate() {

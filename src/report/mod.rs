@@ -16,6 +16,7 @@ pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod phases;
 pub(crate) mod redis_use;
+pub(crate) mod remote;
 pub(crate) mod table;
 pub(crate) mod trade;
 

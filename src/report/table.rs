@@ -92,6 +92,9 @@ pub(crate) fn render(s: &Summary) -> String {
         }
     }
     for a in &s.arms {
+        if let Some(sentence) = super::remote::sentence(a) {
+            out.push_str(&format!("targets of {}: {sentence}\n", a.name));
+        }
         out.push_str(&rate_line(a));
         if let Some(sentence) = super::goodput::sentence(a) {
             out.push_str(&format!("goodput of {}: {sentence}\n", a.name));

@@ -44,6 +44,7 @@ pub(super) struct RawTarget {
     pub key_template: Option<Spanned<String>>,
     pub limited_status: Option<Spanned<Vec<Spanned<i64>>>>,
     pub one_clock: Option<Spanned<bool>>,
+    pub allow_remote: Option<Spanned<bool>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.

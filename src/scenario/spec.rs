@@ -108,6 +108,9 @@ pub struct ExternalTarget {
     /// `[target] one_clock`: the limiter reads one clock inside each
     /// decision's atomic step (one process, or its store's own clock).
     pub one_clock: bool,
+    /// `[target] allow_remote`: URLs off this machine are accepted (the
+    /// report names them); without it, loopback only.
+    pub allow_remote: bool,
 }
 
 #[derive(Clone, Debug)]

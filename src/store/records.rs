@@ -104,6 +104,10 @@ pub struct ArmRecord {
     /// reached the limiter in the order of their readings).
     #[serde(default)]
     pub one_clock: bool,
+    /// The arm's target URLs off this machine, sent to because the user
+    /// allowed it (`--allow-remote-targets`, `[target] allow_remote`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote_targets: Vec<String>,
     /// Witnesses kept per kind in summary.json.
     #[serde(default = "default_witnesses")]
     pub witnesses: usize,

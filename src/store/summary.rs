@@ -72,6 +72,10 @@ pub struct ArmSummary {
     /// during the load, and the rate the verdicts allow for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockRate>,
+    /// Target URLs off this machine the arm sent to, by the user's opt-in
+    /// (`--allow-remote-targets`, `[target] allow_remote = true`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote_targets: Vec<String>,
 }
 
 /// The clock rates behind an arm's verdicts (parts per million).

@@ -148,6 +148,10 @@ fn the_documented_external_scenarios_are_valid() {
     let mut checked = Vec::new();
     for block in doc.split("```toml\n").skip(1) {
         let toml = block.split("```").next().unwrap();
+        // Whole scenarios only; a snippet of one table is not one.
+        if !toml.lines().any(|l| l.starts_with("name = ")) {
+            continue;
+        }
         let s = rlbench::scenario::parse("docs/own-limiter.md", toml)
             .unwrap_or_else(|e| panic!("{e}\n{toml}"));
         let shipped =
@@ -231,4 +235,80 @@ fn init_writes_a_starter_that_passes_check_and_says_what_next() {
         dir.path(),
     );
     assert_eq!(remote.status.code(), Some(2), "{}", text(&remote.stderr));
+}
+
+/// A target off this machine is refused with the line and the opt-in
+/// named, and accepted with `[target] allow_remote = true`; only `check`
+/// runs, so no request is sent anywhere.
+#[test]
+fn remote_targets_need_the_opt_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shipped = std::fs::read_to_string(root.join("scenarios/external-api.toml")).unwrap();
+    let remote = shipped.replace(
+        r#"urls = ["http://127.0.0.1:18090", "http://127.0.0.1:18091", "http://127.0.0.1:18092"]"#,
+        r#"urls = ["http://192.0.2.1:8080", "http://192.0.2.2:8080"]"#,
+    );
+    assert_ne!(remote, shipped, "the shipped file's urls line changed");
+    let path = write(dir.path(), "remote.toml", &remote);
+    let out = rlbench(&["check", path.to_str().unwrap()], dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let line = 1 + remote
+        .lines()
+        .position(|l| l.starts_with("urls = "))
+        .unwrap();
+    assert!(err.contains(&format!("remote.toml:{line}:")), "{err}");
+    assert!(err.contains("only sends load to loopback targets"), "{err}");
+    assert!(err.contains("allow_remote = true"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let allowed = remote.replace(
+        "kind = \"external\"\n",
+        "kind = \"external\"\nallow_remote = true\n",
+    );
+    let path = write(dir.path(), "allowed.toml", &allowed);
+    let out = rlbench(&["check", path.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // The reference API has no targets to allow.
+    let reference = common::small_scenario("1s", "").replace(
+        "[policy]",
+        "[target]\nkind = \"reference\"\nallow_remote = true\n\n[policy]",
+    );
+    let path = write(dir.path(), "reference.toml", &reference);
+    let out = rlbench(&["check", path.to_str().unwrap()], dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("only kind = \"external\" takes these keys"),
+        "{err}"
+    );
+
+    // attack: refused without the flag; with it the URL is taken, and the
+    // run stops at the next bad flag, before any request.
+    let out = rlbench(
+        &["attack", "http://192.0.2.1/", "--rate", "10", "-d", "1s"],
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--allow-remote-targets"), "{err}");
+    let out = rlbench(
+        &[
+            "attack",
+            "http://192.0.2.1/",
+            "--allow-remote-targets",
+            "--rate",
+            "10",
+            "-d",
+            "1s",
+            "--keys",
+            "5",
+        ],
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--keys needs --key-header"), "{err}");
 }

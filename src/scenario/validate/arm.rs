@@ -206,7 +206,7 @@ fn external_arm(
         ));
     }
     let urls = match &a.urls {
-        Some(list) => target::urls(src, list, target.path.as_deref())?,
+        Some(list) => target::urls(src, list, target.path.as_deref(), target.allow_remote)?,
         None => target.urls.clone(),
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;

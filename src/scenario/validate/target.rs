@@ -1,6 +1,6 @@
 //! `[target]`: which endpoints the load goes to. `kind = "reference"` (the
 //! default) is rlbench's own reference API; `kind = "external"` is any HTTP
-//! endpoints on this machine, with the request (method, path, headers, how
+//! endpoints on this machine (others only with `allow_remote = true`), with the request (method, path, headers, how
 //! the key is sent) and what "limited" looks like stated here.
 
 use super::source::{Result, Source};
@@ -11,7 +11,8 @@ use hyper::header::HeaderMap;
 use hyper::{Method, Uri};
 use toml::Spanned;
 
-const KEYS: &str = "kind, urls, path, method, headers, key_header, key_template, limited_status";
+const KEYS: &str =
+    "kind, urls, path, method, headers, key_header, key_template, limited_status, one_clock, allow_remote";
 
 /// `None` for the reference API.
 pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
@@ -27,6 +28,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
                 t.key_header.as_ref().map(|v| v.span()),
                 t.key_template.as_ref().map(|v| v.span()),
                 t.limited_status.as_ref().map(|v| v.span()),
+                t.allow_remote.as_ref().map(|v| v.span()),
             ];
             if let Some(span) = stray.into_iter().flatten().next() {
                 return Err(src.error(
@@ -55,8 +57,9 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
         }
     });
     let path = path.transpose()?;
+    let allow_remote = t.allow_remote.as_ref().is_some_and(|v| *v.get_ref());
     let urls = match &t.urls {
-        Some(list) => urls(src, list, path)?,
+        Some(list) => urls(src, list, path, allow_remote)?,
         None => {
             return Err(src.error(
                 Some(raw.span()),
@@ -142,14 +145,17 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             limited,
         },
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
+        allow_remote,
     }))
 }
 
-/// Loopback `http://` URLs, with `path` (when given) in place of theirs.
+/// `http://` URLs, loopback ones unless `remote`, with `path` (when
+/// given) in place of theirs.
 pub(super) fn urls(
     src: &Source,
     list: &Spanned<Vec<Spanned<String>>>,
     path: Option<&str>,
+    remote: bool,
 ) -> Result<Vec<Uri>> {
     if list.get_ref().is_empty() {
         return Err(src.at(list, "urls needs at least one URL"));
@@ -157,7 +163,8 @@ pub(super) fn urls(
     list.get_ref()
         .iter()
         .map(|u| {
-            let uri = crate::target::loopback_url(u.get_ref()).map_err(|e| src.at(u, e.to_string()))?;
+            let uri = crate::target::target_url(u.get_ref(), remote)
+                .map_err(|e| src.at(u, e.to_string()))?;
             match path {
                 None => Ok(uri),
                 Some(p) => {
