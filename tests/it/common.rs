@@ -100,7 +100,10 @@ max_over_admission_ratio = 1.05
 name = "local"
 mode = "local"
 [arms.expect]
-min_over_admission_ratio = 2.5
+# Three replicas counting alone admit up to 3x; a loaded machine answers
+# later, which widens each request's interval and so raises the bound U:
+# 2x is still proof, and does not hang on the machine's speed.
+min_over_admission_ratio = 2.0
 "#
     )
 }
