@@ -54,6 +54,7 @@ fn events(n: u64) -> impl Iterator<Item = Event> {
                 malformed: 0,
             }),
             retry_of: None,
+            agent: 0,
         }
     })
 }

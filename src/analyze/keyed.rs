@@ -190,6 +190,7 @@ mod tests {
                 error: None,
                 advertised: None,
                 retry_of: None,
+                agent: 0,
             };
             t.add(&e, Decided::Admitted);
         }

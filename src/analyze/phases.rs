@@ -165,6 +165,7 @@ mod tests {
             error: None,
             advertised: None,
             retry_of: None,
+            agent: 0,
         }
     }
 

@@ -13,7 +13,10 @@
 //!   reset_ms, retry_after_ms` follow (a `u64` each, in that order), and
 //!   with bit 0 the `present` and `malformed` bytes; bit 6: the event is a
 //!   retry, and its first attempt's `seq` (`u64`) and its attempt number
-//!   (`u8`) come last. Traces written before retries existed never set it.
+//!   (`u8`) follow. Traces written before retries existed never set it.
+//!   Bit 7: the event came from a load agent other than the first
+//!   (`rlbench run --agents`), whose index (`u16`) comes last; a trace of
+//!   one machine never sets it.
 
 use super::advertised::Advertised;
 use super::integrity::{Check, Checker, Summing};
@@ -32,6 +35,9 @@ const FIXED: usize = 8 + 4 + 4 + 8 + 8 + 8 + 2 + 1 + 1 + 1;
 /// The flag of a retry, and the bytes of its link.
 const RETRY_BIT: u8 = 1 << 6;
 const RETRIED: usize = 8 + 1;
+/// The flag of an agent's index, and its bytes.
+const AGENT_BIT: u8 = 1 << 7;
+const AGENT: usize = 2;
 /// The flags of the advertised fields.
 const FIELD_BITS: u8 = 0b0011_1110;
 
@@ -69,7 +75,7 @@ impl Encoder {
                 id
             }
         };
-        let mut buf = [0u8; 1 + FIXED + 5 * 8 + 2 + RETRIED];
+        let mut buf = [0u8; 1 + FIXED + 5 * 8 + 2 + RETRIED + AGENT];
         buf[0] = EVENT;
         buf[1..9].copy_from_slice(&e.seq.to_le_bytes());
         buf[9..13].copy_from_slice(&key.to_le_bytes());
@@ -109,6 +115,11 @@ impl Encoder {
             buf[len..len + 8].copy_from_slice(&r.first.to_le_bytes());
             buf[len + 8] = r.attempt;
             len += RETRIED;
+        }
+        if e.agent != 0 {
+            buf[45] |= AGENT_BIT;
+            buf[len..len + AGENT].copy_from_slice(&e.agent.to_le_bytes());
+            len += AGENT;
         }
         out.write_all(&buf[..len])
     }
@@ -263,7 +274,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                 n => Some(ErrorKind::from_index(n as usize - 1).ok_or(Flaw::UnknownErrorKind)?),
             };
             let flags = b[44];
-            if flags & !(1 | FIELD_BITS | RETRY_BIT) != 0 {
+            if flags & !(1 | FIELD_BITS | RETRY_BIT | AGENT_BIT) != 0 {
                 return Err(Flaw::UnknownFlags(flags));
             }
             let mut advertised = None;
@@ -303,6 +314,13 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                     attempt: link[8],
                 });
             }
+            let mut agent = 0;
+            if flags & AGENT_BIT != 0 {
+                let mut index = [0u8; AGENT];
+                input.read_exact(&mut index).map_err(cut)?;
+                extra += AGENT;
+                agent = u16::from_le_bytes(index);
+            }
             *offset += 1 + FIXED as u64 + extra as u64;
             Ok(Some(Record::Event(
                 key,
@@ -318,6 +336,7 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                     error,
                     advertised,
                     retry_of,
+                    agent,
                 },
             )))
         }

@@ -229,6 +229,7 @@ impl Columns {
             error,
             advertised,
             retry_of,
+            agent: 0,
         })
     }
 }

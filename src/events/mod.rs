@@ -116,6 +116,9 @@ pub struct Event {
     /// A retry's link to its first attempt (`[load] retry`); `None` for a
     /// first attempt.
     pub retry_of: Option<RetryOf>,
+    /// Which load agent sent it (`rlbench run --agents`): its index in the
+    /// arm's record; 0 when one machine sent everything.
+    pub agent: u16,
 }
 
 /// Which request a retry retries, and which attempt it is.

@@ -32,6 +32,7 @@ async fn events_round_trip_through_the_file() {
             malformed: 0,
         }),
         retry_of: None,
+        agent: 0,
     };
     let refused = Event {
         seq: 4,
@@ -183,6 +184,7 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
         error: None,
         advertised: None,
         retry_of: None,
+        agent: 0,
     };
     tx.send(vec![
         e.clone(),
@@ -281,6 +283,8 @@ fn every_advertised_field_and_error_kind_survives_the_binary_form() {
                 first: u64::MAX - 1,
                 attempt: i as u8 + 1,
             }),
+            // An agent's index on every third, the largest on one.
+            agent: [0, 3, u16::MAX][i % 3],
         });
     }
     let dir = tempfile::tempdir().unwrap();

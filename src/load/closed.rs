@@ -98,6 +98,7 @@ impl Worker {
                     error: answer.error,
                     advertised: answer.advertised,
                     retry_of,
+                    agent: 0,
                 });
                 if batch.len() == BATCH {
                     self.counters.count_all(&batch);

@@ -534,6 +534,7 @@ impl Lane {
                 error: answer.error,
                 advertised: answer.advertised,
                 retry_of: job.retry_of,
+                agent: 0,
             });
             batch.len() >= BATCH
         };

@@ -29,6 +29,7 @@ fn ev(sent: u64, done: u64, outcome: Outcome, remaining: Option<u64>) -> Event {
             ..Advertised::default()
         }),
         retry_of: None,
+        agent: 0,
     }
 }
 
