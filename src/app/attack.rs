@@ -79,6 +79,7 @@ fn spec(attack: &Attack) -> ArmSpec {
             timeout: attack.timeout,
             max_in_flight: attack.max_in_flight,
             retry: attack.retry.clone(),
+            segment: crate::load::Segment::WHOLE,
         },
         faults: Vec::new(),
         probes: Probes {

@@ -119,6 +119,7 @@ pub(crate) fn from_scenario(
             timeout: scenario.load.timeout,
             max_in_flight: scenario.load.max_in_flight,
             retry: scenario.load.retry.clone(),
+            segment: crate::load::Segment::WHOLE,
         },
         faults: scenario.faults.clone(),
         probes: Probes {

@@ -1,6 +1,7 @@
 //! The open loop on lanes, one per core. Each lane is a thread with a
 //! single-threaded runtime of its own that owns a share of the schedule —
-//! the requests whose index `i` has `i % lanes == lane`, like k6's
+//! the requests whose index `i` has `i % lanes == lane` (of this machine's
+//! segment, when load agents split the schedule: `Segment`), like k6's
 //! execution segments: every lane walks the same deterministic schedule and
 //! key picks, so the split changes who sends a request, never which key or
 //! target it has or its `seq` (its index) — and its own connections.
@@ -16,7 +17,7 @@
 
 use super::connection::Dedicated;
 use super::pick::Picker;
-use super::plan::Counters;
+use super::plan::{Counters, Segment};
 use super::request::Template;
 use super::retry::{pause, Attempts, Retry};
 use super::schedule::{Schedule, Shape};
@@ -73,6 +74,8 @@ pub(super) struct Shared {
     pub counters: Arc<Counters>,
     pub retry: Option<Retry>,
     pub lanes: usize,
+    /// This machine's share of the schedule, which its lanes split.
+    pub segment: Segment,
     /// Requests pending (queued or in flight) per lane, and connections
     /// per lane, at most.
     pub connections: usize,
@@ -215,14 +218,14 @@ impl Scout {
     }
 
     /// Takes in every request due by `until` (trace offset).
-    fn advance(&mut self, until: Duration, lanes: usize, lane: usize) {
+    fn advance(&mut self, until: Duration, segment: Segment, lanes: usize, lane: usize) {
         while let Some((index, offset)) = self.next {
             if offset > until {
                 return;
             }
             // Every pick drawn, in order, as the pacer draws them.
             let (_, target) = self.picker.pick(index as u64);
-            if index % lanes == lane {
+            if segment.sends(index, lane, lanes) {
                 self.due.push_back((index, target));
                 self.per_target[target] += 1;
             }
@@ -319,7 +322,7 @@ impl Lane {
             // Every lane draws every pick, so each request's key and target
             // are the same however the schedule is split.
             let (key, target) = picker.pick(index as u64);
-            if index % s.lanes != self.index {
+            if !s.segment.sends(index, self.index, s.lanes) {
                 continue;
             }
             scheduled += 1;
@@ -332,6 +335,7 @@ impl Lane {
                 let now = std::time::Instant::now();
                 scout.advance(
                     now.saturating_duration_since(start) + LOOKAHEAD,
+                    s.segment,
                     s.lanes,
                     self.index,
                 );

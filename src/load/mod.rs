@@ -18,7 +18,7 @@ mod timer;
 mod wire;
 
 use crate::events::{Batch, Event, Outcome};
-pub(crate) use plan::{Counters, Plan};
+pub(crate) use plan::{Counters, Plan, Segment};
 use schedule::Shape;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,6 +99,7 @@ pub(crate) async fn run(
         counters,
         retry: plan.retry.clone(),
         lanes,
+        segment: plan.segment,
         connections: plan.max_in_flight.div_ceil(lanes).max(1),
     });
     let (done_tx, mut done_rx) = mpsc::channel::<lanes::Outcome>(lanes);

@@ -22,6 +22,55 @@ pub(crate) struct Plan {
     pub max_in_flight: usize,
     /// Callers that retry limited answers (`[load] retry`); `None`: never.
     pub retry: Option<crate::load::retry::Retry>,
+    /// The share of the schedule this machine sends ([`Segment::WHOLE`]
+    /// unless load agents split it).
+    pub segment: Segment,
+}
+
+/// One load agent's share of a schedule, like k6's execution segments:
+/// the requests whose index `i` has `i % of == index`. Every agent walks
+/// the same deterministic schedule and key picks, so the segments of
+/// `0..of` are disjoint and their union is exactly the schedule one
+/// machine sends; an agent's lanes then split its segment the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Segment {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Segment {
+    /// The whole schedule: one machine sends everything.
+    pub(crate) const WHOLE: Segment = Segment { index: 0, of: 1 };
+
+    /// Whether request `i` of the schedule is sent by lane `lane` of
+    /// `lanes` of this segment.
+    pub(crate) fn sends(self, i: usize, lane: usize, lanes: usize) -> bool {
+        i % self.of == self.index && (i / self.of) % lanes == lane
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Segment;
+
+    /// Each index is sent by exactly one (agent, lane), for any split.
+    #[test]
+    fn segments_and_lanes_split_the_schedule_exactly_once() {
+        for of in 1..=5 {
+            for lanes in 1..=4 {
+                for i in 0..500 {
+                    let senders = (0..of)
+                        .flat_map(|index| (0..lanes).map(move |lane| (index, lane)))
+                        .filter(|&(index, lane)| Segment { index, of }.sends(i, lane, lanes))
+                        .count();
+                    assert_eq!(senders, 1, "request {i} with {of} agents of {lanes} lanes");
+                }
+            }
+        }
+        // One machine: the lanes stripe as they always did.
+        assert!(Segment::WHOLE.sends(7, 7 % 3, 3));
+        assert!(!Segment::WHOLE.sends(7, 0, 3));
+    }
 }
 
 /// Live counts, for progress lines while the load runs.
