@@ -19,6 +19,16 @@ pub(super) struct RawScenario {
     pub faults: Option<Vec<Spanned<RawFault>>>,
     pub target: Option<Spanned<RawTarget>>,
     pub checks: Option<RawChecks>,
+    pub distributed: Option<Spanned<RawDistributed>>,
+}
+
+/// `[distributed]`: the load sent by agents on other machines.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDistributed {
+    pub agents: Option<Spanned<i64>>,
+    pub coordinator: Option<Spanned<String>>,
+    pub wait: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -25,7 +25,26 @@ pub struct Scenario {
     /// `None`: the reference API's replicas.
     pub external: Option<ExternalTarget>,
     pub checks: Checks,
+    /// `[distributed]`: load agents send the schedule (`None`: this machine).
+    pub distributed: Option<Distributed>,
 }
+
+/// `[distributed]` (or `run --agents`): how many load agents split each
+/// arm's schedule, the Redis they coordinate through, and how long the
+/// controller waits for them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distributed {
+    pub agents: usize,
+    /// A `redis://` URL; `None` in the file means `--coordinator` must say it.
+    pub coordinator: Option<String>,
+    pub wait: Duration,
+}
+
+/// The most agents one run may split a schedule over.
+pub const MAX_AGENTS: usize = 256;
+
+/// How long the controller waits for its agents unless told otherwise.
+pub const DEFAULT_AGENTS_WAIT: Duration = Duration::from_secs(60);
 
 impl Scenario {
     /// Whether rlbench starts its own Redis for this arm.

@@ -161,6 +161,10 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         Some(list) => faults::faults(&src, list, duration, &arms, &redis)?,
         None => Vec::new(),
     };
+    let distributed = match &raw.distributed {
+        Some(d) => Some(distributed::distributed(&src, d, &load.shape)?),
+        None => None,
+    };
     Ok(Scenario {
         name,
         duration,
@@ -172,6 +176,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         faults,
         external,
         checks,
+        distributed,
     })
 }
 
@@ -269,6 +274,7 @@ fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::s
 }
 
 mod arm;
+mod distributed;
 mod expect;
 mod faults;
 mod load;

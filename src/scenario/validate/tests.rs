@@ -7,6 +7,7 @@ use crate::load::schedule::Shape;
 use reference_api::{Policy, Rate};
 use std::time::Duration;
 
+mod distributed;
 mod external;
 mod faults;
 mod load;

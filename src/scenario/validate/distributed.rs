@@ -1,0 +1,54 @@
+//! `[distributed]`: how many load agents split each arm's schedule, the
+//! Redis they coordinate through, and how long to wait for them.
+
+use super::source::{Result, Source};
+use crate::load::schedule::Shape;
+use crate::scenario::raw::RawDistributed;
+use crate::scenario::spec::{Distributed, DEFAULT_AGENTS_WAIT, MAX_AGENTS};
+use toml::Spanned;
+
+pub(super) fn distributed(
+    src: &Source,
+    raw: &Spanned<RawDistributed>,
+    shape: &Shape,
+) -> Result<Distributed> {
+    let d = raw.get_ref();
+    if matches!(shape, Shape::Closed { .. }) {
+        // A closed loop's next request waits on the last answer of the
+        // same worker: there is no schedule to split into segments.
+        return Err(src.at(
+            raw,
+            "[distributed] splits an open-loop schedule; a closed loop (concurrency) has none",
+        ));
+    }
+    let agents = match &d.agents {
+        Some(n) => src.count(n, "agents", 1, MAX_AGENTS as i64)? as usize,
+        None => return Err(src.at(raw, "[distributed] needs agents, e.g. agents = 3")),
+    };
+    let coordinator = match &d.coordinator {
+        Some(u) => Some(coordinator(u.get_ref()).map_err(|m| src.at(u, m))?),
+        None => None,
+    };
+    let wait = match &d.wait {
+        Some(w) => src.duration(w)?,
+        None => DEFAULT_AGENTS_WAIT,
+    };
+    Ok(Distributed {
+        agents,
+        coordinator,
+        wait,
+    })
+}
+
+/// A coordinator's URL, or what is wrong with it (its password hidden).
+pub(crate) fn coordinator(url: &str) -> std::result::Result<String, String> {
+    let shown = reference_api::redis_url::redact(url);
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Err(format!(
+            "coordinator {shown:?}: expected a url like \"redis://127.0.0.1:6379\""
+        ));
+    }
+    redis::Client::open(url)
+        .map(|_| url.to_string())
+        .map_err(|_| format!("coordinator {shown:?}: not a Redis URL"))
+}
