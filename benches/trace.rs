@@ -110,6 +110,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         expect: Vec::new(),
         trace: None,
         unfinished: false,
+        agents: Vec::new(),
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();
     let file = std::fs::File::create(root.join("events").join(name)).unwrap();

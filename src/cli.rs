@@ -48,6 +48,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a scenario's arms, verify every decision, write the report.
     Run(RunArgs),
+    /// A load agent for `run --agents`: registers with the coordinator and
+    /// sends its segment of each arm's schedule.
+    Agent(AgentArgs),
     /// Validate a scenario without running anything.
     Check {
         /// The scenario file (TOML).
@@ -167,6 +170,36 @@ pub struct RunArgs {
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Load agents (`rlbench agent`) split each arm's schedule; one merged
+    /// trace is judged here. Overrides [distributed] agents.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub agents: Option<u16>,
+    /// The Redis the agents were started with, e.g. redis://127.0.0.1:6379.
+    #[arg(long, value_name = "URL", value_parser = values::coordinator)]
+    pub coordinator: Option<String>,
+    /// How long to wait for the agents to register, e.g. "2m" (default 60s).
+    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
+    pub agents_wait: Option<Duration>,
+    /// Tests only: agents take their own wall clocks for the coordinator's
+    /// (no offsets measured), to show what that costs.
+    #[arg(long, hide = true)]
+    pub trust_agent_clocks: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// The Redis the controller (`rlbench run --agents N --coordinator URL`)
+    /// uses, e.g. redis://127.0.0.1:6379.
+    #[arg(long, env = "RLBENCH_COORDINATOR", value_name = "URL", value_parser = values::coordinator)]
+    pub coordinator: String,
+    /// This agent's name among the coordinator's agents (default: the
+    /// host's name and the process id; `index-I` in a Kubernetes Indexed
+    /// Job, from JOB_COMPLETION_INDEX and RLBENCH_AGENTS).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Exit after the first run it serves ends (a Job's pod).
+    #[arg(long)]
+    pub once: bool,
 }
 
 #[derive(Debug, Args)]

@@ -171,6 +171,7 @@ mod tests {
             lag: Percentiles::default(),
             per_replica: vec![],
             histograms: crate::analyze::Histograms::empty(),
+            per_agent: vec![],
             per_replica_histograms: vec![],
             timeline: vec![],
             phases: vec![],

@@ -14,8 +14,9 @@ use crate::verify::{Decided, Obs};
 #[derive(Clone, Copy)]
 #[repr(C, packed(4))]
 pub(super) struct Compact {
-    /// Send time in µs (low 44 bits: 203 days), the replica (16 bits) and
-    /// the decision (top 2 bits).
+    /// Send time in µs plus [`BIAS`] (low 44 bits: 203 days; a send
+    /// widened to before the trace's 0 still fits), the replica (16 bits)
+    /// and the decision (top 2 bits).
     sent_decided: u64,
     /// done − sent: µs below 2³¹, else whole milliseconds rounded up with
     /// the top bit set. Rounding up only widens `[sent, done]`, which only
@@ -24,12 +25,15 @@ pub(super) struct Compact {
 }
 
 const SENT_MASK: u64 = (1 << 44) - 1;
+/// Added to a send time as kept: a load agent's request widened by its
+/// clock's uncertainty may start up to this long (18 minutes) before 0.
+const BIAS: i64 = 1 << 30;
 const REPLICA_SHIFT: u32 = 44;
 const REPLICA_MASK: u64 = (1 << 16) - 1;
 const IN_MS: u32 = 1 << 31;
 
 impl Compact {
-    fn new(sent_us: u64, took_us: u64, decided: Decided, replica: u32) -> Self {
+    fn new(sent_us: i64, took_us: u64, decided: Decided, replica: u32) -> Self {
         let d: u64 = match decided {
             Decided::Admitted => 0,
             Decided::Rejected => 1,
@@ -41,8 +45,9 @@ impl Compact {
             IN_MS | took_us.div_ceil(1_000).min(u64::from(IN_MS - 1)) as u32
         };
         let replica = u64::from(replica).min(REPLICA_MASK);
+        let kept = sent_us.saturating_add(BIAS).clamp(0, SENT_MASK as i64) as u64;
         Compact {
-            sent_decided: sent_us.min(SENT_MASK) | (replica << REPLICA_SHIFT) | (d << 62),
+            sent_decided: kept | (replica << REPLICA_SHIFT) | (d << 62),
             took,
         }
     }
@@ -60,7 +65,7 @@ impl Compact {
     }
 
     fn obs(self) -> Obs {
-        let sent = (self.sent_decided & SENT_MASK) as i64;
+        let sent = (self.sent_decided & SENT_MASK) as i64 - BIAS;
         let took = self.took;
         let took = if took & IN_MS == 0 {
             i64::from(took)
@@ -99,7 +104,9 @@ fn push<T>(v: &mut Vec<T>, value: T) {
 }
 
 impl KeyTrace {
-    pub(super) fn add(&mut self, e: &Event, decided: Decided) {
+    /// Keeps `e`, its `[sent, done]` widened by `widen_us` each way (the
+    /// clock uncertainty of the agent that sent it; 0 on one machine).
+    pub(super) fn add(&mut self, e: &Event, decided: Decided, widen_us: i64) {
         let index = self.requests.len() as u32;
         if let Some(r) = e.advertised.and_then(|a| a.remaining).filter(|&r| r > 0) {
             push(
@@ -110,8 +117,8 @@ impl KeyTrace {
         push(
             &mut self.requests,
             Compact::new(
-                e.sent_us,
-                e.done_us.saturating_sub(e.sent_us),
+                e.sent_us as i64 - widen_us,
+                e.done_us.saturating_sub(e.sent_us) + 2 * widen_us.max(0) as u64,
                 decided,
                 e.replica,
             ),
@@ -192,7 +199,7 @@ mod tests {
                 retry_of: None,
                 agent: 0,
             };
-            t.add(&e, Decided::Admitted);
+            t.add(&e, Decided::Admitted, 0);
         }
         let named = t.named(&t.obs());
         let back: Vec<u64> = named.iter().map(|n| n.seq).collect();
@@ -211,13 +218,14 @@ mod tests {
         assert_eq!(std::mem::size_of::<Compact>(), 12);
         for (sent, took, decided) in [
             (0, 0, Decided::Admitted),
-            (17_592_186_044_415, 1_500, Decided::Rejected),
+            (SENT_MASK as i64 - BIAS, 1_500, Decided::Rejected),
             (7, u64::from(IN_MS) - 1, Decided::Unknown),
+            (-BIAS, 3, Decided::Admitted),
         ] {
             let c = Compact::new(sent, took, decided, 7);
             assert_eq!(c.replica(), 7);
             let o = c.obs();
-            let back = (o.sent as u64, (o.done - o.sent) as u64, o.decided);
+            let back = (o.sent, (o.done - o.sent) as u64, o.decided);
             assert_eq!(back, (sent, took, decided));
         }
         // Past ~35 minutes in milliseconds, rounded up: never narrower.
@@ -227,5 +235,30 @@ mod tests {
             assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
             assert_eq!(o.decided, Decided::Admitted);
         }
+    }
+
+    #[test]
+    fn an_agents_uncertainty_widens_both_ends() {
+        let mut t = KeyTrace::default();
+        let e = Event {
+            seq: 1,
+            key: "k".into(),
+            replica: 0,
+            intended_us: 100,
+            sent_us: 100,
+            done_us: 400,
+            status: 200,
+            outcome: Outcome::Admitted,
+            error: None,
+            advertised: None,
+            retry_of: None,
+            agent: 1,
+        };
+        t.add(&e, Decided::Admitted, 250);
+        t.add(&e, Decided::Admitted, 0);
+        let o = t.obs();
+        // Before the trace's 0 on the one side, 250 µs later on the other.
+        assert_eq!((o[0].sent, o[0].done), (-150, 650));
+        assert_eq!((o[1].sent, o[1].done), (100, 400));
     }
 }

@@ -63,6 +63,19 @@ pub(crate) struct ArmFigures {
     pub recovery_ms: Vec<Option<f64>>,
     /// The verdicts' proofs: per kind the earliest and the largest.
     pub witnesses: Vec<crate::store::summary::ArmWitness>,
+    /// Per load agent, by the index its events carry (empty on one machine).
+    pub per_agent: Vec<AgentFigures>,
+}
+
+/// One load agent's share of an arm's requests.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AgentFigures {
+    pub counts: Counts,
+    /// How late it sent against the schedule.
+    pub lag: Percentiles,
+    /// Its first intended send and last actual send (µs on the run's line).
+    pub first_intended_us: u64,
+    pub last_sent_us: u64,
 }
 
 /// Answers counted by status.
@@ -107,11 +120,16 @@ struct Judged {
 }
 
 /// `trace`: the events' file, and what it is held to (`events::integrity`).
+/// `agents`: each load agent's clock uncertainty (µs), by which its
+/// requests' intervals are widened before they are judged (empty on one
+/// machine).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn analyze(
     (events_path, check): (&Path, crate::events::integrity::Check),
     policy: Option<&Policy>,
     opts: &verify::Options,
     replicas: usize,
+    agents: &[i64],
     fault_windows: &[(i64, i64)],
     probes: &[crate::store::probes::Probe],
     mut picker: crate::analyze::witnesses::Picker,
@@ -124,6 +142,9 @@ pub(crate) fn analyze(
     let mut per_replica_histograms: Vec<Histograms> =
         (0..replicas).map(|_| Histograms::new()).collect();
     let mut lag = histogram();
+    let mut agent_lags: Vec<hdrhistogram::Histogram<u64>> =
+        agents.iter().map(|_| histogram()).collect();
+    let mut per_agent: Vec<AgentFigures> = vec![AgentFigures::default(); agents.len()];
     // Each key's name and trace, numbered as the trace numbers them.
     let mut names: Vec<String> = Vec::new();
     let mut traces: Vec<KeyTrace> = Vec::new();
@@ -160,6 +181,19 @@ pub(crate) fn analyze(
         per_replica[r].add(e.outcome);
         per_replica_histograms[r].record(&e);
         lag.saturating_record(e.lag_us().max(1));
+        let a = e.agent as usize;
+        if a >= per_agent.len() && !agents.is_empty() {
+            per_agent.resize(a + 1, AgentFigures::default());
+            agent_lags.resize_with(a + 1, histogram);
+        }
+        if let Some(f) = per_agent.get_mut(a) {
+            f.counts.add(e.outcome);
+            if f.counts.sent == 1 || e.intended_us < f.first_intended_us {
+                f.first_intended_us = e.intended_us;
+            }
+            f.last_sent_us = f.last_sent_us.max(e.sent_us);
+            agent_lags[a].saturating_record(e.lag_us().max(1));
+        }
         phases.record(&e);
         headers.add(&e);
         let decided = match e.outcome {
@@ -174,7 +208,11 @@ pub(crate) fn analyze(
                 place: crate::events::Place::Whole,
                 flaw: crate::events::Flaw::UndefinedKey,
             })?
-            .add(&e, decided);
+            .add(
+                &e,
+                decided,
+                agents.get(e.agent as usize).copied().unwrap_or(0),
+            );
     }
     // Keys are judged apart, on every core; their results are taken in key
     // order, so a rebuild picks the same examples and witnesses.
@@ -266,6 +304,14 @@ pub(crate) fn analyze(
         redis: None,
         lease_bound: None,
         witnesses: picker.finish(),
+        per_agent: per_agent
+            .into_iter()
+            .zip(&agent_lags)
+            .map(|(f, h)| AgentFigures {
+                lag: Percentiles::of(h),
+                ..f
+            })
+            .collect(),
     })
 }
 

@@ -4,6 +4,7 @@
 //! the arm's record beside its events. [`run_all`] runs a run's arms in
 //! order and says how the run ended.
 
+use crate::app::distributed::controller::Controller;
 use crate::app::journal::Journal;
 use crate::app::plan::{ArmSpec, StackSpec};
 use crate::app::progress::Progress;
@@ -67,6 +68,7 @@ pub(crate) async fn run_all(
     run_id: &str,
     interrupt: &Interrupt,
     quiet: bool,
+    mut agents: Option<&mut Agents<'_>>,
 ) -> Ran {
     let mut ran = Ran {
         done: Vec::new(),
@@ -74,7 +76,8 @@ pub(crate) async fn run_all(
         error: None,
     };
     for (i, spec) in specs.iter().enumerate() {
-        match run(spec, folder, journal, run_id, interrupt, quiet).await {
+        let agents = agents.as_deref_mut();
+        match run(spec, folder, journal, run_id, interrupt, quiet, agents).await {
             Ok((record, broken)) => {
                 ran.interrupted = record.interrupted;
                 ran.done.push((i, record));
@@ -134,6 +137,16 @@ async fn up(
     Ok(stack)
 }
 
+/// Load agents on other machines send a run's load (`run --agents`):
+/// the controller's hold on them, and what they build each arm's plan from.
+pub(crate) struct Agents<'a> {
+    pub controller: &'a mut Controller,
+    /// The scenario's file name and text, as the agents parse it.
+    pub scenario: (&'a str, &'a str),
+    /// `run --duration` (µs), in place of the scenario's.
+    pub duration_us: Option<u64>,
+}
+
 /// One arm, from stack up to its record on disk; with the error that
 /// broke its trace, if one did (the record then says the trace is
 /// unfinished, and holds what reached the disk).
@@ -144,6 +157,7 @@ pub(crate) async fn run(
     run_id: &str,
     interrupt: &Interrupt,
     quiet: bool,
+    mut agents: Option<&mut Agents<'_>>,
 ) -> Result<(ArmRecord, Option<Error>), Error> {
     let announce = spec.announce && !quiet;
     let (mut stack, targets) = match &spec.stack {
@@ -203,9 +217,40 @@ pub(crate) async fn run(
         ),
         _ => (Vec::new(), None),
     };
+    // With agents: each gets its segment, and the load starts when they
+    // are all ready, at an instant fixed on the coordinator's clock.
+    let prepared = match agents.as_deref_mut() {
+        Some(a) => {
+            let prepared = a
+                .controller
+                .prepare(
+                    &spec.name,
+                    a.scenario,
+                    a.duration_us,
+                    &plan.targets,
+                    interrupt,
+                )
+                .await;
+            match prepared {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    if let Some(mut stack) = stack {
+                        stack.down().await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
     let redis_before = redis_use::sample(&redis_nodes, None).await;
+    if let Some(p) = &prepared {
+        tokio::time::sleep_until(p.start).await;
+    }
     let progress = (!quiet).then(|| Progress::start(&spec.name, plan.duration, counters.clone()));
-    let start = tokio::time::Instant::now();
+    let start = prepared
+        .as_ref()
+        .map_or_else(tokio::time::Instant::now, |p| p.start);
     // Before any event: the record a kill leaves, rewritten with each clock
     // sample (and the load's reach) every second.
     let provisional = provisional(spec, target_rps, load::clocks::sample(start));
@@ -222,15 +267,53 @@ pub(crate) async fn run(
             let _ = records::write(&record_path, &so_far);
         }
     });
-    let load = load::run(&plan, writer.sender(), counters, interrupt.wait(), start);
+    let load = async {
+        match (prepared, agents) {
+            (Some(prepared), Some(a)) => {
+                let collected = a
+                    .controller
+                    .collect(
+                        prepared,
+                        plan.duration,
+                        plan.timeout,
+                        folder.spool(&spec.name),
+                        writer.sender(),
+                        counters,
+                        interrupt,
+                    )
+                    .await?;
+                Ok((collected.report, collected.agents))
+            }
+            _ => {
+                let report =
+                    load::run(&plan, writer.sender(), counters, interrupt.wait(), start).await;
+                Ok::<_, Error>((report, Vec::new()))
+            }
+        }
+    };
     let faults = async {
         match stack.as_mut() {
             Some(stack) => faults::drive(stack, &spec.faults, start, interrupt.wait()).await,
             None => Vec::new(),
         }
     };
-    let (report, faults) = tokio::join!(load, faults);
+    let (loaded, faults) = tokio::join!(load, faults);
     let clock_samples = clocks.finish().await;
+    let (report, agents, load_error) = match loaded {
+        Ok((report, agents)) => (report, agents, None),
+        // What reached the disk is kept; the run stops with this error.
+        Err(e) => (
+            load::LoadReport {
+                scheduled: 0,
+                send_window: start.elapsed(),
+                interrupted: true,
+                epoch_offset_us: provisional.epoch_offset_us,
+                epoch_uncertainty_us: provisional.epoch_uncertainty_us,
+            },
+            Vec::new(),
+            Some(e),
+        ),
+    };
     // Before the probes: their requests are not the load's decisions.
     let redis_after = redis_use::sample(&redis_nodes, prefix.as_deref()).await;
     let redis_used = redis_use::between(&redis_before, &redis_after);
@@ -296,10 +379,13 @@ pub(crate) async fn run(
         clock_samples,
         unfinished: seal.is_none(),
         trace: seal,
+        agents,
         ..provisional
     };
     let written = records::write(&folder.arm_record(&spec.name), &record);
-    let broken = broken.or_else(|| written.err().map(Error::from));
+    let broken = load_error
+        .or(broken)
+        .or_else(|| written.err().map(Error::from));
     Ok((record, broken))
 }
 
@@ -355,5 +441,6 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
             .collect(),
         trace: None,
         unfinished: true,
+        agents: Vec::new(),
     }
 }

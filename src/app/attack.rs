@@ -80,6 +80,7 @@ fn spec(attack: &Attack) -> ArmSpec {
             max_in_flight: attack.max_in_flight,
             retry: attack.retry.clone(),
             segment: crate::load::Segment::WHOLE,
+            phase_us: None,
         },
         faults: Vec::new(),
         probes: Probes {
@@ -136,7 +137,16 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
     let folder = RunFolder::create(root.as_deref(), ARM, started)?;
     let specs = [spec(attack)];
     let mut journal = Journal::open(&folder, ARM, started, attack.duration)?;
-    let ran = arm::run_all(&specs, &folder, &mut journal, "", interrupt, attack.quiet).await;
+    let ran = arm::run_all(
+        &specs,
+        &folder,
+        &mut journal,
+        "",
+        interrupt,
+        attack.quiet,
+        None,
+    )
+    .await;
     let (run, unwritten) = ran.close(journal);
     let arms: Vec<_> = ran
         .done

@@ -60,6 +60,11 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
                 errors,
             })
         }
+        Command::Agent(args) => {
+            let agent = crate::app::flags::agent(&args)?;
+            crate::app::distributed::agent::serve(&agent, &Interrupt::listen()).await?;
+            Ok(Said::passed())
+        }
         Command::Attack(args) => {
             let attack = crate::app::flags::attack(&args)?;
             let outcome = crate::app::attack::run(&attack, &Interrupt::listen()).await?;

@@ -37,6 +37,16 @@ pub(crate) fn options(record: &ArmRecord) -> verify::Options {
     }
 }
 
+/// Each load agent's clock uncertainty (µs), by which its requests are
+/// widened before they are judged; empty when one machine sent the load.
+fn widening(record: &ArmRecord) -> Vec<i64> {
+    record
+        .agents
+        .iter()
+        .map(|a| a.uncertainty_us.max(0))
+        .collect()
+}
+
 /// One arm's figures from its events and record, with the witnesses
 /// `picker` keeps.
 pub(crate) fn analyze_arm(
@@ -49,6 +59,7 @@ pub(crate) fn analyze_arm(
         record.policy.as_ref(),
         &options(record),
         record.replicas,
+        &widening(record),
         &record
             .faults
             .iter()
@@ -77,6 +88,7 @@ pub(crate) fn analyze_arm(
             relaxed.policy.as_ref(),
             &options(&relaxed),
             relaxed.replicas,
+            &widening(&relaxed),
             &[],
             &[],
             Picker::new(0),
@@ -150,6 +162,18 @@ pub(crate) fn finish(
             failures,
         },
     };
+    // A lost agent's segment is missing its last requests: what was
+    // judged is not the run, and it never passes.
+    let lost = arms.iter().find_map(|(record, _)| {
+        record
+            .agents
+            .iter()
+            .find_map(|a| a.incomplete())
+            .map(|why| format!("arm {}: {why}", record.name))
+    });
+    if let Some(why) = lost {
+        partial(&mut summary, &why);
+    }
     if run.partial {
         partial(
             &mut summary,

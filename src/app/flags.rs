@@ -4,8 +4,10 @@
 //! need a key header, the gate's defaults, the inline policy.
 
 use crate::app::attack::Attack;
+use crate::app::distributed::agent::AgentArgs as AgentArgsChecked;
+use crate::app::distributed::link::ClockSource;
 use crate::app::run::Request;
-use crate::cli::{AttackArgs, RunArgs};
+use crate::cli::{AgentArgs, AttackArgs, RunArgs};
 use crate::error::Error;
 use crate::gate::{Bound, Expectation, Figure};
 use crate::load::request::Template;
@@ -21,7 +23,79 @@ pub(crate) fn run(args: &RunArgs) -> Request {
         arms: args.arms.clone(),
         out: args.out.clone(),
         quiet: args.quiet,
+        agents: crate::app::run::AgentFlags {
+            agents: args.agents.map(usize::from),
+            coordinator: args.coordinator.clone(),
+            wait: args.agents_wait,
+            trust_agent_clocks: args.trust_agent_clocks,
+        },
     }
+}
+
+/// Set only by tests: shifts an agent's own wall clock by so many ms (what
+/// it trusts when told not to measure its offset).
+pub(crate) const TEST_CLOCK_SHIFT_ENV: &str = "RLBENCH_TEST_AGENT_CLOCK_SHIFT_MS";
+
+/// `rlbench agent`'s flags, with its name and segment from a Kubernetes
+/// Indexed Job's environment when it was given no name.
+pub(crate) fn agent(args: &AgentArgs) -> Result<AgentArgsChecked, Error> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let index = match (&args.name, env("JOB_COMPLETION_INDEX")) {
+        (None, Some(i)) => {
+            let i: usize = i.parse().map_err(|_| {
+                Error::input(format!("JOB_COMPLETION_INDEX={i:?}: expected a number"))
+            })?;
+            let of: usize = env("RLBENCH_AGENTS")
+                .ok_or_else(|| {
+                    Error::input(
+                        "JOB_COMPLETION_INDEX is set but RLBENCH_AGENTS (the Job's completions) is not",
+                    )
+                })?
+                .parse()
+                .map_err(|_| Error::input("RLBENCH_AGENTS: expected the number of agents"))?;
+            if i >= of {
+                return Err(Error::input(format!(
+                    "JOB_COMPLETION_INDEX={i} is not below RLBENCH_AGENTS={of}"
+                )));
+            }
+            Some((i, of))
+        }
+        _ => None,
+    };
+    let name = match (&args.name, index) {
+        (Some(n), _) => n.clone(),
+        (None, Some((i, _))) => format!("index-{i}"),
+        (None, None) => format!("{}-{}", host_name(), std::process::id()),
+    };
+    if name.is_empty()
+        || name.len() > 128
+        || name.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(Error::input(format!(
+            "--name {name:?}: up to 128 characters, no spaces"
+        )));
+    }
+    let shift_ms: i64 = match env(TEST_CLOCK_SHIFT_ENV) {
+        Some(v) => v
+            .parse()
+            .map_err(|_| Error::input(format!("{TEST_CLOCK_SHIFT_ENV}={v:?}: expected ms")))?,
+        None => 0,
+    };
+    Ok(AgentArgsChecked {
+        coordinator: args.coordinator.clone(),
+        name,
+        index,
+        once: args.once,
+        clock: ClockSource::OwnWall {
+            shift_us: shift_ms * 1_000,
+        },
+    })
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "agent".to_string())
 }
 
 /// `rlbench attack`'s flags.

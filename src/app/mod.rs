@@ -8,6 +8,7 @@ pub(crate) mod arm;
 pub(crate) mod attack;
 pub mod commands;
 pub(crate) mod compare;
+pub(crate) mod distributed;
 pub(crate) mod doctor;
 pub(crate) mod explain;
 pub(crate) mod export;

@@ -120,6 +120,7 @@ pub(crate) fn from_scenario(
             max_in_flight: scenario.load.max_in_flight,
             retry: scenario.load.retry.clone(),
             segment: crate::load::Segment::WHOLE,
+            phase_us: None,
         },
         faults: scenario.faults.clone(),
         probes: Probes {

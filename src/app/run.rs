@@ -2,6 +2,7 @@
 //! (`plan` → `arm`), then the finish (figures, gate, summary, reports).
 //! Rendering to the terminal is left to `main`.
 
+use crate::app::distributed::controller::{Controller, Wanted};
 use crate::app::journal::Journal;
 use crate::app::{arm, finish, plan};
 use crate::error::{Error, Exit};
@@ -24,6 +25,60 @@ pub(crate) struct Request {
     /// `--out`: the run folder, instead of `reports/<scenario>/<time>`.
     pub out: Option<PathBuf>,
     pub quiet: bool,
+    /// `--agents`, `--coordinator`, `--agents-wait`: load agents, over the
+    /// scenario's `[distributed]`.
+    pub agents: AgentFlags,
+}
+
+/// The command line's say on load agents; each overrides `[distributed]`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AgentFlags {
+    pub agents: Option<usize>,
+    pub coordinator: Option<String>,
+    pub wait: Option<Duration>,
+    /// Tests only: agents trust their own wall clocks.
+    pub trust_agent_clocks: bool,
+}
+
+/// Load agents wanted, from the flags over the scenario; `None`: this
+/// machine sends the load.
+fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Error> {
+    let file = scenario.distributed.as_ref();
+    let Some(agents) = flags.agents.or(file.map(|d| d.agents)) else {
+        if flags.coordinator.is_some() || flags.wait.is_some() {
+            return Err(Error::input(
+                "--coordinator and --agents-wait need --agents N (or [distributed] agents)",
+            ));
+        }
+        return Ok(None);
+    };
+    if matches!(
+        scenario.load.shape,
+        crate::load::schedule::Shape::Closed { .. }
+    ) {
+        return Err(Error::input(
+            "--agents splits an open-loop schedule; a closed loop (concurrency) has none",
+        ));
+    }
+    let coordinator = flags
+        .coordinator
+        .clone()
+        .or_else(|| file.and_then(|d| d.coordinator.clone()))
+        .ok_or_else(|| {
+            Error::input(
+                "--agents needs --coordinator redis://HOST:PORT (or [distributed] coordinator): \
+                 the Redis the agents were started with",
+            )
+        })?;
+    Ok(Some(Wanted {
+        agents,
+        coordinator,
+        wait: flags
+            .wait
+            .or(file.map(|d| d.wait))
+            .unwrap_or(crate::scenario::DEFAULT_AGENTS_WAIT),
+        estimate_clock: !flags.trust_agent_clocks,
+    }))
 }
 
 pub(crate) struct RunOutcome {
@@ -47,6 +102,7 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         }
     }
     let arms = select_arms(&scenario, &request.arms)?;
+    let wanted = wanted(&request.agents, &scenario)?;
     // Everything the arms need, before any load and before the run folder.
     crate::app::preflight::ensure(&scenario, &arms).await?;
     if interrupt.fired() {
@@ -61,6 +117,17 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     );
+    // The agents, before the run folder: a run they never join leaves none.
+    let mut controller = match &wanted {
+        Some(w) => Some(Controller::gather(w, &run_id, interrupt, request.quiet).await?),
+        None => None,
+    };
+    let scenario_text = match &controller {
+        Some(_) => std::fs::read_to_string(&request.scenario)
+            .map_err(|e| Error::input(format!("{}: {e}", request.scenario.display())))?,
+        None => String::new(),
+    };
+    let scenario_file = request.scenario.display().to_string();
     let specs = arms
         .iter()
         .map(|arm| plan::from_scenario(&scenario, arm, &run_id))
@@ -76,15 +143,29 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
     // The copy hides the Redis password (scenario_copy.rs).
     crate::app::scenario_copy::write(&request.scenario, &scenario, &folder.scenario_copy())?;
     let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)?;
-    let ran = arm::run_all(
-        &specs,
-        &folder,
-        &mut journal,
-        &run_id,
-        interrupt,
-        request.quiet,
-    )
-    .await;
+    let ran = {
+        let mut agents = controller.as_mut().map(|controller| arm::Agents {
+            controller,
+            scenario: (&scenario_file, &scenario_text),
+            duration_us: request
+                .duration
+                .as_ref()
+                .map(|(d, _)| d.as_micros().min(u64::MAX as u128) as u64),
+        });
+        arm::run_all(
+            &specs,
+            &folder,
+            &mut journal,
+            &run_id,
+            interrupt,
+            request.quiet,
+            agents.as_mut(),
+        )
+        .await
+    };
+    if let Some(c) = controller.as_mut() {
+        c.bye().await;
+    }
     let (run, unwritten) = ran.close(journal);
     let arms: Vec<(ArmRecord, Vec<Expectation>)> = ran
         .done

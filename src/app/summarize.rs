@@ -186,6 +186,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
         redis: f.redis.clone(),
         lease_bound: f.lease_bound.clone(),
         remote_targets: run.remote_targets.clone(),
+        per_agent: per_agent(run, f),
         clock: Some(ClockRate {
             measured_ppm: crate::events::clock::measured_ppm(&run.clock_samples),
             samples: run.clock_samples.len(),
@@ -232,6 +233,40 @@ fn faults(run: &ArmRecord, f: &ArmFigures) -> Vec<FaultSummary> {
             } else {
                 None
             },
+        })
+        .collect()
+}
+
+/// The arm's load agents, each with its share of the figures.
+fn per_agent(run: &ArmRecord, f: &ArmFigures) -> Vec<crate::store::summary::PerAgent> {
+    let ms = |us: i64| (us as f64 / 10.0).round() / 100.0;
+    run.agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let fig = f.per_agent.get(i).cloned().unwrap_or_default();
+            let window_s = fig.last_sent_us.saturating_sub(fig.first_intended_us) as f64 / 1e6;
+            crate::store::summary::PerAgent {
+                agent: a.name.clone(),
+                host: a.host.clone(),
+                segment: a.segment,
+                of: a.of,
+                sent: fig.counts.sent,
+                admitted: fig.counts.admitted,
+                rejected: fig.counts.rejected,
+                errors: fig.counts.errors + fig.counts.timeouts,
+                achieved_rps: if window_s > 0.0 {
+                    (fig.counts.sent as f64 / window_s * 10.0).round() / 10.0
+                } else {
+                    0.0
+                },
+                schedule_lag_p99_ms: fig.lag.p99,
+                clock_offset_ms: ms(a.wall_offset_us),
+                clock_uncertainty_ms: ms(a.uncertainty_us),
+                clock_estimated: a.clock_estimated,
+                lost_at_s: a.lost_at_s,
+                failed: a.failed.clone(),
+            }
         })
         .collect()
 }

@@ -35,6 +35,13 @@ pub(crate) enum FlagError {
     NotRatio,
     #[error("expected a share like \"10%\" or \"0.1\", at least 0")]
     NotShare,
+    #[error("{0}")]
+    Coordinator(String),
+}
+
+/// A coordinator's Redis URL (its password never echoed).
+pub(crate) fn coordinator(text: &str) -> Result<String, FlagError> {
+    crate::scenario::coordinator_url(text).map_err(FlagError::Coordinator)
 }
 
 /// A duration above zero ("250ms", "10s", "1m").

@@ -273,10 +273,8 @@ fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Optio
                 0 => None,
                 n => Some(ErrorKind::from_index(n as usize - 1).ok_or(Flaw::UnknownErrorKind)?),
             };
+            // Every bit of the flags has its meaning now (the agent's last).
             let flags = b[44];
-            if flags & !(1 | FIELD_BITS | RETRY_BIT | AGENT_BIT) != 0 {
-                return Err(Flaw::UnknownFlags(flags));
-            }
             let mut advertised = None;
             let mut extra = 0;
             if flags & 1 == 1 {

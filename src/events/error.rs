@@ -36,8 +36,6 @@ pub enum Flaw {
     UnknownOutcome,
     #[error("an unknown error kind")]
     UnknownErrorKind,
-    #[error("an event with unknown flags {0:#04x}")]
-    UnknownFlags(u8),
     #[error("an event with fields but no advertisement")]
     FieldsWithoutAdvertisement,
     #[error("an unknown record tag {0}")]

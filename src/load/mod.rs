@@ -87,7 +87,7 @@ pub(crate) async fn run(
         shape: plan.shape.clone(),
         duration: plan.duration,
         seed: plan.seed,
-        epoch_offset_us,
+        epoch_offset_us: plan.phase_us.unwrap_or(epoch_offset_us),
         keys: plan.keys,
         key_distribution: plan.key_distribution,
         fanout: plan.fanout,

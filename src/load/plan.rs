@@ -25,6 +25,11 @@ pub(crate) struct Plan {
     /// The share of the schedule this machine sends ([`Segment::WHOLE`]
     /// unless load agents split it).
     pub segment: Segment,
+    /// The wall clock (µs) at trace time 0 that phases the schedule (its
+    /// window-edge bursts), when another machine fixed it: an agent takes
+    /// its controller's, so every segment walks the same schedule.
+    /// `None`: this machine's own.
+    pub phase_us: Option<i64>,
 }
 
 /// One load agent's share of a schedule, like k6's execution segments:

@@ -23,6 +23,12 @@ pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
     parse(&file, &text)
 }
 
+/// A coordinator's Redis URL (`[distributed] coordinator`, `--coordinator`),
+/// or what is wrong with it, its password hidden.
+pub fn coordinator_url(url: &str) -> Result<String, String> {
+    validate::coordinator(url)
+}
+
 /// Validates scenario text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     validate::scenario(file, text)

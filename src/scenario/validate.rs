@@ -275,6 +275,7 @@ fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::s
 
 mod arm;
 mod distributed;
+pub(super) use distributed::coordinator;
 mod expect;
 mod faults;
 mod load;

@@ -172,6 +172,12 @@ impl RunFolder {
         self.root.join("run.json")
     }
 
+    /// Where the chunks load agents stream back wait, per agent, until the
+    /// arm's trace is merged from them: `events/<arm>.agents/`.
+    pub(crate) fn spool(&self, arm: &str) -> PathBuf {
+        self.root.join("events").join(format!("{arm}.agents"))
+    }
+
     pub(crate) fn arm_record(&self, arm: &str) -> PathBuf {
         self.root.join("events").join(format!("{arm}.json"))
     }

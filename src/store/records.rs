@@ -43,6 +43,56 @@ pub struct RunRecord {
     pub arms: Vec<String>,
 }
 
+/// One load agent of a distributed arm (`rlbench run --agents`), as the
+/// controller saw it; the trace's events name it by its index here.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    pub name: String,
+    /// The machine it said it runs on.
+    pub host: String,
+    /// Its share of the schedule: index `segment` of `of`.
+    pub segment: usize,
+    pub of: usize,
+    /// How far its wall clock was behind the coordinator's (µs; negative:
+    /// ahead), at its first reading. Shown; nothing is judged by it.
+    pub wall_offset_us: i64,
+    /// The most any of its times may be off on the run's time line (µs):
+    /// the analysis widens each of its requests' `[sent, done]` by it.
+    pub uncertainty_us: i64,
+    /// Requests of its segment it reached in the schedule.
+    pub scheduled: u64,
+    /// Events it sent back.
+    pub events: u64,
+    /// When it stopped beating (s from the load's start): its segment's
+    /// requests after its last chunk are missing and the run is partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_at_s: Option<f64>,
+    /// What it said when it could not do the work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    pub interrupted: bool,
+    /// Its clock was read against the coordinator's (always but in tests
+    /// that show what trusting each machine's own wall clock costs).
+    pub clock_estimated: bool,
+}
+
+impl AgentRecord {
+    /// Why its segment is incomplete, if it is.
+    pub fn incomplete(&self) -> Option<String> {
+        let who = format!(
+            "agent {} (segment {} of {})",
+            self.name, self.segment, self.of
+        );
+        match (&self.lost_at_s, &self.failed) {
+            (Some(at), _) => Some(format!(
+                "{who} was lost at {at:.1} s: its requests after its last report are missing"
+            )),
+            (None, Some(why)) => Some(format!("{who} failed: {why}")),
+            (None, None) => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmRecord {
     pub name: String,
@@ -141,6 +191,10 @@ pub struct ArmRecord {
     /// never finished, so its trace holds what reached the disk by then.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unfinished: bool,
+    /// The load agents that sent the arm's requests, by the index its
+    /// events carry; empty when this machine sent them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentRecord>,
 }
 
 fn is_zero(n: &i64) -> bool {

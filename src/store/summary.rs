@@ -76,6 +76,40 @@ pub struct ArmSummary {
     /// (`--allow-remote-targets`, `[target] allow_remote = true`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_targets: Vec<String>,
+    /// The load agents that sent the arm's requests (`run --agents`),
+    /// beside `per_replica`; absent when this machine sent them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_agent: Vec<PerAgent>,
+}
+
+/// One load agent's share of an arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerAgent {
+    pub agent: String,
+    pub host: String,
+    /// Its segment of the schedule: index `segment` of `of`.
+    pub segment: usize,
+    pub of: usize,
+    pub sent: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    pub errors: u64,
+    pub achieved_rps: f64,
+    pub schedule_lag_p99_ms: f64,
+    /// Its wall clock behind the coordinator's (ms; negative: ahead).
+    pub clock_offset_ms: f64,
+    /// How far its requests' times may be off on the run's time line (ms):
+    /// each is widened by it before it is judged.
+    pub clock_uncertainty_ms: f64,
+    /// Its clock was measured against the coordinator's (false only in
+    /// tests that show the cost of trusting each machine's own clock).
+    pub clock_estimated: bool,
+    /// When it stopped answering (s); its segment is then incomplete and
+    /// the run partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_at_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// The clock rates behind an arm's verdicts (parts per million).

@@ -1,0 +1,769 @@
+//! The controller's side of a distributed run (`rlbench run --agents N`):
+//! wait (within a bound) for N agents, and for each arm hand each its
+//! segment, wait until all are ready, fix a common start on the
+//! coordinator's clock, then collect what they stream — event chunks
+//! spooled to the run folder, anchors, how each ended — noticing an agent
+//! whose heartbeat stops. At the end the spools are merged onto the
+//! controller's time line (`merge`). Faults and probes stay the
+//! controller's, on its own time line, as on one machine.
+
+use super::clock::{Anchor, Mapping};
+use super::link::{self, ClockSource, DistributedError};
+use super::merge::{self, Route};
+use super::protocol::{self, FromAgent, Registration, ToAgent, Work};
+use crate::error::Error;
+use crate::events::Batch;
+use crate::interrupt::Interrupt;
+use crate::load::{Counters, LoadReport};
+use crate::store::records::AgentRecord;
+use redis::aio::MultiplexedConnection;
+use redis::streams::{StreamReadOptions, StreamReadReply};
+use redis::AsyncCommands;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// How long the agents may take to be ready for an arm.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+/// The start is this far after the controller fixes it: time for the
+/// message to reach every agent.
+const LEAD: Duration = Duration::from_millis(500);
+/// After the schedule's end (and one request timeout), how long agents may
+/// take to say they ended before they count as lost.
+const END_GRACE: Duration = Duration::from_secs(15);
+
+/// What `run` was asked of agents, checked.
+#[derive(Clone, Debug)]
+pub(crate) struct Wanted {
+    pub agents: usize,
+    pub coordinator: String,
+    pub wait: Duration,
+    /// Off only in tests: agents trust their own wall clocks.
+    pub estimate_clock: bool,
+}
+
+/// An agent the run uses, and its segment.
+#[derive(Clone, Debug)]
+struct Chosen {
+    name: String,
+    host: String,
+    segment: usize,
+}
+
+/// The controller's hold on its agents for one run.
+pub(crate) struct Controller {
+    url: String,
+    conn: MultiplexedConnection,
+    agents: Vec<Chosen>,
+    estimate_clock: bool,
+    run: String,
+}
+
+/// One arm made ready: the local instant every agent starts at.
+pub(crate) struct Prepared {
+    pub start: Instant,
+    /// The controller's wall clock at `start` (µs), as predicted.
+    pub phase_us: i64,
+    streams: Vec<String>,
+    /// The last entry read of each stream.
+    ids: Vec<String>,
+    agent_anchors: Vec<Vec<Anchor>>,
+    /// The controller's anchors, local times from `start`.
+    anchors: Vec<Anchor>,
+    arm: String,
+}
+
+/// One arm's load as the agents sent it.
+pub(crate) struct Collected {
+    pub report: LoadReport,
+    pub agents: Vec<AgentRecord>,
+}
+
+impl Controller {
+    /// Waits for `wanted.agents` agents at the coordinator: those an
+    /// Indexed Job placed take the segment of their index; others are taken
+    /// in name order. An error names who is missing after the wait.
+    pub(crate) async fn gather(
+        wanted: &Wanted,
+        run: &str,
+        interrupt: &Interrupt,
+        quiet: bool,
+    ) -> Result<Controller, Error> {
+        let url = &wanted.coordinator;
+        let mut conn = link::connect(url).await?;
+        if !quiet {
+            tracing::info!(
+                "waiting up to {:?} for {} agent(s) at {} (start each with: rlbench agent --coordinator URL)",
+                wanted.wait,
+                wanted.agents,
+                link::shown(url)
+            );
+        }
+        let deadline = Instant::now() + wanted.wait;
+        loop {
+            let live = live_agents(&mut conn, url).await?;
+            match choose(&live, wanted.agents) {
+                Ok(agents) => {
+                    if !quiet {
+                        tracing::info!(
+                            "agents: {}",
+                            agents
+                                .iter()
+                                .map(|a| format!(
+                                    "{} (segment {} of {})",
+                                    a.name, a.segment, wanted.agents
+                                ))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    }
+                    return Ok(Controller {
+                        url: url.clone(),
+                        conn,
+                        agents,
+                        estimate_clock: wanted.estimate_clock,
+                        run: run.to_string(),
+                    });
+                }
+                Err(missing) if Instant::now() >= deadline => {
+                    return Err(DistributedError::Agents(format!(
+                        "{} agent(s) wanted at {} within {:?}: {missing}",
+                        wanted.agents,
+                        link::shown(url),
+                        wanted.wait
+                    ))
+                    .into())
+                }
+                Err(_) => {}
+            }
+            tokio::select! {
+                biased;
+                () = interrupt.wait() => return Err(Error::interrupted()),
+                () = tokio::time::sleep(Duration::from_millis(250)) => {}
+            }
+        }
+    }
+
+    /// Hands each agent its segment of the arm and waits until all are
+    /// ready; then fixes the start on the coordinator's clock and tells them.
+    pub(crate) async fn prepare(
+        &mut self,
+        arm: &str,
+        scenario: (&str, &str),
+        duration_us: Option<u64>,
+        targets: &[hyper::Uri],
+        interrupt: &Interrupt,
+    ) -> Result<Prepared, Error> {
+        let url = self.url.clone();
+        let failed = |what: &'static str| {
+            let url = url.clone();
+            move |e: redis::RedisError| Error::from(link::failed(&url, what, e))
+        };
+        let of = self.agents.len();
+        let mut streams = Vec::new();
+        for a in &self.agents {
+            let stream = protocol::stream(&self.run, arm, &a.name);
+            let work = ToAgent::Work(Work {
+                run: self.run.clone(),
+                arm: arm.to_string(),
+                scenario_file: scenario.0.to_string(),
+                scenario_text: scenario.1.to_string(),
+                duration_us,
+                targets: targets.iter().map(ToString::to_string).collect(),
+                segment: a.segment,
+                of,
+                stream: stream.clone(),
+                estimate_clock: self.estimate_clock,
+            });
+            let _: () = self
+                .conn
+                .del(&stream)
+                .await
+                .map_err(failed("clearing a stream"))?;
+            let _: () = self
+                .conn
+                .rpush(
+                    protocol::inbox(&a.name),
+                    serde_json::to_string(&work).unwrap_or_default(),
+                )
+                .await
+                .map_err(failed("handing out work"))?;
+            streams.push(stream);
+        }
+        let mut ready = vec![false; of];
+        let mut agent_anchors = vec![Vec::new(); of];
+        let mut ids = vec!["0".to_string(); of];
+        let deadline = Instant::now() + READY_WITHIN;
+        while ready.iter().any(|r| !r) {
+            if interrupt.fired() {
+                self.stop(arm).await;
+                return Err(Error::interrupted());
+            }
+            if Instant::now() >= deadline {
+                let late: Vec<&str> = self
+                    .agents
+                    .iter()
+                    .zip(&ready)
+                    .filter(|(_, r)| !**r)
+                    .map(|(a, _)| a.name.as_str())
+                    .collect();
+                return Err(DistributedError::Agents(format!(
+                    "agent(s) {} not ready for arm {arm} within {READY_WITHIN:?}",
+                    late.join(", ")
+                ))
+                .into());
+            }
+            let entries = read(&mut self.conn, &streams, &ids)
+                .await
+                .map_err(failed("reading"))?;
+            for (i, id, entry) in entries {
+                ids[i] = id;
+                match entry {
+                    Entry::Said(FromAgent::Ready { .. }) => ready[i] = true,
+                    Entry::Said(FromAgent::Anchor(a)) => agent_anchors[i].push(a),
+                    Entry::Said(FromAgent::Failed { message }) => {
+                        return Err(DistributedError::AgentFailed {
+                            agent: self.agents[i].name.clone(),
+                            message,
+                        }
+                        .into())
+                    }
+                    _ => {}
+                }
+            }
+            self.check_alive(&ready, arm).await?;
+        }
+        // The start: LEAD from now on the coordinator's clock.
+        let origin = Instant::now();
+        let mine = link::anchor(&mut self.conn, origin, ClockSource::Coordinator)
+            .await
+            .map_err(failed("reading its clock"))?;
+        let at_us = mine.coord_us + LEAD.as_micros() as i64;
+        let (at_local, _) = Mapping::new(vec![mine])
+            .expect("one anchor")
+            .to_local(at_us);
+        let start = origin + Duration::from_micros(at_local.max(0) as u64);
+        let sample = crate::load::clocks::sample(origin);
+        let phase_us = sample.wall_us + (at_local.max(0) - sample.trace_us);
+        for a in &self.agents {
+            let go = ToAgent::Start {
+                run: self.run.clone(),
+                arm: arm.to_string(),
+                at_us,
+                phase_us,
+            };
+            let _: () = self
+                .conn
+                .rpush(
+                    protocol::inbox(&a.name),
+                    serde_json::to_string(&go).unwrap_or_default(),
+                )
+                .await
+                .map_err(failed("starting the agents"))?;
+        }
+        let shift = at_local.max(0);
+        Ok(Prepared {
+            start,
+            phase_us,
+            streams,
+            ids,
+            agent_anchors,
+            anchors: vec![Anchor {
+                local_us: mine.local_us - shift,
+                ..mine
+            }],
+            arm: arm.to_string(),
+        })
+    }
+
+    /// Collects the arm's load as the agents stream it, until each has
+    /// ended or is lost; spools chunks under `spool_dir`, then merges them
+    /// into `out` on the controller's time line.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn collect(
+        &mut self,
+        prepared: Prepared,
+        duration: Duration,
+        timeout: Duration,
+        spool_dir: PathBuf,
+        out: mpsc::Sender<Batch>,
+        counters: Arc<Counters>,
+        interrupt: &Interrupt,
+    ) -> Result<Collected, Error> {
+        let url = self.url.clone();
+        let failed = |what: &'static str| {
+            let url = url.clone();
+            move |e: redis::RedisError| Error::from(link::failed(&url, what, e))
+        };
+        let Prepared {
+            start,
+            phase_us,
+            streams,
+            mut ids,
+            mut agent_anchors,
+            mut anchors,
+            arm,
+        } = prepared;
+        let of = self.agents.len();
+        std::fs::create_dir_all(&spool_dir).map_err(|e| {
+            Error::environment(format!("cannot create {}: {e}", spool_dir.display()))
+        })?;
+        let spools: Vec<PathBuf> = self
+            .agents
+            .iter()
+            .map(|a| spool_dir.join(format!("{}.spool", a.segment)))
+            .collect();
+        let mut files = Vec::new();
+        for p in &spools {
+            files.push(std::io::BufWriter::new(std::fs::File::create(p).map_err(
+                |e| Error::environment(format!("cannot create {}: {e}", p.display())),
+            )?));
+        }
+        let mut started: Vec<Option<i64>> = vec![None; of];
+        let mut ended: Vec<Option<protocol::Ended>> = vec![None; of];
+        let mut lost: Vec<Option<f64>> = vec![None; of];
+        let mut failures: Vec<Option<String>> = vec![None; of];
+        let mut stopping = false;
+        let mut next_anchor = Instant::now();
+        let mut next_check = Instant::now();
+        let mut give_up = start + duration + timeout + END_GRACE;
+        let open = |ended: &[Option<protocol::Ended>],
+                    lost: &[Option<f64>],
+                    failures: &[Option<String>]| {
+            (0..of).any(|i| ended[i].is_none() && lost[i].is_none() && failures[i].is_none())
+        };
+        while open(&ended, &lost, &failures) {
+            if interrupt.fired() && !stopping {
+                stopping = true;
+                self.stop(&arm).await;
+                give_up = give_up.min(Instant::now() + timeout + Duration::from_secs(5));
+            }
+            let now = Instant::now();
+            if now >= next_anchor {
+                next_anchor = now + Duration::from_secs(1);
+                if let Ok(a) = link::anchor(&mut self.conn, start, ClockSource::Coordinator).await {
+                    anchors.push(a);
+                }
+            }
+            let at_s = now.saturating_duration_since(start).as_secs_f64();
+            if now >= give_up {
+                for i in 0..of {
+                    if ended[i].is_none() && failures[i].is_none() && lost[i].is_none() {
+                        lost[i] = Some(at_s);
+                    }
+                }
+                break;
+            }
+            if now >= next_check {
+                next_check = now + Duration::from_secs(1);
+                let alive = self.alive().await.map_err(failed("reading heartbeats"))?;
+                for i in 0..of {
+                    if !alive[i] && ended[i].is_none() && lost[i].is_none() && failures[i].is_none()
+                    {
+                        tracing::warn!(
+                            "arm {arm}: agent {} (segment {} of {of}) was lost at {at_s:.1} s",
+                            self.agents[i].name,
+                            self.agents[i].segment
+                        );
+                        lost[i] = Some(at_s);
+                    }
+                }
+            }
+            let entries = read(&mut self.conn, &streams, &ids)
+                .await
+                .map_err(failed("reading"))?;
+            let mut read_ids: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+            for (i, id, entry) in entries {
+                read_ids.entry(i).or_default().push(id.clone());
+                ids[i] = id;
+                match entry {
+                    Entry::Chunk { bytes, counts } => {
+                        files[i].write_all(&bytes).map_err(|e| {
+                            Error::environment(format!("cannot write {}: {e}", spools[i].display()))
+                        })?;
+                        counters.done.fetch_add(counts[0], Ordering::Relaxed);
+                        counters.admitted.fetch_add(counts[1], Ordering::Relaxed);
+                        counters.rejected.fetch_add(counts[2], Ordering::Relaxed);
+                        counters.failed.fetch_add(counts[3], Ordering::Relaxed);
+                    }
+                    Entry::Said(FromAgent::Anchor(a)) => agent_anchors[i].push(a),
+                    Entry::Said(FromAgent::Started { start_local_us }) => {
+                        started[i] = Some(start_local_us)
+                    }
+                    Entry::Said(FromAgent::Ended(e)) => ended[i] = Some(e),
+                    Entry::Said(FromAgent::Failed { message }) => {
+                        tracing::warn!("arm {arm}: agent {}: {message}", self.agents[i].name);
+                        failures[i] = Some(message);
+                    }
+                    Entry::Said(FromAgent::Ready { .. }) => {}
+                }
+            }
+            // Read is done with: what the coordinator holds stays bounded.
+            for (i, done) in read_ids {
+                let _: redis::RedisResult<u64> = self.conn.xdel(&streams[i], &done).await;
+            }
+        }
+        for (f, p) in files.iter_mut().zip(&spools) {
+            f.flush()
+                .map_err(|e| Error::environment(format!("cannot write {}: {e}", p.display())))?;
+        }
+        if let Ok(a) = link::anchor(&mut self.conn, start, ClockSource::Coordinator).await {
+            anchors.push(a);
+        }
+        for s in &streams {
+            let _: redis::RedisResult<()> = self.conn.del(s).await;
+        }
+        let controller = Mapping::new(anchors)
+            .ok_or_else(|| Error::environment("no reading of the coordinator's clock"))?;
+        let mut records = Vec::new();
+        let mut last_sent = 0u64;
+        for i in 0..of {
+            let agent_map = Mapping::new(std::mem::take(&mut agent_anchors[i]));
+            let merged = match (&agent_map, started[i]) {
+                (Some(agent), Some(start_local_us)) => {
+                    let route = Route {
+                        agent,
+                        start_local_us,
+                        controller: &controller,
+                    };
+                    merge::spool(&spools[i], i as u16, &route, &out).await?
+                }
+                _ => merge::Merged::default(),
+            };
+            last_sent = last_sent.max(merged.last_sent_us);
+            let first = agent_map
+                .as_ref()
+                .and_then(|m| m.anchors().first().copied());
+            let a = &self.agents[i];
+            records.push(AgentRecord {
+                name: a.name.clone(),
+                host: a.host.clone(),
+                segment: a.segment,
+                of,
+                wall_offset_us: first.map_or(0, |f| f.wall_offset_us()),
+                uncertainty_us: merged.uncertainty_us,
+                scheduled: ended[i].as_ref().map_or(0, |e| e.scheduled),
+                events: merged.events,
+                lost_at_s: lost[i],
+                failed: failures[i].clone(),
+                interrupted: ended[i].as_ref().is_some_and(|e| e.interrupted),
+                clock_estimated: self.estimate_clock,
+            });
+        }
+        let _ = std::fs::remove_dir_all(&spool_dir);
+        let sample = crate::load::clocks::sample(start);
+        let measured = sample.wall_us - sample.trace_us;
+        let interrupted = stopping
+            || records
+                .iter()
+                .any(|r| r.interrupted || r.lost_at_s.is_some() || r.failed.is_some());
+        Ok(Collected {
+            report: LoadReport {
+                scheduled: records.iter().map(|r| r.scheduled).sum(),
+                send_window: Duration::from_micros(last_sent),
+                interrupted,
+                // The phase every agent's schedule took; the prediction's
+                // error against this reading counts as uncertainty.
+                epoch_offset_us: phase_us,
+                epoch_uncertainty_us: sample.uncertainty_us + (measured - phase_us).abs(),
+            },
+            agents: records,
+        })
+    }
+
+    /// Tells every agent to stop the arm's load.
+    async fn stop(&mut self, arm: &str) {
+        for a in &self.agents {
+            let stop = ToAgent::Stop {
+                run: self.run.clone(),
+                arm: arm.to_string(),
+            };
+            let _: redis::RedisResult<()> = self
+                .conn
+                .rpush(
+                    protocol::inbox(&a.name),
+                    serde_json::to_string(&stop).unwrap_or_default(),
+                )
+                .await;
+        }
+    }
+
+    /// The run is over: agents started with `--once` exit.
+    pub(crate) async fn bye(&mut self) {
+        for a in &self.agents {
+            let bye = ToAgent::Bye {
+                run: self.run.clone(),
+            };
+            let _: redis::RedisResult<()> = self
+                .conn
+                .rpush(
+                    protocol::inbox(&a.name),
+                    serde_json::to_string(&bye).unwrap_or_default(),
+                )
+                .await;
+        }
+    }
+
+    /// Whether each chosen agent still beats.
+    async fn alive(&mut self) -> redis::RedisResult<Vec<bool>> {
+        let now_ms = link::time(&mut self.conn).await? / 1_000;
+        let mut alive = Vec::new();
+        for a in &self.agents {
+            let score: Option<i64> = self.conn.zscore(protocol::agents(), &a.name).await?;
+            alive.push(score.is_some_and(|s| s >= now_ms - protocol::HEARTBEAT_TIMEOUT_MS));
+        }
+        Ok(alive)
+    }
+
+    /// An error naming an agent that stopped beating before it was ready.
+    async fn check_alive(&mut self, ready: &[bool], arm: &str) -> Result<(), Error> {
+        let url = self.url.clone();
+        let alive = self
+            .alive()
+            .await
+            .map_err(|e| Error::from(link::failed(&url, "reading heartbeats", e)))?;
+        if let Some(i) = (0..alive.len()).find(|&i| !alive[i] && !ready[i]) {
+            return Err(DistributedError::Agents(format!(
+                "agent {} was lost before arm {arm} started",
+                self.agents[i].name
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// One stream entry, read.
+enum Entry {
+    Chunk { bytes: Vec<u8>, counts: [u64; 4] },
+    Said(FromAgent),
+}
+
+/// New entries of the streams after `ids` (blocking up to 200 ms): the
+/// stream's index, the entry's id, and what it holds; entries that are
+/// not rlbench's are skipped.
+async fn read(
+    conn: &mut MultiplexedConnection,
+    streams: &[String],
+    ids: &[String],
+) -> redis::RedisResult<Vec<(usize, String, Entry)>> {
+    let opts = StreamReadOptions::default().block(200).count(64);
+    let reply: Option<StreamReadReply> = conn.xread_options(streams, ids, &opts).await?;
+    let mut out = Vec::new();
+    for key in reply.map(|r| r.keys).unwrap_or_default() {
+        let Some(i) = streams.iter().position(|s| *s == key.key) else {
+            continue;
+        };
+        for entry in key.ids {
+            let kind: Option<String> = entry.get(protocol::KIND);
+            let parsed = match kind.as_deref() {
+                Some(k) if k == protocol::CHUNK => {
+                    let body: Option<Vec<u8>> = entry.get(protocol::BODY);
+                    let counts: Option<String> = entry.get(protocol::COUNTS);
+                    body.and_then(|b| inflate(&b).ok())
+                        .map(|bytes| Entry::Chunk {
+                            bytes,
+                            counts: parse_counts(counts.as_deref().unwrap_or("")),
+                        })
+                }
+                Some(_) => {
+                    let body: Option<String> = entry.get(protocol::BODY);
+                    body.and_then(|b| serde_json::from_str(&b).ok())
+                        .map(Entry::Said)
+                }
+                None => None,
+            };
+            if let Some(p) = parsed {
+                out.push((i, entry.id.clone(), p));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_counts(text: &str) -> [u64; 4] {
+    let mut counts = [0u64; 4];
+    for (c, n) in counts.iter_mut().zip(text.split(' ')) {
+        *c = n.parse().unwrap_or(0);
+    }
+    counts
+}
+
+fn inflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = flate2::write::DeflateDecoder::new(Vec::with_capacity(bytes.len() * 4));
+    out.write_all(bytes)?;
+    out.finish()
+}
+
+/// The agents whose heartbeat is recent, with what they registered.
+async fn live_agents(
+    conn: &mut MultiplexedConnection,
+    url: &str,
+) -> Result<Vec<Registration>, DistributedError> {
+    let now_ms = link::time(conn)
+        .await
+        .map_err(|e| link::failed(url, "reading its clock", e))?
+        / 1_000;
+    let names: Vec<String> = conn
+        .zrangebyscore(
+            protocol::agents(),
+            now_ms - protocol::HEARTBEAT_TIMEOUT_MS,
+            "+inf",
+        )
+        .await
+        .map_err(|e| link::failed(url, "listing agents", e))?;
+    let mut live = Vec::new();
+    for name in names {
+        let text: Option<String> = conn
+            .hget(protocol::agent(&name), "registration")
+            .await
+            .map_err(|e| link::failed(url, "reading an agent", e))?;
+        if let Some(r) = text.and_then(|t| serde_json::from_str::<Registration>(&t).ok()) {
+            live.push(r);
+        }
+    }
+    Ok(live)
+}
+
+/// Which agents take which segment, or who is missing: agents of an
+/// Indexed Job by their index (all of `0..n` needed), others in name
+/// order; busy agents and other rlbench versions are not taken.
+fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, String> {
+    let version = env!("CARGO_PKG_VERSION");
+    let free: Vec<&Registration> = live
+        .iter()
+        .filter(|r| !r.busy && r.version == version)
+        .collect();
+    let other_versions: Vec<String> = live
+        .iter()
+        .filter(|r| r.version != version)
+        .map(|r| format!("{} (rlbench {})", r.name, r.version))
+        .collect();
+    let indexed: Vec<&&Registration> = free.iter().filter(|r| r.index.is_some()).collect();
+    let chosen: Vec<Chosen> = if !indexed.is_empty() {
+        let mut by_index: BTreeMap<usize, &Registration> = BTreeMap::new();
+        for r in &indexed {
+            if let Some((i, of)) = r.index {
+                if of == n && i < n {
+                    by_index.entry(i).or_insert(r);
+                }
+            }
+        }
+        let missing: Vec<String> = (0..n)
+            .filter(|i| !by_index.contains_key(i))
+            .map(|i| i.to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "no agent with index {} of {n} registered (JOB_COMPLETION_INDEX with RLBENCH_AGENTS={n})",
+                missing.join(", ")
+            ));
+        }
+        by_index
+            .into_iter()
+            .map(|(segment, r)| Chosen {
+                name: r.name.clone(),
+                host: r.host.clone(),
+                segment,
+            })
+            .collect()
+    } else {
+        let mut names: Vec<&Registration> = free.clone();
+        names.sort_by(|a, b| a.name.cmp(&b.name));
+        if names.len() < n {
+            let mut said = format!(
+                "{} registered ({}); start {} more with: rlbench agent --coordinator URL",
+                names.len(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names
+                        .iter()
+                        .map(|r| r.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+                n - names.len()
+            );
+            if !other_versions.is_empty() {
+                said.push_str(&format!(
+                    "; not taken, another rlbench: {}",
+                    other_versions.join(", ")
+                ));
+            }
+            return Err(said);
+        }
+        names
+            .into_iter()
+            .take(n)
+            .enumerate()
+            .map(|(segment, r)| Chosen {
+                name: r.name.clone(),
+                host: r.host.clone(),
+                segment,
+            })
+            .collect()
+    };
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(name: &str, index: Option<(usize, usize)>) -> Registration {
+        Registration {
+            name: name.into(),
+            index,
+            host: "h".into(),
+            pid: 1,
+            version: env!("CARGO_PKG_VERSION").into(),
+            busy: false,
+        }
+    }
+
+    #[test]
+    fn unplaced_agents_are_taken_in_name_order() {
+        let live = [agent("c", None), agent("a", None), agent("b", None)];
+        let chosen = choose(&live, 2).unwrap();
+        let names: Vec<(&str, usize)> = chosen
+            .iter()
+            .map(|c| (c.name.as_str(), c.segment))
+            .collect();
+        assert_eq!(names, [("a", 0), ("b", 1)]);
+        let e = choose(&live, 4).unwrap_err();
+        assert!(e.starts_with("3 registered (a, b, c); start 1 more"), "{e}");
+        let mut busy = agent("d", None);
+        busy.busy = true;
+        let mut old = agent("e", None);
+        old.version = "0.0.1".into();
+        let e = choose(&[busy, old], 1).unwrap_err();
+        assert!(
+            e.contains("0 registered (none)") && e.contains("e (rlbench 0.0.1)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn indexed_agents_take_their_index_and_name_the_missing_ones() {
+        let live = [
+            agent("index-2", Some((2, 3))),
+            agent("index-0", Some((0, 3))),
+        ];
+        let e = choose(&live, 3).unwrap_err();
+        assert!(e.contains("no agent with index 1 of 3"), "{e}");
+        let mut all = live.to_vec();
+        all.push(agent("index-1", Some((1, 3))));
+        let chosen = choose(&all, 3).unwrap();
+        let got: Vec<(&str, usize)> = chosen
+            .iter()
+            .map(|c| (c.name.as_str(), c.segment))
+            .collect();
+        assert_eq!(got, [("index-0", 0), ("index-1", 1), ("index-2", 2)]);
+    }
+}

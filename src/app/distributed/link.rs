@@ -1,0 +1,122 @@
+//! The coordinator as both sides use it: a connection made within a bound
+//! (its URL's password never shown), its clock read into an [`Anchor`],
+//! and the errors a distributed run can meet, each with its exit.
+
+use super::clock::Anchor;
+use crate::error::{Exit, Kind};
+use redis::aio::MultiplexedConnection;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long a connection, or one command, may take before the coordinator
+/// is called unreachable.
+const CONNECT_WITHIN: Duration = Duration::from_secs(5);
+/// Round trips per anchor: the one with the least RTT is kept.
+const TRIPS: usize = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DistributedError {
+    #[error("coordinator {url}: {why}")]
+    Unreachable { url: String, why: String },
+    #[error("{0}")]
+    Agents(String),
+    #[error("agent {agent}: {message}")]
+    AgentFailed { agent: String, message: String },
+}
+
+impl Kind for DistributedError {
+    fn exit(&self) -> Exit {
+        // The coordinator, an agent or the agents' number: the machines.
+        Exit::Environment
+    }
+}
+
+/// A coordinator's URL with its password hidden.
+pub(crate) fn shown(url: &str) -> String {
+    reference_api::redis_url::redact(url)
+}
+
+/// A connection to the coordinator, or why not (within a bound).
+pub(crate) async fn connect(url: &str) -> Result<MultiplexedConnection, DistributedError> {
+    let unreachable = |why: String| DistributedError::Unreachable {
+        url: shown(url),
+        why,
+    };
+    let client =
+        redis::Client::open(url).map_err(|_| unreachable("not a Redis URL".to_string()))?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(CONNECT_WITHIN))
+        .set_response_timeout(Some(CONNECT_WITHIN));
+    let mut conn = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .map_err(|e| unreachable(format!("cannot connect: {e}")))?;
+    let _: String = redis::cmd("PING")
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| unreachable(format!("does not answer PING: {e}")))?;
+    Ok(conn)
+}
+
+/// A command's failure, as the coordinator's.
+pub(crate) fn failed(url: &str, what: &str, e: redis::RedisError) -> DistributedError {
+    DistributedError::Unreachable {
+        url: shown(url),
+        why: format!("{what}: {e}"),
+    }
+}
+
+/// The coordinator's clock (µs since the Unix epoch).
+pub(crate) async fn time(conn: &mut MultiplexedConnection) -> redis::RedisResult<i64> {
+    let (s, us): (i64, i64) = redis::cmd("TIME").query_async(conn).await?;
+    Ok(s * 1_000_000 + us)
+}
+
+/// Where an anchor's coordinator reading comes from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ClockSource {
+    /// Redis `TIME`: the coordinator's own clock.
+    Coordinator,
+    /// This machine's wall clock, shifted by so many µs, taken to be the
+    /// coordinator's (tests only: what trusting unsynchronised clocks costs).
+    OwnWall { shift_us: i64 },
+}
+
+/// This machine's wall clock (µs since the Unix epoch).
+fn wall_us() -> i64 {
+    reference_api::clock::wall_now_us()
+}
+
+/// One anchor: the tightest of a few round trips, local times in µs from
+/// `origin`.
+pub(crate) async fn anchor(
+    conn: &mut MultiplexedConnection,
+    origin: Instant,
+    source: ClockSource,
+) -> redis::RedisResult<Anchor> {
+    let local = |origin: Instant| -> i64 {
+        let now = Instant::now();
+        if now >= origin {
+            (now - origin).as_micros() as i64
+        } else {
+            -((origin - now).as_micros() as i64)
+        }
+    };
+    let mut trips = Vec::with_capacity(TRIPS);
+    for _ in 0..TRIPS {
+        let before = local(origin);
+        let (coord, wall) = match source {
+            ClockSource::Coordinator => {
+                let coord = time(conn).await?;
+                (coord, wall_us())
+            }
+            ClockSource::OwnWall { shift_us } => {
+                let wall = wall_us() + shift_us;
+                (wall, wall)
+            }
+        };
+        let after = local(origin);
+        trips.push((before, coord, after, wall));
+    }
+    Ok(Anchor::tightest(&trips).expect("TRIPS > 0 round trips were made"))
+}
