@@ -54,6 +54,15 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
                 errors.push(
                     "interrupted; the report covers what was sent and is marked partial".into(),
                 );
+            } else if outcome.summary.partial {
+                errors.push(format!(
+                    "the run is partial ({}): it never passes",
+                    outcome
+                        .summary
+                        .partial_reason
+                        .as_deref()
+                        .unwrap_or("incomplete")
+                ));
             }
             Ok(Said {
                 exit: outcome.exit,

@@ -180,7 +180,11 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         .clone()
         .or_else(|| unwritten.map(Error::from).or(finished.write_error));
     Ok(RunOutcome {
-        exit: ran.exit(error.as_ref(), finished.summary.gate.failures.len()),
+        // A partial run (an agent lost) never passes.
+        exit: match ran.exit(error.as_ref(), finished.summary.gate.failures.len()) {
+            Exit::Passed if finished.summary.partial => Exit::GateFailed,
+            exit => exit,
+        },
         summary: finished.summary,
         folder: folder.root.clone(),
         error,

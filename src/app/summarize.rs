@@ -75,7 +75,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
         } else {
             ""
         },
-        partial: run.interrupted,
+        partial: run.interrupted || run.agents.iter().any(|a| a.incomplete().is_some()),
         requests: Requests {
             sent: c.sent,
             admitted: c.admitted,

@@ -212,6 +212,16 @@ pub(crate) fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
         );
     }
     h.push_str("</ul>");
+    // Beside the replicas: the machines that sent the load, when several did.
+    if s.arms.iter().any(|a| !a.per_agent.is_empty()) {
+        h.push_str("<h2 id=\"agents\">Load agents</h2><ul class=\"agents\">");
+        for a in &s.arms {
+            for sentence in super::agents::sentences(a) {
+                let _ = write!(h, "<li>{}: {}</li>", esc(&a.name), esc(&sentence));
+            }
+        }
+        h.push_str("</ul>");
+    }
 
     if s.arms.iter().any(|a| !a.faults.is_empty()) {
         h.push_str("<h2>Faults</h2><ul class=\"verdicts\">");

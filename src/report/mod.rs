@@ -2,6 +2,7 @@
 //! output. Reads only `store` (summary.json's schema, the run folder) and
 //! what the trace recorded; computes nothing (tests/house_plan.rs).
 
+pub(crate) mod agents;
 pub(crate) mod charts;
 pub(crate) mod clock;
 pub(crate) mod compare;

@@ -96,6 +96,9 @@ pub(crate) fn render(s: &Summary) -> String {
             out.push_str(&format!("targets of {}: {sentence}\n", a.name));
         }
         out.push_str(&rate_line(a));
+        for sentence in super::agents::sentences(a) {
+            out.push_str(&format!("agent of {}: {sentence}\n", a.name));
+        }
         if let Some(sentence) = super::goodput::sentence(a) {
             out.push_str(&format!("goodput of {}: {sentence}\n", a.name));
         }

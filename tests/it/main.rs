@@ -12,6 +12,7 @@ mod cluster;
 mod cluster_failover;
 mod crash;
 mod damaged;
+mod distributed;
 mod doctor;
 mod explain;
 mod external;

@@ -37,6 +37,10 @@ const START_WITHIN: Duration = Duration::from_secs(60);
 /// A chunk is sent once it holds this many bytes, or is this old.
 const CHUNK_BYTES: usize = 256 * 1024;
 const CHUNK_AGE: Duration = Duration::from_millis(250);
+/// How often an agent reads the coordinator's clock while its load runs:
+/// the shorter the pieces between readings, the less a slewing clock can
+/// stray from them.
+const ANCHOR_EVERY: Duration = Duration::from_millis(250);
 /// How long a blocking read of the inbox waits before the agent beats.
 const INBOX_POLL_S: f64 = 1.0;
 
@@ -218,10 +222,11 @@ async fn run_arm(
         move |e: redis::RedisError| Error::from(link::failed(url, &what, e))
     };
     let mut plan = plan_of(work)?;
-    let clock = if work.estimate_clock {
-        ClockSource::Coordinator
-    } else {
-        args.clock
+    let clock = match (work.estimate_clock, args.clock) {
+        (true, ClockSource::OwnWall { shift_us }) => ClockSource::Coordinator {
+            wall_shift_us: shift_us,
+        },
+        (_, clock) => clock,
     };
     let origin = Instant::now();
     let mut anchors = Vec::new();
@@ -283,8 +288,10 @@ async fn run_arm(
     // Beside the load: anchors and heartbeats every second, the inbox
     // watched for a stop, events deflated and streamed.
     let stopped = Arc::new(Notify::new());
+    // Its own connection: a reading queued behind a chunk is a loose one.
+    let clock_conn = link::connect(url).await?;
     let beside = tokio::spawn(beside_the_load(
-        conn.clone(),
+        clock_conn,
         inbox.clone(),
         url.clone(),
         me.clone(),
@@ -330,7 +337,8 @@ async fn run_arm(
     Ok(())
 }
 
-/// Every second: an anchor, a heartbeat; and a stop from the inbox.
+/// Every [`ANCHOR_EVERY`]: an anchor (and a heartbeat each second); and a
+/// stop from the inbox.
 #[allow(clippy::too_many_arguments)]
 async fn beside_the_load(
     mut conn: MultiplexedConnection,
@@ -358,15 +366,19 @@ async fn beside_the_load(
         }
     };
     let tick = async {
-        let mut every = tokio::time::interval(Duration::from_secs(1));
+        let mut every = tokio::time::interval(ANCHOR_EVERY);
         every.tick().await;
+        let mut beats = 0u32;
         loop {
             every.tick().await;
             if let Ok(a) = link::anchor(&mut conn, origin, clock).await {
                 let _ = say(&mut conn, &work.stream, &FromAgent::Anchor(a)).await;
             }
-            if let Err(e) = beat(&mut conn, &url, &me).await {
-                tracing::warn!("agent {}: {e}", me.name);
+            beats += 1;
+            if beats % 4 == 0 {
+                if let Err(e) = beat(&mut conn, &url, &me).await {
+                    tracing::warn!("agent {}: {e}", me.name);
+                }
             }
         }
     };

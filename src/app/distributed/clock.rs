@@ -83,11 +83,12 @@ impl Mapping {
 
     /// The coordinator's time at local time `local_us`, and how far it may
     /// be off. Between two anchors: the chord, off by the worse anchor's
-    /// error plus [`MARGIN_PPM`] of the gap (the clocks' rate may change
-    /// that much between readings a second apart — the assumption every
-    /// clock allowance of rlbench makes); beyond them: the nearest
-    /// anchor's offset, off by its error plus [`UNMEASURED_PPM`] of the
-    /// distance.
+    /// error, plus how far the two clocks' offset moved between them (a
+    /// slew or a step in one direction keeps the truth between the ends'
+    /// offsets, whatever its rate: these machines' wall clocks are at
+    /// times slewed 0.5 %), plus [`MARGIN_PPM`] of the gap for a slew that
+    /// turns within it; beyond them: the nearest anchor's offset, off by
+    /// its error plus [`UNMEASURED_PPM`] of the distance.
     pub(crate) fn to_coord(&self, local_us: i64) -> (i64, i64) {
         let a = &self.anchors;
         let i = a.partition_point(|x| x.local_us <= local_us);
@@ -105,10 +106,7 @@ impl Mapping {
         let into = local_us - lo.local_us;
         let coord =
             lo.coord_us + ((hi.coord_us - lo.coord_us) as i128 * into as i128 / gap as i128) as i64;
-        (
-            coord,
-            lo.uncertainty_us.max(hi.uncertainty_us) + ppm_of(gap, MARGIN_PPM),
-        )
+        (coord, piece_error(lo, hi))
     }
 
     /// The local time at which the coordinator's clock reads `coord_us`,
@@ -127,10 +125,7 @@ impl Mapping {
                 let into = coord_us - lo.coord_us;
                 let gap = hi.local_us - lo.local_us;
                 let local = lo.local_us + (gap as i128 * into as i128 / span as i128) as i64;
-                (
-                    local,
-                    lo.uncertainty_us.max(hi.uncertainty_us) + ppm_of(gap, MARGIN_PPM),
-                )
+                (local, piece_error(lo, hi))
             }
             None => {
                 let near = *a
@@ -150,6 +145,14 @@ impl Mapping {
     pub(crate) fn anchors(&self) -> &[Anchor] {
         &self.anchors
     }
+}
+
+/// How far the chord between two anchors may be off anywhere between
+/// them: the worse anchor's error, the offset's movement, the margin.
+fn piece_error(lo: Anchor, hi: Anchor) -> i64 {
+    let gap = hi.local_us - lo.local_us;
+    let moved = ((hi.coord_us - lo.coord_us) - gap).abs();
+    lo.uncertainty_us.max(hi.uncertainty_us) + moved + ppm_of(gap, MARGIN_PPM)
 }
 
 /// `ppm` millionths of `us`, rounded up.
@@ -193,13 +196,14 @@ mod tests {
         .unwrap();
         let (c, u) = m.to_coord(500_000);
         assert_eq!(c, 750_500);
-        // The worse anchor, and 100 ppm of the 1 s gap.
-        assert_eq!(u, 40 + 100);
+        // The worse anchor, the 1 ms the offset moved, and 100 ppm of the
+        // 1 s gap.
+        assert_eq!(u, 40 + 1_000 + 100);
         // At an anchor, the piece after it answers: still the worse one.
-        assert_eq!(m.to_coord(0), (250_000, 40 + 100));
+        assert_eq!(m.to_coord(0), (250_000, 1_140));
         // Back again through the same piece.
         let (l, u) = m.to_local(750_500);
-        assert_eq!((l, u), (500_000, 140));
+        assert_eq!((l, u), (500_000, 1_140));
     }
 
     #[test]
@@ -221,8 +225,9 @@ mod tests {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
         for _ in 0..200 {
             // A true offset (µs) starting anywhere, drifting at a base rate
-            // up to 500 ppm that wanders by up to ±100 ppm around its mean.
-            let base: f64 = rng.random_range(-500.0..500.0);
+            // up to 5 000 ppm (a wall clock slewed 0.5 %) that wanders by
+            // up to ±100 ppm around its mean.
+            let base: f64 = rng.random_range(-5_000.0..5_000.0);
             let start: f64 = rng.random_range(-1e6..1e6);
             let truth = |t: f64, wobble: f64| start + t * base / 1e6 + wobble;
             let mut anchors = Vec::new();

@@ -240,9 +240,13 @@ impl Controller {
         }
         // The start: LEAD from now on the coordinator's clock.
         let origin = Instant::now();
-        let mine = link::anchor(&mut self.conn, origin, ClockSource::Coordinator)
-            .await
-            .map_err(failed("reading its clock"))?;
+        let mine = link::anchor(
+            &mut self.conn,
+            origin,
+            ClockSource::Coordinator { wall_shift_us: 0 },
+        )
+        .await
+        .map_err(failed("reading its clock"))?;
         let at_us = mine.coord_us + LEAD.as_micros() as i64;
         let (at_local, _) = Mapping::new(vec![mine])
             .expect("one anchor")
@@ -345,8 +349,14 @@ impl Controller {
             }
             let now = Instant::now();
             if now >= next_anchor {
-                next_anchor = now + Duration::from_secs(1);
-                if let Ok(a) = link::anchor(&mut self.conn, start, ClockSource::Coordinator).await {
+                next_anchor = now + Duration::from_millis(250);
+                if let Ok(a) = link::anchor(
+                    &mut self.conn,
+                    start,
+                    ClockSource::Coordinator { wall_shift_us: 0 },
+                )
+                .await
+                {
                     anchors.push(a);
                 }
             }
@@ -412,7 +422,13 @@ impl Controller {
             f.flush()
                 .map_err(|e| Error::environment(format!("cannot write {}: {e}", p.display())))?;
         }
-        if let Ok(a) = link::anchor(&mut self.conn, start, ClockSource::Coordinator).await {
+        if let Ok(a) = link::anchor(
+            &mut self.conn,
+            start,
+            ClockSource::Coordinator { wall_shift_us: 0 },
+        )
+        .await
+        {
             anchors.push(a);
         }
         for s in &streams {
@@ -458,10 +474,9 @@ impl Controller {
         let _ = std::fs::remove_dir_all(&spool_dir);
         let sample = crate::load::clocks::sample(start);
         let measured = sample.wall_us - sample.trace_us;
-        let interrupted = stopping
-            || records
-                .iter()
-                .any(|r| r.interrupted || r.lost_at_s.is_some() || r.failed.is_some());
+        // Stopped, not lost: a lost or failed agent makes the run partial
+        // (its record says so) without stopping the run's other arms.
+        let interrupted = stopping || records.iter().any(|r| r.interrupted);
         Ok(Collected {
             report: LoadReport {
                 scheduled: records.iter().map(|r| r.scheduled).sum(),
@@ -544,7 +559,7 @@ enum Entry {
     Said(FromAgent),
 }
 
-/// New entries of the streams after `ids` (blocking up to 200 ms): the
+/// New entries of the streams after `ids` (blocking up to 100 ms): the
 /// stream's index, the entry's id, and what it holds; entries that are
 /// not rlbench's are skipped.
 async fn read(
@@ -552,7 +567,7 @@ async fn read(
     streams: &[String],
     ids: &[String],
 ) -> redis::RedisResult<Vec<(usize, String, Entry)>> {
-    let opts = StreamReadOptions::default().block(200).count(64);
+    let opts = StreamReadOptions::default().block(100).count(64);
     let reply: Option<StreamReadReply> = conn.xread_options(streams, ids, &opts).await?;
     let mut out = Vec::new();
     for key in reply.map(|r| r.keys).unwrap_or_default() {

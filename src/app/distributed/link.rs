@@ -75,8 +75,9 @@ pub(crate) async fn time(conn: &mut MultiplexedConnection) -> redis::RedisResult
 /// Where an anchor's coordinator reading comes from.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ClockSource {
-    /// Redis `TIME`: the coordinator's own clock.
-    Coordinator,
+    /// Redis `TIME`: the coordinator's own clock (this machine's wall
+    /// clock, shifted by `wall_shift_us` in tests, is only shown beside it).
+    Coordinator { wall_shift_us: i64 },
     /// This machine's wall clock, shifted by so many µs, taken to be the
     /// coordinator's (tests only: what trusting unsynchronised clocks costs).
     OwnWall { shift_us: i64 },
@@ -106,9 +107,9 @@ pub(crate) async fn anchor(
     for _ in 0..TRIPS {
         let before = local(origin);
         let (coord, wall) = match source {
-            ClockSource::Coordinator => {
+            ClockSource::Coordinator { wall_shift_us } => {
                 let coord = time(conn).await?;
-                (coord, wall_us())
+                (coord, wall_us() + wall_shift_us)
             }
             ClockSource::OwnWall { shift_us } => {
                 let wall = wall_us() + shift_us;

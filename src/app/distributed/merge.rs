@@ -133,7 +133,8 @@ mod tests {
             controller: &controller,
         };
         // Agent trace 500 ms: local 502 ms, coordinator 10.502 s, the
-        // controller's 501 ms; off by 50 + 200 and 30 + 100.
+        // controller's 501 ms; off by 50 + 200 and 30 + 100 (neither
+        // offset moved).
         assert_eq!(route.map(500_000), (501_000, 250 + 130));
     }
 
