@@ -245,7 +245,19 @@ fn per_agent(run: &ArmRecord, f: &ArmFigures) -> Vec<crate::store::summary::PerA
         .enumerate()
         .map(|(i, a)| {
             let fig = f.per_agent.get(i).cloned().unwrap_or_default();
-            let window_s = fig.last_sent_us.saturating_sub(fig.first_intended_us) as f64 / 1e6;
+            // As the arm's: its share of the target, times the share of its
+            // segment it sent.
+            let achieved = if run.target_rps > 0.0 && a.scheduled > 0 && a.of > 0 {
+                run.target_rps / a.of as f64 * fig.counts.sent.min(a.scheduled) as f64
+                    / a.scheduled as f64
+            } else {
+                let window_s = fig.last_sent_us.saturating_sub(fig.first_intended_us) as f64 / 1e6;
+                if window_s > 0.0 {
+                    fig.counts.sent as f64 / window_s
+                } else {
+                    0.0
+                }
+            };
             crate::store::summary::PerAgent {
                 agent: a.name.clone(),
                 host: a.host.clone(),
@@ -255,11 +267,7 @@ fn per_agent(run: &ArmRecord, f: &ArmFigures) -> Vec<crate::store::summary::PerA
                 admitted: fig.counts.admitted,
                 rejected: fig.counts.rejected,
                 errors: fig.counts.errors + fig.counts.timeouts,
-                achieved_rps: if window_s > 0.0 {
-                    (fig.counts.sent as f64 / window_s * 10.0).round() / 10.0
-                } else {
-                    0.0
-                },
+                achieved_rps: (achieved * 10.0).round() / 10.0,
                 schedule_lag_p99_ms: fig.lag.p99,
                 clock_offset_ms: ms(a.wall_offset_us),
                 clock_uncertainty_ms: ms(a.uncertainty_us),

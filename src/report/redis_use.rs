@@ -15,6 +15,17 @@ pub(crate) fn bytes(n: u64) -> String {
 }
 
 /// One sentence; none when the arm used no Redis (or none was read).
+/// The decisions a replica made without Redis (its `on_redis_error`), when
+/// there were any: a fail-closed reject is a false reject of the limiter's
+/// own making, and this says where they came from.
+pub(crate) fn fallback_sentence(a: &ArmSummary) -> Option<String> {
+    let r = a.redis_errors.as_ref().filter(|r| r.total > 0)?;
+    Some(format!(
+        "{} decisions without Redis in time ({} admitted: fail_open, {} rejected: fail_closed)",
+        r.total, r.failed_open, r.failed_closed
+    ))
+}
+
 pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
     let r: &RedisUse = a.redis.as_ref()?;
     let shares = if r.nodes.len() > 1 {

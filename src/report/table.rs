@@ -105,6 +105,9 @@ pub(crate) fn render(s: &Summary) -> String {
         if let Some(sentence) = super::redis_use::sentence(a) {
             out.push_str(&format!("redis of {}: {sentence}\n", a.name));
         }
+        if let Some(sentence) = super::redis_use::fallback_sentence(a) {
+            out.push_str(&format!("redis of {}: {sentence}\n", a.name));
+        }
         if let Some(sentence) = super::redis_use::lease_sentence(a) {
             out.push_str(&format!("lease of {}: {sentence}\n", a.name));
         }

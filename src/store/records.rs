@@ -61,8 +61,13 @@ pub struct AgentRecord {
     pub uncertainty_us: i64,
     /// Requests of its segment it reached in the schedule.
     pub scheduled: u64,
-    /// Events it sent back.
+    /// Events it sent back, as merged into the trace.
     pub events: u64,
+    /// Events it said it sent, when it said how its load ended: more than
+    /// reached the trace means some were lost on the way, and the trace
+    /// cannot be judged as whole (a missing admit makes a reject look false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said_events: Option<u64>,
     /// When it stopped beating (s from the load's start): its segment's
     /// requests after its last chunk are missing and the run is partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,7 +93,13 @@ impl AgentRecord {
                 "{who} was lost at {at:.1} s: its requests after its last report are missing"
             )),
             (None, Some(why)) => Some(format!("{who} failed: {why}")),
-            (None, None) => None,
+            (None, None) => match self.said_events {
+                Some(said) if said != self.events => Some(format!(
+                    "{who} sent {said} events, of which {} reached the trace",
+                    self.events
+                )),
+                _ => None,
+            },
         }
     }
 }
@@ -343,4 +354,59 @@ pub struct RedisNodeUse {
     pub sampled_keys: u64,
     #[serde(default)]
     pub sampled_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AgentRecord;
+
+    fn agent() -> AgentRecord {
+        AgentRecord {
+            name: "a1".into(),
+            host: "h".into(),
+            segment: 1,
+            of: 3,
+            wall_offset_us: 0,
+            uncertainty_us: 100,
+            scheduled: 400,
+            events: 400,
+            said_events: Some(400),
+            lost_at_s: None,
+            failed: None,
+            interrupted: false,
+            clock_estimated: true,
+        }
+    }
+
+    #[test]
+    fn an_agent_is_incomplete_when_lost_failed_or_short_of_what_it_sent() {
+        assert_eq!(agent().incomplete(), None);
+        // An agent that never said how it ended is judged by the rest.
+        let silent = AgentRecord {
+            said_events: None,
+            ..agent()
+        };
+        assert_eq!(silent.incomplete(), None);
+        let short = AgentRecord {
+            events: 399,
+            ..agent()
+        };
+        assert_eq!(
+            short.incomplete().unwrap(),
+            "agent a1 (segment 1 of 3) sent 400 events, of which 399 reached the trace"
+        );
+        let lost = AgentRecord {
+            lost_at_s: Some(2.5),
+            ..short.clone()
+        };
+        assert!(lost.incomplete().unwrap().contains("was lost at 2.5 s"));
+        let failed = AgentRecord {
+            failed: Some("no start".into()),
+            ..agent()
+        };
+        assert_eq!(
+            failed.incomplete().unwrap(),
+            "agent a1 (segment 1 of 3) failed: no start"
+        );
+    }
 }

@@ -27,6 +27,24 @@ fn passed(dir: &std::path::Path, scenario: &str) -> Value {
         "{}",
         text(&out.stdout)
     );
+    // And how many decisions each arm made without Redis (its fallback).
+    for a in s["arms"].as_array().unwrap() {
+        let e = &a["redis_errors"];
+        if e["total"].as_u64().unwrap_or(0) > 0 {
+            let line = format!(
+                "redis of {}: {} decisions without Redis in time ({} admitted: fail_open, {} rejected: fail_closed)",
+                a["name"].as_str().unwrap(),
+                e["total"],
+                e["failed_open"],
+                e["failed_closed"]
+            );
+            assert!(
+                text(&out.stdout).contains(&line),
+                "{line}\n{}",
+                text(&out.stdout)
+            );
+        }
+    }
     s
 }
 

@@ -229,6 +229,7 @@ async fn run_arm(
         (_, clock) => clock,
     };
     let origin = Instant::now();
+    let origin_mono_us = super::clock::monotonic_us();
     let mut anchors = Vec::new();
     for _ in 0..2 {
         let a = link::anchor(conn, origin, clock)
@@ -280,9 +281,16 @@ async fn run_arm(
         origin
     };
     let start_local_us = (start - origin).as_micros() as i64;
-    say(conn, &work.stream, &FromAgent::Started { start_local_us })
-        .await
-        .map_err(failed("writing"))?;
+    say(
+        conn,
+        &work.stream,
+        &FromAgent::Started {
+            start_local_us,
+            origin_mono_us,
+        },
+    )
+    .await
+    .map_err(failed("writing"))?;
     tokio::time::sleep_until(start).await;
 
     // Beside the load: anchors and heartbeats every second, the inbox
@@ -292,7 +300,6 @@ async fn run_arm(
     let clock_conn = link::connect(url).await?;
     let beside = tokio::spawn(beside_the_load(
         clock_conn,
-        inbox.clone(),
         url.clone(),
         me.clone(),
         work.clone(),
@@ -337,12 +344,12 @@ async fn run_arm(
     Ok(())
 }
 
-/// Every [`ANCHOR_EVERY`]: an anchor (and a heartbeat each second); and a
-/// stop from the inbox.
-#[allow(clippy::too_many_arguments)]
+/// Every [`ANCHOR_EVERY`]: an anchor, a look into the inbox for a stop,
+/// and (each second) a heartbeat. The inbox is looked into, never waited
+/// on: a blocking read still pending when the load ends and this task is
+/// dropped would take the next message (the next arm's work) with it.
 async fn beside_the_load(
     mut conn: MultiplexedConnection,
-    mut inbox: MultiplexedConnection,
     url: String,
     me: Registration,
     work: Work,
@@ -350,39 +357,30 @@ async fn beside_the_load(
     clock: ClockSource,
     stopped: Arc<Notify>,
 ) {
-    let watch = async {
-        loop {
-            match next_message(&mut inbox, &me.name, &url).await {
-                Ok(Some(ToAgent::Stop { run, arm })) if run == work.run && arm == work.arm => {
-                    stopped.notify_one();
-                    return;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!("agent {}: {e}", me.name);
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            }
-        }
-    };
-    let tick = async {
-        let mut every = tokio::time::interval(ANCHOR_EVERY);
+    let stop = serde_json::to_string(&ToAgent::Stop {
+        run: work.run.clone(),
+        arm: work.arm.clone(),
+    })
+    .unwrap_or_default();
+    let mut every = tokio::time::interval(ANCHOR_EVERY);
+    every.tick().await;
+    let mut ticks = 0u32;
+    loop {
         every.tick().await;
-        let mut beats = 0u32;
-        loop {
-            every.tick().await;
-            if let Ok(a) = link::anchor(&mut conn, origin, clock).await {
-                let _ = say(&mut conn, &work.stream, &FromAgent::Anchor(a)).await;
-            }
-            beats += 1;
-            if beats % 4 == 0 {
-                if let Err(e) = beat(&mut conn, &url, &me).await {
-                    tracing::warn!("agent {}: {e}", me.name);
-                }
+        if let Ok(a) = link::anchor(&mut conn, origin, clock).await {
+            let _ = say(&mut conn, &work.stream, &FromAgent::Anchor(a)).await;
+        }
+        let found: redis::RedisResult<i64> = conn.lrem(protocol::inbox(&me.name), 1, &stop).await;
+        if matches!(found, Ok(n) if n > 0) {
+            stopped.notify_one();
+        }
+        ticks += 1;
+        if ticks % 4 == 0 {
+            if let Err(e) = beat(&mut conn, &url, &me).await {
+                tracing::warn!("agent {}: {e}", me.name);
             }
         }
-    };
-    tokio::join!(watch, tick);
+    }
 }
 
 /// Encodes the load's events as the trace does, and sends them deflated,
@@ -459,7 +457,7 @@ fn deflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
 }
 
 /// This machine's name, as the kernel has it (for the agents' list).
-fn host_name() -> String {
+pub(super) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".to_string())

@@ -51,6 +51,14 @@ impl Anchor {
     }
 }
 
+/// This host's monotonic clock (µs since boot; 0 if it cannot be read):
+/// what `tokio::time::Instant` counts on, shared by the processes of one
+/// host, so a controller can check an agent's placements on its own host.
+pub(crate) fn monotonic_us() -> i64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map_or(0, |t| t.tv_sec() * 1_000_000 + t.tv_nsec() / 1_000)
+}
+
 /// How fast two clocks of different machines may run apart where no anchor
 /// measures them (before the first, after the last): a slewing daemon's
 /// bound plus the margin.

@@ -36,6 +36,9 @@ const LEAD: Duration = Duration::from_millis(500);
 /// After the schedule's end (and one request timeout), how long agents may
 /// take to say they ended before they count as lost.
 const END_GRACE: Duration = Duration::from_secs(15);
+/// Tests only: check each placement of an agent on this host against the
+/// host's monotonic clock, and say how many were beyond their bound.
+const TRUTH_ENV: &str = "RLBENCH_TEST_CLOCK_TRUTH";
 
 /// What `run` was asked of agents, checked.
 #[derive(Clone, Debug)]
@@ -329,6 +332,18 @@ impl Controller {
             )?));
         }
         let mut started: Vec<Option<i64>> = vec![None; of];
+        // Where each agent's origin and this trace's 0 were on the host's
+        // monotonic clock (for the tests' check of the placements).
+        let mut monos: Vec<i64> = vec![0; of];
+        let host = super::agent::host_name();
+        let start_mono = {
+            let (now, m) = (Instant::now(), super::clock::monotonic_us());
+            if now >= start {
+                m - (now - start).as_micros() as i64
+            } else {
+                m + (start - now).as_micros() as i64
+            }
+        };
         let mut ended: Vec<Option<protocol::Ended>> = vec![None; of];
         let mut lost: Vec<Option<f64>> = vec![None; of];
         let mut failures: Vec<Option<String>> = vec![None; of];
@@ -402,8 +417,12 @@ impl Controller {
                         counters.failed.fetch_add(counts[3], Ordering::Relaxed);
                     }
                     Entry::Said(FromAgent::Anchor(a)) => agent_anchors[i].push(a),
-                    Entry::Said(FromAgent::Started { start_local_us }) => {
-                        started[i] = Some(start_local_us)
+                    Entry::Said(FromAgent::Started {
+                        start_local_us,
+                        origin_mono_us,
+                    }) => {
+                        started[i] = Some(start_local_us);
+                        monos[i] = origin_mono_us;
                     }
                     Entry::Said(FromAgent::Ended(e)) => ended[i] = Some(e),
                     Entry::Said(FromAgent::Failed { message }) => {
@@ -446,6 +465,9 @@ impl Controller {
                         agent,
                         start_local_us,
                         controller: &controller,
+                        truth: (std::env::var_os(TRUTH_ENV).is_some()
+                            && self.agents[i].host == host)
+                            .then(|| monos[i] + start_local_us - start_mono),
                     };
                     merge::spool(&spools[i], i as u16, &route, &out).await?
                 }
@@ -465,6 +487,7 @@ impl Controller {
                 uncertainty_us: merged.uncertainty_us,
                 scheduled: ended[i].as_ref().map_or(0, |e| e.scheduled),
                 events: merged.events,
+                said_events: ended[i].as_ref().map(|e| e.events),
                 lost_at_s: lost[i],
                 failed: failures[i].clone(),
                 interrupted: ended[i].as_ref().is_some_and(|e| e.interrupted),
@@ -580,11 +603,17 @@ async fn read(
                 Some(k) if k == protocol::CHUNK => {
                     let body: Option<Vec<u8>> = entry.get(protocol::BODY);
                     let counts: Option<String> = entry.get(protocol::COUNTS);
-                    body.and_then(|b| inflate(&b).ok())
-                        .map(|bytes| Entry::Chunk {
-                            bytes,
-                            counts: parse_counts(counts.as_deref().unwrap_or("")),
-                        })
+                    body.and_then(|b| {
+                        inflate(&b)
+                            .map_err(|e| {
+                                tracing::warn!("a chunk of {} does not inflate: {e}", key.key)
+                            })
+                            .ok()
+                    })
+                    .map(|bytes| Entry::Chunk {
+                        bytes,
+                        counts: parse_counts(counts.as_deref().unwrap_or("")),
+                    })
                 }
                 Some(_) => {
                     let body: Option<String> = entry.get(protocol::BODY);

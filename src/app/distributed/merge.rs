@@ -19,6 +19,10 @@ pub(crate) struct Route<'a> {
     pub start_local_us: i64,
     /// The controller's anchors, local times from its trace's 0.
     pub controller: &'a Mapping,
+    /// Tests only: the agent's trace 0 on the controller's trace time, as
+    /// the host's monotonic clock has it when both share one host (the
+    /// truth every placement is checked against, [`Truth`]).
+    pub truth: Option<i64>,
 }
 
 impl Route<'_> {
@@ -59,11 +63,16 @@ pub(crate) async fn spool(
         unfinished: true,
     };
     let mut batch = Vec::with_capacity(BATCH);
+    let mut truth = Truth::default();
     for event in crate::events::binary::read(path, check)? {
         let e = event?;
         let (sent, held_sent, u_sent) = place(route, e.sent_us);
         let (done, held_done, u_done) = place(route, e.done_us);
         let (intended, _, _) = place(route, e.intended_us);
+        if let Some(zero) = route.truth {
+            truth.check(zero, e.sent_us, route.map(e.sent_us));
+            truth.check(zero, e.done_us, route.map(e.done_us));
+        }
         // Holding a time at 0 moved it by `held`: its error grows by that.
         merged.uncertainty_us = merged
             .uncertainty_us
@@ -89,7 +98,33 @@ pub(crate) async fn spool(
     if !batch.is_empty() {
         let _ = out.send(batch).await;
     }
+    if route.truth.is_some() {
+        tracing::warn!(
+            "clock check of agent {index}: {} of {} times placed beyond their bound; largest error {} µs",
+            truth.beyond, truth.checked, truth.largest_us
+        );
+    }
     Ok(merged)
+}
+
+/// Tests only: the placements against the truth, when an agent shares
+/// the controller's host and so its monotonic clock.
+#[derive(Default)]
+struct Truth {
+    checked: u64,
+    beyond: u64,
+    largest_us: i64,
+}
+
+impl Truth {
+    fn check(&mut self, zero: i64, agent_us: u64, (placed, bound): (i64, i64)) {
+        let error = (placed - (zero + agent_us as i64)).abs();
+        self.checked += 1;
+        self.largest_us = self.largest_us.max(error);
+        if error > bound {
+            self.beyond += 1;
+        }
+    }
 }
 
 /// A time on the controller's line, held at 0 if it maps before it: the
@@ -131,6 +166,7 @@ mod tests {
             agent: &agent,
             start_local_us: 2_000,
             controller: &controller,
+            truth: None,
         };
         // Agent trace 500 ms: local 502 ms, coordinator 10.502 s, the
         // controller's 501 ms; off by 50 + 200 and 30 + 100 (neither
@@ -176,6 +212,7 @@ mod tests {
             agent: &agent,
             start_local_us: 0,
             controller: &controller,
+            truth: None,
         };
         let (tx, mut rx) = mpsc::channel(4);
         let merged = spool(&path, 3, &route, &tx).await.unwrap();

@@ -122,6 +122,11 @@ pub(crate) enum FromAgent {
     /// the agent's origin, the time its anchors count from).
     Started {
         start_local_us: i64,
+        /// Its origin on its host's monotonic clock (µs): meaningful only
+        /// to a controller on the same host, which checks its placements
+        /// against it in tests (`RLBENCH_TEST_CLOCK_TRUTH`).
+        #[serde(default)]
+        origin_mono_us: i64,
     },
     Ended(Ended),
     /// The agent could not do the work (one line, as it would print it).
