@@ -36,7 +36,7 @@ pub(crate) fn export(
         let events = read(&folder.events(arm), record.trace_check())?;
         for event in events {
             let event = event?;
-            export::line(format, arm, &event, out).map_err(failed)?;
+            export::line(format, arm, !record.agents.is_empty(), &event, out).map_err(failed)?;
             written += 1;
         }
     }

@@ -1,6 +1,7 @@
 //! The trace in the plain forms other tools read (`rlbench export`): CSV
 //! with the columns of `csv` after an `arm` column, or JSON Lines with the
-//! same names (absent values are `null`).
+//! same names (absent values are `null`), plus `agent` (the index of the
+//! load agent that sent it, in `per_agent`) when the load came from agents.
 
 use super::csv::{write_line, HEADER};
 use super::Event;
@@ -36,6 +37,8 @@ struct Line<'a> {
     rl_malformed: Option<u8>,
     attempt: u8,
     retry_of: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<u16>,
 }
 
 /// The header line a CSV export starts with.
@@ -49,10 +52,12 @@ pub(crate) fn start(format: Format, out: &mut impl Write) -> std::io::Result<()>
     }
 }
 
-/// One event of `arm`, as a line.
+/// One event of `arm`, as a line; `agents`: the arm's load came from
+/// load agents (JSON Lines then name each event's).
 pub(crate) fn line(
     format: Format,
     arm: &str,
+    agents: bool,
     e: &Event,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
@@ -84,6 +89,7 @@ pub(crate) fn line(
                 rl_malformed: a.map(|a| a.malformed),
                 attempt: e.attempt(),
                 retry_of: e.retry_of.map(|r| r.first),
+                agent: agents.then_some(e.agent),
             };
             serde_json::to_writer(&mut *out, &line).map_err(std::io::Error::other)?;
             out.write_all(b"\n")

@@ -62,8 +62,9 @@ fn placed_within_bounds(out: &std::process::Output, n: usize) {
     }
 }
 
-/// The `seq`s of an arm's trace, through `rlbench export`.
-fn seqs(dir: &Path, out: &str, arm_name: &str) -> Vec<u64> {
+/// The `seq`s of an arm's trace, through `rlbench export`, each with the
+/// agent that sent it.
+fn seqs(dir: &Path, out: &str, arm_name: &str) -> Vec<(u64, Option<u64>)> {
     let o = rlbench(
         &["export", out, "--arm", arm_name, "--format", "jsonl"],
         dir,
@@ -72,9 +73,8 @@ fn seqs(dir: &Path, out: &str, arm_name: &str) -> Vec<u64> {
     text(&o.stdout)
         .lines()
         .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
-                .as_u64()
-                .unwrap()
+            let v = serde_json::from_str::<serde_json::Value>(l).unwrap();
+            (v["seq"].as_u64().unwrap(), v["agent"].as_u64())
         })
         .collect()
 }
@@ -114,8 +114,16 @@ async fn three_agents_judge_three_replicas_as_one_machine_does() {
     for name in ["local", "redis-lua"] {
         let a = arm(&m, name);
         let scheduled = a["rate"]["scheduled"].as_u64().unwrap();
-        let got: BTreeSet<u64> = seqs(d, "merged", name).into_iter().collect();
+        let sent = seqs(d, "merged", name);
+        let got: BTreeSet<u64> = sent.iter().map(|&(seq, _)| seq).collect();
         assert_eq!(got, (0..scheduled).collect::<BTreeSet<_>>(), "{name}");
+        assert_eq!(sent.len() as u64, scheduled, "{name}: each once");
+        // Agent i sent the schedule's indexes i modulo 3.
+        assert!(sent.iter().all(|&(seq, agent)| agent == Some(seq % 3)));
+        // One machine's export names no agent.
+        assert!(seqs(d, "alone", name)
+            .iter()
+            .all(|(_, agent)| agent.is_none()));
         assert_eq!(a["requests"]["sent"].as_u64(), Some(scheduled));
         let rows = a["per_agent"].as_array().expect("per-agent rows");
         assert_eq!(rows.len(), 3);

@@ -7,17 +7,18 @@
 //! controller's time line (`merge`). Faults and probes stay the
 //! controller's, on its own time line, as on one machine.
 
+use super::choose::{choose, live_agents, Chosen};
 use super::clock::{Anchor, Mapping};
 use super::link::{self, ClockSource, DistributedError};
 use super::merge::{self, Route};
-use super::protocol::{self, FromAgent, Registration, ToAgent, Work};
+use super::protocol::{self, FromAgent, ToAgent, Work};
+use super::streams::{read, Entry};
 use crate::error::Error;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
 use crate::load::{Counters, LoadReport};
 use crate::store::records::AgentRecord;
 use redis::aio::MultiplexedConnection;
-use redis::streams::{StreamReadOptions, StreamReadReply};
 use redis::AsyncCommands;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -48,14 +49,6 @@ pub(crate) struct Wanted {
     pub wait: Duration,
     /// Off only in tests: agents trust their own wall clocks.
     pub estimate_clock: bool,
-}
-
-/// An agent the run uses, and its segment.
-#[derive(Clone, Debug)]
-struct Chosen {
-    name: String,
-    host: String,
-    segment: usize,
 }
 
 /// The controller's hold on its agents for one run.
@@ -573,241 +566,5 @@ impl Controller {
             .into());
         }
         Ok(())
-    }
-}
-
-/// One stream entry, read.
-enum Entry {
-    Chunk { bytes: Vec<u8>, counts: [u64; 4] },
-    Said(FromAgent),
-}
-
-/// New entries of the streams after `ids` (blocking up to 100 ms): the
-/// stream's index, the entry's id, and what it holds; entries that are
-/// not rlbench's are skipped.
-async fn read(
-    conn: &mut MultiplexedConnection,
-    streams: &[String],
-    ids: &[String],
-) -> redis::RedisResult<Vec<(usize, String, Entry)>> {
-    let opts = StreamReadOptions::default().block(100).count(64);
-    let reply: Option<StreamReadReply> = conn.xread_options(streams, ids, &opts).await?;
-    let mut out = Vec::new();
-    for key in reply.map(|r| r.keys).unwrap_or_default() {
-        let Some(i) = streams.iter().position(|s| *s == key.key) else {
-            continue;
-        };
-        for entry in key.ids {
-            let kind: Option<String> = entry.get(protocol::KIND);
-            let parsed = match kind.as_deref() {
-                Some(k) if k == protocol::CHUNK => {
-                    let body: Option<Vec<u8>> = entry.get(protocol::BODY);
-                    let counts: Option<String> = entry.get(protocol::COUNTS);
-                    body.and_then(|b| {
-                        inflate(&b)
-                            .map_err(|e| {
-                                tracing::warn!("a chunk of {} does not inflate: {e}", key.key)
-                            })
-                            .ok()
-                    })
-                    .map(|bytes| Entry::Chunk {
-                        bytes,
-                        counts: parse_counts(counts.as_deref().unwrap_or("")),
-                    })
-                }
-                Some(_) => {
-                    let body: Option<String> = entry.get(protocol::BODY);
-                    body.and_then(|b| serde_json::from_str(&b).ok())
-                        .map(Entry::Said)
-                }
-                None => None,
-            };
-            if let Some(p) = parsed {
-                out.push((i, entry.id.clone(), p));
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn parse_counts(text: &str) -> [u64; 4] {
-    let mut counts = [0u64; 4];
-    for (c, n) in counts.iter_mut().zip(text.split(' ')) {
-        *c = n.parse().unwrap_or(0);
-    }
-    counts
-}
-
-fn inflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut out = flate2::write::DeflateDecoder::new(Vec::with_capacity(bytes.len() * 4));
-    out.write_all(bytes)?;
-    out.finish()
-}
-
-/// The agents whose heartbeat is recent, with what they registered.
-async fn live_agents(
-    conn: &mut MultiplexedConnection,
-    url: &str,
-) -> Result<Vec<Registration>, DistributedError> {
-    let now_ms = link::time(conn)
-        .await
-        .map_err(|e| link::failed(url, "reading its clock", e))?
-        / 1_000;
-    let names: Vec<String> = conn
-        .zrangebyscore(
-            protocol::agents(),
-            now_ms - protocol::HEARTBEAT_TIMEOUT_MS,
-            "+inf",
-        )
-        .await
-        .map_err(|e| link::failed(url, "listing agents", e))?;
-    let mut live = Vec::new();
-    for name in names {
-        let text: Option<String> = conn
-            .hget(protocol::agent(&name), "registration")
-            .await
-            .map_err(|e| link::failed(url, "reading an agent", e))?;
-        if let Some(r) = text.and_then(|t| serde_json::from_str::<Registration>(&t).ok()) {
-            live.push(r);
-        }
-    }
-    Ok(live)
-}
-
-/// Which agents take which segment, or who is missing: agents of an
-/// Indexed Job by their index (all of `0..n` needed), others in name
-/// order; busy agents and other rlbench versions are not taken.
-fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, String> {
-    let version = env!("CARGO_PKG_VERSION");
-    let free: Vec<&Registration> = live
-        .iter()
-        .filter(|r| !r.busy && r.version == version)
-        .collect();
-    let other_versions: Vec<String> = live
-        .iter()
-        .filter(|r| r.version != version)
-        .map(|r| format!("{} (rlbench {})", r.name, r.version))
-        .collect();
-    let indexed: Vec<&&Registration> = free.iter().filter(|r| r.index.is_some()).collect();
-    let chosen: Vec<Chosen> = if !indexed.is_empty() {
-        let mut by_index: BTreeMap<usize, &Registration> = BTreeMap::new();
-        for r in &indexed {
-            if let Some((i, of)) = r.index {
-                if of == n && i < n {
-                    by_index.entry(i).or_insert(r);
-                }
-            }
-        }
-        let missing: Vec<String> = (0..n)
-            .filter(|i| !by_index.contains_key(i))
-            .map(|i| i.to_string())
-            .collect();
-        if !missing.is_empty() {
-            return Err(format!(
-                "no agent with index {} of {n} registered (JOB_COMPLETION_INDEX with RLBENCH_AGENTS={n})",
-                missing.join(", ")
-            ));
-        }
-        by_index
-            .into_iter()
-            .map(|(segment, r)| Chosen {
-                name: r.name.clone(),
-                host: r.host.clone(),
-                segment,
-            })
-            .collect()
-    } else {
-        let mut names: Vec<&Registration> = free.clone();
-        names.sort_by(|a, b| a.name.cmp(&b.name));
-        if names.len() < n {
-            let mut said = format!(
-                "{} registered ({}); start {} more with: rlbench agent --coordinator URL",
-                names.len(),
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names
-                        .iter()
-                        .map(|r| r.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                },
-                n - names.len()
-            );
-            if !other_versions.is_empty() {
-                said.push_str(&format!(
-                    "; not taken, another rlbench: {}",
-                    other_versions.join(", ")
-                ));
-            }
-            return Err(said);
-        }
-        names
-            .into_iter()
-            .take(n)
-            .enumerate()
-            .map(|(segment, r)| Chosen {
-                name: r.name.clone(),
-                host: r.host.clone(),
-                segment,
-            })
-            .collect()
-    };
-    Ok(chosen)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn agent(name: &str, index: Option<(usize, usize)>) -> Registration {
-        Registration {
-            name: name.into(),
-            index,
-            host: "h".into(),
-            pid: 1,
-            version: env!("CARGO_PKG_VERSION").into(),
-            busy: false,
-        }
-    }
-
-    #[test]
-    fn unplaced_agents_are_taken_in_name_order() {
-        let live = [agent("c", None), agent("a", None), agent("b", None)];
-        let chosen = choose(&live, 2).unwrap();
-        let names: Vec<(&str, usize)> = chosen
-            .iter()
-            .map(|c| (c.name.as_str(), c.segment))
-            .collect();
-        assert_eq!(names, [("a", 0), ("b", 1)]);
-        let e = choose(&live, 4).unwrap_err();
-        assert!(e.starts_with("3 registered (a, b, c); start 1 more"), "{e}");
-        let mut busy = agent("d", None);
-        busy.busy = true;
-        let mut old = agent("e", None);
-        old.version = "0.0.1".into();
-        let e = choose(&[busy, old], 1).unwrap_err();
-        assert!(
-            e.contains("0 registered (none)") && e.contains("e (rlbench 0.0.1)"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn indexed_agents_take_their_index_and_name_the_missing_ones() {
-        let live = [
-            agent("index-2", Some((2, 3))),
-            agent("index-0", Some((0, 3))),
-        ];
-        let e = choose(&live, 3).unwrap_err();
-        assert!(e.contains("no agent with index 1 of 3"), "{e}");
-        let mut all = live.to_vec();
-        all.push(agent("index-1", Some((1, 3))));
-        let chosen = choose(&all, 3).unwrap();
-        let got: Vec<(&str, usize)> = chosen
-            .iter()
-            .map(|c| (c.name.as_str(), c.segment))
-            .collect();
-        assert_eq!(got, [("index-0", 0), ("index-1", 1), ("index-2", 2)]);
     }
 }

@@ -8,8 +8,10 @@
 //! stack stay the controller's; the finish is the same as one machine's.
 
 pub(crate) mod agent;
+mod choose;
 pub(crate) mod clock;
 pub(crate) mod controller;
 pub(crate) mod link;
 mod merge;
 pub(crate) mod protocol;
+mod streams;

@@ -1,0 +1,186 @@
+//! Which registered agents a run takes, and which segment each sends:
+//! agents of a Kubernetes Indexed Job by their index, others in name
+//! order; busy agents and other rlbench versions are passed over, and the
+//! ones missing are named.
+
+use super::link::{self, DistributedError};
+use super::protocol::{self, Registration};
+use redis::aio::MultiplexedConnection;
+use redis::AsyncCommands;
+use std::collections::BTreeMap;
+
+/// An agent the run uses, and its segment.
+#[derive(Clone, Debug)]
+pub(super) struct Chosen {
+    pub name: String,
+    pub host: String,
+    pub segment: usize,
+}
+
+/// The agents whose heartbeat is recent, with what they registered.
+pub(super) async fn live_agents(
+    conn: &mut MultiplexedConnection,
+    url: &str,
+) -> Result<Vec<Registration>, DistributedError> {
+    let now_ms = link::time(conn)
+        .await
+        .map_err(|e| link::failed(url, "reading its clock", e))?
+        / 1_000;
+    let names: Vec<String> = conn
+        .zrangebyscore(
+            protocol::agents(),
+            now_ms - protocol::HEARTBEAT_TIMEOUT_MS,
+            "+inf",
+        )
+        .await
+        .map_err(|e| link::failed(url, "listing agents", e))?;
+    let mut live = Vec::new();
+    for name in names {
+        let text: Option<String> = conn
+            .hget(protocol::agent(&name), "registration")
+            .await
+            .map_err(|e| link::failed(url, "reading an agent", e))?;
+        if let Some(r) = text.and_then(|t| serde_json::from_str::<Registration>(&t).ok()) {
+            live.push(r);
+        }
+    }
+    Ok(live)
+}
+
+/// Which agents take which segment, or who is missing: agents of an
+/// Indexed Job by their index (all of `0..n` needed), others in name
+/// order; busy agents and other rlbench versions are not taken.
+pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, String> {
+    let version = env!("CARGO_PKG_VERSION");
+    let free: Vec<&Registration> = live
+        .iter()
+        .filter(|r| !r.busy && r.version == version)
+        .collect();
+    let other_versions: Vec<String> = live
+        .iter()
+        .filter(|r| r.version != version)
+        .map(|r| format!("{} (rlbench {})", r.name, r.version))
+        .collect();
+    let indexed: Vec<&&Registration> = free.iter().filter(|r| r.index.is_some()).collect();
+    let chosen: Vec<Chosen> = if !indexed.is_empty() {
+        let mut by_index: BTreeMap<usize, &Registration> = BTreeMap::new();
+        for r in &indexed {
+            if let Some((i, of)) = r.index {
+                if of == n && i < n {
+                    by_index.entry(i).or_insert(r);
+                }
+            }
+        }
+        let missing: Vec<String> = (0..n)
+            .filter(|i| !by_index.contains_key(i))
+            .map(|i| i.to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "no agent with index {} of {n} registered (JOB_COMPLETION_INDEX with RLBENCH_AGENTS={n})",
+                missing.join(", ")
+            ));
+        }
+        by_index
+            .into_iter()
+            .map(|(segment, r)| Chosen {
+                name: r.name.clone(),
+                host: r.host.clone(),
+                segment,
+            })
+            .collect()
+    } else {
+        let mut names: Vec<&Registration> = free.clone();
+        names.sort_by(|a, b| a.name.cmp(&b.name));
+        if names.len() < n {
+            let mut said = format!(
+                "{} registered ({}); start {} more with: rlbench agent --coordinator URL",
+                names.len(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names
+                        .iter()
+                        .map(|r| r.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+                n - names.len()
+            );
+            if !other_versions.is_empty() {
+                said.push_str(&format!(
+                    "; not taken, another rlbench: {}",
+                    other_versions.join(", ")
+                ));
+            }
+            return Err(said);
+        }
+        names
+            .into_iter()
+            .take(n)
+            .enumerate()
+            .map(|(segment, r)| Chosen {
+                name: r.name.clone(),
+                host: r.host.clone(),
+                segment,
+            })
+            .collect()
+    };
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(name: &str, index: Option<(usize, usize)>) -> Registration {
+        Registration {
+            name: name.into(),
+            index,
+            host: "h".into(),
+            pid: 1,
+            version: env!("CARGO_PKG_VERSION").into(),
+            busy: false,
+        }
+    }
+
+    #[test]
+    fn unplaced_agents_are_taken_in_name_order() {
+        let live = [agent("c", None), agent("a", None), agent("b", None)];
+        let chosen = choose(&live, 2).unwrap();
+        let names: Vec<(&str, usize)> = chosen
+            .iter()
+            .map(|c| (c.name.as_str(), c.segment))
+            .collect();
+        assert_eq!(names, [("a", 0), ("b", 1)]);
+        let e = choose(&live, 4).unwrap_err();
+        assert!(e.starts_with("3 registered (a, b, c); start 1 more"), "{e}");
+        let mut busy = agent("d", None);
+        busy.busy = true;
+        let mut old = agent("e", None);
+        old.version = "0.0.1".into();
+        let e = choose(&[busy, old], 1).unwrap_err();
+        assert!(
+            e.contains("0 registered (none)") && e.contains("e (rlbench 0.0.1)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn indexed_agents_take_their_index_and_name_the_missing_ones() {
+        let live = [
+            agent("index-2", Some((2, 3))),
+            agent("index-0", Some((0, 3))),
+        ];
+        let e = choose(&live, 3).unwrap_err();
+        assert!(e.contains("no agent with index 1 of 3"), "{e}");
+        let mut all = live.to_vec();
+        all.push(agent("index-1", Some((1, 3))));
+        let chosen = choose(&all, 3).unwrap();
+        let got: Vec<(&str, usize)> = chosen
+            .iter()
+            .map(|c| (c.name.as_str(), c.segment))
+            .collect();
+        assert_eq!(got, [("index-0", 0), ("index-1", 1), ("index-2", 2)]);
+    }
+}
