@@ -172,6 +172,8 @@ mod tests {
             per_replica: vec![],
             histograms: crate::analyze::Histograms::empty(),
             per_agent: vec![],
+            judgments: Default::default(),
+            lease_judgments: None,
             per_replica_histograms: vec![],
             timeline: vec![],
             phases: vec![],

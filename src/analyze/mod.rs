@@ -3,12 +3,14 @@
 //! verifier judges. Reads only the events file, so a run folder can be
 //! re-analyzed later.
 
+pub(crate) mod judgments;
 mod keyed;
 pub(crate) mod phases;
 pub(crate) mod redis_cost;
 pub(crate) mod stats;
 pub(crate) mod witnesses;
 
+use crate::analyze::judgments::{Busiest, Counted, Judgments, Shard};
 use crate::analyze::keyed::KeyTrace;
 use crate::analyze::phases::{PhaseFigures, Phases};
 use crate::analyze::stats::histogram;
@@ -65,6 +67,21 @@ pub(crate) struct ArmFigures {
     pub witnesses: Vec<crate::store::summary::ArmWitness>,
     /// Per load agent, by the index its events carry (empty on one machine).
     pub per_agent: Vec<AgentFigures>,
+    /// What judging the keys gave, added up (a shard's, for its file),
+    /// and against the lease bound (filled by the finish).
+    pub judgments: Judgments,
+    pub lease_judgments: Option<Judgments>,
+}
+
+/// Which keys an analysis judges; every other figure is the whole trace's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Keys<'a> {
+    /// Every key.
+    All,
+    /// A shard's keys only (`rlbench report --shard i/n`).
+    Shard(Shard),
+    /// None: they were judged in shards, whose judgments these are.
+    Judged(&'a Judgments),
 }
 
 /// One load agent's share of an arm's requests.
@@ -122,7 +139,7 @@ struct Judged {
 /// `trace`: the events' file, and what it is held to (`events::integrity`).
 /// `agents`: each load agent's clock uncertainty (µs), by which its
 /// requests' intervals are widened before they are judged (empty on one
-/// machine).
+/// machine). `keys`: which keys are judged here.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn analyze(
     (events_path, check): (&Path, crate::events::integrity::Check),
@@ -133,6 +150,7 @@ pub(crate) fn analyze(
     fault_windows: &[(i64, i64)],
     probes: &[crate::store::probes::Probe],
     mut picker: crate::analyze::witnesses::Picker,
+    keys: Keys<'_>,
 ) -> Result<ArmFigures, crate::events::EventsError> {
     let mut headers = crate::headers::checks::Collector::default();
     let mut phases = Phases::new(fault_windows);
@@ -148,6 +166,8 @@ pub(crate) fn analyze(
     // Each key's name and trace, numbered as the trace numbers them.
     let mut names: Vec<String> = Vec::new();
     let mut traces: Vec<KeyTrace> = Vec::new();
+    // Whether each key is judged here.
+    let mut taken: Vec<bool> = Vec::new();
     let mut errors_by_kind = BTreeMap::new();
     // By status: HTTP's 100–599 in arrays (a map entry per request costs
     // more than the rest of the count), any other in a map.
@@ -156,6 +176,11 @@ pub(crate) fn analyze(
     for record in events::read::records(events_path, check)? {
         let (key, e) = match record? {
             Record::Key(name) => {
+                taken.push(match keys {
+                    Keys::All => true,
+                    Keys::Shard(shard) => shard.holds(&name),
+                    Keys::Judged(_) => false,
+                });
                 names.push(name);
                 traces.push(KeyTrace::default());
                 continue;
@@ -201,22 +226,30 @@ pub(crate) fn analyze(
             Outcome::Rejected => Decided::Rejected,
             Outcome::Error | Outcome::Timeout => Decided::Unknown,
         };
-        traces
+        let trace = traces
             .get_mut(key)
             .ok_or_else(|| crate::events::EventsError::Damaged {
                 path: events_path.to_path_buf(),
                 place: crate::events::Place::Whole,
                 flaw: crate::events::Flaw::UndefinedKey,
-            })?
-            .add(
+            })?;
+        if taken[key] {
+            trace.add(
                 &e,
                 decided,
                 agents.get(e.agent as usize).copied().unwrap_or(0),
             );
+        }
     }
     // Keys are judged apart, on every core; their results are taken in key
     // order, so a rebuild picks the same examples and witnesses.
-    let mut sorted: Vec<(&String, &KeyTrace)> = names.iter().zip(&traces).collect();
+    let mut sorted: Vec<(&String, &KeyTrace)> = names
+        .iter()
+        .zip(&traces)
+        .zip(&taken)
+        .filter(|(_, &t)| t)
+        .map(|(k, _)| k)
+        .collect();
     sorted.sort_by(|a, b| a.0.cmp(b.0));
     let spans = phases.spans().to_vec();
     // One pass per key, on every core: its trace expanded once for the
@@ -250,40 +283,76 @@ pub(crate) fn analyze(
             (remaining, judged)
         })
         .collect();
-    let mut remaining = verify::Remaining::default();
-    let mut phase_verdicts = vec![PhaseVerdict::default(); spans.len()];
+    // This judge's keys, added in key order.
+    let mut mine = Judgments {
+        keys: sorted.len() as u64,
+        verdict: policy.map(|_| Counted::default()),
+        phases: vec![(0, 0); if policy.is_some() { spans.len() } else { 0 }],
+        ..Judgments::default()
+    };
     let mut verdict = policy.map(|_| Verdict::default());
     for ((key, trace), (one, judged)) in sorted.iter().zip(judged) {
-        remaining.checked += one.checked;
-        remaining.contradicted += one.contradicted;
-        if remaining.example.is_none() {
-            remaining.example = one.example;
+        mine.remaining_checked += one.checked;
+        mine.remaining_contradicted += one.contradicted;
+        if mine.remaining_example.is_none() {
+            mine.remaining_example = one.example.map(|e| (key.to_string(), e));
         }
         if let (Some(total), Some(j)) = (verdict.as_mut(), judged) {
             total.merge(&j.verdict);
             if !j.found.is_empty() {
                 picker.add(key, &trace.named(&trace.obs()), j.found);
             }
-            for (sent, done) in j.wrong {
-                phases.wrong(sent, done);
-            }
-            for (sum, v) in phase_verdicts.iter_mut().zip(j.phases) {
-                sum.definite_violations += v.definite_violations;
-                sum.false_rejects += v.false_rejects;
+            mine.wrong.extend(j.wrong);
+            for (sum, v) in mine.phases.iter_mut().zip(j.phases) {
+                sum.0 += v.definite_violations;
+                sum.1 += v.false_rejects;
             }
         }
     }
+    mine.verdict = verdict.as_ref().map(Counted::from);
+    (mine.earliest, mine.largest) = picker.kept();
+    // The busiest key (the later in the trace of equals) and its timeline.
+    if let Some(policy) = policy {
+        let busiest = traces
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| taken[i])
+            .max_by_key(|(_, trace)| trace.admitted());
+        mine.busiest = busiest.map(|(number, trace)| Busiest {
+            admitted: trace.admitted() as u64,
+            number: number as u32,
+            timeline: timeline(policy, &trace.obs()),
+        });
+    }
+    // Keys judged elsewhere, in shards: theirs instead.
+    let judgments = match keys {
+        Keys::Judged(shards) => {
+            picker.absorb(shards.earliest.clone(), shards.largest.clone());
+            shards.clone()
+        }
+        _ => mine,
+    };
+    let remaining = verify::Remaining {
+        checked: judgments.remaining_checked,
+        contradicted: judgments.remaining_contradicted,
+        example: judgments.remaining_example.as_ref().map(|(_, e)| e.clone()),
+    };
+    for &(sent, done) in &judgments.wrong {
+        phases.wrong(sent, done);
+    }
+    let phase_verdicts = judgments.phase_verdicts();
+    let verdict = judgments.verdict.map(Verdict::from);
     // The arm's histograms are its replicas' added (exact: same buckets).
     let mut histograms = Histograms::new();
     for h in &per_replica_histograms {
         histograms.add(h);
     }
     let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
-    let busiest = traces.iter().max_by_key(|trace| trace.admitted());
-    let timeline = match (policy, busiest) {
-        (Some(policy), Some(trace)) => timeline(policy, &trace.obs()),
-        _ => Vec::new(),
-    };
+    let timeline = judgments
+        .busiest
+        .as_ref()
+        .map(|b| b.timeline.clone())
+        .unwrap_or_default();
     Ok(ArmFigures {
         counts,
         tries,
@@ -312,6 +381,8 @@ pub(crate) fn analyze(
                 ..f
             })
             .collect(),
+        judgments,
+        lease_judgments: None,
     })
 }
 

@@ -4,6 +4,7 @@
 
 use crate::store::summary::{ArmWitness, WitnessKind, WitnessRequest};
 use crate::verify::{Decided, Obs, Witness};
+use serde::{Deserialize, Serialize};
 
 /// Requests listed per witness at most (the sentence gives the full count).
 const MAX_REQUESTS: usize = 64;
@@ -31,14 +32,24 @@ fn request(n: &Named) -> WitnessRequest {
     }
 }
 
+/// A witness kept, with where it came in: its key and its place among
+/// that key's (keys come in name order), which breaks ties between equal
+/// witnesses the same way whether keys were judged together or in shards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Kept {
+    pub key: String,
+    pub index: u32,
+    pub witness: ArmWitness,
+}
+
 /// Keeps, per kind, the `limit` earliest and the `limit` largest seen.
 #[derive(Debug)]
 pub(crate) struct Picker {
     limit: usize,
     /// Only this key's witnesses (`rlbench explain --key`).
     key: Option<String>,
-    earliest: Vec<ArmWitness>,
-    largest: Vec<ArmWitness>,
+    earliest: Vec<Kept>,
+    largest: Vec<Kept>,
 }
 
 impl Picker {
@@ -67,7 +78,7 @@ impl Picker {
         if !self.wanted(key) {
             return;
         }
-        for w in found {
+        for (index, w) in found.into_iter().enumerate() {
             let mut listed: Vec<&Named> = w.requests.iter().map(|&i| &requests[i]).collect();
             listed.sort_by_key(|n| (n.obs.sent, n.seq));
             let more = listed.len().saturating_sub(MAX_REQUESTS) as u64;
@@ -83,8 +94,30 @@ impl Picker {
                 requests: listed.into_iter().map(request).collect(),
                 more_requests: more,
             };
-            self.earliest.push(aw.clone());
-            self.largest.push(aw);
+            let kept = Kept {
+                key: key.to_string(),
+                index: index as u32,
+                witness: aw,
+            };
+            self.earliest.push(kept.clone());
+            self.largest.push(kept);
+        }
+        self.trim();
+    }
+
+    /// What it keeps, earliest and largest: for a shard's judgments.
+    pub(crate) fn kept(&self) -> (Vec<Kept>, Vec<Kept>) {
+        (self.earliest.clone(), self.largest.clone())
+    }
+
+    /// Takes in the witnesses other pickers kept (of other keys, with
+    /// the same limit), as if it had seen their keys itself: they are put
+    /// in key order before the best are kept.
+    pub(crate) fn absorb(&mut self, earliest: Vec<Kept>, largest: Vec<Kept>) {
+        self.earliest.extend(earliest);
+        self.largest.extend(largest);
+        for list in [&mut self.earliest, &mut self.largest] {
+            list.sort_by(|a, b| (&a.key, a.index).cmp(&(&b.key, b.index)));
         }
         self.trim();
     }
@@ -109,8 +142,18 @@ impl Picker {
         self.trim();
         let mut out = Vec::new();
         for kind in [WitnessKind::Violation, WitnessKind::FalseReject] {
-            let early: Vec<&ArmWitness> = self.earliest.iter().filter(|w| w.kind == kind).collect();
-            let large: Vec<&ArmWitness> = self.largest.iter().filter(|w| w.kind == kind).collect();
+            let early: Vec<&ArmWitness> = self
+                .earliest
+                .iter()
+                .map(|k| &k.witness)
+                .filter(|w| w.kind == kind)
+                .collect();
+            let large: Vec<&ArmWitness> = self
+                .largest
+                .iter()
+                .map(|k| &k.witness)
+                .filter(|w| w.kind == kind)
+                .collect();
             let mut picked: Vec<ArmWitness> = Vec::new();
             let half = self.limit.div_ceil(2);
             for w in early.iter().take(half).chain(&large).chain(&early) {
@@ -135,14 +178,14 @@ impl Picker {
 /// Keeps the `limit` best of `kind` in `list` by `order` (best first), and
 /// every witness of the other kind.
 fn keep_best(
-    list: &mut Vec<ArmWitness>,
+    list: &mut Vec<Kept>,
     kind: WitnessKind,
     limit: usize,
     order: impl Fn(&ArmWitness, &ArmWitness) -> std::cmp::Ordering,
 ) {
-    let (mut of, rest): (Vec<ArmWitness>, Vec<ArmWitness>) =
-        list.drain(..).partition(|w| w.kind == kind);
-    of.sort_by(&order);
+    let (mut of, rest): (Vec<Kept>, Vec<Kept>) =
+        list.drain(..).partition(|k| k.witness.kind == kind);
+    of.sort_by(|a, b| order(&a.witness, &b.witness));
     of.truncate(limit);
     list.extend(rest);
     list.extend(of);

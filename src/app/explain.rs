@@ -26,7 +26,7 @@ pub(crate) fn explain(
     for name in run.arms.iter().filter(|n| arm.map_or(true, |a| a == *n)) {
         let record: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
         let picker = Picker::new(limit).for_key(key.map(str::to_string));
-        let figures = finish::analyze_arm(&folder, &record, picker)?;
+        let figures = finish::analyze_arm(&folder, &record, picker, finish::ArmKeys::All)?;
         let verdict = figures.verdict.unwrap_or_default();
         out.push(Explained {
             arm: name.clone(),

@@ -4,7 +4,9 @@
 //! to render. Reads only the run folder, so a finished folder can be
 //! finished again.
 
-use crate::analyze::{self, witnesses::Picker, ArmFigures};
+use crate::analyze::judgments::{Judgments, Shard};
+use crate::analyze::{self, witnesses::Picker, ArmFigures, Keys};
+use std::collections::BTreeMap;
 use crate::app::summarize;
 use crate::error::{io_exit, Error, Exit, Kind};
 use crate::events::EventsError;
@@ -47,13 +49,34 @@ fn widening(record: &ArmRecord) -> Vec<i64> {
         .collect()
 }
 
+/// Which of an arm's keys are judged here: all, a shard's, or none (the
+/// shards' judgments, of the policy and of the lease bound, are given).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArmKeys<'a> {
+    All,
+    Shard(Shard),
+    Judged {
+        judgments: &'a Judgments,
+        lease: Option<&'a Judgments>,
+    },
+}
+
 /// One arm's figures from its events and record, with the witnesses
-/// `picker` keeps.
+/// `picker` keeps; `keys`: which keys are judged here.
 pub(crate) fn analyze_arm(
     folder: &RunFolder,
     record: &ArmRecord,
     picker: Picker,
+    keys: ArmKeys<'_>,
 ) -> Result<ArmFigures, EventsError> {
+    let (mine, lease) = match keys {
+        ArmKeys::All => (Keys::All, Keys::All),
+        ArmKeys::Shard(s) => (Keys::Shard(s), Keys::Shard(s)),
+        ArmKeys::Judged { judgments, lease } => (
+            Keys::Judged(judgments),
+            lease.map_or(Keys::All, Keys::Judged),
+        ),
+    };
     let mut figures = analyze::analyze(
         (&folder.events(&record.name), record.trace_check()),
         record.policy.as_ref(),
@@ -68,6 +91,7 @@ pub(crate) fn analyze_arm(
             .collect::<Vec<_>>(),
         &record.probes,
         picker,
+        mine,
     )?;
     let decisions = figures.counts.admitted + figures.counts.rejected;
     figures.redis = analyze::redis_cost::cost(&record.redis_nodes, decisions);
@@ -92,11 +116,13 @@ pub(crate) fn analyze_arm(
             &[],
             &[],
             Picker::new(0),
+            lease,
         )?;
         figures.lease_bound = Some(crate::store::summary::LeaseBound {
             limit_per_window: bound,
             definite_violations: against.verdict.map_or(0, |v| v.definite_violations),
         });
+        figures.lease_judgments = Some(against.judgments);
     }
     Ok(figures)
 }
@@ -134,11 +160,33 @@ pub(crate) fn finish(
     run: &RunRecord,
     arms: &[(ArmRecord, Vec<Expectation>)],
 ) -> Result<Finished, EventsError> {
+    finish_judged(folder, run, arms, &BTreeMap::new())
+}
+
+/// Each arm's keys judged in shards, added: the policy's judgments and
+/// the lease bound's.
+pub(crate) type Judged = BTreeMap<String, (Judgments, Option<Judgments>)>;
+
+/// As [`finish`], with the keys of the arms in `judged` judged already
+/// (in shards) rather than here.
+pub(crate) fn finish_judged(
+    folder: &RunFolder,
+    run: &RunRecord,
+    arms: &[(ArmRecord, Vec<Expectation>)],
+    judged: &Judged,
+) -> Result<Finished, EventsError> {
+    let keys = |record: &ArmRecord| match judged.get(&record.name) {
+        Some((judgments, lease)) => ArmKeys::Judged {
+            judgments,
+            lease: lease.as_ref(),
+        },
+        None => ArmKeys::All,
+    };
     let mut out = Vec::new();
     let mut failures = Vec::new();
     let mut all_figures = Vec::new();
     for (record, expect) in arms {
-        let figures = analyze_arm(folder, record, Picker::new(record.witnesses))?;
+        let figures = analyze_arm(folder, record, Picker::new(record.witnesses), keys(record))?;
         let checks = gate::evaluate(expect, &figures);
         failures.extend(
             checks
