@@ -60,6 +60,16 @@ pub enum Command {
     Report {
         /// A run folder, e.g. reports/three-replicas/latest.
         run_dir: PathBuf,
+        /// Judge only shard I of N of every arm's keys (by key hash) and
+        /// keep its judgments in the folder, for --shards N to add up;
+        /// e.g. 0/4. No gate is judged.
+        #[arg(long, value_name = "I/N", conflicts_with = "shards")]
+        shard: Option<String>,
+        /// Finish the folder from the judgments of its N shards (each
+        /// judged by --shard I/N, on any machine): exactly the report and
+        /// gate of judging every key at once.
+        #[arg(long, value_name = "N")]
+        shards: Option<u32>,
     },
     /// Print a run's trace (every request of its arms) as CSV or JSON Lines.
     Export {

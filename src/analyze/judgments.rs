@@ -24,7 +24,8 @@ pub(crate) const MAX_SHARDS: u32 = 4096;
 impl Shard {
     /// `"i/n"`, 0 ≤ i < n ≤ [`MAX_SHARDS`].
     pub(crate) fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard {text:?}: expected I/N with 0 <= I < N <= {MAX_SHARDS}, e.g. 0/4");
+        let bad =
+            || format!("--shard {text:?}: expected I/N with 0 <= I < N <= {MAX_SHARDS}, e.g. 0/4");
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let (index, of): (u32, u32) = (
             i.trim().parse().map_err(|_| bad())?,

@@ -104,8 +104,33 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
             )?;
             Ok(Said::passed())
         }
-        Command::Report { run_dir } => {
-            let (summary, exit) = crate::app::report::rebuild(&run_dir)?;
+        Command::Report {
+            run_dir,
+            shard: Some(shard),
+            ..
+        } => {
+            let written = crate::app::shard::judge(&run_dir, &shard)?;
+            let lines: String = written
+                .iter()
+                .map(|w| {
+                    format!(
+                        "shard {shard} of {}: {} keys judged: {}\n",
+                        w.arm,
+                        w.keys,
+                        w.path.display()
+                    )
+                })
+                .collect();
+            put(out, &lines)?;
+            Ok(Said::passed())
+        }
+        Command::Report {
+            run_dir, shards, ..
+        } => {
+            let (summary, exit) = match shards {
+                Some(n) => crate::app::shard::rebuild(&run_dir, n)?,
+                None => crate::app::report::rebuild(&run_dir)?,
+            };
             put(out, &verdicts(&summary, Some(&run_dir)))?;
             let mut errors = failures(&summary);
             if summary.partial {

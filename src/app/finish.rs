@@ -6,7 +6,6 @@
 
 use crate::analyze::judgments::{Judgments, Shard};
 use crate::analyze::{self, witnesses::Picker, ArmFigures, Keys};
-use std::collections::BTreeMap;
 use crate::app::summarize;
 use crate::error::{io_exit, Error, Exit, Kind};
 use crate::events::EventsError;
@@ -16,6 +15,7 @@ use crate::store::folder::RunFolder;
 use crate::store::records::{ArmRecord, RunRecord};
 use crate::store::summary::{Gate, Summary, SCHEMA};
 use crate::verify;
+use std::collections::BTreeMap;
 
 /// The verifier's options for an arm, as its record states them.
 pub(crate) fn options(record: &ArmRecord) -> verify::Options {

@@ -1,6 +1,6 @@
 //! The commands, each taking validated values and the interrupt handle
 //! from `main`: `run` and `attack` drive arms through one pipeline
-//! (`plan` → `arm` → `finish`); `report`, `explain`, `export` and
+//! (`plan` → `arm` → `finish`); `report` (also in shards), `explain`, `export` and
 //! `compare` read run folders; `check`, `doctor` and `init` help before a run; `serve`
 //! keeps one arm's stack up by hand; `commands` carries one command line out.
 
@@ -24,4 +24,5 @@ pub mod report;
 pub(crate) mod run;
 pub(crate) mod scenario_copy;
 pub(crate) mod serve;
+pub(crate) mod shard;
 pub(crate) mod summarize;

@@ -11,6 +11,15 @@ use crate::store::summary::Summary;
 use std::path::Path;
 
 pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
+    rebuild_judged(dir, &finish::Judged::new())
+}
+
+/// As [`rebuild`], with the keys of the arms in `judged` judged already,
+/// in shards (`app::shard`).
+pub(crate) fn rebuild_judged(
+    dir: &Path,
+    judged: &finish::Judged,
+) -> Result<(Summary, Exit), Error> {
     let (folder, run) = crate::app::journal::read_back(dir)?;
     // `rlbench attack --out` keeps no scenario: its bounds are in the
     // arm's record.
@@ -34,7 +43,7 @@ pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
             });
         arms.push((arm, expect));
     }
-    let finished = finish::finish(&folder, &run, &arms)?;
+    let finished = finish::finish_judged(&folder, &run, &arms, judged)?;
     if let Some(e) = finished.write_error {
         return Err(e);
     }

@@ -140,6 +140,14 @@ impl RunFolder {
         self.root.join("events").join(format!("{arm}.trace"))
     }
 
+    /// Where the judgments of one shard of an arm's keys are kept
+    /// (`rlbench report --shard i/n`): `events/<arm>.shard-<i>-of-<n>.json`.
+    pub(crate) fn shard(&self, arm: &str, index: u32, of: u32) -> PathBuf {
+        self.root
+            .join("events")
+            .join(format!("{arm}.shard-{index}-of-{of}.json"))
+    }
+
     /// Where an arm's trace is read from: its `.trace`, or the `.csv` of a
     /// folder written before the binary trace.
     pub(crate) fn events(&self, arm: &str) -> PathBuf {

@@ -261,3 +261,17 @@ pub(crate) fn wait_started(pid: u32, events: &Path) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Copies a folder and everything in it.
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -28,4 +28,5 @@ mod run;
 mod run_redis;
 mod scripts;
 mod secrets;
+mod shards;
 mod verify_reference;

@@ -7,25 +7,12 @@ use crate::common;
 
 use std::path::Path;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_kept_run_folder_rebuilds_to_the_same_bytes() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-v1");
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    copy_dir(&fixture, &run);
+    common::copy_dir(&fixture, &run);
     for kept in [
         "summary.json",
         "junit.xml",
@@ -65,7 +52,7 @@ fn targets_off_this_machine_are_named_wherever_the_run_is_read() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-v1");
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    copy_dir(&fixture, &run);
+    common::copy_dir(&fixture, &run);
     let record = run.join("events/local.json");
     let mut arm: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
