@@ -7,6 +7,7 @@ pub(crate) mod judgments;
 mod keyed;
 pub(crate) mod phases;
 pub(crate) mod redis_cost;
+pub(crate) mod spill;
 pub(crate) mod stats;
 pub(crate) mod witnesses;
 

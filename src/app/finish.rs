@@ -5,7 +5,7 @@
 //! finished again.
 
 use crate::analyze::judgments::{Judgments, Shard};
-use crate::analyze::{self, witnesses::Picker, ArmFigures, Keys};
+use crate::analyze::{self, spill, witnesses::Picker, ArmFigures, Keys};
 use crate::app::summarize;
 use crate::error::{io_exit, Error, Exit, Kind};
 use crate::events::EventsError;
@@ -69,6 +69,22 @@ pub(crate) fn analyze_arm(
     picker: Picker,
     keys: ArmKeys<'_>,
 ) -> Result<ArmFigures, EventsError> {
+    // A trace whose requests would not fit in memory: judged from spill
+    // traces, a shard at a time.
+    let spilled;
+    let keys = match keys {
+        ArmKeys::All => match spill_shards(folder, record) {
+            Some(of) => {
+                spilled = judge_spilled(folder, record, of)?;
+                ArmKeys::Judged {
+                    judgments: &spilled.0,
+                    lease: spilled.1.as_ref(),
+                }
+            }
+            None => ArmKeys::All,
+        },
+        keys => keys,
+    };
     let (mine, lease) = match keys {
         ArmKeys::All => (Keys::All, Keys::All),
         ArmKeys::Shard(s) => (Keys::Shard(s), Keys::Shard(s)),
@@ -83,12 +99,7 @@ pub(crate) fn analyze_arm(
         &options(record),
         record.replicas,
         &widening(record),
-        &record
-            .faults
-            .iter()
-            .filter(|f| f.applied)
-            .map(|f| (f.from_us as i64, f.to_us as i64))
-            .collect::<Vec<_>>(),
+        &fault_windows(record),
         &record.probes,
         picker,
         mine,
@@ -125,6 +136,102 @@ pub(crate) fn analyze_arm(
         figures.lease_judgments = Some(against.judgments);
     }
     Ok(figures)
+}
+
+/// How many spill shards an arm's trace needs to be judged within the
+/// memory the analysis may take (`analyze::spill`), if more than one.
+fn spill_shards(folder: &RunFolder, record: &ArmRecord) -> Option<u32> {
+    let path = folder.events(&record.name);
+    // Binary traces only (a CSV trace predates them, and is small).
+    if path.extension().is_none_or(|x| x != "trace") {
+        return None;
+    }
+    // Its event count as sealed, else about 50 bytes an event.
+    let events = record
+        .trace
+        .map(|s| s.events)
+        .unwrap_or_else(|| std::fs::metadata(&path).map_or(0, |m| m.len() / 50));
+    let of = spill::shards_for(events, spill::budget());
+    (of > 1).then_some(of)
+}
+
+/// The arm's keys judged from `of` spill traces, one at a time: their
+/// judgments, of the policy and of the lease bound, added up.
+fn judge_spilled(
+    folder: &RunFolder,
+    record: &ArmRecord,
+    of: u32,
+) -> Result<(Judgments, Option<Judgments>), EventsError> {
+    let spilled = spill::split(&folder.events(&record.name), record.trace_check(), of)?;
+    tracing::info!(
+        "arm {}: {} requests judged in {of} shards spilled to disk, to fit in memory",
+        record.name,
+        spilled.events
+    );
+    let relaxed = lease_policy(record);
+    let (mut sum, mut lease) = (
+        Judgments::default(),
+        relaxed.as_ref().map(|_| Judgments::default()),
+    );
+    for (file, numbers) in spilled.files.iter().zip(&spilled.numbers) {
+        let check = crate::events::integrity::Check::default();
+        // As the whole trace is judged: the lease bound without phases.
+        let judge =
+            |policy: Option<&reference_api::Policy>, picker: Picker, faults: &[(i64, i64)]| {
+                analyze::analyze(
+                    (file, check),
+                    policy,
+                    &options(record),
+                    record.replicas,
+                    &widening(record),
+                    faults,
+                    &[],
+                    picker,
+                    Keys::All,
+                )
+                .map(|f| {
+                    let mut j = f.judgments;
+                    // The busiest key by its number in the whole trace.
+                    if let Some(b) = j.busiest.as_mut() {
+                        b.number = numbers.get(b.number as usize).copied().unwrap_or(b.number);
+                    }
+                    j
+                })
+            };
+        let faults = fault_windows(record);
+        sum.add(&judge(
+            record.policy.as_ref(),
+            Picker::new(record.witnesses),
+            &faults,
+        )?);
+        if let (Some(policy), Some(l)) = (&relaxed, lease.as_mut()) {
+            l.add(&judge(Some(policy), Picker::new(0), &[])?);
+        }
+    }
+    Ok((sum, lease))
+}
+
+/// The fixed window a `redis_batched` arm's leases allow, if it has one.
+fn lease_policy(record: &ArmRecord) -> Option<reference_api::Policy> {
+    match (record.lease_bound, &record.policy) {
+        (Some(bound), Some(reference_api::Policy::FixedWindow { window_us, .. })) => {
+            Some(reference_api::Policy::FixedWindow {
+                limit: bound,
+                window_us: *window_us,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The faults' windows that were applied (µs), for the phases.
+fn fault_windows(record: &ArmRecord) -> Vec<(i64, i64)> {
+    record
+        .faults
+        .iter()
+        .filter(|f| f.applied)
+        .map(|f| (f.from_us as i64, f.to_us as i64))
+        .collect()
 }
 
 /// A run folder finished: its summary, and the first file that could not

@@ -64,17 +64,60 @@ impl Encoder {
             Some(&id) => id,
             None => {
                 let id = self.keys.len() as u32;
-                let bytes = e.key.as_bytes();
-                let len = u16::try_from(bytes.len()).map_err(|_| {
-                    std::io::Error::new(Io::InvalidInput, "a key longer than 65535 bytes")
-                })?;
-                out.write_all(&[KEY])?;
-                out.write_all(&len.to_le_bytes())?;
-                out.write_all(bytes)?;
+                key_record(out, &e.key)?;
                 self.keys.insert(e.key.clone(), id);
                 id
             }
         };
+        event_record(out, key, e)
+    }
+}
+
+/// Writes the records of another trace's events, whose keys that trace
+/// numbered (`Record`): each key is named the first time it comes, and
+/// numbered anew in this one (a trace split by key, `analyze::spill`).
+#[derive(Default)]
+pub struct Renumbering {
+    /// The other trace's number of each key written, and its number here.
+    keys: HashMap<u32, u32>,
+}
+
+impl Renumbering {
+    /// Writes event `e` of key `key` (named `name`) of the other trace;
+    /// its `key` field is not read.
+    pub fn write(
+        &mut self,
+        out: &mut impl Write,
+        key: u32,
+        name: &str,
+        e: &Event,
+    ) -> std::io::Result<()> {
+        let id = match self.keys.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.keys.len() as u32;
+                key_record(out, name)?;
+                self.keys.insert(key, id);
+                id
+            }
+        };
+        event_record(out, id, e)
+    }
+}
+
+/// A `K` record: a key's name.
+fn key_record(out: &mut impl Write, name: &str) -> std::io::Result<()> {
+    let bytes = name.as_bytes();
+    let len = u16::try_from(bytes.len())
+        .map_err(|_| std::io::Error::new(Io::InvalidInput, "a key longer than 65535 bytes"))?;
+    out.write_all(&[KEY])?;
+    out.write_all(&len.to_le_bytes())?;
+    out.write_all(bytes)
+}
+
+/// An `E` record: event `e` of the key numbered `key`.
+fn event_record(out: &mut impl Write, key: u32, e: &Event) -> std::io::Result<()> {
+    {
         let mut buf = [0u8; 1 + FIXED + 5 * 8 + 2 + RETRIED + AGENT];
         buf[0] = EVENT;
         buf[1..9].copy_from_slice(&e.seq.to_le_bytes());

@@ -2,7 +2,8 @@
 //! shards, on as many machines, add up to exactly the report of judging
 //! them at once — summary.json byte for byte, the same gate — on a run
 //! with violations and their witnesses, false rejects across a fault's
-//! phases, and a leased arm judged against its bound too.
+//! phases, and a leased arm judged against its bound too; and so does a
+//! trace judged from spill traces when it does not fit in memory.
 
 use crate::common::{self, rlbench, text};
 use std::path::Path;
@@ -109,6 +110,32 @@ fn shards_add_up_to_exactly_the_whole_report() {
         );
         assert_eq!(text(&o.stdout), text(&whole.stdout), "{n} shards");
     }
+    // Too little memory for the trace: split to spill traces on disk and
+    // judged a shard at a time, to the same bytes; nothing left behind.
+    let spilled = std::process::Command::new(common::bin())
+        .args(["report", run_s])
+        .env("RLBENCH_JUDGE_MEMORY", "20000")
+        .env("RLBENCH_LOG", "info")
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(spilled.status.code(), whole.status.code());
+    let err = text(&spilled.stderr);
+    assert!(
+        err.contains("judged in ") && err.contains("shards spilled to disk"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(run.join("summary.json")).unwrap() == whole_summary,
+        "spilled: {}",
+        text(&std::fs::read(run.join("summary.json")).unwrap())
+    );
+    let left: Vec<String> = std::fs::read_dir(run.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("spill"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     // Every key in exactly one shard: the shards' keys add up to all.
     let keys: u64 = (0..5)
         .map(|i| {
