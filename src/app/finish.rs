@@ -143,7 +143,7 @@ pub(crate) fn analyze_arm(
 fn spill_shards(folder: &RunFolder, record: &ArmRecord) -> Option<u32> {
     let path = folder.events(&record.name);
     // Binary traces only (a CSV trace predates them, and is small).
-    if path.extension().is_none_or(|x| x != "trace") {
+    if path.extension().map_or(true, |x| x != "trace") {
         return None;
     }
     // Its event count as sealed, else about 50 bytes an event.
