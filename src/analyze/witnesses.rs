@@ -62,6 +62,17 @@ impl Picker {
         }
     }
 
+    /// An empty picker that keeps what this one does (for keys judged
+    /// elsewhere, whose witnesses it will absorb).
+    pub(crate) fn like(&self) -> Self {
+        Picker {
+            limit: self.limit,
+            key: self.key.clone(),
+            earliest: Vec::new(),
+            largest: Vec::new(),
+        }
+    }
+
     /// Keeps only `key`'s witnesses.
     pub(crate) fn for_key(mut self, key: Option<String>) -> Self {
         self.key = key;

@@ -75,7 +75,7 @@ pub(crate) fn analyze_arm(
     let keys = match keys {
         ArmKeys::All => match spill_shards(folder, record) {
             Some(of) => {
-                spilled = judge_spilled(folder, record, of)?;
+                spilled = judge_spilled(folder, record, of, &picker)?;
                 ArmKeys::Judged {
                     judgments: &spilled.0,
                     lease: spilled.1.as_ref(),
@@ -155,12 +155,14 @@ fn spill_shards(folder: &RunFolder, record: &ArmRecord) -> Option<u32> {
     (of > 1).then_some(of)
 }
 
-/// The arm's keys judged from `of` spill traces, one at a time: their
-/// judgments, of the policy and of the lease bound, added up.
+/// The arm's keys judged from `of` spill traces, one at a time, keeping
+/// the witnesses `picker` would: their judgments, of the policy and of the
+/// lease bound, added up.
 fn judge_spilled(
     folder: &RunFolder,
     record: &ArmRecord,
     of: u32,
+    picker: &Picker,
 ) -> Result<(Judgments, Option<Judgments>), EventsError> {
     let spilled = spill::split(&folder.events(&record.name), record.trace_check(), of)?;
     tracing::info!(
@@ -199,11 +201,7 @@ fn judge_spilled(
                 })
             };
         let faults = fault_windows(record);
-        sum.add(&judge(
-            record.policy.as_ref(),
-            Picker::new(record.witnesses),
-            &faults,
-        )?);
+        sum.add(&judge(record.policy.as_ref(), picker.like(), &faults)?);
         if let (Some(policy), Some(l)) = (&relaxed, lease.as_mut()) {
             l.add(&judge(Some(policy), Picker::new(0), &[])?);
         }

@@ -136,6 +136,24 @@ fn shards_add_up_to_exactly_the_whole_report() {
         .filter(|n| n.contains("spill"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // `explain` of one key, spilled or not: the same proofs.
+    let explain = |memory: Option<&str>| {
+        let mut cmd = std::process::Command::new(common::bin());
+        cmd.args(["explain", run_s, "--arm", "local", "--key", "customer-0003"])
+            .current_dir(d);
+        if let Some(m) = memory {
+            cmd.env("RLBENCH_JUDGE_MEMORY", m);
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let whole_explained = explain(None);
+    assert!(
+        whole_explained.contains("customer-0003"),
+        "{whole_explained}"
+    );
+    assert_eq!(explain(Some("20000")), whole_explained);
     // Every key in exactly one shard: the shards' keys add up to all.
     let keys: u64 = (0..5)
         .map(|i| {
