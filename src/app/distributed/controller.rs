@@ -181,12 +181,7 @@ impl Controller {
                 .del(&stream)
                 .await
                 .map_err(failed("clearing a stream"))?;
-            let _: () = self
-                .conn
-                .rpush(
-                    protocol::inbox(&a.name),
-                    serde_json::to_string(&work).unwrap_or_default(),
-                )
+            tell(&mut self.conn, &a.name, &work)
                 .await
                 .map_err(failed("handing out work"))?;
             streams.push(stream);
@@ -257,12 +252,7 @@ impl Controller {
                 at_us,
                 phase_us,
             };
-            let _: () = self
-                .conn
-                .rpush(
-                    protocol::inbox(&a.name),
-                    serde_json::to_string(&go).unwrap_or_default(),
-                )
+            tell(&mut self.conn, &a.name, &go)
                 .await
                 .map_err(failed("starting the agents"))?;
         }
@@ -514,13 +504,7 @@ impl Controller {
                 run: self.run.clone(),
                 arm: arm.to_string(),
             };
-            let _: redis::RedisResult<()> = self
-                .conn
-                .rpush(
-                    protocol::inbox(&a.name),
-                    serde_json::to_string(&stop).unwrap_or_default(),
-                )
-                .await;
+            let _ = tell(&mut self.conn, &a.name, &stop).await;
         }
     }
 
@@ -530,13 +514,7 @@ impl Controller {
             let bye = ToAgent::Bye {
                 run: self.run.clone(),
             };
-            let _: redis::RedisResult<()> = self
-                .conn
-                .rpush(
-                    protocol::inbox(&a.name),
-                    serde_json::to_string(&bye).unwrap_or_default(),
-                )
-                .await;
+            let _ = tell(&mut self.conn, &a.name, &bye).await;
         }
     }
 
@@ -567,4 +545,17 @@ impl Controller {
         }
         Ok(())
     }
+}
+
+/// Puts a message in an agent's inbox.
+async fn tell(
+    conn: &mut MultiplexedConnection,
+    agent: &str,
+    message: &ToAgent,
+) -> redis::RedisResult<()> {
+    conn.rpush(
+        protocol::inbox(agent),
+        serde_json::to_string(message).unwrap_or_default(),
+    )
+    .await
 }
