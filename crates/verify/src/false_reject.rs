@@ -155,9 +155,9 @@ pub(crate) fn proof(
 
 fn sorted_ends(admits: &[Item]) -> (Vec<i64>, Vec<i64>) {
     let mut sents: Vec<i64> = admits.iter().map(|a| a.x).collect();
-    sents.sort_unstable();
+    sents.sort();
     let mut lasts: Vec<i64> = admits.iter().map(|a| a.y).collect();
-    lasts.sort_unstable();
+    lasts.sort();
     (sents, lasts)
 }
 
@@ -283,13 +283,13 @@ impl Bucket {
         let admits = &self.after_start(admits);
         let origin = self.origin(admits, rejects);
         let mut sents: Vec<i64> = admits.iter().map(|a| a.x).collect();
-        sents.sort_unstable();
+        sents.sort();
         let mut settles: Vec<i64> = admits
             .iter()
             .map(|a| a.y.saturating_add(self.slack))
             .filter(|&y| y != i64::MAX)
             .collect();
-        settles.sort_unstable();
+        settles.sort();
         let mut order: Vec<usize> = (0..rejects.len()).collect();
         order.sort_by_key(|&i| self.tau(&rejects[i], origin));
         let mut tokens = self.full - self.at_start();
@@ -330,12 +330,12 @@ impl Bucket {
             .filter(|a| a.x <= t)
             .map(|a| a.y.saturating_add(self.slack))
             .collect();
-        lasts.sort_unstable();
+        lasts.sort();
         let mut cands: Vec<i64> = std::iter::once(origin)
             .chain(lasts.iter().copied().filter(|&y| y <= t))
             .chain(std::iter::once(t))
             .collect();
-        cands.sort_unstable();
+        cands.sort();
         cands.dedup();
         let (mut from, mut best) = (origin, i128::MIN);
         for s in cands {

@@ -3,16 +3,20 @@
 
 pub(crate) struct Fenwick {
     tree: Vec<i64>,
+    /// The sum over every position.
+    total: i64,
 }
 
 impl Fenwick {
     pub(crate) fn new(n: usize) -> Self {
         Fenwick {
             tree: vec![0; n + 1],
+            total: 0,
         }
     }
 
     pub(crate) fn add(&mut self, pos: usize, delta: i64) {
+        self.total += delta;
         let mut i = pos + 1;
         while i < self.tree.len() {
             self.tree[i] += delta;
@@ -33,7 +37,7 @@ impl Fenwick {
 
     /// Sum over positions `start..`.
     pub(crate) fn suffix(&self, start: usize) -> i64 {
-        self.prefix(self.tree.len() - 1) - self.prefix(start)
+        self.total - self.prefix(start)
     }
 }
 
@@ -53,5 +57,6 @@ mod tests {
             assert_eq!(f.prefix(k), plain[..k].iter().sum::<i64>(), "prefix {k}");
             assert_eq!(f.suffix(k), plain[k..].iter().sum::<i64>(), "suffix {k}");
         }
+        assert_eq!(f.suffix(0), plain.iter().sum::<i64>());
     }
 }

@@ -22,6 +22,7 @@ mod false_reject;
 mod fenwick;
 mod grid;
 mod ideal;
+mod positions;
 mod remaining;
 mod removal;
 mod rules;
@@ -286,7 +287,7 @@ pub fn judge_key(
     let (judged, judged_at) = rejects(requests, &rules, opts);
     let swapped: Vec<Item> = admits.iter().map(|i| Item { x: i.y, y: i.x }).collect();
     let mut sends: Vec<i64> = requests.iter().map(|o| o.sent).collect();
-    sends.sort_unstable();
+    sends.sort();
     let (peak_limit, peak_span) = rules.peak;
     let peak = removal::peak(&admits, peak_span, opts.slack_us);
     let admitted = admits.len() as u64;

@@ -17,8 +17,8 @@
 //! never worse than dropping another — the classic exchange argument.
 
 use super::fenwick::Fenwick;
+use super::positions::{Below, Positions};
 use super::segtree::MaxTree;
-use std::collections::BTreeSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Item {
@@ -47,6 +47,9 @@ pub(crate) enum Bound {
 /// Leaves of items not (or no longer) kept sit this far below any real value.
 const NEG: i128 = -(1i128 << 100);
 
+/// The items by `x`: each item's position is its place in `(x, index)`
+/// order, so the kept item with the largest `x` (the latest of equals) is
+/// the kept one at the last position.
 struct Index {
     /// `x` of every item, ascending.
     xs: Vec<i64>,
@@ -58,22 +61,21 @@ struct Index {
 
 impl Index {
     fn new(items: &[Item]) -> Self {
-        let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by_key(|&i| (items[i].x, i));
+        let mut order: Vec<(i64, usize)> =
+            items.iter().enumerate().map(|(i, it)| (it.x, i)).collect();
+        // Stable, by x: equals stay in index order. (A key's requests come
+        // nearly in order; the stable sort runs through sorted stretches
+        // in one pass where an unstable one partitions them again.)
+        order.sort_by_key(|&(x, _)| x);
         let mut pos = vec![0; items.len()];
-        for (p, &i) in order.iter().enumerate() {
+        for (p, &(_, i)) in order.iter().enumerate() {
             pos[i] = p;
         }
         Index {
-            xs: order.iter().map(|&i| items[i].x).collect(),
+            xs: order.iter().map(|&(x, _)| x).collect(),
             pos,
-            at: order,
+            at: order.into_iter().map(|(_, i)| i).collect(),
         }
-    }
-
-    /// First position with `x >= v`.
-    fn at_least(&self, v: i64) -> usize {
-        self.xs.partition_point(|&x| x < v)
     }
 
     /// First position with `x > v`.
@@ -82,9 +84,39 @@ impl Index {
     }
 }
 
-fn order_by_y(items: &[Item]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| (items[i].y, items[i].x, i));
+/// A position in `xs` that only moves right, for thresholds that only
+/// grow (items are taken in order of `y`, so the right end of every set
+/// looked at never moves left): each step is amortized O(1), where a
+/// binary search per item costs O(log n).
+#[derive(Default)]
+struct Cursor(usize);
+
+impl Cursor {
+    /// The first position with `x >= v` (`v` at least the last one asked).
+    fn at_least(&mut self, xs: &[i64], v: i64) -> usize {
+        while self.0 < xs.len() && xs[self.0] < v {
+            self.0 += 1;
+        }
+        self.0
+    }
+
+    /// The first position with `x > v` (`v` at least the last one asked).
+    fn above(&mut self, xs: &[i64], v: i64) -> usize {
+        while self.0 < xs.len() && xs[self.0] <= v {
+            self.0 += 1;
+        }
+        self.0
+    }
+}
+
+/// The items as `(y, x, index)`, in order of `y` (then `x`, then index).
+fn by_y(items: &[Item]) -> Vec<(i64, i64, usize)> {
+    let mut order: Vec<(i64, i64, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (it.y, it.x, i))
+        .collect();
+    order.sort_unstable();
     order
 }
 
@@ -123,10 +155,12 @@ fn run(items: &[Item], bound: Bound, slack: i64, mut breaks: Option<&mut Breaks>
     }
     let n = items.len();
     let index = Index::new(items);
-    let mut counts = Fenwick::new(n);
+    // The kept items, by position; how many lie below the place sets
+    // are counted from.
+    let mut kept = Positions::new(n);
+    let mut below = Below::default();
     // Every item seen so far, dropped or not (only for witnesses).
     let mut seen = Fenwick::new(if breaks.is_some() { n } else { 0 });
-    let mut kept: BTreeSet<(i64, usize)> = BTreeSet::new();
     // Linear bounds: leaf p holds C(p)·per + x_p·count, where C(p) counts
     // kept items with x ≥ x_p; a set anchored at x_p breaks the bound when
     // that exceeds burst·per + (max y + slack)·count.
@@ -135,53 +169,57 @@ fn run(items: &[Item], bound: Bound, slack: i64, mut breaks: Option<&mut Breaks>
         Bound::Window { .. } => None,
     };
     let mut removed = 0;
-    let change = |tree: &mut Option<MaxTree>, counts: &mut Fenwick, x: i64, p: usize, sign: i64| {
-        counts.add(p, sign);
+    let change = |tree: &mut Option<MaxTree>, p: usize, sign: i128| {
         if let (Some(t), Bound::Linear { count, per, .. }) = (tree.as_mut(), bound) {
-            let sign = sign as i128;
+            let x = index.xs[p];
             t.add(0, index.above(x), sign * per as i128);
             t.add(p, p + 1, sign * (x as i128 * count as i128 - NEG));
         }
     };
-    for j in order_by_y(items) {
-        let Item { x, y } = items[j];
+    // Where the sets looked at start: each threshold below only grows.
+    let (mut start, mut zero, mut from) = (Cursor::default(), Cursor::default(), Cursor::default());
+    for (y, _, j) in by_y(items) {
         let p = index.pos[j];
-        change(&mut tree, &mut counts, x, p, 1);
-        kept.insert((x, p));
+        kept.insert(p);
+        below.inserted(p);
+        change(&mut tree, p, 1);
         if breaks.is_some() {
             seen.add(p, 1);
         }
         let right = y.saturating_add(slack);
+        // Window: sets from the first x the window reaches back to.
+        // Linear: anchors at or right of `right` span 0 (at most `burst`);
+        // anchors from `from` on are in reach of `max_span`.
+        let (edge, from) = match bound {
+            Bound::Window {
+                span, inclusive, ..
+            } => (
+                if inclusive {
+                    start.at_least(&index.xs, right - span)
+                } else {
+                    start.above(&index.xs, right - span)
+                },
+                0,
+            ),
+            Bound::Linear { max_span, .. } => (
+                zero.at_least(&index.xs, right),
+                max_span.map_or(0, |m| from.at_least(&index.xs, right - m)),
+            ),
+        };
         loop {
+            // Kept items from the edge on.
+            let inside = below.from(&kept, edge) as u64;
             // The position of the broken set's anchor (its smallest x).
             let broken: Option<usize> = match bound {
-                Bound::Window {
-                    limit,
-                    span,
-                    inclusive,
-                } => {
-                    let start = if inclusive {
-                        index.at_least(right - span)
-                    } else {
-                        index.above(right - span)
-                    };
-                    (counts.suffix(start) as u64 > limit).then_some(start)
-                }
+                Bound::Window { limit, .. } => (inside > limit).then_some(edge),
                 Bound::Linear {
-                    burst,
-                    count,
-                    per,
-                    max_span,
+                    burst, count, per, ..
                 } => {
-                    // Anchors at or right of `right` span 0: at most `burst`.
-                    let zero = index.at_least(right);
-                    let over_burst = counts.suffix(zero) as u64 > burst;
-                    let from = max_span.map_or(0, |m| index.at_least(right - m));
                     let allowed = burst as i128 * per as i128 + right as i128 * count as i128;
                     let over_rate = tree
                         .as_ref()
-                        .and_then(|t| t.first_above(from, zero, allowed));
-                    over_rate.or(over_burst.then_some(zero))
+                        .and_then(|t| t.first_above(from, edge, allowed));
+                    over_rate.or((inside > burst).then_some(edge))
                 }
             };
             let Some(anchor) = broken else {
@@ -190,10 +228,13 @@ fn run(items: &[Item], bound: Bound, slack: i64, mut breaks: Option<&mut Breaks>
             if let Some(b) = breaks.as_deref_mut() {
                 note(b, &index, &kept, &seen, anchor);
             }
-            let Some((dx, dp)) = kept.pop_last() else {
+            // Drop the kept item with the largest x: the last kept position.
+            let Some(last) = kept.last() else {
                 break;
             };
-            change(&mut tree, &mut counts, dx, dp, -1);
+            kept.remove(last);
+            below.removed(last);
+            change(&mut tree, last, -1);
             removed += 1;
         }
     }
@@ -202,22 +243,17 @@ fn run(items: &[Item], bound: Bound, slack: i64, mut breaks: Option<&mut Breaks>
 
 /// Keeps the break anchored at position `anchor` if it is the first or the
 /// largest so far.
-fn note(
-    breaks: &mut Breaks,
-    index: &Index,
-    kept: &BTreeSet<(i64, usize)>,
-    seen: &Fenwick,
-    anchor: usize,
-) {
+fn note(breaks: &mut Breaks, index: &Index, kept: &Positions, seen: &Fenwick, anchor: usize) {
     let all = seen.suffix(anchor) as u64;
     let first = breaks.first.is_none();
     if !first && breaks.largest.as_ref().is_some_and(|b| b.all >= all) {
         return;
     }
-    let mut members: Vec<usize> = kept
-        .range((index.xs[anchor], 0)..)
-        .map(|&(_, p)| index.at[p])
-        .collect();
+    // The kept items at positions from the anchor on.
+    let mut members: Vec<usize> =
+        std::iter::successors(kept.next_from(anchor), |&p| kept.next_from(p + 1))
+            .map(|p| index.at[p])
+            .collect();
     members.sort_unstable();
     let b = Break { members, all };
     if first {
@@ -232,12 +268,16 @@ pub(crate) fn peak(items: &[Item], span: i64, slack: i64) -> u64 {
         return 0;
     }
     let index = Index::new(items);
-    let mut counts = Fenwick::new(items.len());
+    let mut seen = Positions::new(items.len());
+    let (mut start, mut below) = (Cursor::default(), Below::default());
     let mut best = 0;
-    for j in order_by_y(items) {
-        counts.add(index.pos[j], 1);
-        let right = items[j].y.saturating_add(slack);
-        best = best.max(counts.suffix(index.above(right - span)) as u64);
+    for (y, _, j) in by_y(items) {
+        let p = index.pos[j];
+        seen.insert(p);
+        below.inserted(p);
+        let right = y.saturating_add(slack);
+        let edge = start.above(&index.xs, right - span);
+        best = best.max(below.from(&seen, edge) as u64);
     }
     best
 }

@@ -219,3 +219,134 @@ fn agrees_with_brute_force_on_random_traces() {
         }
     }
 }
+
+/// The engine as first written (a kept set in a `BTreeSet`, binary
+/// searches for every threshold): the faster one must find the same
+/// count and the same witnesses, item for item.
+fn first_written(items: &[Item], bound: Bound, slack: i64) -> (u64, Breaks) {
+    use std::collections::BTreeSet;
+    let mut breaks = Breaks::default();
+    if items.is_empty() {
+        return (0, breaks);
+    }
+    let n = items.len();
+    let index = Index::new(items);
+    let at_least = |v: i64| index.xs.partition_point(|&x| x < v);
+    let mut counts = Fenwick::new(n);
+    let mut seen = Fenwick::new(n);
+    let mut kept: BTreeSet<(i64, usize)> = BTreeSet::new();
+    let mut tree = MaxTree::new(n, NEG);
+    let mut removed = 0;
+    let change = |tree: &mut MaxTree, counts: &mut Fenwick, x: i64, p: usize, sign: i64| {
+        counts.add(p, sign);
+        if let Bound::Linear { count, per, .. } = bound {
+            let sign = sign as i128;
+            tree.add(0, index.above(x), sign * per as i128);
+            tree.add(p, p + 1, sign * (x as i128 * count as i128 - NEG));
+        }
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (items[i].y, items[i].x, i));
+    for j in order {
+        let Item { x, y } = items[j];
+        let p = index.pos[j];
+        change(&mut tree, &mut counts, x, p, 1);
+        kept.insert((x, p));
+        seen.add(p, 1);
+        let right = y.saturating_add(slack);
+        loop {
+            let broken = match bound {
+                Bound::Window {
+                    limit,
+                    span,
+                    inclusive,
+                } => {
+                    let start = if inclusive {
+                        at_least(right - span)
+                    } else {
+                        index.above(right - span)
+                    };
+                    (counts.suffix(start) as u64 > limit).then_some(start)
+                }
+                Bound::Linear {
+                    burst,
+                    count,
+                    per,
+                    max_span,
+                } => {
+                    let zero = at_least(right);
+                    let over_burst = counts.suffix(zero) as u64 > burst;
+                    let from = max_span.map_or(0, |m| at_least(right - m));
+                    let allowed = burst as i128 * per as i128 + right as i128 * count as i128;
+                    tree.first_above(from, zero, allowed)
+                        .or(over_burst.then_some(zero))
+                }
+            };
+            let Some(anchor) = broken else { break };
+            let all = seen.suffix(anchor) as u64;
+            let first = breaks.first.is_none();
+            if first || breaks.largest.as_ref().is_some_and(|b| b.all < all) {
+                let mut members: Vec<usize> = kept
+                    .range((index.xs[anchor], 0)..)
+                    .map(|&(_, p)| index.at[p])
+                    .collect();
+                members.sort_unstable();
+                let b = Break { members, all };
+                if first {
+                    breaks.first = Some(b.clone());
+                }
+                breaks.largest = Some(b);
+            }
+            let Some((dx, dp)) = kept.pop_last() else {
+                break;
+            };
+            change(&mut tree, &mut counts, dx, dp, -1);
+            removed += 1;
+        }
+    }
+    (removed, breaks)
+}
+
+#[test]
+fn finds_what_the_first_engine_found_on_long_random_traces() {
+    let mut rng = SmallRng::seed_from_u64(7);
+    for round in 0..300 {
+        let n = rng.random_range(1..=400);
+        let swapped = round % 2 == 1;
+        // Many ties (times on a coarse grid) and some long intervals.
+        let t: Vec<Item> = (0..n)
+            .map(|_| {
+                let s = rng.random_range(0..2_000) / rng.random_range(1..4) * 3;
+                let d = s + if rng.random_bool(0.1) {
+                    rng.random_range(0..500)
+                } else {
+                    rng.random_range(0..20)
+                };
+                if swapped {
+                    Item { x: d, y: s }
+                } else {
+                    Item { x: s, y: d }
+                }
+            })
+            .collect();
+        let bounds = [
+            Bound::Window {
+                limit: rng.random_range(1..20),
+                span: rng.random_range(1..300),
+                inclusive: round % 3 == 0,
+            },
+            Bound::Linear {
+                burst: rng.random_range(1..20),
+                count: rng.random_range(0..4),
+                per: rng.random_range(1..60),
+                max_span: rng.random_bool(0.5).then(|| rng.random_range(0..300)),
+            },
+        ];
+        let slack = rng.random_range(0..10);
+        for bound in bounds {
+            let want = first_written(&t, bound, slack);
+            assert_eq!(witnessed(&t, bound, slack), want, "round {round} {bound:?}");
+            assert_eq!(min_removals(&t, bound, slack), want.0, "round {round}");
+        }
+    }
+}
