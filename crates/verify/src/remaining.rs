@@ -64,27 +64,35 @@ pub fn remaining_against_admits(
             _ => o.done,
         });
     }
-    sents.sort_unstable();
-    lasts.sort_unstable();
+    sents.sort();
+    lasts.sort();
+    // Per witness A: the requests surely decided before A was sent (less
+    // the slack), which cannot have used A's remaining up.
+    let witnesses: Vec<(Obs, u64, usize)> = witnesses
+        .into_iter()
+        .map(|(a, promised)| {
+            let excluded = lasts.partition_point(|&d| d < a.sent.saturating_sub(slack));
+            (a, promised, excluded)
+        })
+        .collect();
     for b in obs.iter().filter(|o| o.decided == Decided::Rejected) {
         // Witnesses decided surely before B, by more than the slack.
-        let before = witnesses.partition_point(|(w, _)| w.done.saturating_add(slack) < b.sent);
+        let before = witnesses.partition_point(|(w, _, _)| w.done.saturating_add(slack) < b.sent);
         if before == 0 {
             continue;
         }
         out.checked += 1;
+        // Requests sent before B was done (plus slack).
+        let sent_before_b = sents.partition_point(|&s| s < b.done.saturating_add(slack));
         let contradiction = witnesses[before.saturating_sub(WITNESSES)..before]
             .iter()
             .rev()
-            .find_map(|&(a, promised)| {
+            .find_map(|&(a, promised, excluded)| {
                 // Possibly between A's decision and B's: sent before B was
                 // done (plus slack), and not surely decided before A was
                 // sent (less slack). A's own admit is in its remaining.
-                let excluded = lasts.partition_point(|&d| d < a.sent.saturating_sub(slack));
                 let own = a.decided == Decided::Admitted;
-                let maybe = (sents.partition_point(|&s| s < b.done.saturating_add(slack))
-                    - excluded)
-                    .saturating_sub(usize::from(own));
+                let maybe = (sent_before_b - excluded).saturating_sub(usize::from(own));
                 (promised > maybe as u64).then_some((a, promised, maybe))
             });
         if let Some((a, promised, maybe)) = contradiction {
