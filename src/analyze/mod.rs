@@ -174,72 +174,74 @@ pub(crate) fn analyze(
     // more than the rest of the count), any other in a map.
     let mut statuses = StatusCounts::default();
     let mut error_statuses = StatusCounts::default();
-    for record in events::read::records(events_path, check)? {
-        let (key, e) = match record? {
-            Record::Key(name) => {
-                taken.push(match keys {
-                    Keys::All => true,
-                    Keys::Shard(shard) => shard.holds(&name),
-                    Keys::Judged(_) => false,
-                });
-                names.push(name);
-                traces.push(KeyTrace::default());
-                continue;
+    for batch in events::read::batches(events_path, check)? {
+        for record in &batch? {
+            let (key, e) = match record {
+                Record::Key(name) => {
+                    taken.push(match keys {
+                        Keys::All => true,
+                        Keys::Shard(shard) => shard.holds(name),
+                        Keys::Judged(_) => false,
+                    });
+                    names.push(name.clone());
+                    traces.push(KeyTrace::default());
+                    continue;
+                }
+                Record::Event(key, e) => (*key as usize, e),
+            };
+            counts.add(e.outcome);
+            tries.add(e);
+            if let Some(kind) = e.error {
+                *errors_by_kind.entry(kind).or_insert(0) += 1;
             }
-            Record::Event(key, e) => (key as usize, e),
-        };
-        counts.add(e.outcome);
-        tries.add(&e);
-        if let Some(kind) = e.error {
-            *errors_by_kind.entry(kind).or_insert(0) += 1;
-        }
-        if e.status != 0 {
-            statuses.add(e.status);
-            if e.outcome == Outcome::Error {
-                error_statuses.add(e.status);
+            if e.status != 0 {
+                statuses.add(e.status);
+                if e.outcome == Outcome::Error {
+                    error_statuses.add(e.status);
+                }
             }
-        }
-        let r = e.replica as usize;
-        if r >= per_replica.len() {
-            per_replica.resize(r + 1, Counts::default());
-            per_replica_histograms.resize_with(r + 1, Histograms::new);
-        }
-        per_replica[r].add(e.outcome);
-        per_replica_histograms[r].record(&e);
-        lag.saturating_record(e.lag_us().max(1));
-        let a = e.agent as usize;
-        if a >= per_agent.len() && !agents.is_empty() {
-            per_agent.resize(a + 1, AgentFigures::default());
-            agent_lags.resize_with(a + 1, histogram);
-        }
-        if let Some(f) = per_agent.get_mut(a) {
-            f.counts.add(e.outcome);
-            if f.counts.sent == 1 || e.intended_us < f.first_intended_us {
-                f.first_intended_us = e.intended_us;
+            let r = e.replica as usize;
+            if r >= per_replica.len() {
+                per_replica.resize(r + 1, Counts::default());
+                per_replica_histograms.resize_with(r + 1, Histograms::new);
             }
-            f.last_sent_us = f.last_sent_us.max(e.sent_us);
-            agent_lags[a].saturating_record(e.lag_us().max(1));
-        }
-        phases.record(&e);
-        headers.add(&e);
-        let decided = match e.outcome {
-            Outcome::Admitted => Decided::Admitted,
-            Outcome::Rejected => Decided::Rejected,
-            Outcome::Error | Outcome::Timeout => Decided::Unknown,
-        };
-        let trace = traces
-            .get_mut(key)
-            .ok_or_else(|| crate::events::EventsError::Damaged {
-                path: events_path.to_path_buf(),
-                place: crate::events::Place::Whole,
-                flaw: crate::events::Flaw::UndefinedKey,
-            })?;
-        if taken[key] {
-            trace.add(
-                &e,
-                decided,
-                agents.get(e.agent as usize).copied().unwrap_or(0),
-            );
+            per_replica[r].add(e.outcome);
+            per_replica_histograms[r].record(e);
+            lag.saturating_record(e.lag_us().max(1));
+            let a = e.agent as usize;
+            if a >= per_agent.len() && !agents.is_empty() {
+                per_agent.resize(a + 1, AgentFigures::default());
+                agent_lags.resize_with(a + 1, histogram);
+            }
+            if let Some(f) = per_agent.get_mut(a) {
+                f.counts.add(e.outcome);
+                if f.counts.sent == 1 || e.intended_us < f.first_intended_us {
+                    f.first_intended_us = e.intended_us;
+                }
+                f.last_sent_us = f.last_sent_us.max(e.sent_us);
+                agent_lags[a].saturating_record(e.lag_us().max(1));
+            }
+            phases.record(e);
+            headers.add(e);
+            let decided = match e.outcome {
+                Outcome::Admitted => Decided::Admitted,
+                Outcome::Rejected => Decided::Rejected,
+                Outcome::Error | Outcome::Timeout => Decided::Unknown,
+            };
+            let trace = traces
+                .get_mut(key)
+                .ok_or_else(|| crate::events::EventsError::Damaged {
+                    path: events_path.to_path_buf(),
+                    place: crate::events::Place::Whole,
+                    flaw: crate::events::Flaw::UndefinedKey,
+                })?;
+            if taken[key] {
+                trace.add(
+                    e,
+                    decided,
+                    agents.get(e.agent as usize).copied().unwrap_or(0),
+                );
+            }
         }
     }
     // Keys are judged apart, on every core; their results are taken in key
@@ -260,8 +262,9 @@ pub(crate) fn analyze(
         .map(|(key, trace)| {
             let obs = trace.obs();
             let mut remaining = verify::Remaining::default();
-            if !trace.witnesses.is_empty() {
-                verify::remaining_against_admits(key, &obs, &trace.witnesses, opts, &mut remaining);
+            let witnesses = trace.witnesses();
+            if !witnesses.is_empty() {
+                verify::remaining_against_admits(key, &obs, &witnesses, opts, &mut remaining);
             }
             let judged = policy.map(|p| {
                 let (verdict, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));

@@ -22,7 +22,7 @@ use super::advertised::Advertised;
 use super::integrity::{Check, Checker, Summing};
 use super::{ErrorKind, Event, EventsError, Flaw, Outcome, Place, RetryOf};
 use std::collections::HashMap;
-use std::io::{BufReader, ErrorKind as Io, Read, Write};
+use std::io::{ErrorKind as Io, Read, Write};
 use std::path::Path;
 
 /// The first bytes of every trace file: name and format version.
@@ -194,73 +194,229 @@ pub fn records(
     path: &Path,
     check: Check,
 ) -> Result<impl Iterator<Item = Result<Record, EventsError>>, EventsError> {
-    let file = std::fs::File::open(path).map_err(|source| EventsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut input = BufReader::with_capacity(1 << 20, Summing::new(file));
-    let mut magic = [0u8; 8];
-    if let Err(source) = input.read_exact(&mut magic) {
-        let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        return Err(EventsError::Short {
+    let mut decoder = Decoder::open(path, check)?;
+    Ok(std::iter::from_fn(move || {
+        decoder.next_record().transpose()
+    }))
+}
+
+/// The longest event record: tag, fixed part, five fields with the
+/// present and malformed bytes, the retry's link, the agent's index.
+const LONGEST: usize = 1 + FIXED + 5 * 8 + 2 + RETRIED + AGENT;
+/// How much of the file is read at a time.
+const CHUNK: usize = 1 << 20;
+
+/// Reads a trace's records out of large chunks of the file: each record
+/// is decoded from the bytes in place (no read call per field), and
+/// [`Decoder::fill`] puts a batch of them straight into a vector.
+pub struct Decoder {
+    input: Summing<std::fs::File>,
+    path: std::path::PathBuf,
+    check: Check,
+    checker: Checker,
+    /// The chunk read; `buf[start..]` not decoded yet.
+    buf: Vec<u8>,
+    start: usize,
+    /// Where `buf[start]` is in the file.
+    offset: u64,
+    /// The file has no more bytes than `buf` holds.
+    eof: bool,
+    keys: u32,
+    done: bool,
+}
+
+/// Why no record was decoded.
+enum Stop {
+    /// The file ends before the record does.
+    Cut,
+    Flaw(Flaw),
+}
+
+impl From<Flaw> for Stop {
+    fn from(flaw: Flaw) -> Self {
+        Stop::Flaw(flaw)
+    }
+}
+
+impl Decoder {
+    /// Opens a trace and checks its first bytes.
+    pub fn open(path: &Path, check: Check) -> Result<Self, EventsError> {
+        let file = std::fs::File::open(path).map_err(|source| EventsError::Read {
             path: path.to_path_buf(),
-            size,
+            source,
+        })?;
+        let mut decoder = Decoder {
+            input: Summing::new(file),
+            path: path.to_path_buf(),
+            check,
+            checker: Checker::default(),
+            buf: Vec::with_capacity(CHUNK),
+            start: 0,
+            offset: 0,
+            eof: false,
+            keys: 0,
+            done: false,
+        };
+        let short = |source| EventsError::Short {
+            path: path.to_path_buf(),
+            size: std::fs::metadata(path).map_or(0, |m| m.len()),
             magic: MAGIC,
             source,
-        });
-    }
-    if &magic != MAGIC {
-        return Err(EventsError::NotTrace {
-            path: path.to_path_buf(),
-            magic: MAGIC,
-        });
-    }
-    let path = path.to_path_buf();
-    let mut offset = MAGIC.len() as u64;
-    let mut keys = 0u32;
-    let mut checker = Checker::default();
-    let mut done = false;
-    Ok(std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        let at = offset;
-        let damaged = |place: Place, flaw: Flaw| {
-            Some(Err(EventsError::Damaged {
-                path: path.clone(),
-                place,
-                flaw,
-            }))
         };
-        match next(&mut input, &mut keys, &mut offset) {
-            Ok(Some(record)) => {
-                if let Record::Event(_, e) = &record {
-                    if let Err(flaw) = checker.event(e) {
-                        done = true;
-                        return damaged(Place::Byte(at), flaw);
+        match decoder.ensure(MAGIC.len()) {
+            Ok(true) => {}
+            Ok(false) => return Err(short(std::io::Error::from(Io::UnexpectedEof))),
+            Err(source) => return Err(short(source)),
+        }
+        if &decoder.buf[..MAGIC.len()] != MAGIC {
+            return Err(EventsError::NotTrace {
+                path: path.to_path_buf(),
+                magic: MAGIC,
+            });
+        }
+        decoder.start = MAGIC.len();
+        decoder.offset = MAGIC.len() as u64;
+        Ok(decoder)
+    }
+
+    /// Makes `need` bytes from `start` on available; false when the file
+    /// ends first.
+    fn ensure(&mut self, need: usize) -> std::io::Result<bool> {
+        while self.buf.len() - self.start < need {
+            if self.eof {
+                return Ok(false);
+            }
+            // Keep what is left, at the front, and read behind it.
+            self.buf.drain(..self.start);
+            self.start = 0;
+            let have = self.buf.len();
+            self.buf.resize(have.max(need).max(CHUNK), 0);
+            let mut filled = have;
+            while filled < self.buf.len() {
+                match self.input.read(&mut self.buf[filled..]) {
+                    Ok(0) => {
+                        self.eof = true;
+                        break;
+                    }
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == Io::Interrupted => {}
+                    Err(e) => {
+                        self.buf.truncate(filled);
+                        return Err(e);
                     }
                 }
-                Some(Ok(record))
             }
+            self.buf.truncate(filled);
+        }
+        Ok(true)
+    }
+
+    /// The next record, or `None` at the end (a cut record when the
+    /// check allows an unfinished trace; the seal checked otherwise).
+    pub fn next_record(&mut self) -> Result<Option<Record>, EventsError> {
+        if self.done {
+            return Ok(None);
+        }
+        let at = self.offset;
+        let damaged = |path: &Path, place: Place, flaw: Flaw| EventsError::Damaged {
+            path: path.to_path_buf(),
+            place,
+            flaw,
+        };
+        match self.decode() {
+            Ok(Some(record)) => Ok(Some(record)),
             Ok(None) => {
-                done = true;
-                let crc = input.get_ref().crc32();
-                match checker.end(check.seal, Some(crc)) {
-                    Ok(()) => None,
-                    Err(flaw) => damaged(Place::Whole, flaw),
-                }
+                self.done = true;
+                let crc = self.input.crc32();
+                self.checker
+                    .end(self.check.seal, Some(crc))
+                    .map(|()| None)
+                    .map_err(|flaw| damaged(&self.path, Place::Whole, flaw))
             }
             // What a kill leaves: the last record half written.
-            Err(Flaw::Cut(_)) if check.unfinished => {
-                done = true;
-                None
+            Err(Stop::Cut) if self.check.unfinished => {
+                self.done = true;
+                Ok(None)
             }
-            Err(flaw) => {
-                done = true;
-                damaged(Place::Byte(at), flaw)
+            Err(Stop::Cut) => {
+                self.done = true;
+                let flaw = Flaw::Cut("the file ends inside it".into());
+                Err(damaged(&self.path, Place::Byte(at), flaw))
+            }
+            Err(Stop::Flaw(flaw)) => {
+                self.done = true;
+                Err(damaged(&self.path, Place::Byte(at), flaw))
             }
         }
-    }))
+    }
+
+    /// Puts up to `most` records into `out`; false once the trace ended.
+    pub fn fill(&mut self, out: &mut Vec<Record>, most: usize) -> Result<bool, EventsError> {
+        for _ in 0..most {
+            match self.next_record()? {
+                Some(record) => out.push(record),
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    /// The record at `start`, checked; `None` at a clean end.
+    fn decode(&mut self) -> Result<Option<Record>, Stop> {
+        let unreadable = |e: std::io::Error| Stop::Flaw(Flaw::Unreadable(e.to_string()));
+        if !self.ensure(1).map_err(unreadable)? {
+            return Ok(None);
+        }
+        match self.buf[self.start] {
+            KEY => {
+                if !self.ensure(3).map_err(unreadable)? {
+                    return Err(Stop::Cut);
+                }
+                let b = &self.buf[self.start..];
+                let len = u16::from_le_bytes([b[1], b[2]]) as usize;
+                if !self.ensure(3 + len).map_err(unreadable)? {
+                    return Err(Stop::Cut);
+                }
+                let bytes = self.buf[self.start + 3..self.start + 3 + len].to_vec();
+                self.advance(3 + len);
+                self.keys += 1;
+                let name = String::from_utf8(bytes).map_err(|_| Flaw::KeyNotUtf8)?;
+                Ok(Some(Record::Key(name)))
+            }
+            EVENT => {
+                // The longest record in one look when the chunk holds it.
+                if !self.ensure(LONGEST).map_err(unreadable)?
+                    && !self.ensure(1 + FIXED).map_err(unreadable)?
+                {
+                    return Err(Stop::Cut);
+                }
+                let flags = self.buf[self.start + 1 + 44];
+                let fields = if flags & 1 == 1 {
+                    (flags & FIELD_BITS).count_ones() as usize * 8 + 2
+                } else {
+                    0
+                };
+                let len = 1
+                    + FIXED
+                    + fields
+                    + if flags & RETRY_BIT != 0 { RETRIED } else { 0 }
+                    + if flags & AGENT_BIT != 0 { AGENT } else { 0 };
+                if !self.ensure(len).map_err(unreadable)? {
+                    return Err(Stop::Cut);
+                }
+                let (key, e) = event(&self.buf[self.start + 1..self.start + len], self.keys)?;
+                self.checker.event(&e)?;
+                self.advance(len);
+                Ok(Some(Record::Event(key, e)))
+            }
+            other => Err(Stop::Flaw(Flaw::UnknownTag(other))),
+        }
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.start += n;
+        self.offset += n as u64;
+    }
 }
 
 /// Streams the events of a trace file, each with its key's name.
@@ -284,103 +440,70 @@ pub fn read(
     )
 }
 
-/// The next record; `None` at the end.
-fn next(input: &mut impl Read, keys: &mut u32, offset: &mut u64) -> Result<Option<Record>, Flaw> {
-    let mut tag = [0u8; 1];
-    match input.read_exact(&mut tag) {
-        Ok(()) => {}
-        Err(e) if e.kind() == Io::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(Flaw::Unreadable(e.to_string())),
+/// An event's bytes after its tag (exactly the record's length), of a
+/// trace that has named `keys` keys so far.
+fn event(b: &[u8], keys: u32) -> Result<(u32, Event), Flaw> {
+    let key = u32_at(b, 8);
+    if key >= keys {
+        return Err(Flaw::UndefinedKey);
     }
-    let cut = |e: std::io::Error| Flaw::Cut(e.to_string());
-    match tag[0] {
-        KEY => {
-            let mut len = [0u8; 2];
-            input.read_exact(&mut len).map_err(cut)?;
-            let mut bytes = vec![0u8; u16::from_le_bytes(len) as usize];
-            input.read_exact(&mut bytes).map_err(cut)?;
-            *offset += 3 + bytes.len() as u64;
-            *keys += 1;
-            let name = String::from_utf8(bytes).map_err(|_| Flaw::KeyNotUtf8)?;
-            Ok(Some(Record::Key(name)))
+    let outcome = *OUTCOMES.get(b[42] as usize).ok_or(Flaw::UnknownOutcome)?;
+    let error = match b[43] {
+        0 => None,
+        n => Some(ErrorKind::from_index(n as usize - 1).ok_or(Flaw::UnknownErrorKind)?),
+    };
+    // Every bit of the flags has its meaning now (the agent's last).
+    let flags = b[44];
+    let mut at = FIXED;
+    let mut advertised = None;
+    if flags & 1 == 1 {
+        let mut values = [None; 5];
+        for (bit, value) in values.iter_mut().enumerate() {
+            if flags & (1 << (bit + 1)) != 0 {
+                *value = Some(u64_at(b, at));
+                at += 8;
+            }
         }
-        EVENT => {
-            let mut b = [0u8; FIXED];
-            input.read_exact(&mut b).map_err(cut)?;
-            let key = u32_at(&b, 8);
-            if key >= *keys {
-                return Err(Flaw::UndefinedKey);
-            }
-            let outcome = *OUTCOMES.get(b[42] as usize).ok_or(Flaw::UnknownOutcome)?;
-            let error = match b[43] {
-                0 => None,
-                n => Some(ErrorKind::from_index(n as usize - 1).ok_or(Flaw::UnknownErrorKind)?),
-            };
-            // Every bit of the flags has its meaning now (the agent's last).
-            let flags = b[44];
-            let mut advertised = None;
-            let mut extra = 0;
-            if flags & 1 == 1 {
-                let fields = (flags & FIELD_BITS).count_ones() as usize;
-                let mut rest = [0u8; 5 * 8 + 2];
-                input.read_exact(&mut rest[..fields * 8 + 2]).map_err(cut)?;
-                extra = fields * 8 + 2;
-                let mut values = [None; 5];
-                let mut at = 0;
-                for (bit, value) in values.iter_mut().enumerate() {
-                    if flags & (1 << (bit + 1)) != 0 {
-                        *value = Some(u64_at(&rest, at));
-                        at += 8;
-                    }
-                }
-                advertised = Some(Advertised {
-                    limit: values[0],
-                    window_s: values[1],
-                    remaining: values[2],
-                    reset_ms: values[3],
-                    retry_after_ms: values[4],
-                    present: rest[at],
-                    malformed: rest[at + 1],
-                });
-            } else if flags & FIELD_BITS != 0 {
-                return Err(Flaw::FieldsWithoutAdvertisement);
-            }
-            let mut retry_of = None;
-            if flags & RETRY_BIT != 0 {
-                let mut link = [0u8; RETRIED];
-                input.read_exact(&mut link).map_err(cut)?;
-                extra += RETRIED;
-                retry_of = Some(RetryOf {
-                    first: u64_at(&link, 0),
-                    attempt: link[8],
-                });
-            }
-            let mut agent = 0;
-            if flags & AGENT_BIT != 0 {
-                let mut index = [0u8; AGENT];
-                input.read_exact(&mut index).map_err(cut)?;
-                extra += AGENT;
-                agent = u16::from_le_bytes(index);
-            }
-            *offset += 1 + FIXED as u64 + extra as u64;
-            Ok(Some(Record::Event(
-                key,
-                Event {
-                    seq: u64_at(&b, 0),
-                    key: String::new(),
-                    replica: u32_at(&b, 12),
-                    intended_us: u64_at(&b, 16),
-                    sent_us: u64_at(&b, 24),
-                    done_us: u64_at(&b, 32),
-                    status: u16::from_le_bytes([b[40], b[41]]),
-                    outcome,
-                    error,
-                    advertised,
-                    retry_of,
-                    agent,
-                },
-            )))
-        }
-        other => Err(Flaw::UnknownTag(other)),
+        advertised = Some(Advertised {
+            limit: values[0],
+            window_s: values[1],
+            remaining: values[2],
+            reset_ms: values[3],
+            retry_after_ms: values[4],
+            present: b[at],
+            malformed: b[at + 1],
+        });
+        at += 2;
+    } else if flags & FIELD_BITS != 0 {
+        return Err(Flaw::FieldsWithoutAdvertisement);
     }
+    let mut retry_of = None;
+    if flags & RETRY_BIT != 0 {
+        retry_of = Some(RetryOf {
+            first: u64_at(b, at),
+            attempt: b[at + 8],
+        });
+        at += RETRIED;
+    }
+    let mut agent = 0;
+    if flags & AGENT_BIT != 0 {
+        agent = u16::from_le_bytes([b[at], b[at + 1]]);
+    }
+    Ok((
+        key,
+        Event {
+            seq: u64_at(b, 0),
+            key: String::new(),
+            replica: u32_at(b, 12),
+            intended_us: u64_at(b, 16),
+            sent_us: u64_at(b, 24),
+            done_us: u64_at(b, 32),
+            status: u16::from_le_bytes([b[40], b[41]]),
+            outcome,
+            error,
+            advertised,
+            retry_of,
+            agent,
+        },
+    ))
 }

@@ -62,65 +62,133 @@ pub fn records(
     path: &Path,
     check: Check,
 ) -> Result<impl Iterator<Item = Result<Record, EventsError>>, EventsError> {
-    let decoded = decode(path, check)?;
-    // Decoded on a thread of its own, a batch at a time: the caller works
-    // on one batch while the next is read.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<Record, EventsError>>>(8);
-    std::thread::spawn(move || {
-        let mut decoded = decoded;
-        loop {
-            let batch: Vec<_> = decoded.by_ref().take(8_192).collect();
-            let last = batch.len() < 8_192;
-            if batch.is_empty() || tx.send(batch).is_err() || last {
-                break;
-            }
-        }
-    });
-    Ok(rx.into_iter().flatten())
+    Ok(batches(path, check)?.flat_map(|batch| match batch {
+        Ok(records) => Box::new(records.into_iter().map(Ok)) as Box<dyn Iterator<Item = _>>,
+        Err(e) => Box::new(std::iter::once(Err(e))),
+    }))
 }
 
-type Decoded = Box<dyn Iterator<Item = Result<Record, EventsError>> + Send>;
+/// Records a batch holds.
+const BATCH: usize = 8_192;
+
+/// [`records`] a batch at a time, decoded on a thread of its own: the
+/// caller works on one batch while the next is read, and reads each
+/// record where the decoder put it. An error ends the stream.
+pub fn batches(
+    path: &Path,
+    check: Check,
+) -> Result<impl Iterator<Item = Result<Vec<Record>, EventsError>>, EventsError> {
+    let mut decoded = decode(path, check)?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<Record>, EventsError>>(8);
+    std::thread::spawn(move || loop {
+        let mut batch = Vec::with_capacity(BATCH);
+        let (more, failed) = match decoded.fill(&mut batch) {
+            Ok(more) => (more, None),
+            Err(e) => (false, Some(e)),
+        };
+        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+            break;
+        }
+        if let Some(e) = failed {
+            let _ = tx.send(Err(e));
+        }
+        if !more {
+            break;
+        }
+    });
+    Ok(rx.into_iter())
+}
+
+/// A trace's records with each distinct key name defined once.
+enum Decoded {
+    Binary {
+        decoder: Box<super::binary::Decoder>,
+        /// File numbers → distinct keys: a file naming a key twice maps
+        /// both numbers to one.
+        ids: HashMap<String, u32>,
+        alias: Vec<u32>,
+    },
+    Csv(Box<dyn Iterator<Item = Result<Record, EventsError>> + Send>),
+}
+
+impl Decoded {
+    /// Puts up to a batch of records into `out`; false once the trace ended.
+    fn fill(&mut self, out: &mut Vec<Record>) -> Result<bool, EventsError> {
+        match self {
+            Decoded::Binary {
+                decoder,
+                ids,
+                alias,
+            } => {
+                let more = decoder.fill(out, BATCH)?;
+                // Renumbered where they lie; a name given twice is dropped.
+                let mut twice: Vec<usize> = Vec::new();
+                for (i, record) in out.iter_mut().enumerate() {
+                    match record {
+                        Record::Key(name) => {
+                            let next = ids.len() as u32;
+                            let id = *ids.entry(name.clone()).or_insert(next);
+                            alias.push(id);
+                            if id != next {
+                                twice.push(i);
+                            }
+                        }
+                        Record::Event(key, _) => *key = alias[*key as usize],
+                    }
+                }
+                if !twice.is_empty() {
+                    let mut i = 0;
+                    let mut twice = twice.into_iter().peekable();
+                    out.retain(|_| {
+                        let drop = twice.next_if_eq(&i).is_some();
+                        i += 1;
+                        !drop
+                    });
+                }
+                Ok(more)
+            }
+            Decoded::Csv(records) => {
+                for _ in 0..BATCH {
+                    match records.next() {
+                        Some(record) => out.push(record?),
+                        None => return Ok(false),
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+}
 
 fn decode(path: &Path, check: Check) -> Result<Decoded, EventsError> {
-    // File numbers → distinct keys: a file naming a key twice maps both
-    // numbers to one.
-    let mut ids: HashMap<String, u32> = HashMap::new();
     if !is_csv(path) {
-        let mut alias: Vec<u32> = Vec::new();
-        Ok(Box::new(super::binary::records(path, check)?.filter_map(
-            move |r| match r {
-                Ok(Record::Key(name)) => {
-                    let next = ids.len() as u32;
-                    let id = *ids.entry(name.clone()).or_insert(next);
-                    alias.push(id);
-                    (id == next).then_some(Ok(Record::Key(name)))
-                }
-                Ok(Record::Event(key, e)) => Some(Ok(Record::Event(alias[key as usize], e))),
-                Err(e) => Some(Err(e)),
-            },
-        )))
-    } else {
-        let mut pending: Option<Record> = None;
-        let mut events = checked_csv(path)?;
-        Ok(Box::new(std::iter::from_fn(move || {
-            if let Some(r) = pending.take() {
-                return Some(Ok(r));
-            }
-            match events.next()? {
-                Err(e) => Some(Err(e)),
-                Ok(mut e) => {
-                    let key = std::mem::take(&mut e.key);
-                    match ids.get(&key) {
-                        Some(&id) => Some(Ok(Record::Event(id, e))),
-                        None => {
-                            let id = ids.len() as u32;
-                            ids.insert(key.clone(), id);
-                            pending = Some(Record::Event(id, e));
-                            Some(Ok(Record::Key(key)))
-                        }
+        return Ok(Decoded::Binary {
+            decoder: Box::new(super::binary::Decoder::open(path, check)?),
+            ids: HashMap::new(),
+            alias: Vec::new(),
+        });
+    }
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut pending: Option<Record> = None;
+    let mut events = checked_csv(path)?;
+    Ok(Decoded::Csv(Box::new(std::iter::from_fn(move || {
+        if let Some(r) = pending.take() {
+            return Some(Ok(r));
+        }
+        match events.next()? {
+            Err(e) => Some(Err(e)),
+            Ok(mut e) => {
+                let key = std::mem::take(&mut e.key);
+                match ids.get(&key) {
+                    Some(&id) => Some(Ok(Record::Event(id, e))),
+                    None => {
+                        let id = ids.len() as u32;
+                        ids.insert(key.clone(), id);
+                        pending = Some(Record::Event(id, e));
+                        Some(Ok(Record::Key(key)))
                     }
                 }
             }
-        })))
-    }
+        }
+    }))))
 }
