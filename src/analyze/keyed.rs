@@ -1,16 +1,20 @@
 //! One key's requests as kept from the trace's read until the verifier
-//! reads them: 12 bytes a request (`Compact`), its `seq` in 4 when it fits
-//! (every first attempt of a schedule under 4 G requests), and the answers
-//! that advertised spare capacity. Vectors grow by half, not double, so a
-//! long run's traces take little more than their contents: at 6 M
-//! requests, doubling left ~70% of the space unused. Growing by a quarter
-//! measured slower and, with more blocks left behind, no smaller.
+//! reads them: 20 bytes a request (`Compact`) with its `seq` in 4 when it
+//! fits (every first attempt of a schedule under 4 G requests) and the
+//! spare capacity its answer advertised, in one vector: the read appends
+//! to a thousand keys' vectors at random, and each more vector a key kept
+//! (seqs, witnesses apart) was one more cache miss a request — at 100 M
+//! requests the appends were the read's largest cost. Vectors grow by
+//! half, not double, so a long run's traces take little more than their
+//! contents: at 6 M requests, doubling left ~70% of the space unused.
+//! Growing by a quarter measured slower and, with more blocks left
+//! behind, no smaller.
 
 use crate::events::Event;
 use crate::verify::{Decided, Obs};
 
-/// One request of a key as kept until the verifier reads it: 12 bytes, so
-/// the per-key traces of a long run stay small (6 M requests ≈ 72 MB).
+/// One request of a key as kept until the verifier reads it: 20 bytes, so
+/// the per-key traces of a long run stay small (6 M requests ≈ 120 MB).
 #[derive(Clone, Copy)]
 #[repr(C, packed(4))]
 pub(super) struct Compact {
@@ -22,6 +26,12 @@ pub(super) struct Compact {
     /// the top bit set. Rounding up only widens `[sent, done]`, which only
     /// ever makes a verdict milder.
     took: u32,
+    /// Its `seq`, or [`WIDE`] when that does not fit (then it is in
+    /// `KeyTrace::wide`, by index).
+    seq: u32,
+    /// The spare capacity its answer advertised (`remaining`, at most
+    /// `u32::MAX`), 0 when none.
+    remaining: u32,
 }
 
 const SENT_MASK: u64 = (1 << 44) - 1;
@@ -33,7 +43,14 @@ const REPLICA_MASK: u64 = (1 << 16) - 1;
 const IN_MS: u32 = 1 << 31;
 
 impl Compact {
-    fn new(sent_us: i64, took_us: u64, decided: Decided, replica: u32) -> Self {
+    fn new(
+        sent_us: i64,
+        took_us: u64,
+        decided: Decided,
+        replica: u32,
+        seq: u32,
+        remaining: u32,
+    ) -> Self {
         let d: u64 = match decided {
             Decided::Admitted => 0,
             Decided::Rejected => 1,
@@ -49,6 +66,8 @@ impl Compact {
         Compact {
             sent_decided: kept | (replica << REPLICA_SHIFT) | (d << 62),
             took,
+            seq,
+            remaining,
         }
     }
 
@@ -80,16 +99,12 @@ impl Compact {
     }
 }
 
-/// One key's requests, and which of them advertised spare capacity
-/// (index, remaining > 0) for the header checks.
+/// One key's requests.
 #[derive(Default)]
 pub(super) struct KeyTrace {
     requests: Vec<Compact>,
-    /// Each request's `seq`, or [`WIDE`] when it does not fit (then it is
-    /// in `wide`, by index).
-    seqs: Vec<u32>,
+    /// The seqs too wide for a `Compact`: (index, seq).
     wide: Vec<(u32, u64)>,
-    pub(super) witnesses: Vec<(u32, u32)>,
 }
 
 /// A seq kept in `wide`.
@@ -108,12 +123,17 @@ impl KeyTrace {
     /// clock uncertainty of the agent that sent it; 0 on one machine).
     pub(super) fn add(&mut self, e: &Event, decided: Decided, widen_us: i64) {
         let index = self.requests.len() as u32;
-        if let Some(r) = e.advertised.and_then(|a| a.remaining).filter(|&r| r > 0) {
-            push(
-                &mut self.witnesses,
-                (index, u32::try_from(r).unwrap_or(u32::MAX)),
-            );
-        }
+        let remaining = e
+            .advertised
+            .and_then(|a| a.remaining)
+            .map_or(0, |r| u32::try_from(r).unwrap_or(u32::MAX));
+        let seq = match u32::try_from(e.seq).ok().filter(|&s| s != WIDE) {
+            Some(seq) => seq,
+            None => {
+                push(&mut self.wide, (index, e.seq));
+                WIDE
+            }
+        };
         push(
             &mut self.requests,
             Compact::new(
@@ -121,15 +141,21 @@ impl KeyTrace {
                 e.done_us.saturating_sub(e.sent_us) + 2 * widen_us.max(0) as u64,
                 decided,
                 e.replica,
+                seq,
+                remaining,
             ),
         );
-        match u32::try_from(e.seq).ok().filter(|&s| s != WIDE) {
-            Some(seq) => push(&mut self.seqs, seq),
-            None => {
-                push(&mut self.seqs, WIDE);
-                push(&mut self.wide, (index, e.seq));
-            }
-        }
+    }
+
+    /// The answers that advertised spare capacity: (index, remaining > 0),
+    /// for the header checks.
+    pub(super) fn witnesses(&self) -> Vec<(u32, u32)> {
+        self.requests
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.remaining > 0)
+            .map(|(i, c)| (i as u32, c.remaining))
+            .collect()
     }
 
     pub(super) fn admitted(&self) -> usize {
@@ -145,7 +171,7 @@ impl KeyTrace {
     }
 
     fn seq(&self, index: usize) -> u64 {
-        match self.seqs[index] {
+        match self.requests[index].seq {
             WIDE => self
                 .wide
                 .binary_search_by_key(&(index as u32), |&(i, _)| i)
@@ -207,30 +233,32 @@ mod tests {
         assert!(named.iter().all(|n| n.replica == 2));
         assert_eq!((t.requests.len(), t.admitted()), (6, 6));
         // Room grows by half: never twice the contents.
+        let mut v: Vec<u32> = Vec::new();
         for _ in 0..10_000 {
-            push(&mut t.seqs, 1);
+            push(&mut v, 1);
         }
-        assert!(t.seqs.capacity() <= t.seqs.len() * 3 / 2 + 16);
+        assert!(v.capacity() <= v.len() * 3 / 2 + 16);
     }
 
     #[test]
     fn compact_requests_keep_times_and_decisions() {
-        assert_eq!(std::mem::size_of::<Compact>(), 12);
+        assert_eq!(std::mem::size_of::<Compact>(), 20);
         for (sent, took, decided) in [
             (0, 0, Decided::Admitted),
             (SENT_MASK as i64 - BIAS, 1_500, Decided::Rejected),
             (7, u64::from(IN_MS) - 1, Decided::Unknown),
             (-BIAS, 3, Decided::Admitted),
         ] {
-            let c = Compact::new(sent, took, decided, 7);
+            let c = Compact::new(sent, took, decided, 7, 3, 9);
             assert_eq!(c.replica(), 7);
+            assert_eq!(({ c.seq }, { c.remaining }), (3, 9));
             let o = c.obs();
             let back = (o.sent, (o.done - o.sent) as u64, o.decided);
             assert_eq!(back, (sent, took, decided));
         }
         // Past ~35 minutes in milliseconds, rounded up: never narrower.
         for took in [u64::from(IN_MS), 3_600_000_001, 86_400_000_000] {
-            let o = Compact::new(5, took, Decided::Admitted, 0).obs();
+            let o = Compact::new(5, took, Decided::Admitted, 0, 0, 0).obs();
             let kept = (o.done - o.sent) as u64;
             assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
             assert_eq!(o.decided, Decided::Admitted);
