@@ -174,6 +174,7 @@ pub(crate) fn analyze(
     // more than the rest of the count), any other in a map.
     let mut statuses = StatusCounts::default();
     let mut error_statuses = StatusCounts::default();
+    let started = std::time::Instant::now();
     for batch in events::read::batches(events_path, check)? {
         for record in &batch? {
             let (key, e) = match record {
@@ -244,6 +245,7 @@ pub(crate) fn analyze(
             }
         }
     }
+    let read = started.elapsed();
     // Keys are judged apart, on every core; their results are taken in key
     // order, so a rebuild picks the same examples and witnesses.
     let mut sorted: Vec<(&String, &KeyTrace)> = names
@@ -287,6 +289,13 @@ pub(crate) fn analyze(
             (remaining, judged)
         })
         .collect();
+    tracing::debug!(
+        "{}: read in {:.2} s, {} keys judged in {:.2} s",
+        events_path.display(),
+        read.as_secs_f64(),
+        sorted.len(),
+        (started.elapsed() - read).as_secs_f64()
+    );
     // This judge's keys, added in key order.
     let mut mine = Judgments {
         keys: sorted.len() as u64,

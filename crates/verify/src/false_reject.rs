@@ -5,6 +5,7 @@
 //! send on, since a server may still decide after the client gave up — and
 //! at the place least favourable to the verdict.
 
+use super::near::partition_point_near;
 use super::removal::Item;
 use super::trace::Options;
 
@@ -97,10 +98,13 @@ pub(crate) fn flags(
     match check {
         RejectCheck::Lookback { limit, span } => {
             let (sents, lasts) = sorted_ends(admits);
+            // Rejects come nearly in order: each search starts where the
+            // one before ended.
+            let mut near = (0, 0);
             rejects
                 .iter()
                 .map(|r| {
-                    let counted = window_count(span, &sents, &lasts, r, slack);
+                    let counted = window_count(span, &sents, &lasts, r, slack, &mut near);
                     (counted < limit).then(|| limit - counted)
                 })
                 .collect()
@@ -127,7 +131,7 @@ pub(crate) fn proof(
     let (from, spare, late) = match check {
         RejectCheck::Lookback { limit, span } => {
             let (sents, lasts) = sorted_ends(admits);
-            let counted = window_count(span, &sents, &lasts, reject, slack);
+            let counted = window_count(span, &sents, &lasts, reject, slack, &mut (0, 0));
             let from = window_start(span, reject, slack);
             (from, limit.saturating_sub(counted), 0)
         }
@@ -168,11 +172,21 @@ fn window_start(span: i64, r: &Item, slack: i64) -> i64 {
 }
 
 /// The most possible admits the reject's window may hold: any sent before
-/// the reject was done and not surely decided before the window.
-fn window_count(span: i64, sents: &[i64], lasts: &[i64], r: &Item, slack: i64) -> u64 {
-    let gone = lasts.partition_point(|&d| d < window_start(span, r, slack));
+/// the reject was done and not surely decided before the window. `near`:
+/// where the searches for the reject before ended (each starts there).
+fn window_count(
+    span: i64,
+    sents: &[i64],
+    lasts: &[i64],
+    r: &Item,
+    slack: i64,
+    near: &mut (usize, usize),
+) -> u64 {
+    let (gone, upto) = near;
+    *gone = partition_point_near(lasts, *gone, |&d| d < window_start(span, r, slack));
     let until = r.y.saturating_add(slack);
-    sents.partition_point(|&s| s <= until).saturating_sub(gone) as u64
+    *upto = partition_point_near(sents, *upto, |&s| s <= until);
+    upto.saturating_sub(*gone) as u64
 }
 
 /// A correct bucket's tokens at a decision at `τ` are, with `s` the last
@@ -293,7 +307,7 @@ impl Bucket {
         let mut order: Vec<usize> = (0..rejects.len()).collect();
         order.sort_by_key(|&i| self.tau(&rejects[i], origin));
         let mut tokens = self.full - self.at_start();
-        let (mut last, mut settled) = (origin, 0usize);
+        let (mut last, mut settled, mut upto) = (origin, 0usize, 0usize);
         for i in order {
             let r = &rejects[i];
             let t = self.tau(r, origin);
@@ -308,7 +322,9 @@ impl Bucket {
             (tokens, last) = (refilled, t);
             // Sent by τ and still open, or sent before the reject was done.
             let until = r.y.saturating_add(self.slack);
-            let open = sents.partition_point(|&x| x <= until) as i128 - settled as i128;
+            // (Rejects in order of τ: `until` nearly in order too.)
+            upto = partition_point_near(&sents, upto, |&x| x <= until);
+            let open = upto as i128 - settled as i128;
             let left = self.left(r, tokens, open);
             if left >= self.per {
                 flags[i] = Some((left / self.per) as u64);

@@ -22,6 +22,7 @@ mod false_reject;
 mod fenwick;
 mod grid;
 mod ideal;
+mod near;
 mod positions;
 mod remaining;
 mod removal;

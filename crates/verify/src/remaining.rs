@@ -5,6 +5,7 @@
 //! only by admits (all of the declared ones), as long as rlbench is the
 //! target's only client.
 
+use crate::near::partition_point_near;
 use crate::{Decided, Obs, Options};
 
 /// How many of the latest earlier answers each limited answer is held against.
@@ -68,22 +69,29 @@ pub fn remaining_against_admits(
     lasts.sort();
     // Per witness A: the requests surely decided before A was sent (less
     // the slack), which cannot have used A's remaining up.
+    let mut hint = 0;
     let witnesses: Vec<(Obs, u64, usize)> = witnesses
         .into_iter()
         .map(|(a, promised)| {
-            let excluded = lasts.partition_point(|&d| d < a.sent.saturating_sub(slack));
-            (a, promised, excluded)
+            hint = partition_point_near(&lasts, hint, |&d| d < a.sent.saturating_sub(slack));
+            (a, promised, hint)
         })
         .collect();
+    // A key's requests come nearly in order: each search starts where the
+    // one for the limited answer before ended.
+    let (mut before, mut sent_before_b) = (0, 0);
     for b in obs.iter().filter(|o| o.decided == Decided::Rejected) {
         // Witnesses decided surely before B, by more than the slack.
-        let before = witnesses.partition_point(|(w, _, _)| w.done.saturating_add(slack) < b.sent);
+        before = partition_point_near(&witnesses, before, |(w, _, _)| {
+            w.done.saturating_add(slack) < b.sent
+        });
         if before == 0 {
             continue;
         }
         out.checked += 1;
         // Requests sent before B was done (plus slack).
-        let sent_before_b = sents.partition_point(|&s| s < b.done.saturating_add(slack));
+        sent_before_b =
+            partition_point_near(&sents, sent_before_b, |&s| s < b.done.saturating_add(slack));
         let contradiction = witnesses[before.saturating_sub(WITNESSES)..before]
             .iter()
             .rev()

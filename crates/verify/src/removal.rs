@@ -116,7 +116,8 @@ fn by_y(items: &[Item]) -> Vec<(i64, i64, usize)> {
         .enumerate()
         .map(|(i, it)| (it.y, it.x, i))
         .collect();
-    order.sort_unstable();
+    // Stable: equals stay in index order (see `Index::new`).
+    order.sort_by_key(|&(y, x, _)| (y, x));
     order
 }
 
