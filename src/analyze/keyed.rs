@@ -10,8 +10,55 @@
 //! Growing by a quarter measured slower and, with more blocks left
 //! behind, no smaller.
 
-use crate::events::Event;
+use crate::events::read::Record;
+use crate::events::{Event, Flaw, Outcome};
 use crate::verify::{Decided, Obs};
+
+/// Every key's name and trace, numbered as the trace numbers them, and
+/// whether each is judged here. Filled from the trace's batches on a
+/// thread of its own while the analysis counts the same batches.
+#[derive(Default)]
+pub(super) struct Keyed {
+    pub(super) names: Vec<String>,
+    pub(super) traces: Vec<KeyTrace>,
+    pub(super) taken: Vec<bool>,
+}
+
+impl Keyed {
+    /// Takes a batch of records: names keys (judged here when `judged`
+    /// says so) and keeps the judged keys' requests, each widened by its
+    /// agent's clock uncertainty (`agents`, µs; none on one machine).
+    pub(super) fn add(
+        &mut self,
+        batch: &[Record],
+        judged: impl Fn(&str) -> bool,
+        agents: &[i64],
+    ) -> Result<(), Flaw> {
+        for record in batch {
+            match record {
+                Record::Key(name) => {
+                    self.taken.push(judged(name));
+                    self.names.push(name.clone());
+                    self.traces.push(KeyTrace::default());
+                }
+                Record::Event(key, e) => {
+                    let key = *key as usize;
+                    let trace = self.traces.get_mut(key).ok_or(Flaw::UndefinedKey)?;
+                    if self.taken[key] {
+                        let decided = match e.outcome {
+                            Outcome::Admitted => Decided::Admitted,
+                            Outcome::Rejected => Decided::Rejected,
+                            Outcome::Error | Outcome::Timeout => Decided::Unknown,
+                        };
+                        let widen = agents.get(e.agent as usize).copied().unwrap_or(0);
+                        trace.add(e, decided, widen);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
 
 /// One request of a key as kept until the verifier reads it: 20 bytes, so
 /// the per-key traces of a long run stay small (6 M requests ≈ 120 MB).
@@ -197,7 +244,6 @@ impl KeyTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::Outcome;
 
     #[test]
     fn seqs_too_wide_for_four_bytes_are_kept_whole() {

@@ -12,7 +12,7 @@ pub(crate) mod stats;
 pub(crate) mod witnesses;
 
 use crate::analyze::judgments::{Busiest, Counted, Judgments, Shard};
-use crate::analyze::keyed::KeyTrace;
+use crate::analyze::keyed::{KeyTrace, Keyed};
 use crate::analyze::phases::{PhaseFigures, Phases};
 use crate::analyze::stats::histogram;
 pub(crate) use crate::analyze::stats::{Counts, Histograms, Percentiles, Tries};
@@ -164,87 +164,88 @@ pub(crate) fn analyze(
     let mut agent_lags: Vec<hdrhistogram::Histogram<u64>> =
         agents.iter().map(|_| histogram()).collect();
     let mut per_agent: Vec<AgentFigures> = vec![AgentFigures::default(); agents.len()];
-    // Each key's name and trace, numbered as the trace numbers them.
-    let mut names: Vec<String> = Vec::new();
-    let mut traces: Vec<KeyTrace> = Vec::new();
-    // Whether each key is judged here.
-    let mut taken: Vec<bool> = Vec::new();
     let mut errors_by_kind = BTreeMap::new();
     // By status: HTTP's 100–599 in arrays (a map entry per request costs
     // more than the rest of the count), any other in a map.
     let mut statuses = StatusCounts::default();
     let mut error_statuses = StatusCounts::default();
     let started = std::time::Instant::now();
-    for batch in events::read::batches(events_path, check)? {
-        for record in &batch? {
-            let (key, e) = match record {
-                Record::Key(name) => {
-                    taken.push(match keys {
-                        Keys::All => true,
-                        Keys::Shard(shard) => shard.holds(name),
-                        Keys::Judged(_) => false,
-                    });
-                    names.push(name.clone());
-                    traces.push(KeyTrace::default());
+    let undefined = || crate::events::EventsError::Damaged {
+        path: events_path.to_path_buf(),
+        place: crate::events::Place::Whole,
+        flaw: crate::events::Flaw::UndefinedKey,
+    };
+    // Each batch is counted here while another thread keeps its requests
+    // by key (the read's two largest costs, side by side).
+    let keyed: Keyed = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<Record>>>(4);
+        let keeper = scope.spawn(move || {
+            let mut keyed = Keyed::default();
+            let judged = |name: &str| match keys {
+                Keys::All => true,
+                Keys::Shard(shard) => shard.holds(name),
+                Keys::Judged(_) => false,
+            };
+            for batch in rx {
+                keyed.add(&batch, judged, agents)?;
+            }
+            Ok::<Keyed, crate::events::Flaw>(keyed)
+        });
+        for batch in events::read::batches(events_path, check)? {
+            let batch = std::sync::Arc::new(batch?);
+            // A keeper that stopped (an undefined key) says why when joined.
+            let _ = tx.send(std::sync::Arc::clone(&batch));
+            for record in batch.iter() {
+                let Record::Event(_, e) = record else {
                     continue;
+                };
+                counts.add(e.outcome);
+                tries.add(e);
+                if let Some(kind) = e.error {
+                    *errors_by_kind.entry(kind).or_insert(0) += 1;
                 }
-                Record::Event(key, e) => (*key as usize, e),
-            };
-            counts.add(e.outcome);
-            tries.add(e);
-            if let Some(kind) = e.error {
-                *errors_by_kind.entry(kind).or_insert(0) += 1;
-            }
-            if e.status != 0 {
-                statuses.add(e.status);
-                if e.outcome == Outcome::Error {
-                    error_statuses.add(e.status);
+                if e.status != 0 {
+                    statuses.add(e.status);
+                    if e.outcome == Outcome::Error {
+                        error_statuses.add(e.status);
+                    }
                 }
-            }
-            let r = e.replica as usize;
-            if r >= per_replica.len() {
-                per_replica.resize(r + 1, Counts::default());
-                per_replica_histograms.resize_with(r + 1, Histograms::new);
-            }
-            per_replica[r].add(e.outcome);
-            per_replica_histograms[r].record(e);
-            lag.saturating_record(e.lag_us().max(1));
-            let a = e.agent as usize;
-            if a >= per_agent.len() && !agents.is_empty() {
-                per_agent.resize(a + 1, AgentFigures::default());
-                agent_lags.resize_with(a + 1, histogram);
-            }
-            if let Some(f) = per_agent.get_mut(a) {
-                f.counts.add(e.outcome);
-                if f.counts.sent == 1 || e.intended_us < f.first_intended_us {
-                    f.first_intended_us = e.intended_us;
+                let r = e.replica as usize;
+                if r >= per_replica.len() {
+                    per_replica.resize(r + 1, Counts::default());
+                    per_replica_histograms.resize_with(r + 1, Histograms::new);
                 }
-                f.last_sent_us = f.last_sent_us.max(e.sent_us);
-                agent_lags[a].saturating_record(e.lag_us().max(1));
-            }
-            phases.record(e);
-            headers.add(e);
-            let decided = match e.outcome {
-                Outcome::Admitted => Decided::Admitted,
-                Outcome::Rejected => Decided::Rejected,
-                Outcome::Error | Outcome::Timeout => Decided::Unknown,
-            };
-            let trace = traces
-                .get_mut(key)
-                .ok_or_else(|| crate::events::EventsError::Damaged {
-                    path: events_path.to_path_buf(),
-                    place: crate::events::Place::Whole,
-                    flaw: crate::events::Flaw::UndefinedKey,
-                })?;
-            if taken[key] {
-                trace.add(
-                    e,
-                    decided,
-                    agents.get(e.agent as usize).copied().unwrap_or(0),
-                );
+                per_replica[r].add(e.outcome);
+                per_replica_histograms[r].record(e);
+                lag.saturating_record(e.lag_us().max(1));
+                let a = e.agent as usize;
+                if a >= per_agent.len() && !agents.is_empty() {
+                    per_agent.resize(a + 1, AgentFigures::default());
+                    agent_lags.resize_with(a + 1, histogram);
+                }
+                if let Some(f) = per_agent.get_mut(a) {
+                    f.counts.add(e.outcome);
+                    if f.counts.sent == 1 || e.intended_us < f.first_intended_us {
+                        f.first_intended_us = e.intended_us;
+                    }
+                    f.last_sent_us = f.last_sent_us.max(e.sent_us);
+                    agent_lags[a].saturating_record(e.lag_us().max(1));
+                }
+                phases.record(e);
+                headers.add(e);
             }
         }
-    }
+        drop(tx);
+        match keeper.join() {
+            Ok(kept) => kept.map_err(|_| undefined()),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })?;
+    let Keyed {
+        names,
+        traces,
+        taken,
+    } = keyed;
     let read = started.elapsed();
     // Keys are judged apart, on every core; their results are taken in key
     // order, so a rebuild picks the same examples and witnesses.

@@ -208,21 +208,24 @@ const CHUNK: usize = 1 << 20;
 
 /// Reads a trace's records out of large chunks of the file: each record
 /// is decoded from the bytes in place (no read call per field), and
-/// [`Decoder::fill`] puts a batch of them straight into a vector.
+/// [`Decoder::fill`] pushes a batch of them straight into a vector.
 pub struct Decoder {
     input: Summing<std::fs::File>,
     path: std::path::PathBuf,
     check: Check,
     checker: Checker,
-    /// The chunk read; `buf[start..]` not decoded yet.
+    /// The chunk read: `buf[start..end]` not decoded yet.
     buf: Vec<u8>,
     start: usize,
+    end: usize,
     /// Where `buf[start]` is in the file.
     offset: u64,
     /// The file has no more bytes than `buf` holds.
     eof: bool,
     keys: u32,
     done: bool,
+    /// [`Decoder::next_record`]'s record, decoded as a batch of one.
+    one: Vec<Record>,
 }
 
 /// Why no record was decoded.
@@ -250,12 +253,14 @@ impl Decoder {
             path: path.to_path_buf(),
             check,
             checker: Checker::default(),
-            buf: Vec::with_capacity(CHUNK),
+            buf: vec![0; CHUNK],
             start: 0,
+            end: 0,
             offset: 0,
             eof: false,
             keys: 0,
             done: false,
+            one: Vec::with_capacity(1),
         };
         let short = |source| EventsError::Short {
             path: path.to_path_buf(),
@@ -274,39 +279,35 @@ impl Decoder {
                 magic: MAGIC,
             });
         }
-        decoder.start = MAGIC.len();
-        decoder.offset = MAGIC.len() as u64;
+        decoder.advance(MAGIC.len());
         Ok(decoder)
     }
 
     /// Makes `need` bytes from `start` on available; false when the file
     /// ends first.
     fn ensure(&mut self, need: usize) -> std::io::Result<bool> {
-        while self.buf.len() - self.start < need {
+        while self.end - self.start < need {
             if self.eof {
                 return Ok(false);
             }
             // Keep what is left, at the front, and read behind it.
-            self.buf.drain(..self.start);
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
             self.start = 0;
-            let have = self.buf.len();
-            self.buf.resize(have.max(need).max(CHUNK), 0);
-            let mut filled = have;
-            while filled < self.buf.len() {
-                match self.input.read(&mut self.buf[filled..]) {
+            if self.buf.len() < need {
+                self.buf.resize(need, 0);
+            }
+            while self.end < self.buf.len() {
+                match self.input.read(&mut self.buf[self.end..]) {
                     Ok(0) => {
                         self.eof = true;
                         break;
                     }
-                    Ok(n) => filled += n,
+                    Ok(n) => self.end += n,
                     Err(e) if e.kind() == Io::Interrupted => {}
-                    Err(e) => {
-                        self.buf.truncate(filled);
-                        return Err(e);
-                    }
+                    Err(e) => return Err(e),
                 }
             }
-            self.buf.truncate(filled);
         }
         Ok(true)
     }
@@ -314,58 +315,67 @@ impl Decoder {
     /// The next record, or `None` at the end (a cut record when the
     /// check allows an unfinished trace; the seal checked otherwise).
     pub fn next_record(&mut self) -> Result<Option<Record>, EventsError> {
-        if self.done {
-            return Ok(None);
-        }
-        let at = self.offset;
-        let damaged = |path: &Path, place: Place, flaw: Flaw| EventsError::Damaged {
-            path: path.to_path_buf(),
-            place,
-            flaw,
-        };
-        match self.decode() {
-            Ok(Some(record)) => Ok(Some(record)),
-            Ok(None) => {
-                self.done = true;
-                let crc = self.input.crc32();
-                self.checker
-                    .end(self.check.seal, Some(crc))
-                    .map(|()| None)
-                    .map_err(|flaw| damaged(&self.path, Place::Whole, flaw))
-            }
-            // What a kill leaves: the last record half written.
-            Err(Stop::Cut) if self.check.unfinished => {
-                self.done = true;
-                Ok(None)
-            }
-            Err(Stop::Cut) => {
-                self.done = true;
-                let flaw = Flaw::Cut("the file ends inside it".into());
-                Err(damaged(&self.path, Place::Byte(at), flaw))
-            }
-            Err(Stop::Flaw(flaw)) => {
-                self.done = true;
-                Err(damaged(&self.path, Place::Byte(at), flaw))
-            }
-        }
+        let mut one = std::mem::take(&mut self.one);
+        let decoded = self.fill(&mut one, 1, &mut Vec::new());
+        let record = one.pop();
+        self.one = one;
+        decoded.map(|_| record)
     }
 
-    /// Puts up to `most` records into `out`; false once the trace ended.
-    pub fn fill(&mut self, out: &mut Vec<Record>, most: usize) -> Result<bool, EventsError> {
+    /// Pushes up to `most` records onto `out`, and onto `named` the place
+    /// in `out` of each key record among them; false once the trace ended
+    /// (the seal checked), an error at damage.
+    pub fn fill(
+        &mut self,
+        out: &mut Vec<Record>,
+        most: usize,
+        named: &mut Vec<usize>,
+    ) -> Result<bool, EventsError> {
+        if self.done {
+            return Ok(false);
+        }
         for _ in 0..most {
-            match self.next_record()? {
-                Some(record) => out.push(record),
-                None => return Ok(false),
+            let at = self.offset;
+            let damaged = |path: &Path, place: Place, flaw: Flaw| EventsError::Damaged {
+                path: path.to_path_buf(),
+                place,
+                flaw,
+            };
+            match self.decode(out, named) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    let crc = self.input.crc32();
+                    return self
+                        .checker
+                        .end(self.check.seal, Some(crc))
+                        .map(|()| false)
+                        .map_err(|flaw| damaged(&self.path, Place::Whole, flaw));
+                }
+                // What a kill leaves: the last record half written.
+                Err(Stop::Cut) if self.check.unfinished => {
+                    self.done = true;
+                    return Ok(false);
+                }
+                Err(Stop::Cut) => {
+                    self.done = true;
+                    let flaw = Flaw::Cut("the file ends inside it".into());
+                    return Err(damaged(&self.path, Place::Byte(at), flaw));
+                }
+                Err(Stop::Flaw(flaw)) => {
+                    self.done = true;
+                    return Err(damaged(&self.path, Place::Byte(at), flaw));
+                }
             }
         }
         Ok(true)
     }
 
-    /// The record at `start`, checked; `None` at a clean end.
-    fn decode(&mut self) -> Result<Option<Record>, Stop> {
+    /// Pushes the record at `start` onto `out`, checked; false at a clean end.
+    fn decode(&mut self, out: &mut Vec<Record>, named: &mut Vec<usize>) -> Result<bool, Stop> {
         let unreadable = |e: std::io::Error| Stop::Flaw(Flaw::Unreadable(e.to_string()));
         if !self.ensure(1).map_err(unreadable)? {
-            return Ok(None);
+            return Ok(false);
         }
         match self.buf[self.start] {
             KEY => {
@@ -378,10 +388,12 @@ impl Decoder {
                     return Err(Stop::Cut);
                 }
                 let bytes = self.buf[self.start + 3..self.start + 3 + len].to_vec();
+                let name = String::from_utf8(bytes).map_err(|_| Flaw::KeyNotUtf8)?;
                 self.advance(3 + len);
                 self.keys += 1;
-                let name = String::from_utf8(bytes).map_err(|_| Flaw::KeyNotUtf8)?;
-                Ok(Some(Record::Key(name)))
+                named.push(out.len());
+                out.push(Record::Key(name));
+                Ok(true)
             }
             EVENT => {
                 // The longest record in one look when the chunk holds it.
@@ -407,7 +419,8 @@ impl Decoder {
                 let (key, e) = event(&self.buf[self.start + 1..self.start + len], self.keys)?;
                 self.checker.event(&e)?;
                 self.advance(len);
-                Ok(Some(Record::Event(key, e)))
+                out.push(Record::Event(key, e));
+                Ok(true)
             }
             other => Err(Stop::Flaw(Flaw::UnknownTag(other))),
         }

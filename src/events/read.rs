@@ -107,6 +107,9 @@ enum Decoded {
         /// both numbers to one.
         ids: HashMap<String, u32>,
         alias: Vec<u32>,
+        /// Some file number maps to another key's (a name given twice):
+        /// from then on events are renumbered.
+        renumbered: bool,
     },
     Csv(Box<dyn Iterator<Item = Result<Record, EventsError>> + Send>),
 }
@@ -119,21 +122,33 @@ impl Decoded {
                 decoder,
                 ids,
                 alias,
+                renumbered,
             } => {
-                let more = decoder.fill(out, BATCH)?;
+                let mut named = Vec::new();
+                let more = decoder.fill(out, BATCH, &mut named)?;
+                if named.is_empty() && !*renumbered {
+                    return Ok(more);
+                }
                 // Renumbered where they lie; a name given twice is dropped.
                 let mut twice: Vec<usize> = Vec::new();
-                for (i, record) in out.iter_mut().enumerate() {
-                    match record {
-                        Record::Key(name) => {
-                            let next = ids.len() as u32;
-                            let id = *ids.entry(name.clone()).or_insert(next);
-                            alias.push(id);
-                            if id != next {
-                                twice.push(i);
-                            }
+                for &i in &named {
+                    if let Record::Key(name) = &out[i] {
+                        let next = ids.len() as u32;
+                        let id = *ids.entry(name.clone()).or_insert(next);
+                        alias.push(id);
+                        if id != next {
+                            twice.push(i);
+                            *renumbered = true;
                         }
-                        Record::Event(key, _) => *key = alias[*key as usize],
+                    }
+                }
+                if *renumbered {
+                    // Events before a key's record only name earlier keys,
+                    // whose aliases are set: all can be renumbered now.
+                    for record in out.iter_mut() {
+                        if let Record::Event(key, _) = record {
+                            *key = alias[*key as usize];
+                        }
                     }
                 }
                 if !twice.is_empty() {
@@ -166,6 +181,7 @@ fn decode(path: &Path, check: Check) -> Result<Decoded, EventsError> {
             decoder: Box::new(super::binary::Decoder::open(path, check)?),
             ids: HashMap::new(),
             alias: Vec::new(),
+            renumbered: false,
         });
     }
     let mut ids: HashMap<String, u32> = HashMap::new();
