@@ -116,6 +116,10 @@ pub enum Command {
         /// 'algorithm = "fixed_window", limit = 5, window = "1m"'.
         #[arg(long, value_name = "KEYS")]
         policy: Option<String>,
+        /// With --target: the request header your limiter keys on
+        /// (default X-Customer-Id).
+        #[arg(long, value_name = "NAME", value_parser = values::header_name, requires = "target")]
+        key_header: Option<HeaderName>,
         /// Overwrite NAME.toml if it exists.
         #[arg(long)]
         force: bool,

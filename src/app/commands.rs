@@ -178,12 +178,14 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
             name,
             target,
             policy,
+            key_header,
             force,
         } => {
             let path = crate::app::init::init(&crate::app::init::Init {
                 name: &name,
                 target: target.as_deref(),
                 policy: policy.as_deref(),
+                key_header: key_header.as_ref().map(|h| h.as_str()),
                 force,
                 dir: Path::new("."),
             })?;

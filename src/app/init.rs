@@ -1,4 +1,4 @@
-//! `rlbench init [NAME] [--target URL] [--policy KEYS]`: writes a commented
+//! `rlbench init [NAME] [--target URL [--key-header NAME]] [--policy KEYS]`: writes a commented
 //! starter scenario (like `k6 new`) — the reference API's arms by default,
 //! an external target with `--target` — that passes `rlbench check`.
 
@@ -11,10 +11,15 @@ pub(crate) struct Init<'a> {
     pub name: &'a str,
     pub target: Option<&'a str>,
     pub policy: Option<&'a str>,
+    /// The header an external target's limiter keys on.
+    pub key_header: Option<&'a str>,
     pub force: bool,
     /// The folder the file is written in.
     pub dir: &'a Path,
 }
+
+/// The header the reference API keys on, and an external target's by default.
+const KEY_HEADER: &str = "X-Customer-Id";
 
 const DEFAULT_POLICY: &str = "algorithm = \"sliding_log\"\nlimit = 10\nwindow = \"2s\"\n";
 
@@ -38,7 +43,12 @@ pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
     let text = match args.target {
         Some(url) => {
             crate::target::loopback_url(url)?;
-            external(args.name, url, &policy)
+            external(
+                args.name,
+                url,
+                args.key_header.unwrap_or(KEY_HEADER),
+                &policy,
+            )
         }
         None => reference(args.name, &policy),
     };
@@ -131,7 +141,7 @@ max_definite_violations = 0
     )
 }
 
-fn external(name: &str, url: &str, policy: &str) -> String {
+fn external(name: &str, url: &str, key_header: &str, policy: &str) -> String {
     format!(
         r#"# {name}: a starter scenario against your own limiter at {url}.
 # `rlbench check {name}.toml` validates it, `rlbench run {name}.toml` sends
@@ -144,7 +154,7 @@ kind = "external"
 # More URLs: requests fan out across them (fanout = "round_robin").
 urls = ["{url}"]
 method = "GET"
-key_header = "X-Customer-Id" # the header your limiter keys on
+key_header = "{key_header}" # the header your limiter keys on
 limited_status = [429]       # what your limiter answers when it limits
 
 [policy]                     # what your limiter promises, per key
@@ -172,6 +182,7 @@ mod tests {
             name: "mine",
             target,
             policy,
+            key_header: None,
             force: false,
             dir,
         }
@@ -194,6 +205,16 @@ mod tests {
         let s = crate::scenario::read(&path).unwrap();
         assert!(s.external.is_some());
         assert_eq!(s.policy.algorithm(), "token_bucket");
+        assert!(s.arms[0].key_header.eq_ignore_ascii_case("X-Customer-Id"));
+        // The header the limiter keys on, when it is another.
+        let third = tempfile::tempdir().unwrap();
+        let path = init(&Init {
+            key_header: Some("X-Customer"),
+            ..args(third.path(), Some("http://127.0.0.1:8080/api"), None)
+        })
+        .unwrap();
+        let s = crate::scenario::read(&path).unwrap();
+        assert!(s.arms[0].key_header.eq_ignore_ascii_case("X-Customer"));
     }
 
     #[test]
