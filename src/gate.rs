@@ -174,6 +174,7 @@ mod tests {
             per_agent: vec![],
             judgments: Default::default(),
             lease_judgments: None,
+            first_requests: Default::default(),
             per_replica_histograms: vec![],
             timeline: vec![],
             phases: vec![],

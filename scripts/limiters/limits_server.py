@@ -4,12 +4,13 @@
 in-memory storage, behind the smallest HTTP server the standard library
 has. tests/real_limiters.rs and scenarios/limits.toml judge it.
 
-    python3 limits_server.py PORT STRATEGY LIMIT
+    python3 limits_server.py PORT STRATEGY LIMIT [KEY_HEADER]
     e.g.  python3 limits_server.py 18100 moving-window "10 per 1 second"
 
 PYTHONPATH must reach the library (scripts/limiters/install.sh puts it in
 scripts/limiters/pylib). Listens on 127.0.0.1:PORT only. GET /limited:
-key = the X-Customer-Id header; 200 when `limits` admits the hit, 429 when
+key = the X-Customer-Id header (or KEY_HEADER; a request without it is
+keyed "", as many limiters key a missing header); 200 when `limits` admits the hit, 429 when
 it does not; no rate-limit headers. Anything else: 404. Prints nothing;
 SIGTERM ends it at once. One process, so the memory storage is one.
 
@@ -57,12 +58,13 @@ from limits.strategies import STRATEGIES
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[2] not in STRATEGIES:
+    if len(sys.argv) not in (4, 5) or sys.argv[2] not in STRATEGIES:
         sys.exit(
-            f"usage: {sys.argv[0]} PORT {{{'|'.join(STRATEGIES)}}} LIMIT"
+            f"usage: {sys.argv[0]} PORT {{{'|'.join(STRATEGIES)}}} LIMIT [KEY_HEADER]"
             ' (e.g. "10 per 1 second")'
         )
     port, strategy, limit = int(sys.argv[1]), sys.argv[2], parse(sys.argv[3])
+    key_header = sys.argv[4] if len(sys.argv) == 5 else "X-Customer-Id"
     limiter = STRATEGIES[strategy](MemoryStorage())
     decide = threading.Lock()
 
@@ -73,7 +75,7 @@ def main():
         def do_GET(self):
             if self.path != "/limited":
                 return self.answer(404, b"not found\n")
-            key = self.headers.get("X-Customer-Id", "")
+            key = self.headers.get(key_header, "")
             with decide:
                 admitted = limiter.hit(limit, key)
             if admitted:

@@ -68,6 +68,9 @@ pub(crate) struct ArmFigures {
     pub witnesses: Vec<crate::store::summary::ArmWitness>,
     /// Per load agent, by the index its events carry (empty on one machine).
     pub per_agent: Vec<AgentFigures>,
+    /// The keys that sent requests, and those whose first request was
+    /// limited (a fresh key's, which a limiter counting keys apart admits).
+    pub first_requests: FirstRequests,
     /// What judging the keys gave, added up (a shard's, for its file),
     /// and against the lease bound (filled by the finish).
     pub judgments: Judgments,
@@ -83,6 +86,13 @@ pub(crate) enum Keys<'a> {
     Shard(Shard),
     /// None: they were judged in shards, whose judgments these are.
     Judged(&'a Judgments),
+}
+
+/// How the keys' first requests fared.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FirstRequests {
+    pub keys: u64,
+    pub limited: u64,
 }
 
 /// One load agent's share of an arm's requests.
@@ -169,6 +179,8 @@ pub(crate) fn analyze(
     // more than the rest of the count), any other in a map.
     let mut statuses = StatusCounts::default();
     let mut error_statuses = StatusCounts::default();
+    // Per key: its first send, and whether that request was limited.
+    let mut firsts: Vec<(u64, bool)> = Vec::new();
     let started = std::time::Instant::now();
     let undefined = || crate::events::EventsError::Damaged {
         path: events_path.to_path_buf(),
@@ -196,9 +208,17 @@ pub(crate) fn analyze(
             // A keeper that stopped (an undefined key) says why when joined.
             let _ = tx.send(std::sync::Arc::clone(&batch));
             for record in batch.iter() {
-                let Record::Event(_, e) = record else {
-                    continue;
+                let (key, e) = match record {
+                    Record::Key(_) => {
+                        firsts.push((u64::MAX, false));
+                        continue;
+                    }
+                    Record::Event(key, e) => (*key as usize, e),
                 };
+                // Each key's first request (by its send): was it limited?
+                if let Some(first) = firsts.get_mut(key).filter(|f| e.sent_us < f.0) {
+                    *first = (e.sent_us, e.outcome == Outcome::Rejected);
+                }
                 counts.add(e.outcome);
                 tries.add(e);
                 if let Some(kind) = e.error {
@@ -397,6 +417,10 @@ pub(crate) fn analyze(
             .collect(),
         judgments,
         lease_judgments: None,
+        first_requests: FirstRequests {
+            keys: firsts.iter().filter(|f| f.0 != u64::MAX).count() as u64,
+            limited: firsts.iter().filter(|f| f.1).count() as u64,
+        },
     })
 }
 

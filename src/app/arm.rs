@@ -434,6 +434,12 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
         simulated_clock_rate_ppm: judged.simulated_clock_rate_ppm,
         declared_clock_rate_ppm: judged.declared_clock_rate_ppm,
         request_timeout_us: spec.plan.timeout.as_micros().min(i64::MAX as u128) as i64,
+        key_header: spec
+            .plan
+            .template
+            .key_header
+            .as_ref()
+            .map(|h| h.as_str().to_string()),
         expect: spec
             .expect
             .iter()

@@ -23,10 +23,23 @@ pub(crate) fn explain(
         )));
     }
     let mut out = Vec::new();
+    // Per arm explained whose trace does not name the key: why.
+    let mut missing: Vec<String> = Vec::new();
     for name in run.arms.iter().filter(|n| arm.map_or(true, |a| a == *n)) {
         let record: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
         let picker = Picker::new(limit).for_key(key.map(str::to_string));
         let figures = finish::analyze_arm(&folder, &record, picker, finish::ArmKeys::All)?;
+        // A key with nothing to prove, or one the trace never named?
+        if let Some(k) = key.filter(|_| figures.witnesses.is_empty()) {
+            missing.extend(no_such_key(
+                &folder.events(name),
+                record.trace_check(),
+                name,
+                k,
+            )?);
+        }
+        let keys =
+            crate::report::keys::sentence(&crate::app::summarize::arm(&record, &figures, &[]));
         let verdict = figures.verdict.unwrap_or_default();
         out.push(Explained {
             arm: name.clone(),
@@ -34,7 +47,41 @@ pub(crate) fn explain(
             definite_violations: verdict.definite_violations,
             false_rejects: verdict.false_rejects,
             witnesses: figures.witnesses,
+            keys,
         });
     }
+    if !out.is_empty() && missing.len() == out.len() {
+        return Err(Error::input(missing.join("; ")));
+    }
     Ok(out)
+}
+
+/// When the arm's trace (`path`) never names `key`: saying so, with a few
+/// of the keys it has.
+fn no_such_key(
+    path: &Path,
+    check: crate::events::integrity::Check,
+    arm: &str,
+    key: &str,
+) -> Result<Option<String>, Error> {
+    let mut names: Vec<String> = Vec::new();
+    for batch in crate::events::read::batches(path, check)? {
+        for record in batch? {
+            if let crate::events::read::Record::Key(name) = record {
+                if name == key {
+                    return Ok(None);
+                }
+                names.push(name);
+            }
+        }
+    }
+    names.sort();
+    let shown = match names.as_slice() {
+        [] => "none".to_string(),
+        [one] => one.clone(),
+        [first, .., last] => format!("{first} … {last}, {} in all", names.len()),
+    };
+    Ok(Some(format!(
+        "--key {key:?}: arm {arm} has no such key (its keys: {shown})"
+    )))
 }

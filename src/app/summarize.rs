@@ -187,6 +187,11 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
         lease_bound: f.lease_bound.clone(),
         remote_targets: run.remote_targets.clone(),
         per_agent: per_agent(run, f),
+        keys: (f.first_requests.keys > 0).then(|| KeyUse {
+            keys: f.first_requests.keys,
+            first_limited: f.first_requests.limited,
+            key_header: run.key_header.clone(),
+        }),
         clock: Some(ClockRate {
             measured_ppm: crate::events::clock::measured_ppm(&run.clock_samples),
             samples: run.clock_samples.len(),

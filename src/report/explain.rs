@@ -16,6 +16,9 @@ pub(crate) fn render(arms: &[Explained]) -> String {
             "arm {}: {} definite violations, {} false rejects ({policy})",
             a.arm, a.definite_violations, a.false_rejects
         );
+        if let Some(keys) = &a.keys {
+            let _ = writeln!(out, "  first, the keys: {keys}");
+        }
         if a.witnesses.is_empty() {
             let _ = writeln!(
                 out,
@@ -128,4 +131,7 @@ pub(crate) struct Explained {
     pub definite_violations: u64,
     pub false_rejects: u64,
     pub witnesses: Vec<ArmWitness>,
+    /// Whether the limiter seems not to have told the keys apart
+    /// (`report::keys`), in words.
+    pub keys: Option<String>,
 }

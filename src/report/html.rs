@@ -195,6 +195,15 @@ pub(crate) fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
                 esc(&sentence)
             );
         }
+        if let Some(sentence) = super::keys::sentence(a) {
+            let _ = write!(
+                h,
+                "<p class=\"gate keys\" id=\"keys-{}\">keys of {}: {}</p>",
+                esc(&a.name),
+                esc(&a.name),
+                esc(&sentence)
+            );
+        }
     }
 
     h.push_str("<h2>Verdicts</h2><ul class=\"verdicts\">");

@@ -15,6 +15,7 @@ pub(crate) mod headers;
 pub(crate) mod hgrm;
 pub(crate) mod html;
 pub(crate) mod junit;
+pub(crate) mod keys;
 pub(crate) mod phases;
 pub(crate) mod redis_use;
 pub(crate) mod remote;

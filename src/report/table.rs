@@ -123,6 +123,9 @@ pub(crate) fn render(s: &Summary) -> String {
         for sentence in super::headers::sentences(a) {
             out.push_str(&format!("headers of {}: {sentence}\n", a.name));
         }
+        if let Some(sentence) = super::keys::sentence(a) {
+            out.push_str(&format!("keys of {}: {sentence}\n", a.name));
+        }
     }
     for a in &s.arms {
         if let Some(line) = pace_line(a) {

@@ -206,6 +206,10 @@ pub struct ArmRecord {
     /// events carry; empty when this machine sent them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentRecord>,
+    /// The request header that carried each request's key (none: no key
+    /// was sent, or a folder from before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_header: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {

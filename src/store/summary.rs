@@ -80,6 +80,22 @@ pub struct ArmSummary {
     /// beside `per_replica`; absent when this machine sent them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_agent: Vec<PerAgent>,
+    /// The keys that sent requests and how their first requests fared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<KeyUse>,
+}
+
+/// An arm's keys, as the limiter should have told them apart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyUse {
+    /// Keys that sent at least one request.
+    pub keys: u64,
+    /// Keys whose first request was limited: a limiter counting each key
+    /// apart admits a fresh key's first request.
+    pub first_limited: u64,
+    /// The request header that carried the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_header: Option<String>,
 }
 
 /// One load agent's share of an arm.

@@ -95,4 +95,32 @@ fn every_violation_of_the_fake_global_has_a_witness_the_correct_arm_none() {
         dir.path(),
     );
     assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
+    // A key the run never sent is an error naming the keys it has, not
+    // "nothing to prove"; a key of the correct arm with nothing to prove
+    // is not an error.
+    let unknown = rlbench(
+        &["explain", out.to_str().unwrap(), "--key", "nope"],
+        dir.path(),
+    );
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown.stderr));
+    let said = text(&unknown.stderr);
+    assert!(said.contains("--key \"nope\": arm "), "{said}");
+    assert!(
+        said.contains("has no such key (its keys: customer-"),
+        "{said}"
+    );
+    assert!(!text(&unknown.stdout).contains("nothing to prove"));
+    let quiet = rlbench(
+        &[
+            "explain",
+            out.to_str().unwrap(),
+            "--arm",
+            "single",
+            "--key",
+            key,
+        ],
+        dir.path(),
+    );
+    assert_eq!(quiet.status.code(), Some(0), "{}", text(&quiet.stderr));
+    assert!(text(&quiet.stdout).contains("nothing to prove"));
 }
