@@ -250,13 +250,20 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
     }
 }
 
-/// The verdict table, and where the report is when it was written.
+/// The verdict table, and last the page to open when it was written: its
+/// path and a `file://` URL a terminal can open (the run folder's
+/// summary.json when there is no page).
 fn verdicts(summary: &Summary, folder: Option<&Path>) -> String {
     let mut text = table::render(summary);
-    if let Some(file) = folder
-        .map(|f| f.join("summary.json"))
-        .filter(|f| f.exists())
-    {
+    let written = |name: &str| folder.map(|f| f.join(name)).filter(|f| f.exists());
+    if let Some(page) = written("report.html") {
+        let url = std::fs::canonicalize(&page)
+            .ok()
+            .and_then(|abs| url::Url::from_file_path(abs).ok())
+            .map(|url| format!(" ({url})"))
+            .unwrap_or_default();
+        text.push_str(&format!("report: {}{url}\n", page.display()));
+    } else if let Some(file) = written("summary.json") {
         text.push_str(&format!("report: {}\n", file.display()));
     }
     text

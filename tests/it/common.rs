@@ -159,6 +159,16 @@ pub(crate) fn run_small(dir: &Path, duration: &str) -> PathBuf {
         dir,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The last line is the page to open, as a path and a file:// URL.
+    let stdout = text(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let page = out_dir.join("report.html");
+    let url = url::Url::from_file_path(std::fs::canonicalize(&page).unwrap()).unwrap();
+    assert_eq!(
+        last,
+        format!("report: {} ({url})", page.display()),
+        "{stdout}"
+    );
     out_dir
 }
 
