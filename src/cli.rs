@@ -42,6 +42,9 @@ pub fn one_line(e: &clap::Error) -> String {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = clap::ColorChoice::Auto)]
+    pub color: clap::ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]

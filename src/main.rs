@@ -47,11 +47,22 @@ fn main() -> ExitCode {
         Command::Attack(a) => init_logging(a.quiet),
         _ => init_logging(false),
     }
-    let mut out = std::io::stdout();
+    // Styled text goes through streams that drop the styles for NO_COLOR,
+    // --color never, and output that is not a terminal.
+    let choice = match cli.color {
+        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        clap::ColorChoice::Always => anstream::ColorChoice::Always,
+        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+    };
+    let mut out = anstream::AutoStream::new(std::io::stdout(), choice);
     let said = runtime.block_on(rlbench::app::commands::execute(cli.command, &mut out));
     let _ = out.flush();
+    let mut err = anstream::AutoStream::new(std::io::stderr(), choice);
+    let failed = anstyle::Style::new()
+        .fg_color(Some(anstyle::AnsiColor::Red.into()))
+        .bold();
     for line in &said.errors {
-        eprintln!("rlbench: {line}");
+        let _ = writeln!(err, "rlbench: {failed}{line}{failed:#}");
     }
     // Don't wait for stray blocking tasks (e.g. a stdin reader).
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

@@ -8,6 +8,18 @@ fn ratio(r: Option<f64>) -> String {
     r.map_or("∞".to_string(), |r| format!("{r:.2}x"))
 }
 
+/// Red and bold: an expectation failed.
+fn failed() -> anstyle::Style {
+    anstyle::Style::new()
+        .fg_color(Some(anstyle::AnsiColor::Red.into()))
+        .bold()
+}
+
+/// Green: every expectation met.
+fn passed() -> anstyle::Style {
+    anstyle::Style::new().fg_color(Some(anstyle::AnsiColor::Green.into()))
+}
+
 pub(crate) fn render(s: &Summary) -> String {
     let mut out = String::new();
     let header = [
@@ -65,16 +77,24 @@ pub(crate) fn render(s: &Summary) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
+    let last = header.len() - 1;
     for row in &rows {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
             .map(|(i, cell)| {
                 let pad = widths[i] - cell.chars().count();
+                // The verdict in colour (the terminal's stream drops the
+                // styles where colour is not wanted), padded as plain text.
+                let style = match cell.split(' ').next() {
+                    Some("FAIL") if i == last => failed(),
+                    Some("ok") if i == last => passed(),
+                    _ => anstyle::Style::new(),
+                };
                 if i < 2 {
                     format!("{cell}{}", " ".repeat(pad))
                 } else {
-                    format!("{}{cell}", " ".repeat(pad))
+                    format!("{}{style}{cell}{style:#}", " ".repeat(pad))
                 }
             })
             .collect();
@@ -137,7 +157,8 @@ pub(crate) fn render(s: &Summary) -> String {
             .partial_reason
             .as_deref()
             .unwrap_or("the run was interrupted");
-        out.push_str(&format!("partial: {why}\n"));
+        let warn = anstyle::Style::new().fg_color(Some(anstyle::AnsiColor::Yellow.into()));
+        out.push_str(&format!("{warn}partial:{warn:#} {why}\n"));
     }
     out
 }

@@ -312,3 +312,44 @@ fn remote_targets_need_the_opt_in() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--keys needs --key-header"), "{err}");
 }
+
+/// The verdict table in colour only where colour is wanted: `--color
+/// always` (or CLICOLOR_FORCE, which stands in for a terminal here)
+/// styles ok and FAIL; output that is not a terminal, `NO_COLOR` (even
+/// with CLICOLOR_FORCE) and `--color never` have no escape codes; the
+/// text is the same.
+#[test]
+fn colour_only_where_it_is_wanted() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-v1");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    common::copy_dir(&fixture, &run);
+    let report = |env: &[(&str, &str)], extra: &[&str]| {
+        let out = std::process::Command::new(common::bin())
+            .args(["report", run.to_str().unwrap()])
+            .args(extra)
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("NO_COLOR")
+            .envs(env.iter().copied())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let plain = report(&[], &[]);
+    assert!(plain.contains(" ok ("), "{plain}");
+    assert!(!plain.contains('\u{1b}'), "piped: {plain:?}");
+    let coloured = report(&[], &["--color", "always"]);
+    assert!(coloured.contains("\u{1b}[32mok ("), "{coloured:?}");
+    assert_eq!(anstream::adapter::strip_str(&coloured).to_string(), plain);
+    assert_eq!(report(&[("CLICOLOR_FORCE", "1")], &[]), coloured);
+    for (env, extra) in [
+        (&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")][..], &[][..]),
+        (&[("CLICOLOR_FORCE", "1")][..], &["--color", "never"][..]),
+    ] {
+        let none = report(env, extra);
+        assert!(!none.contains('\u{1b}'), "{env:?} {extra:?}: {none:?}");
+        assert_eq!(none, plain);
+    }
+}
