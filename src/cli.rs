@@ -45,6 +45,10 @@ pub struct Cli {
     /// Colour: auto (on a terminal, unless NO_COLOR is set), always or never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = clap::ColorChoice::Auto)]
     pub color: clap::ColorChoice,
+    /// The verdict table with every column (mode, replicas, allowed, peak,
+    /// possible, p50), wider than 80 columns.
+    #[arg(long, global = true)]
+    pub wide: bool,
 }
 
 #[derive(Debug, Subcommand)]

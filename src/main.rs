@@ -55,7 +55,11 @@ fn main() -> ExitCode {
         clap::ColorChoice::Never => anstream::ColorChoice::Never,
     };
     let mut out = anstream::AutoStream::new(std::io::stdout(), choice);
-    let said = runtime.block_on(rlbench::app::commands::execute(cli.command, &mut out));
+    let said = runtime.block_on(rlbench::app::commands::execute(
+        cli.command,
+        cli.wide,
+        &mut out,
+    ));
     let _ = out.flush();
     let mut err = anstream::AutoStream::new(std::io::stderr(), choice);
     let failed = anstyle::Style::new()

@@ -34,20 +34,24 @@ impl Said {
     }
 }
 
-/// Runs `command`, writing its output to `out`.
-pub async fn execute(command: Command, out: &mut dyn Write) -> Said {
-    match carry_out(command, out).await {
+/// Runs `command`, writing its output to `out` (`wide`: the verdict table
+/// with every column).
+pub async fn execute(command: Command, wide: bool, out: &mut dyn Write) -> Said {
+    match carry_out(command, wide, out).await {
         Ok(said) => said,
         Err(e) => Said::failed(e),
     }
 }
 
-async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error> {
+async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<Said, Error> {
     match command {
         Command::Run(args) => {
             let request = crate::app::flags::run(&args);
             let outcome = crate::app::run::run(&request, &Interrupt::listen()).await?;
-            put(out, &verdicts(&outcome.summary, Some(&outcome.folder)))?;
+            put(
+                out,
+                &verdicts(&outcome.summary, Some(&outcome.folder), wide),
+            )?;
             let mut errors = failures(&outcome.summary);
             errors.extend(outcome.error.map(|e| e.message));
             if outcome.exit == Exit::Interrupted {
@@ -77,7 +81,10 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
         Command::Attack(args) => {
             let attack = crate::app::flags::attack(&args)?;
             let outcome = crate::app::attack::run(&attack, &Interrupt::listen()).await?;
-            put(out, &verdicts(&outcome.summary, outcome.folder.as_deref()))?;
+            put(
+                out,
+                &verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
+            )?;
             let mut errors = failures(&outcome.summary);
             if outcome.exit == Exit::Interrupted {
                 errors.push("interrupted; the figures cover what was sent".into());
@@ -131,7 +138,7 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
                 Some(n) => crate::app::shard::rebuild(&run_dir, n)?,
                 None => crate::app::report::rebuild(&run_dir)?,
             };
-            put(out, &verdicts(&summary, Some(&run_dir)))?;
+            put(out, &verdicts(&summary, Some(&run_dir), wide))?;
             let mut errors = failures(&summary);
             if summary.partial {
                 errors.push(format!(
@@ -253,8 +260,8 @@ async fn carry_out(command: Command, out: &mut dyn Write) -> Result<Said, Error>
 /// The verdict table, and last the page to open when it was written: its
 /// path and a `file://` URL a terminal can open (the run folder's
 /// summary.json when there is no page).
-fn verdicts(summary: &Summary, folder: Option<&Path>) -> String {
-    let mut text = table::render(summary);
+fn verdicts(summary: &Summary, folder: Option<&Path>, wide: bool) -> String {
+    let mut text = table::render(summary, wide);
     let written = |name: &str| folder.map(|f| f.join(name)).filter(|f| f.exists());
     if let Some(page) = written("report.html") {
         let url = std::fs::canonicalize(&page)

@@ -20,9 +20,30 @@ fn passed() -> anstyle::Style {
     anstyle::Style::new().fg_color(Some(anstyle::AnsiColor::Green.into()))
 }
 
-pub(crate) fn render(s: &Summary) -> String {
+/// The columns a narrow table keeps (of the wide one's), so that it fits
+/// 80 columns with the usual arm names.
+const NARROW: [&str; 8] = [
+    "arm",
+    "sent",
+    "admitted",
+    "over-adm",
+    "definite",
+    "false-rej",
+    "p99 ms",
+    "expect",
+];
+
+/// What the judged columns mean, one line each table (at most 80 columns).
+const LEGEND: &str =
+    "over-adm: admitted/allowed  definite: proven over-admits  false-rej: wrong 429s";
+const LEGEND_WIDE: &str = "allowed: most a correct limiter admits  peak: busiest window/limit  \
+possible: over-admits some timing allows";
+
+/// The verdict table (`wide`: every column, else those that fit 80
+/// columns), a legend, and a line per finding.
+pub(crate) fn render(s: &Summary, wide: bool) -> String {
     let mut out = String::new();
-    let header = [
+    let all = [
         "arm",
         "mode",
         "repl",
@@ -38,7 +59,7 @@ pub(crate) fn render(s: &Summary) -> String {
         "p99 ms",
         "expect",
     ];
-    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    let mut rows: Vec<Vec<String>> = vec![all.iter().map(|h| h.to_string()).collect()];
     for a in &s.arms {
         let failed = a.expect.iter().filter(|e| !e.passed).count();
         let verdict = match (a.expect.len(), failed) {
@@ -74,6 +95,15 @@ pub(crate) fn render(s: &Summary) -> String {
         ]);
         rows.push(row);
     }
+    // The columns shown, by their place in `all`.
+    let shown: Vec<usize> = (0..all.len())
+        .filter(|&i| wide || NARROW.contains(&all[i]))
+        .collect();
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|row| shown.iter().map(|&i| row[i].clone()).collect())
+        .collect();
+    let header: Vec<&str> = shown.iter().map(|&i| all[i]).collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
@@ -91,7 +121,7 @@ pub(crate) fn render(s: &Summary) -> String {
                     Some("ok") if i == last => passed(),
                     _ => anstyle::Style::new(),
                 };
-                if i < 2 {
+                if matches!(header[i], "arm" | "mode") {
                     format!("{cell}{}", " ".repeat(pad))
                 } else {
                     format!("{}{style}{cell}{style:#}", " ".repeat(pad))
@@ -100,6 +130,14 @@ pub(crate) fn render(s: &Summary) -> String {
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
+    }
+    if s.arms.iter().any(|a| a.correctness.is_some()) {
+        out.push_str(LEGEND);
+        out.push('\n');
+        if wide {
+            out.push_str(LEGEND_WIDE);
+            out.push('\n');
+        }
     }
     let first = s.arms.first().map(|a| &a.policy_text);
     if s.arms.iter().all(|a| Some(&a.policy_text) == first) {
@@ -250,4 +288,61 @@ fn errors_line(a: &ArmSummary) -> Option<String> {
             .map(|(code, n)| format!("{n} status {code}")),
     );
     (!parts.is_empty()).then(|| format!("errors of {}: {}\n", a.name, parts.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stored fixture run, its arms named like three-replicas' longest
+    /// and with figures as wide as a 5-minute run's.
+    fn fixture() -> Summary {
+        let mut s: Summary =
+            serde_json::from_str(include_str!("../../tests/fixtures/report-v1/summary.json"))
+                .unwrap();
+        for (a, name) in s.arms.iter_mut().zip(["redis-naive", "redis-lua"]) {
+            a.name = name.to_string();
+            a.requests.sent = 6_000_000;
+            a.requests.admitted = 3_000_000;
+            a.latency_ms.p99 = 1234.56;
+            if let Some(c) = a.correctness.as_mut() {
+                c.definite_violations = 2_999_999;
+                c.false_rejects = 1_234_567;
+                c.over_admission_ratio = Some(12.34);
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn the_table_and_its_legend_fit_80_columns_and_wide_shows_every_column() {
+        let s = fixture();
+        // As a terminal shows it: without the colour's escape codes.
+        let narrow = anstream::adapter::strip_str(&render(&s, false)).to_string();
+        // The table, its legend: the lines before the policy's.
+        let table: Vec<&str> = narrow
+            .lines()
+            .take_while(|l| !l.starts_with("policy"))
+            .collect();
+        assert_eq!(table.len(), 4, "{narrow}");
+        for line in &table {
+            assert!(
+                line.chars().count() <= 80,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(table[0].starts_with("arm "), "{narrow}");
+        assert!(!table[0].contains("possible"), "{narrow}");
+        assert!(table[3].starts_with("over-adm: "), "{narrow}");
+        let wide = anstream::adapter::strip_str(&render(&s, true)).to_string();
+        let header = wide.lines().next().unwrap();
+        for column in ["mode", "repl", "allowed", "peak", "possible", "p50 ms"] {
+            assert!(header.contains(column), "{header}");
+        }
+        assert!(
+            wide.contains("\npossible: ") || wide.contains("  possible: "),
+            "{wide}"
+        );
+    }
 }
