@@ -2,8 +2,12 @@
 //! machine — the programs rlbench and its tests start (redis-server, nginx,
 //! Chromium) with their versions, the open-files limit against the
 //! connections a scenario may hold, the ephemeral port range, the CPUs the
-//! generator shares with the stack, the frequency governor. Each is ok,
-//! warn or missing, with the fix; missing means a run would stop on it.
+//! generator shares with the stack, the frequency governor (where the
+//! machine says). With a scenario, what that scenario needs and nothing
+//! else: its targets must answer and its Redis be there; the tests'
+//! programs (nginx, Chromium), and redis-server when no arm needs one, are
+//! left out. Each is ok, warn or missing, with the fix; missing means a run
+//! would stop on it.
 
 use crate::app::preflight;
 use crate::report::doctor::{Finding, Level};
@@ -31,25 +35,30 @@ pub(crate) async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
         // The main scenario's Redis arms.
         None => vec!["redis-naive", "redis-lua (scenarios/three-replicas.toml)"],
     };
-    out.push(program(
-        "redis-server",
-        &["--version"],
-        (!redis_arms.is_empty()).then(|| format!("arms {}", redis_arms.join(", "))),
-        "sudo apt-get install redis-server (Fedora: dnf install redis; macOS: brew install redis)",
-    ));
-    // Needed by the tests and the nginx demo, not by a run.
-    out.push(program(
-        "nginx",
-        &["-v"],
-        None,
-        "sudo apt-get install nginx-light (scripts/test.sh installs it): the nginx demo and tests",
-    ));
-    out.push(program(
-        "chromium",
-        &["--version"],
-        None,
-        "sudo apt-get install chromium (scripts/test.sh installs it): the report test",
-    ));
+    if scenario.is_none() || !redis_arms.is_empty() {
+        out.push(program(
+            "redis-server",
+            &["--version"],
+            (!redis_arms.is_empty()).then(|| format!("arms {}", redis_arms.join(", "))),
+            "sudo apt-get install redis-server (Fedora: dnf install redis; macOS: brew install redis)",
+        ));
+    }
+    // Needed by the tests and the nginx demo, not by a run: said only
+    // for the machine, not for a scenario.
+    if scenario.is_none() {
+        out.push(program(
+            "nginx",
+            &["-v"],
+            None,
+            "sudo apt-get install nginx-light (scripts/test.sh installs it): the nginx demo and tests",
+        ));
+        out.push(program(
+            "chromium",
+            &["--version"],
+            None,
+            "sudo apt-get install chromium (scripts/test.sh installs it): the report test",
+        ));
+    }
     // Read before the preflight below raises this process's soft limit.
     let connections = scenario.map_or(0, |s| preflight::connections(&s.load, s.duration));
     let files = open_files(connections);
@@ -71,7 +80,7 @@ pub(crate) async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
     out.push(files);
     out.push(ports(connections));
     out.push(cpus());
-    out.push(governor());
+    out.extend(governor());
     out.push(wall_clock_rate().await);
     out
 }
@@ -237,21 +246,21 @@ fn cpus() -> Finding {
     }
 }
 
-fn governor() -> Finding {
-    match std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") {
-        Ok(g) if g.trim() == "performance" => finding(Level::Ok, "CPU governor", "performance"),
-        Ok(g) => finding(
+/// The frequency governor; nothing where the machine does not say (a VM
+/// or container), rather than an "ok" that checked nothing.
+fn governor() -> Option<Finding> {
+    let g =
+        std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").ok()?;
+    Some(if g.trim() == "performance" {
+        finding(Level::Ok, "CPU governor", "performance")
+    } else {
+        finding(
             Level::Warn,
             "CPU governor",
             format!(
                 "{}: latency varies with the clock speed — cpupower frequency-set -g performance",
                 g.trim()
             ),
-        ),
-        Err(_) => finding(
-            Level::Ok,
-            "CPU governor",
-            "not readable here (a VM or container)",
-        ),
-    }
+        )
+    })
 }

@@ -102,11 +102,17 @@ fn this_machine_has_what_the_main_scenario_needs() {
         "open files",
         "ephemeral ports",
         "CPUs",
-        "CPU governor",
         "wall clock",
     ] {
         assert!(stdout.contains(what), "{what}: {stdout}");
     }
+    // What the scenario does not need is not checked: the tests' programs,
+    // and a governor the machine does not show.
+    assert!(
+        !stdout.contains("nginx") && !stdout.contains("chromium"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("not readable"), "{stdout}");
     assert!(
         stdout
             .lines()
@@ -120,4 +126,51 @@ fn this_machine_has_what_the_main_scenario_needs() {
         clock.contains("ppm of the monotonic clock") || clock.contains("being slewed"),
         "{clock}"
     );
+}
+
+/// An external-target scenario with one of its targets down: doctor says
+/// which and exits 3, as the run would; it does not ask for redis-server,
+/// nginx or Chromium, which the scenario does not need.
+#[test]
+fn a_scenario_is_checked_for_what_it_needs_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = common::free_port();
+    let scenario = common::write(
+        dir.path(),
+        "mine.toml",
+        &format!(
+            r#"
+name = "mine"
+duration = "2s"
+[target]
+kind = "external"
+urls = ["http://127.0.0.1:{}/api", "http://127.0.0.1:{down}/api"]
+key_header = "X-Customer-Id"
+[policy]
+algorithm = "sliding_log"
+limit = 5
+window = "1s"
+[load]
+rate = 10
+keys = 2
+[[arms]]
+name = "api"
+"#,
+            up.local_addr().unwrap().port()
+        ),
+    );
+    let out = doctor(&[scenario.to_str().unwrap()], dir.path())
+        .output()
+        .unwrap();
+    let stdout = common::text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let target = stdout
+        .lines()
+        .find(|l| l.starts_with("missing") && l.contains(&down.to_string()))
+        .unwrap_or_else(|| panic!("no line for the target down: {stdout}"));
+    assert!(target.contains("target"), "{target}");
+    for unneeded in ["redis-server", "nginx", "chromium"] {
+        assert!(!stdout.contains(unneeded), "{unneeded}: {stdout}");
+    }
 }
