@@ -51,6 +51,16 @@ pub struct Cli {
     pub wide: bool,
 }
 
+/// What a command prints on stdout (`--format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Text for a person.
+    #[default]
+    Text,
+    /// One JSON document (summary.json's schema for run and attack).
+    Json,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario's arms, verify every decision, write the report.
@@ -62,6 +72,9 @@ pub enum Command {
     Check {
         /// The scenario file (TOML).
         scenario: PathBuf,
+        /// What stdout carries: the text, or one JSON document.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
     },
     /// Rebuild every report file of a run folder from its events.
     Report {
@@ -103,12 +116,18 @@ pub enum Command {
         /// Witnesses of each kind per arm: the earliest and the largest.
         #[arg(long, default_value_t = 5)]
         limit: usize,
+        /// What stdout carries: the text, or one JSON document.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
     },
     /// Check this machine for what load tests trip on (and, given a
     /// scenario, what it needs): ok / warn / missing, with the fix.
     Doctor {
         /// A scenario whose needs to check too.
         scenario: Option<PathBuf>,
+        /// What stdout carries: the text, or one JSON document.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
     },
     /// Write a commented starter scenario (NAME.toml) that passes `check`.
     Init {
@@ -145,6 +164,9 @@ pub enum Command {
         /// than this share, e.g. "10%" (from 0: any rise), or an arm is gone.
         #[arg(long, value_name = "SHARE", value_parser = values::share)]
         max_regression: Option<f64>,
+        /// What stdout carries: the text, or one JSON document.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
     },
     /// Load any loopback URL without a scenario file and print the summary.
     Attack(Box<AttackArgs>),
@@ -191,6 +213,10 @@ pub struct RunArgs {
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,
+    /// What stdout carries: the text (default), or one JSON document
+    /// (everything else goes to stderr).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
     /// Load agents (`rlbench agent`) split each arm's schedule; one merged
     /// trace is judged here. Overrides [distributed] agents.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -299,6 +325,10 @@ pub struct AttackArgs {
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,
+    /// What stdout carries: the text (default), or one JSON document
+    /// (everything else goes to stderr).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! the output it is given and returns its exit and the lines for standard
 //! error ([`Said`]); `main` only writes those and exits.
 
-use crate::cli::Command;
+use crate::cli::{Command, OutputFormat};
 use crate::error::{Error, Exit};
 use crate::interrupt::Interrupt;
 use crate::report::table;
@@ -48,9 +48,11 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
         Command::Run(args) => {
             let request = crate::app::flags::run(&args);
             let outcome = crate::app::run::run(&request, &Interrupt::listen()).await?;
-            put(
+            emit(
                 out,
+                args.format,
                 &verdicts(&outcome.summary, Some(&outcome.folder), wide),
+                &outcome.summary,
             )?;
             let mut errors = failures(&outcome.summary);
             errors.extend(outcome.error.map(|e| e.message));
@@ -81,9 +83,11 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
         Command::Attack(args) => {
             let attack = crate::app::flags::attack(&args)?;
             let outcome = crate::app::attack::run(&attack, &Interrupt::listen()).await?;
-            put(
+            emit(
                 out,
+                args.format,
                 &verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
+                &outcome.summary,
             )?;
             let mut errors = failures(&outcome.summary);
             if outcome.exit == Exit::Interrupted {
@@ -94,11 +98,22 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 errors,
             })
         }
-        Command::Check { scenario } => {
+        Command::Check { scenario, format } => {
             let s = crate::scenario::read(&scenario)?;
             let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
-            put(
+            let doc = serde_json::json!({
+                "file": scenario,
+                "ok": true,
+                "name": s.name,
+                "policy": s.policy.describe(),
+                "target_rps": s.load.shape.target_rate(s.duration),
+                "shape": s.load.shape.name(),
+                "duration_s": s.duration.as_secs_f64(),
+                "arms": arms,
+            });
+            emit(
                 out,
+                format,
                 &format!(
                     "{}: ok — {}; {:.0} requests/s ({}) for {:?}; arms: {}\n",
                     scenario.display(),
@@ -108,6 +123,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                     s.duration,
                     arms.join(", ")
                 ),
+                &doc,
             )?;
             Ok(Said::passed())
         }
@@ -162,16 +178,30 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             arm,
             key,
             limit,
+            format,
         } => {
             let arms =
                 crate::app::explain::explain(&run_dir, arm.as_deref(), key.as_deref(), limit)?;
-            put(out, &crate::report::explain::render(&arms))?;
+            emit(
+                out,
+                format,
+                &crate::report::explain::render(&arms),
+                &serde_json::json!({ "arms": arms }),
+            )?;
             Ok(Said::passed())
         }
-        Command::Doctor { scenario } => {
+        Command::Doctor { scenario, format } => {
             let loaded = scenario.as_deref().map(crate::scenario::read).transpose()?;
             let findings = crate::app::doctor::examine(loaded.as_ref()).await;
-            put(out, &crate::report::doctor::render(&findings))?;
+            emit(
+                out,
+                format,
+                &crate::report::doctor::render(&findings),
+                &serde_json::json!({
+                    "passed": crate::app::doctor::passed(&findings),
+                    "findings": findings,
+                }),
+            )?;
             Ok(Said {
                 exit: if crate::app::doctor::passed(&findings) {
                     Exit::Passed
@@ -221,10 +251,16 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             baseline,
             candidate,
             max_regression,
+            format,
         } => {
             let (comparison, exit) =
                 crate::app::compare::run(&baseline, &candidate, max_regression)?;
-            put(out, &crate::report::compare::render(&comparison))?;
+            emit(
+                out,
+                format,
+                &crate::report::compare::render(&comparison),
+                &crate::report::compare::document(&comparison),
+            )?;
             let errors = comparison
                 .regressions
                 .iter()
@@ -253,6 +289,26 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
         } => {
             crate::app::replica::run(config_json, listen).await?;
             Ok(Said::passed())
+        }
+    }
+}
+
+/// A command's output: `text` on `out`, or with `--format json` the
+/// document on `out` and the text on stderr (one JSON document on stdout,
+/// everything else apart).
+fn emit(
+    out: &mut dyn Write,
+    format: OutputFormat,
+    text: &str,
+    doc: &impl serde::Serialize,
+) -> Result<(), Error> {
+    match format {
+        OutputFormat::Text => put(out, text),
+        OutputFormat::Json => {
+            let _ = anstream::stderr().write_all(text.as_bytes());
+            let json = serde_json::to_string_pretty(doc)
+                .map_err(|e| Error::environment(format!("cannot write the JSON document: {e}")))?;
+            put(out, &format!("{json}\n"))
         }
     }
 }

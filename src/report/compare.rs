@@ -64,6 +64,25 @@ pub(crate) struct Comparison {
     pub regressions: Vec<String>,
 }
 
+/// The comparison as `--format json` prints it: each row with its change
+/// (a share, none when it has no meaning), and the regressions.
+pub(crate) fn document(c: &Comparison) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = c
+        .rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "arm": r.arm,
+                "figure": r.figure,
+                "baseline": r.baseline,
+                "candidate": r.candidate,
+                "change": r.change(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "rows": rows, "regressions": c.regressions })
+}
+
 pub(crate) fn show(v: Option<f64>) -> String {
     match v {
         Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),

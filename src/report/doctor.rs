@@ -8,7 +8,8 @@ pub(crate) fn render(findings: &[Finding]) -> String {
         .collect()
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum Level {
     Ok,
     Warn,
@@ -25,7 +26,7 @@ impl Level {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Finding {
     pub level: Level,
     pub what: String,

@@ -124,7 +124,7 @@ mod tests {
 }
 
 /// One arm's verdict counts and the witnesses kept.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub(crate) struct Explained {
     pub arm: String,
     pub policy: Option<String>,

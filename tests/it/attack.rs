@@ -281,6 +281,39 @@ fn attack_gates_on_definite_violations_like_run() {
         dir.path(),
     );
     assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
+    // --format json: summary.json's document on stdout, the table apart.
+    let json_out = dir.path().join("json");
+    let mut args: Vec<&str> = vec!["attack"];
+    args.extend(urls.iter().map(String::as_str));
+    args.extend([
+        "-m",
+        "POST",
+        "--key-header",
+        "X-Customer-Id",
+        "--keys",
+        "2",
+        "--rate",
+        "100",
+        "-d",
+        "1s",
+        "-q",
+        "--policy",
+        r#"algorithm = "sliding_log", limit = 5, window = "1h""#,
+        "--format",
+        "json",
+        "--out",
+        json_out.to_str().unwrap(),
+    ]);
+    let o = rlbench(&args, dir.path());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stdout)));
+    assert_eq!(doc["schema"], "rlbench.summary/v1", "{doc}");
+    assert_eq!(
+        doc,
+        summary(&json_out),
+        "stdout is the folder's summary.json"
+    );
+    assert!(text(&o.stderr).contains("definite"), "the table on stderr");
     drop(serve);
 }
 

@@ -353,3 +353,95 @@ fn colour_only_where_it_is_wanted() {
         assert_eq!(none, plain);
     }
 }
+
+/// `--format json` prints one JSON document on stdout (the text goes to
+/// stderr) for check, doctor, explain, compare and run (attack's is in
+/// attack.rs); each parses, and says what the text says.
+#[test]
+fn format_json_prints_one_document_on_stdout() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let json = |args: &[&str], cwd: &std::path::Path, code: i32| {
+        let out = rlbench(args, cwd);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", text(&out.stdout)));
+        (doc, text(&out.stderr))
+    };
+    let (check, said) = json(
+        &["check", "scenarios/three-replicas.toml", "--format", "json"],
+        root,
+        0,
+    );
+    assert_eq!(check["ok"], true, "{check}");
+    assert_eq!(check["arms"][1], "local", "{check}");
+    assert!(said.contains(": ok — "), "the text on stderr: {said}");
+    let (doctor, _) = json(
+        &[
+            "doctor",
+            "scenarios/three-replicas.toml",
+            "--format",
+            "json",
+        ],
+        root,
+        0,
+    );
+    assert_eq!(doctor["passed"], true, "{doctor}");
+    let findings = doctor["findings"].as_array().unwrap();
+    assert!(findings
+        .iter()
+        .any(|f| f["what"] == "redis-server" && f["level"] == "ok"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = root.join("tests/fixtures/report-v1");
+    let run = dir.path().join("run");
+    common::copy_dir(&fixture, &run);
+    let run_s = run.to_str().unwrap();
+    let (explained, _) = json(
+        &["explain", run_s, "--arm", "local", "--format", "json"],
+        dir.path(),
+        0,
+    );
+    let arm = &explained["arms"][0];
+    assert_eq!(arm["arm"], "local", "{explained}");
+    assert!(
+        arm["definite_violations"].as_u64().unwrap() > 0,
+        "{explained}"
+    );
+    assert!(
+        !arm["witnesses"].as_array().unwrap().is_empty(),
+        "{explained}"
+    );
+    let (compared, _) = json(
+        &["compare", run_s, run_s, "--format", "json"],
+        dir.path(),
+        0,
+    );
+    let rows = compared["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["figure"] == "definite_violations" && r["change"] == 0.0),
+        "{compared}"
+    );
+    assert_eq!(compared["regressions"], serde_json::json!([]));
+
+    let (out, _) = common::run_scenario(
+        dir.path(),
+        &common::small_scenario("1s", ""),
+        &[],
+        &["--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["schema"], "rlbench.summary/v1");
+    let kept: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary, kept, "stdout is the folder's summary.json");
+    assert!(text(&out.stderr).contains("report: "), "the text on stderr");
+}
