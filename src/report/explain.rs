@@ -44,6 +44,9 @@ pub(super) fn what(kind: WitnessKind) -> &'static str {
 fn witness(out: &mut String, w: &ArmWitness) {
     let what = what(w.kind);
     let _ = writeln!(out, "  {what}: {}", w.rule);
+    if let Some(spread) = replicas(w) {
+        let _ = writeln!(out, "    {spread}");
+    }
     let mut rows: Vec<(&WitnessRequest, bool)> = w.requests.iter().map(|r| (r, false)).collect();
     if let Some(r) = &w.reject {
         rows.push((r, true));
@@ -95,6 +98,32 @@ fn witness(out: &mut String, w: &ArmWitness) {
     out.push('\n');
 }
 
+/// For a violation whose admits came from more than one replica, the
+/// likely cause in words: "admits from replicas 0, 1 and 2 (4, 4 and 3 of
+/// them; the replica column): each may be counting alone".
+fn replicas(w: &ArmWitness) -> Option<String> {
+    if w.kind != WitnessKind::Violation {
+        return None;
+    }
+    let mut by: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+    for r in w.requests.iter().filter(|r| r.outcome == "admitted") {
+        *by.entry(r.replica).or_insert(0) += 1;
+    }
+    if by.len() < 2 {
+        return None;
+    }
+    let list = |items: Vec<String>| match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => items.concat(),
+    };
+    Some(format!(
+        "admits from replicas {} ({} of them; the replica column): replicas that each count \
+         alone admit up to the limit each",
+        list(by.keys().map(u32::to_string).collect()),
+        list(by.values().map(usize::to_string).collect())
+    ))
+}
+
 /// `[from, to]` drawn across `[lo, hi]` in `WIDTH` columns.
 fn bar(lo: f64, hi: f64, from: f64, to: f64, mark: char) -> String {
     let span = (hi - lo).max(1e-9);
@@ -112,6 +141,44 @@ fn bar(lo: f64, hi: f64, from: f64, to: f64, mark: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request(replica: u32, outcome: &str) -> WitnessRequest {
+        WitnessRequest {
+            seq: 1,
+            replica,
+            sent_s: 0.0,
+            done_s: 0.1,
+            outcome: outcome.to_string(),
+        }
+    }
+
+    #[test]
+    fn admits_from_several_replicas_are_said_to_count_alone() {
+        let text = include_str!("../../tests/fixtures/report-v1/summary.json");
+        let s: crate::store::summary::Summary = serde_json::from_str(text).unwrap();
+        let mut w = s
+            .arms
+            .iter()
+            .flat_map(|a| a.correctness.iter().flat_map(|c| c.witnesses.clone()))
+            .find(|w| w.kind == WitnessKind::Violation)
+            .unwrap();
+        w.requests = [0, 1, 2, 0, 1, 2, 0]
+            .into_iter()
+            .map(|r| request(r, "admitted"))
+            .chain([request(3, "rejected")])
+            .collect();
+        let said = replicas(&w).unwrap();
+        assert!(
+            said.starts_with("admits from replicas 0, 1 and 2 (3, 2 and 2 of them"),
+            "{said}"
+        );
+        // One replica's admits, or a false reject: nothing to add.
+        w.requests = vec![request(1, "admitted"), request(1, "admitted")];
+        assert_eq!(replicas(&w), None);
+        w.kind = WitnessKind::FalseReject;
+        w.requests = vec![request(0, "admitted"), request(1, "admitted")];
+        assert_eq!(replicas(&w), None);
+    }
 
     #[test]
     fn a_bar_covers_its_interval() {

@@ -84,6 +84,10 @@ fn every_violation_of_the_fake_global_has_a_witness_the_correct_arm_none() {
     assert!(stdout.starts_with("arm local: "), "{stdout}");
     assert!(stdout.contains(&format!("violation: {key}: ")), "{stdout}");
     assert!(stdout.contains("admitted  |"), "a timeline row: {stdout}");
+    // Each replica alone keeps the policy: the proof's admits come from
+    // several, and explain says what that means.
+    assert!(stdout.contains("    admits from replicas "), "{stdout}");
+    assert!(stdout.contains("each count alone"), "{stdout}");
     assert!(!stdout.contains("arm single"), "{stdout}");
     let correct = rlbench(
         &["explain", out.to_str().unwrap(), "--arm", "single"],
