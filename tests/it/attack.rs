@@ -239,7 +239,7 @@ replicas = {replicas}
 fn attack_gates_on_definite_violations_like_run() {
     let dir = tempfile::tempdir().unwrap();
     let (serve, urls) = serve_replicas(dir.path(), 3, "sliding_log", "1h");
-    let attack = |bound: &str, out: &str| {
+    let attack_with = |extra: &[&str], out: &str| {
         let out = dir.path().join(out);
         let mut args: Vec<&str> = vec!["attack"];
         args.extend(urls.iter().map(String::as_str));
@@ -257,13 +257,16 @@ fn attack_gates_on_definite_violations_like_run() {
             "-q",
             "--policy",
             r#"algorithm = "sliding_log", limit = 5, window = "1h""#,
-            "--max-definite-violations",
-            bound,
             "--out",
             out.to_str().unwrap(),
         ]);
+        args.extend_from_slice(extra);
         let o = rlbench(&args, dir.path());
-        (o, summary(&out)["arms"][0].clone())
+        (o, summary(&out))
+    };
+    let attack = |bound: &str, out: &str| {
+        let (o, s) = attack_with(&["--max-definite-violations", bound], out);
+        (o, s["arms"][0].clone())
     };
     let (caught, arm) = attack("0", "zero");
     let stderr = text(&caught.stderr);
@@ -282,37 +285,11 @@ fn attack_gates_on_definite_violations_like_run() {
     );
     assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
     // --format json: summary.json's document on stdout, the table apart.
-    let json_out = dir.path().join("json");
-    let mut args: Vec<&str> = vec!["attack"];
-    args.extend(urls.iter().map(String::as_str));
-    args.extend([
-        "-m",
-        "POST",
-        "--key-header",
-        "X-Customer-Id",
-        "--keys",
-        "2",
-        "--rate",
-        "100",
-        "-d",
-        "1s",
-        "-q",
-        "--policy",
-        r#"algorithm = "sliding_log", limit = 5, window = "1h""#,
-        "--format",
-        "json",
-        "--out",
-        json_out.to_str().unwrap(),
-    ]);
-    let o = rlbench(&args, dir.path());
+    let (o, kept) = attack_with(&["--format", "json"], "json");
     let doc: serde_json::Value =
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stdout)));
     assert_eq!(doc["schema"], "rlbench.summary/v1", "{doc}");
-    assert_eq!(
-        doc,
-        summary(&json_out),
-        "stdout is the folder's summary.json"
-    );
+    assert_eq!(doc, kept, "stdout is the folder's summary.json");
     assert!(text(&o.stderr).contains("definite"), "the table on stderr");
     drop(serve);
 }

@@ -18,6 +18,7 @@ mod explain;
 mod external;
 mod failover;
 mod faults;
+mod first_run;
 mod house_plan;
 mod html;
 mod real_limiters;

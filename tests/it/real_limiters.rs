@@ -18,7 +18,7 @@
 
 use crate::common;
 
-use common::{arm, free_port, rlbench, run_scenario, text, Running};
+use common::{arm, free_port, run_scenario, text, Running};
 use serde_json::Value;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ fn limiters() -> PathBuf {
 
 /// One third-party limiter and how its server is started.
 #[derive(Clone, Copy)]
-enum Limiter {
+pub(crate) enum Limiter {
     /// `limits` with this strategy (limits_server.py), "10 per 1 second".
     Limits(&'static str),
     /// `limits` with this strategy and limit, keyed on this header.
@@ -126,9 +126,9 @@ impl Limiter {
 
 /// A limiter server in a process group of its own, killed (all of it) when
 /// dropped — also when the test panics. Its output goes to `log`.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     log: PathBuf,
 }
 
@@ -147,7 +147,7 @@ impl Server {
 }
 
 /// Starts `limiter` on a free port and waits (at most 15 s) until it listens.
-fn start(limiter: Limiter, logs: &Path) -> Server {
+pub(crate) fn start(limiter: Limiter, logs: &Path) -> Server {
     use std::os::unix::process::CommandExt;
     limiter.require_installed();
     let port = free_port();
@@ -570,57 +570,4 @@ fn haproxy_judged_as_counting_admits_only_is_all_false_rejects() {
         Some(1),
         "max_false_reject_ratio = 0 fails"
     );
-}
-
-/// The first run of a new user (issue 26): `init --target` against a
-/// limiter of their own that keys on `X-Customer` while the starter sends
-/// `X-Customer-Id`. Every request lands in one bucket, so every key gets
-/// false rejects; the terminal, the page and `explain` name the likely
-/// cause. With `init --key-header X-Customer` the same limiter passes, and
-/// nothing is said about keys.
-#[test]
-fn a_limiter_keyed_on_another_header_is_named_on_the_first_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let server = start(
-        Limiter::LimitsOn("moving-window", "5 per 2 second", "X-Customer"),
-        d,
-    );
-    let url = format!("http://127.0.0.1:{}/limited", server.port);
-    let policy = r#"algorithm = "sliding_log", limit = 5, window = "2s""#;
-    let first_run = |name: &str, extra: &[&str]| {
-        let mut args = vec!["init", name, "--target", &url, "--policy", policy];
-        args.extend_from_slice(extra);
-        let init = rlbench(&args, d);
-        assert!(init.status.success(), "{}", text(&init.stderr));
-        // The starter as written: 10 s, so that rejects come after the
-        // limiter's unknown history settled (a window and the timeout).
-        let file = format!("{name}.toml");
-        rlbench(&["run", &file], d)
-    };
-    let out = first_run("mine", &[]);
-    let said = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{said}{}", text(&out.stderr));
-    let line = said
-        .lines()
-        .find(|l| l.starts_with("keys of api: "))
-        .unwrap_or_else(|| panic!("no word on the keys: {said}"));
-    assert!(
-        line.contains("does your limiter key on x-customer-id, the header rlbench sends"),
-        "{line}"
-    );
-    let html = std::fs::read_to_string(d.join("reports/mine/latest/report.html")).unwrap();
-    assert!(html.contains("id=\"keys-api\""), "the page says it too");
-    let explained = rlbench(&["explain", "reports/mine/latest"], d);
-    assert!(
-        text(&explained.stdout).contains("first, the keys: "),
-        "{}",
-        text(&explained.stdout)
-    );
-
-    // Told which header, the same limiter passes and keys are not named.
-    let out = first_run("mine2", &["--key-header", "X-Customer"]);
-    let said = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
-    assert!(!said.contains("keys of api"), "{said}");
 }

@@ -1,0 +1,59 @@
+//! A new user's first run against a limiter of their own (issue 26): the
+//! limiter keys on another header than the starter scenario sends, and
+//! rlbench says so; told the header, the same limiter passes.
+
+use crate::common::{rlbench, text};
+use crate::real_limiters::{start, Limiter};
+
+/// The first run of a new user (issue 26): `init --target` against a
+/// limiter of their own that keys on `X-Customer` while the starter sends
+/// `X-Customer-Id`. Every request lands in one bucket, so every key gets
+/// false rejects; the terminal, the page and `explain` name the likely
+/// cause. With `init --key-header X-Customer` the same limiter passes, and
+/// nothing is said about keys.
+#[test]
+fn a_limiter_keyed_on_another_header_is_named_on_the_first_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let server = start(
+        Limiter::LimitsOn("moving-window", "5 per 2 second", "X-Customer"),
+        d,
+    );
+    let url = format!("http://127.0.0.1:{}/limited", server.port);
+    let policy = r#"algorithm = "sliding_log", limit = 5, window = "2s""#;
+    let first_run = |name: &str, extra: &[&str]| {
+        let mut args = vec!["init", name, "--target", &url, "--policy", policy];
+        args.extend_from_slice(extra);
+        let init = rlbench(&args, d);
+        assert!(init.status.success(), "{}", text(&init.stderr));
+        // The starter as written: 10 s, so that rejects come after the
+        // limiter's unknown history settled (a window and the timeout).
+        let file = format!("{name}.toml");
+        rlbench(&["run", &file], d)
+    };
+    let out = first_run("mine", &[]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}{}", text(&out.stderr));
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("keys of api: "))
+        .unwrap_or_else(|| panic!("no word on the keys: {said}"));
+    assert!(
+        line.contains("does your limiter key on x-customer-id, the header rlbench sends"),
+        "{line}"
+    );
+    let html = std::fs::read_to_string(d.join("reports/mine/latest/report.html")).unwrap();
+    assert!(html.contains("id=\"keys-api\""), "the page says it too");
+    let explained = rlbench(&["explain", "reports/mine/latest"], d);
+    assert!(
+        text(&explained.stdout).contains("first, the keys: "),
+        "{}",
+        text(&explained.stdout)
+    );
+
+    // Told which header, the same limiter passes and keys are not named.
+    let out = first_run("mine2", &["--key-header", "X-Customer"]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+    assert!(!said.contains("keys of api"), "{said}");
+}
