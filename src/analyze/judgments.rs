@@ -102,7 +102,9 @@ pub(crate) struct Busiest {
     pub admitted: u64,
     /// Its number in the trace (order of first appearance).
     pub number: u32,
-    pub timeline: Vec<(f64, f64)>,
+    /// Its admits in a trailing span against the band.
+    #[serde(default)]
+    pub window: Option<crate::store::page::WindowSeries>,
 }
 
 /// An arm's keys' judgments, added up.
@@ -224,7 +226,7 @@ mod tests {
             busiest: Some(Busiest {
                 admitted: 5,
                 number: 3,
-                timeline: vec![(0.0, 0.5)],
+                window: None,
             }),
             ..Judgments::default()
         };
@@ -240,7 +242,7 @@ mod tests {
             busiest: Some(Busiest {
                 admitted: 5,
                 number: 7,
-                timeline: vec![(0.0, 0.25)],
+                window: None,
             }),
             ..Judgments::default()
         };

@@ -7,8 +7,11 @@ pub(crate) mod judgments;
 mod keyed;
 pub(crate) mod phases;
 pub(crate) mod redis_cost;
+pub(crate) mod series;
 pub(crate) mod spill;
 pub(crate) mod stats;
+mod views;
+mod window;
 pub(crate) mod witnesses;
 
 use crate::analyze::judgments::{Busiest, Counted, Judgments, Shard};
@@ -18,7 +21,7 @@ use crate::analyze::stats::histogram;
 pub(crate) use crate::analyze::stats::{Counts, Histograms, Percentiles, Tries};
 use crate::events::read::Record;
 use crate::events::{self, ErrorKind, Outcome};
-use crate::verify::{self, Decided, Obs, PhaseVerdict, Verdict, Witness};
+use crate::verify::{self, PhaseVerdict, Verdict, Witness};
 use rayon::prelude::*;
 use reference_api::Policy;
 use std::collections::BTreeMap;
@@ -50,9 +53,13 @@ pub(crate) struct ArmFigures {
     /// The arm's histograms (µs), then each replica's.
     pub histograms: Histograms,
     pub per_replica_histograms: Vec<Histograms>,
-    /// The busiest key's admits in the trailing policy window over the
-    /// limit, sampled over the run: (seconds, ratio).
-    pub timeline: Vec<(f64, f64)>,
+    /// The busiest key's admits in a trailing span against the band a
+    /// correct limiter may reach, sampled over the run.
+    pub window: Option<crate::store::page::WindowSeries>,
+    /// Requests over time, by bucket of send time.
+    pub series: crate::store::page::Series,
+    /// Keys whose requests the page's timeline shows (bounded).
+    pub keys: Vec<crate::store::page::KeyView>,
     /// With faults: before / during / after each (empty otherwise).
     pub phases: Vec<PhaseFigures>,
     /// Redis modes: what the decisions cost Redis (filled from the arm's
@@ -181,6 +188,7 @@ pub(crate) fn analyze(
     let mut error_statuses = StatusCounts::default();
     // Per key: its first send, and whether that request was limited.
     let mut firsts: Vec<(u64, bool)> = Vec::new();
+    let mut series = crate::analyze::series::Collector::default();
     let started = std::time::Instant::now();
     let undefined = || crate::events::EventsError::Damaged {
         path: events_path.to_path_buf(),
@@ -253,6 +261,7 @@ pub(crate) fn analyze(
                 }
                 phases.record(e);
                 headers.add(e);
+                series.add(e);
             }
         }
         drop(tx);
@@ -355,7 +364,7 @@ pub(crate) fn analyze(
         mine.busiest = busiest.map(|(number, trace)| Busiest {
             admitted: trace.admitted() as u64,
             number: number as u32,
-            timeline: timeline(policy, &trace.obs()),
+            window: window::series(policy, opts, &names[number], &trace.obs()),
         });
     }
     // Keys judged elsewhere, in shards: theirs instead.
@@ -382,11 +391,15 @@ pub(crate) fn analyze(
         histograms.add(h);
     }
     let (phases, recovery_ms) = phases.finish(policy.map(|_| phase_verdicts));
-    let timeline = judgments
-        .busiest
-        .as_ref()
-        .map(|b| b.timeline.clone())
-        .unwrap_or_default();
+    let window = judgments.busiest.as_ref().and_then(|b| b.window.clone());
+    let witnesses = picker.finish();
+    let key_views = views::key_views(
+        &names,
+        &traces,
+        &taken,
+        judgments.busiest.as_ref().map(|b| b.number as usize),
+        &witnesses,
+    );
     Ok(ArmFigures {
         counts,
         tries,
@@ -401,12 +414,14 @@ pub(crate) fn analyze(
         verdict,
         histograms,
         per_replica_histograms,
-        timeline,
+        window,
+        series: series.finish(),
+        keys: key_views,
         phases,
         recovery_ms,
         redis: None,
         lease_bound: None,
-        witnesses: picker.finish(),
+        witnesses,
         per_agent: per_agent
             .into_iter()
             .zip(&agent_lags)
@@ -422,35 +437,4 @@ pub(crate) fn analyze(
             limited: firsts.iter().filter(|f| f.1).count() as u64,
         },
     })
-}
-
-/// Admits (at their completion) in the trailing window, over the limit,
-/// at up to 600 evenly spaced times.
-fn timeline(policy: &Policy, obs: &[Obs]) -> Vec<(f64, f64)> {
-    let (limit, span) = verify::window(policy);
-    let mut admits: Vec<i64> = obs
-        .iter()
-        .filter(|o| o.decided == Decided::Admitted)
-        .map(|o| o.done)
-        .collect();
-    admits.sort_unstable();
-    let end = obs.iter().map(|o| o.done).max().unwrap_or(0);
-    if end <= 0 || limit == 0 {
-        return Vec::new();
-    }
-    let step = (span / 20).max(end / 600).max(1);
-    let (mut first, mut last) = (0usize, 0usize);
-    let mut out = Vec::new();
-    let mut t = 0i64;
-    while t <= end {
-        while last < admits.len() && admits[last] <= t {
-            last += 1;
-        }
-        while first < last && admits[first] <= t - span {
-            first += 1;
-        }
-        out.push((t as f64 / 1e6, (last - first) as f64 / limit as f64));
-        t += step;
-    }
-    out
 }

@@ -250,9 +250,10 @@ impl Kind for ReportError {
         match self {
             ReportError::Read { source, .. } => io_exit(source),
             ReportError::Store(e) => e.exit(),
-            ReportError::Chart(_) | ReportError::Encode { .. } | ReportError::Junit(_) => {
-                Exit::Environment
-            }
+            ReportError::Chart(_)
+            | ReportError::Encode { .. }
+            | ReportError::Junit(_)
+            | ReportError::Json(_) => Exit::Environment,
         }
     }
 }
@@ -347,7 +348,15 @@ pub(crate) fn finish_judged(
             .zip(&all_figures)
             .map(|(arm, figures)| chart(&arm.name, figures, arm.correctness.as_ref()))
             .collect();
-        report::write_data(folder, &summary, &histograms, &chart_data)
+        let page = crate::store::page::PageData {
+            arms: summary
+                .arms
+                .iter()
+                .zip(&all_figures)
+                .map(|(arm, figures)| page(&arm.name, figures))
+                .collect(),
+        };
+        report::write_data(folder, &summary, &histograms, &chart_data, &page)
     };
     let mut write_error = data.err().map(Error::from);
     if let Some(e) = &write_error {
@@ -377,6 +386,28 @@ fn partial(summary: &mut Summary, why: &str) {
     summary.gate.passed = false;
 }
 
+/// What the page draws of one arm over time and per key.
+fn page(name: &str, figures: &ArmFigures) -> crate::store::page::ArmPage {
+    crate::store::page::ArmPage {
+        name: name.to_string(),
+        series: figures.series.clone(),
+        window: figures.window.clone(),
+        faults: figures
+            .phases
+            .iter()
+            .filter_map(|p| {
+                let name = p.name.strip_prefix("during ")?;
+                Some(crate::store::page::FaultSpan {
+                    name: name.to_string(),
+                    from_s: p.from_us? as f64 / 1e6,
+                    to_s: p.to_us? as f64 / 1e6,
+                })
+            })
+            .collect(),
+        keys: figures.keys.clone(),
+    }
+}
+
 /// What the charts draw of one arm.
 fn chart<'a>(
     name: &'a str,
@@ -385,7 +416,16 @@ fn chart<'a>(
 ) -> charts::ArmData<'a> {
     charts::ArmData {
         name,
-        timeline: &figures.timeline,
+        timeline: figures.window.as_ref().map_or_else(Vec::new, |w| {
+            w.t.iter()
+                .zip(&w.admitted)
+                .map(|(&t, &n)| (t, n as f64 / w.limit.max(1) as f64))
+                .collect()
+        }),
+        band: figures
+            .window
+            .as_ref()
+            .map(|w| w.most as f64 / w.limit.max(1) as f64),
         fault_windows: figures
             .phases
             .iter()

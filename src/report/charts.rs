@@ -17,9 +17,11 @@ pub(super) const FONT: &str = "sans-serif";
 /// One arm as the charts need it.
 pub(crate) struct ArmData<'a> {
     pub name: &'a str,
-    /// The busiest key's admits in the trailing window over the limit:
+    /// The busiest key's admits in a trailing window over the limit:
     /// (seconds, ratio).
-    pub timeline: &'a [(f64, f64)],
+    pub timeline: Vec<(f64, f64)>,
+    /// The most a correct limiter may admit in that window, over the limit.
+    pub band: Option<f64>,
     /// Each fault's window (seconds from the load's start), to shade.
     pub fault_windows: Vec<(f64, f64)>,
     /// Latency from the intended send time (µs).
@@ -151,7 +153,7 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> 
         .fold(1.0f64, f64::max);
     let y_max = arms
         .iter()
-        .flat_map(|a| a.timeline.iter().map(|p| p.1))
+        .flat_map(|a| a.timeline.iter().map(|p| p.1).chain(a.band))
         .fold(1.0f64, f64::max)
         * 1.15;
     let mut chart = frame(&root, CHARTS[0].title, 0f64..x_max, 0f64..y_max)?;
@@ -193,6 +195,27 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> 
         ))?
         .label("limit")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.stroke_width(2)));
+    // What a correct limiter may reach when its windows' alignment is not
+    // known (a fixed window: two windows' worth): a correct run stays under.
+    let mut bands: Vec<f64> = arms.iter().filter_map(|a| a.band).collect();
+    bands.sort_by(f64::total_cmp);
+    bands.dedup();
+    let grey = RGBColor(120, 120, 120);
+    for (i, &b) in bands.iter().enumerate() {
+        let drawn = chart.draw_series(DashedLineSeries::new(
+            vec![(0.0, b), (x_max, b)],
+            4,
+            4,
+            grey.stroke_width(2),
+        ))?;
+        if i == 0 {
+            drawn
+                .label("most a correct limiter may reach")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], grey.stroke_width(2))
+                });
+        }
+    }
     for (i, arm) in arms.iter().enumerate() {
         let c = color(i);
         chart

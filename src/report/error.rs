@@ -23,6 +23,8 @@ pub(crate) enum ReportError {
         path: PathBuf,
         source: png::EncodingError,
     },
+    #[error("page.json: {0}")]
+    Json(String),
     #[error("junit.xml: {0}")]
     Junit(#[source] quick_junit::SerializeError),
     /// A chart report.html embeds.

@@ -16,6 +16,7 @@ pub(crate) mod hgrm;
 pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod keys;
+pub(crate) mod page;
 pub(crate) mod phases;
 pub(crate) mod redis_use;
 pub(crate) mod remote;
@@ -34,15 +35,18 @@ pub(crate) struct ArmHistograms<'a> {
     pub service: &'a Histogram<u64>,
 }
 
-/// Writes the files a run folder's views are drawn from: each arm's
-/// `.hgrm` files and the charts. Every file lands whole or not at all
+/// Writes the files a run folder's views are drawn from: page.json, each
+/// arm's `.hgrm` files and the charts. Every file lands whole or not at all
 /// (`store::atomic`); the first write that fails stops it, named.
 pub(crate) fn write_data(
     folder: &RunFolder,
     summary: &Summary,
     histograms: &[ArmHistograms],
     charts: &[charts::ArmData],
+    page: &crate::store::page::PageData,
 ) -> Result<(), ReportError> {
+    let json = serde_json::to_vec(page).map_err(|e| ReportError::Json(e.to_string()))?;
+    crate::store::atomic::replace(&folder.page(), &json)?;
     for (arm, h) in summary.arms.iter().zip(histograms) {
         for (path, h) in [
             (folder.hgrm(&arm.name, "latency"), h.latency),

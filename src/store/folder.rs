@@ -168,6 +168,11 @@ impl RunFolder {
         }
     }
 
+    /// What report.html draws over time and per key (`store::page`).
+    pub(crate) fn page(&self) -> PathBuf {
+        self.root.join("page.json")
+    }
+
     pub(crate) fn summary(&self) -> PathBuf {
         self.root.join("summary.json")
     }

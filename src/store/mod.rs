@@ -8,6 +8,7 @@ pub(crate) mod atomic;
 mod error;
 pub(crate) mod folder;
 pub(crate) mod names;
+pub(crate) mod page;
 pub(crate) mod probes;
 pub mod records;
 pub(crate) mod summary;

@@ -44,6 +44,61 @@ pub fn window(policy: &Policy) -> (u64, i64) {
     rules::for_policy(policy, rules::Timing::default()).peak
 }
 
+/// The most admits a correct limiter may decide within any span shorter
+/// than `span_us` (µs on the trace's clock, the policy's window shrunk by
+/// the clocks' rate and the slack), and the rule that says so in words:
+/// what the admitted-vs-allowed chart draws as the band a correct run stays
+/// inside. The least of the rules that hold for any alignment and any
+/// request (the grid's and those that need short intervals left out, so
+/// the band is never tighter than a rule the verifier applies). `None`
+/// when no such rule bounds a span that short.
+pub fn band(policy: &Policy, opts: &Options) -> Option<Band> {
+    let t = timing(opts);
+    let rules = rules::for_policy(policy, t);
+    // Admits counted in a span shorter than `span` are held, slack and
+    // all, for less than `held`: a rule for spans up to `held` applies.
+    let held = rules::shrink(rules.peak.1, t.rate_ppm);
+    let span = held.saturating_sub(opts.slack_us.max(0)).max(1);
+    let (limit, _) = rules.peak;
+    rules
+        .definite
+        .iter()
+        .filter(|r| r.shorter_than.is_none())
+        .filter_map(|r| {
+            let most = match r.bound {
+                removal::Bound::Window { limit, span: s, .. } => (held <= s).then_some(limit),
+                removal::Bound::Linear {
+                    burst,
+                    count,
+                    per,
+                    max_span,
+                } => max_span
+                    .map_or(true, |m| held <= m)
+                    .then(|| burst + (held as u128 * count as u128 / per.max(1) as u128) as u64),
+            }?;
+            Some((most, r.why))
+        })
+        .min_by_key(|(most, _)| *most)
+        .map(|(most, why)| Band {
+            span_us: span,
+            limit,
+            most,
+            why: rules::plain(why, policy),
+        })
+}
+
+/// See [`band`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Band {
+    /// Spans shorter than this (µs) hold at most `most` admits.
+    pub span_us: i64,
+    /// The policy's limit per its natural window.
+    pub limit: u64,
+    pub most: u64,
+    /// The rule, with the policy's numbers.
+    pub why: String,
+}
+
 fn timing(opts: &Options) -> rules::Timing {
     rules::Timing {
         aligned: opts.aligned,
@@ -341,7 +396,7 @@ pub fn judge_key(
                 most = most.max(n);
                 found.extend(witness::bound(
                     r.bound,
-                    r.why,
+                    &rules::plain(r.why, policy),
                     &items,
                     &at,
                     breaks,

@@ -477,3 +477,44 @@ fn chunked(burst: u64, count: u64, per: i64, late: i64, ppm: i64) -> Rules {
         },
     }
 }
+
+/// A rule's words with the policy's numbers in place of N (its limit), S
+/// (its segments) and W (its window): "… two fixed windows, 5 each". What
+/// stays a formula gets the numbers after it.
+pub(crate) fn plain(why: &str, policy: &Policy) -> String {
+    let (limit, window_us, segments) = match *policy {
+        Policy::SlidingLog { limit, window_us }
+        | Policy::FixedWindow { limit, window_us }
+        | Policy::SlidingCounter { limit, window_us } => (limit, window_us, None),
+        Policy::SlidingWindow {
+            limit,
+            window_us,
+            segments,
+        } => (limit, window_us, Some(segments)),
+        _ => return why.to_string(),
+    };
+    let mut text = why
+        .replace("at most 2N", &format!("at most {}", 2 * limit))
+        .replace("N each", &format!("{limit} each"));
+    if let Some(s) = segments {
+        text = text
+            .replace(
+                "(S-1) segments",
+                &format!("{} segments", s.saturating_sub(1)),
+            )
+            .replace("S+1 segments", &format!("{} segments", s + 1))
+            .replace("at most S,", &format!("at most {s},"))
+            .replace("N per S", &format!("{limit} per {s}"));
+    }
+    let formula = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| w == "N" || w == "W" || w == "S");
+    if formula {
+        let w = window_us as f64 / 1e6;
+        text.push_str(&format!("; N = {limit}, W = {w} s"));
+        if let Some(s) = segments {
+            text.push_str(&format!(", S = {s}"));
+        }
+    }
+    text
+}

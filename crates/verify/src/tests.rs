@@ -300,3 +300,72 @@ mod phases;
 mod review;
 mod second_review;
 mod several_clocks;
+
+#[test]
+fn rules_are_said_with_the_policys_numbers() {
+    let fixed = Policy::FixedWindow {
+        limit: 5,
+        window_us: 2_000_000,
+    };
+    assert_eq!(
+        crate::rules::plain(
+            "a span shorter than the window meets at most two fixed windows, N each",
+            &fixed
+        ),
+        "a span shorter than the window meets at most two fixed windows, 5 each"
+    );
+    let sliding = Policy::SlidingWindow {
+        limit: 10,
+        window_us: 60_000_000,
+        segments: 6,
+    };
+    assert_eq!(
+        crate::rules::plain(
+            "with readings less than a segment apart, S+1 segments hold at most 2N",
+            &sliding
+        ),
+        "with readings less than a segment apart, 7 segments hold at most 20"
+    );
+    let counter = Policy::SlidingCounter {
+        limit: 10,
+        window_us: 60_000_000,
+    };
+    assert_eq!(
+        crate::rules::plain(
+            "two weighted windows admit at most N + 1 + N*L/W within L <= W",
+            &counter
+        ),
+        "two weighted windows admit at most N + 1 + N*L/W within L <= W; N = 10, W = 60 s"
+    );
+}
+
+#[test]
+fn the_band_is_the_least_rule_for_a_span_shorter_than_the_window() {
+    let fixed = Policy::FixedWindow {
+        limit: 5,
+        window_us: 2_000_000,
+    };
+    let b = crate::band(&fixed, &Options::default()).unwrap();
+    assert_eq!((b.limit, b.most), (5, 10), "two fixed windows, 5 each");
+    assert!(
+        b.span_us <= 2_000_000 && b.span_us > 1_900_000,
+        "{}",
+        b.span_us
+    );
+    assert!(b.why.contains("5 each"), "{}", b.why);
+    let log = Policy::SlidingLog {
+        limit: 5,
+        window_us: 2_000_000,
+    };
+    assert_eq!(crate::band(&log, &Options::default()).unwrap().most, 5);
+    // A slower clock's window may be shorter on the trace's: the span shrinks
+    // with it, and the bound stays the one for "shorter than the window".
+    let slewed = Options {
+        clock_rate_ppm: 5_000,
+        slack_us: 1_000,
+        ..Options::default()
+    };
+    let b = crate::band(&fixed, &slewed).unwrap();
+    assert_eq!(b.most, 10);
+    assert!(b.span_us < 2_000_000 - 10_000, "{}", b.span_us);
+}
