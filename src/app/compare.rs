@@ -5,7 +5,7 @@
 //! that share (from 0, any rise), or that lacks an arm of the baseline.
 
 use crate::error::{Error, Exit};
-use crate::report::compare::{show, Comparison, Row};
+use crate::report::compare::{show, Comparison, Row, Trend};
 use crate::store::summary::{ArmSummary, Summary, SCHEMA};
 use std::path::Path;
 
@@ -32,6 +32,26 @@ fn figure(arm: &ArmSummary, name: &str) -> Option<f64> {
     }
 }
 
+/// The one notion of regression, for the gate and the page alike: a
+/// gated figure is worse when it rose by more than `bound` (a share), or
+/// became unbounded (admits where none were allowed is worse than any
+/// bound); better under the same test with the runs swapped.
+fn trend(row: &Row, bound: f64, b: Option<&ArmSummary>, c: Option<&ArmSummary>) -> Trend {
+    let beyond = |from: Option<f64>, to: Option<f64>, to_arm: Option<&ArmSummary>| match (from, to)
+    {
+        (Some(from), Some(to)) => to > from * (1.0 + bound),
+        (Some(_), None) => to_arm.is_some_and(|a| a.correctness.is_some()),
+        _ => false,
+    };
+    if beyond(row.baseline, row.candidate, c) {
+        Trend::Worse
+    } else if beyond(row.candidate, row.baseline, b) {
+        Trend::Better
+    } else {
+        Trend::Even
+    }
+}
+
 pub(crate) fn compare(
     baseline: &Summary,
     candidate: &Summary,
@@ -54,27 +74,24 @@ pub(crate) fn compare(
             ));
         }
         for (fig, gated) in FIGURES {
-            let row = Row {
+            let mut row = Row {
                 arm: name.to_string(),
                 figure: fig,
                 baseline: b.and_then(|a| figure(a, fig)),
                 candidate: c.and_then(|a| figure(a, fig)),
+                gated,
+                trend: Trend::Even,
             };
-            if let (true, Some(max)) = (gated, max_regression) {
-                let worse = match (row.baseline, row.candidate) {
-                    (Some(base), Some(cand)) => cand > base * (1.0 + max),
-                    // Admits where none were allowed (unbounded) is worse than any bound.
-                    (Some(_), None) => c.is_some_and(|a| a.correctness.is_some()),
-                    _ => false,
-                };
-                if worse {
-                    regressions.push(format!(
-                        "{name}: {fig} {} -> {} (more than {:.1}% worse)",
-                        show(row.baseline),
-                        show(row.candidate),
-                        max * 100.0
-                    ));
-                }
+            if gated {
+                row.trend = trend(&row, max_regression.unwrap_or(0.0), b, c);
+            }
+            if let (Trend::Worse, Some(max)) = (row.trend, max_regression) {
+                regressions.push(format!(
+                    "{name}: {fig} {} -> {} (more than {:.1}% worse)",
+                    show(row.baseline),
+                    show(row.candidate),
+                    max * 100.0
+                ));
             }
             rows.push(row);
         }
