@@ -3,6 +3,9 @@
 //! `--max-regression`, a candidate fails whose over-admission ratio,
 //! definite violations, false-reject ratio or p99 latency grew by more than
 //! that share (from 0, any rise), or that lacks an arm of the baseline.
+//! The page drawn from the same comparison: `compare/page.rs`.
+
+pub(crate) mod page;
 
 use crate::error::{Error, Exit};
 use crate::report::compare::{show, Comparison, Row, Trend};
@@ -121,22 +124,33 @@ pub(crate) fn read_summary(path: &Path) -> Result<Summary, Error> {
     serde_json::from_value(value).map_err(|e| Error::input(format!("{}: {e}", path.display())))
 }
 
+/// Two runs read and compared: what compare prints, and what its page
+/// draws.
+pub(crate) struct Compared {
+    pub baseline: Summary,
+    pub candidate: Summary,
+    pub comparison: Comparison,
+    pub exit: Exit,
+}
+
 pub(crate) fn run(
     baseline: &Path,
     candidate: &Path,
     max_regression: Option<f64>,
-) -> Result<(Comparison, Exit), Error> {
-    let c = compare(
-        &read_summary(baseline)?,
-        &read_summary(candidate)?,
-        max_regression,
-    );
-    let exit = if c.regressions.is_empty() {
+) -> Result<Compared, Error> {
+    let (baseline, candidate) = (read_summary(baseline)?, read_summary(candidate)?);
+    let comparison = compare(&baseline, &candidate, max_regression);
+    let exit = if comparison.regressions.is_empty() {
         Exit::Passed
     } else {
         Exit::GateFailed
     };
-    Ok((c, exit))
+    Ok(Compared {
+        baseline,
+        candidate,
+        comparison,
+        exit,
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! What `rlbench compare` shows: its rows and their trend, the terminal
-//! table, the JSON document.
+//! table, the JSON document; the HTML page is in `compare/page.rs`.
+
+pub(crate) mod page;
 
 pub(crate) fn render(c: &Comparison) -> String {
     let mut rows = vec![["arm", "figure", "baseline", "candidate", "change"]
