@@ -155,7 +155,8 @@ pub enum Command {
     Completions { shell: clap_complete::Shell },
     /// The manual page (roff), on stdout: `rlbench man > rlbench.1; man ./rlbench.1`.
     Man,
-    /// Two runs (run folders or summary.json files) side by side, arm by arm.
+    /// Two runs (run folders or summary.json files) side by side, arm by
+    /// arm, in the terminal and on an HTML page with both runs' charts.
     Compare {
         baseline: PathBuf,
         candidate: PathBuf,
@@ -164,6 +165,11 @@ pub enum Command {
         /// than this share, e.g. "10%" (from 0: any rise), or an arm is gone.
         #[arg(long, value_name = "SHARE", value_parser = values::share)]
         max_regression: Option<f64>,
+        /// Where the HTML page goes: a file, or a folder to hold
+        /// compare.html (default: reports/compare.html, overwritten by the
+        /// next compare); never inside a run folder.
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
         /// What stdout carries: the text, or one JSON document.
         #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
         format: OutputFormat,

@@ -68,6 +68,9 @@ fn main() -> ExitCode {
     for line in &said.errors {
         let _ = writeln!(err, "rlbench: {failed}{line}{failed:#}");
     }
+    if let Some(line) = &said.last {
+        let _ = writeln!(err, "{line}");
+    }
     // Don't wait for stray blocking tasks (e.g. a stdin reader).
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     if let Ok(usage) = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF) {

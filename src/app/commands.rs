@@ -11,11 +11,12 @@ use std::io::Write;
 use std::path::Path;
 
 /// A command's end: its exit and what it says on standard error (each
-/// line is printed after `rlbench: `).
+/// error after `rlbench: `; then `last`, plain: the page to open).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Said {
     pub exit: Exit,
     pub errors: Vec<String>,
+    pub last: Option<String>,
 }
 
 impl Said {
@@ -23,6 +24,7 @@ impl Said {
         Said {
             exit: Exit::Passed,
             errors: Vec::new(),
+            last: None,
         }
     }
 
@@ -30,6 +32,7 @@ impl Said {
         Said {
             exit: e.exit,
             errors: vec![e.message],
+            last: None,
         }
     }
 }
@@ -73,6 +76,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             Ok(Said {
                 exit: outcome.exit,
                 errors,
+                last: None,
             })
         }
         Command::Agent(args) => {
@@ -96,6 +100,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             Ok(Said {
                 exit: outcome.exit,
                 errors,
+                last: None,
             })
         }
         Command::Check { scenario, format } => {
@@ -162,7 +167,11 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                     summary.partial_reason.as_deref().unwrap_or("interrupted")
                 ));
             }
-            Ok(Said { exit, errors })
+            Ok(Said {
+                exit,
+                errors,
+                last: None,
+            })
         }
         Command::Export {
             run_dir,
@@ -209,6 +218,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                     Exit::Environment
                 },
                 errors: Vec::new(),
+                last: None,
             })
         }
         Command::Init {
@@ -251,22 +261,41 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             baseline,
             candidate,
             max_regression,
+            html,
             format,
         } => {
-            let (comparison, exit) =
-                crate::app::compare::run(&baseline, &candidate, max_regression)?;
+            use crate::app::compare::{page, run};
+            // A page that may not go where asked is refused before any output.
+            let at = page::destination(html.as_deref(), [&baseline, &candidate])?;
+            let compared = run(&baseline, &candidate, max_regression)?;
             emit(
                 out,
                 format,
-                &crate::report::compare::render(&comparison),
-                &crate::report::compare::document(&comparison),
+                &crate::report::compare::render(&compared.comparison),
+                &crate::report::compare::document(&compared.comparison),
             )?;
-            let errors = comparison
-                .regressions
-                .iter()
-                .map(|r| format!("regression: {r}"))
-                .collect();
-            Ok(Said { exit, errors })
+            let mut said = Said {
+                exit: compared.exit,
+                errors: compared
+                    .comparison
+                    .regressions
+                    .iter()
+                    .map(|r| format!("regression: {r}"))
+                    .collect(),
+                last: None,
+            };
+            let inputs = [
+                (baseline.as_path(), &compared.baseline),
+                (candidate.as_path(), &compared.candidate),
+            ];
+            match page::write(&at, inputs, &compared.comparison, max_regression) {
+                Ok(()) => said.last = Some(page_line(&at)),
+                Err(e) => {
+                    said.exit = e.exit;
+                    said.errors.push(e.message);
+                }
+            }
+            Ok(said)
         }
         Command::Serve {
             scenario,
@@ -320,16 +349,23 @@ fn verdicts(summary: &Summary, folder: Option<&Path>, wide: bool) -> String {
     let mut text = table::render(summary, wide);
     let written = |name: &str| folder.map(|f| f.join(name)).filter(|f| f.exists());
     if let Some(page) = written("report.html") {
-        let url = std::fs::canonicalize(&page)
-            .ok()
-            .and_then(|abs| url::Url::from_file_path(abs).ok())
-            .map(|url| format!(" ({url})"))
-            .unwrap_or_default();
-        text.push_str(&format!("report: {}{url}\n", page.display()));
+        text.push_str(&page_line(&page));
+        text.push('\n');
     } else if let Some(file) = written("summary.json") {
         text.push_str(&format!("report: {}\n", file.display()));
     }
     text
+}
+
+/// "report: PATH (file:///…)": a written page to open, as a path and a
+/// URL a terminal can open.
+fn page_line(page: &Path) -> String {
+    let url = std::fs::canonicalize(page)
+        .ok()
+        .and_then(|abs| url::Url::from_file_path(abs).ok())
+        .map(|url| format!(" ({url})"))
+        .unwrap_or_default();
+    format!("report: {}{url}", page.display())
 }
 
 /// The gate's failed expectations, one line each.

@@ -3,9 +3,12 @@
 //! `--max-regression`, a candidate fails whose over-admission ratio,
 //! definite violations, false-reject ratio or p99 latency grew by more than
 //! that share (from 0, any rise), or that lacks an arm of the baseline.
+//! The page drawn from the same comparison: `compare/page.rs`.
+
+pub(crate) mod page;
 
 use crate::error::{Error, Exit};
-use crate::report::compare::{show, Comparison, Row};
+use crate::report::compare::{show, Comparison, Row, Trend};
 use crate::store::summary::{ArmSummary, Summary, SCHEMA};
 use std::path::Path;
 
@@ -32,6 +35,26 @@ fn figure(arm: &ArmSummary, name: &str) -> Option<f64> {
     }
 }
 
+/// The one notion of regression, for the gate and the page alike: a
+/// gated figure is worse when it rose by more than `bound` (a share), or
+/// became unbounded (admits where none were allowed is worse than any
+/// bound); better under the same test with the runs swapped.
+fn trend(row: &Row, bound: f64, b: Option<&ArmSummary>, c: Option<&ArmSummary>) -> Trend {
+    let beyond = |from: Option<f64>, to: Option<f64>, to_arm: Option<&ArmSummary>| match (from, to)
+    {
+        (Some(from), Some(to)) => to > from * (1.0 + bound),
+        (Some(_), None) => to_arm.is_some_and(|a| a.correctness.is_some()),
+        _ => false,
+    };
+    if beyond(row.baseline, row.candidate, c) {
+        Trend::Worse
+    } else if beyond(row.candidate, row.baseline, b) {
+        Trend::Better
+    } else {
+        Trend::Even
+    }
+}
+
 pub(crate) fn compare(
     baseline: &Summary,
     candidate: &Summary,
@@ -54,27 +77,24 @@ pub(crate) fn compare(
             ));
         }
         for (fig, gated) in FIGURES {
-            let row = Row {
+            let mut row = Row {
                 arm: name.to_string(),
                 figure: fig,
                 baseline: b.and_then(|a| figure(a, fig)),
                 candidate: c.and_then(|a| figure(a, fig)),
+                gated,
+                trend: Trend::Even,
             };
-            if let (true, Some(max)) = (gated, max_regression) {
-                let worse = match (row.baseline, row.candidate) {
-                    (Some(base), Some(cand)) => cand > base * (1.0 + max),
-                    // Admits where none were allowed (unbounded) is worse than any bound.
-                    (Some(_), None) => c.is_some_and(|a| a.correctness.is_some()),
-                    _ => false,
-                };
-                if worse {
-                    regressions.push(format!(
-                        "{name}: {fig} {} -> {} (more than {:.1}% worse)",
-                        show(row.baseline),
-                        show(row.candidate),
-                        max * 100.0
-                    ));
-                }
+            if gated {
+                row.trend = trend(&row, max_regression.unwrap_or(0.0), b, c);
+            }
+            if let (Trend::Worse, Some(max)) = (row.trend, max_regression) {
+                regressions.push(format!(
+                    "{name}: {fig} {} -> {} (more than {:.1}% worse)",
+                    show(row.baseline),
+                    show(row.candidate),
+                    max * 100.0
+                ));
             }
             rows.push(row);
         }
@@ -104,22 +124,33 @@ pub(crate) fn read_summary(path: &Path) -> Result<Summary, Error> {
     serde_json::from_value(value).map_err(|e| Error::input(format!("{}: {e}", path.display())))
 }
 
+/// Two runs read and compared: what compare prints, and what its page
+/// draws.
+pub(crate) struct Compared {
+    pub baseline: Summary,
+    pub candidate: Summary,
+    pub comparison: Comparison,
+    pub exit: Exit,
+}
+
 pub(crate) fn run(
     baseline: &Path,
     candidate: &Path,
     max_regression: Option<f64>,
-) -> Result<(Comparison, Exit), Error> {
-    let c = compare(
-        &read_summary(baseline)?,
-        &read_summary(candidate)?,
-        max_regression,
-    );
-    let exit = if c.regressions.is_empty() {
+) -> Result<Compared, Error> {
+    let (baseline, candidate) = (read_summary(baseline)?, read_summary(candidate)?);
+    let comparison = compare(&baseline, &candidate, max_regression);
+    let exit = if comparison.regressions.is_empty() {
         Exit::Passed
     } else {
         Exit::GateFailed
     };
-    Ok((c, exit))
+    Ok(Compared {
+        baseline,
+        candidate,
+        comparison,
+        exit,
+    })
 }
 
 #[cfg(test)]

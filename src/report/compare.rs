@@ -1,4 +1,7 @@
-//! The terminal table of `rlbench compare`.
+//! What `rlbench compare` shows: its rows and their trend, the terminal
+//! table, the JSON document; the HTML page is in `compare/page.rs`.
+
+pub(crate) mod page;
 
 pub(crate) fn render(c: &Comparison) -> String {
     let mut rows = vec![["arm", "figure", "baseline", "candidate", "change"]
@@ -45,6 +48,21 @@ pub(crate) struct Row {
     pub figure: &'static str,
     pub baseline: Option<f64>,
     pub candidate: Option<f64>,
+    /// Whether `--max-regression` judges this figure (a rise is worse).
+    pub gated: bool,
+    pub trend: Trend,
+}
+
+/// How a row moved against the regression bound (`--max-regression`, or
+/// any move without one): `Worse` is what compare calls a regression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trend {
+    /// A gated figure rose beyond the bound, or became unbounded.
+    Worse,
+    /// A gated figure fell beyond the bound (the same test, runs swapped).
+    Better,
+    /// Within the bound, missing on a side, or a figure compare does not gate.
+    Even,
 }
 
 impl Row {

@@ -10,6 +10,7 @@ mod batching;
 mod cli;
 mod cluster;
 mod cluster_failover;
+mod compare;
 mod crash;
 mod damaged;
 mod distributed;

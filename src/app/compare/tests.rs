@@ -104,3 +104,47 @@ fn a_run_folder_reads_as_its_summary() {
     assert_eq!(read_summary(dir.path()).unwrap().arms[0].name, "a");
     assert!(read_summary(&dir.path().join("nothing")).is_err());
 }
+
+/// The trend of `arm`'s `figure` in `c`.
+fn trend_of(c: &Comparison, arm: &str, figure: &str) -> Trend {
+    c.rows
+        .iter()
+        .find(|r| r.arm == arm && r.figure == figure)
+        .unwrap()
+        .trend
+}
+
+#[test]
+fn the_page_marks_what_the_gate_calls_a_regression_and_its_mirror() {
+    let base = summary(&[("a", Some(1.0), 10.0)]);
+    let cand = summary(&[("a", Some(1.05), 5.0)]);
+    // No bound: any rise is worse and any fall better; the gate is silent.
+    let free = compare(&base, &cand, None);
+    assert_eq!(trend_of(&free, "a", "over_admission_ratio"), Trend::Worse);
+    assert_eq!(trend_of(&free, "a", "p99_ms"), Trend::Better);
+    assert!(free.regressions.is_empty());
+    // Within a 10% bound the 5% rise is even; the halved p99 still better.
+    let bound = compare(&base, &cand, Some(0.10));
+    assert_eq!(trend_of(&bound, "a", "over_admission_ratio"), Trend::Even);
+    assert_eq!(trend_of(&bound, "a", "p99_ms"), Trend::Better);
+    // Unbounded is worse, and its way back better.
+    let unbounded = summary(&[("a", None, 10.0)]);
+    let worse = compare(&base, &unbounded, Some(0.10));
+    assert_eq!(trend_of(&worse, "a", "over_admission_ratio"), Trend::Worse);
+    assert_eq!(worse.regressions.len(), 1);
+    let back = compare(&unbounded, &base, Some(0.10));
+    assert_eq!(trend_of(&back, "a", "over_admission_ratio"), Trend::Better);
+}
+
+#[test]
+fn figures_the_gate_ignores_are_never_coloured() {
+    let base = summary(&[("a", Some(1.0), 10.0)]);
+    let mut cand = summary(&[("a", Some(1.0), 10.0)]);
+    cand.arms[0].latency_ms.p50 = 100.0;
+    cand.arms[0].rate.achieved_rps = 1.0;
+    let c = compare(&base, &cand, None);
+    for figure in ["p50_ms", "achieved_rps"] {
+        assert_eq!(trend_of(&c, "a", figure), Trend::Even, "{figure}");
+        assert!(!c.rows.iter().find(|r| r.figure == figure).unwrap().gated);
+    }
+}
