@@ -43,6 +43,7 @@ pub(crate) fn explain(
         let verdict = figures.verdict.unwrap_or_default();
         out.push(Explained {
             arm: name.clone(),
+            mode: record.mode.clone(),
             policy: record.policy.as_ref().map(|p| p.describe()),
             definite_violations: verdict.definite_violations,
             false_rejects: verdict.false_rejects,

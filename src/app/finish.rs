@@ -353,7 +353,7 @@ pub(crate) fn finish_judged(
                 .arms
                 .iter()
                 .zip(&all_figures)
-                .map(|(arm, figures)| page(&arm.name, figures))
+                .map(|(arm, figures)| page(arm, figures))
                 .collect(),
         };
         report::write_data(folder, &summary, &histograms, &chart_data, &page)
@@ -387,21 +387,19 @@ fn partial(summary: &mut Summary, why: &str) {
 }
 
 /// What the page draws of one arm over time and per key.
-fn page(name: &str, figures: &ArmFigures) -> crate::store::page::ArmPage {
+fn page(arm: &crate::store::summary::ArmSummary, figures: &ArmFigures) -> crate::store::page::ArmPage {
     crate::store::page::ArmPage {
-        name: name.to_string(),
+        name: arm.name.clone(),
         series: figures.series.clone(),
         window: figures.window.clone(),
-        faults: figures
-            .phases
+        faults: arm
+            .faults
             .iter()
-            .filter_map(|p| {
-                let name = p.name.strip_prefix("during ")?;
-                Some(crate::store::page::FaultSpan {
-                    name: name.to_string(),
-                    from_s: p.from_us? as f64 / 1e6,
-                    to_s: p.to_us? as f64 / 1e6,
-                })
+            .filter(|f| f.applied)
+            .map(|f| crate::store::page::FaultSpan {
+                name: f.fault.clone(),
+                from_s: f.from_s,
+                to_s: f.to_s,
             })
             .collect(),
         keys: figures.keys.clone(),

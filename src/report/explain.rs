@@ -27,7 +27,7 @@ pub(crate) fn render(arms: &[Explained]) -> String {
             continue;
         }
         for w in &a.witnesses {
-            witness(&mut out, w);
+            witness(&mut out, w, &a.mode);
         }
     }
     out
@@ -41,10 +41,10 @@ pub(super) fn what(kind: WitnessKind) -> &'static str {
     }
 }
 
-fn witness(out: &mut String, w: &ArmWitness) {
+fn witness(out: &mut String, w: &ArmWitness, mode: &str) {
     let what = what(w.kind);
     let _ = writeln!(out, "  {what}: {}", w.rule);
-    if let Some(spread) = replicas(w) {
+    if let Some(spread) = replicas(w, mode) {
         let _ = writeln!(out, "    {spread}");
     }
     let mut rows: Vec<(&WitnessRequest, bool)> = w.requests.iter().map(|r| (r, false)).collect();
@@ -98,10 +98,12 @@ fn witness(out: &mut String, w: &ArmWitness) {
     out.push('\n');
 }
 
-/// For a violation whose admits came from more than one replica, the
-/// likely cause in words: "admits from replicas 0, 1 and 2 (4, 4 and 3 of
-/// them; the replica column): each may be counting alone".
-fn replicas(w: &ArmWitness) -> Option<String> {
+/// For a violation whose admits came from more than one replica, what
+/// that means for the arm's `mode`: "admits from replicas 0, 1 and 2 (4,
+/// 4 and 3 of them; the replica column)", then, for replicas that keep
+/// their own counts (`local`), that each counts alone; for a target rlbench
+/// did not start (`external`), that each may be.
+pub(crate) fn replicas(w: &ArmWitness, mode: &str) -> Option<String> {
     if w.kind != WitnessKind::Violation {
         return None;
     }
@@ -116,9 +118,13 @@ fn replicas(w: &ArmWitness) -> Option<String> {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => items.concat(),
     };
+    let why = match mode {
+        "local" => ": each replica counts alone, so each admits up to the limit",
+        "external" => ": replicas that each count alone admit up to the limit each",
+        _ => "",
+    };
     Some(format!(
-        "admits from replicas {} ({} of them; the replica column): replicas that each count \
-         alone admit up to the limit each",
+        "admits from replicas {} ({} of them; the replica column){why}",
         list(by.keys().map(u32::to_string).collect()),
         list(by.values().map(usize::to_string).collect())
     ))
@@ -167,17 +173,21 @@ mod tests {
             .map(|r| request(r, "admitted"))
             .chain([request(3, "rejected")])
             .collect();
-        let said = replicas(&w).unwrap();
-        assert!(
-            said.starts_with("admits from replicas 0, 1 and 2 (3, 2 and 2 of them"),
-            "{said}"
+        let said = replicas(&w, "local").unwrap();
+        assert_eq!(
+            said,
+            "admits from replicas 0, 1 and 2 (3, 2 and 2 of them; the replica column): \
+             each replica counts alone, so each admits up to the limit"
         );
+        // Shared counts (Redis): the spread, without a cause that is not theirs.
+        let said = replicas(&w, "redis_naive").unwrap();
+        assert!(said.ends_with("(3, 2 and 2 of them; the replica column)"), "{said}");
         // One replica's admits, or a false reject: nothing to add.
         w.requests = vec![request(1, "admitted"), request(1, "admitted")];
-        assert_eq!(replicas(&w), None);
+        assert_eq!(replicas(&w, "local"), None);
         w.kind = WitnessKind::FalseReject;
         w.requests = vec![request(0, "admitted"), request(1, "admitted")];
-        assert_eq!(replicas(&w), None);
+        assert_eq!(replicas(&w, "local"), None);
     }
 
     #[test]
@@ -194,6 +204,8 @@ mod tests {
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct Explained {
     pub arm: String,
+    /// The arm's mode (`local`, `redis_lua`, `external`, …).
+    pub mode: String,
     pub policy: Option<String>,
     pub definite_violations: u64,
     pub false_rejects: u64,

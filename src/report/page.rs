@@ -82,13 +82,27 @@ fn data(s: &Summary, page: &PageData) -> String {
         .iter()
         .map(|arm| {
             let mut v = serde_json::to_value(arm).unwrap_or(serde_json::Value::Null);
-            let witnesses = s
-                .arms
-                .iter()
-                .find(|a| a.name == arm.name)
-                .and_then(|a| a.correctness.as_ref())
-                .map(|c| serde_json::to_value(&c.witnesses).unwrap_or_default())
-                .unwrap_or_else(|| serde_json::Value::Array(Vec::new()));
+            // Each witness with what its replicas mean for the arm's mode
+            // (the sentence `rlbench explain` prints).
+            let summary = s.arms.iter().find(|a| a.name == arm.name);
+            let witnesses: Vec<serde_json::Value> = summary
+                .and_then(|a| a.correctness.as_ref().map(|c| (a, c)))
+                .map(|(a, c)| {
+                    c.witnesses
+                        .iter()
+                        .map(|w| {
+                            let mut v = serde_json::to_value(w).unwrap_or_default();
+                            if let (Some(o), Some(said)) =
+                                (v.as_object_mut(), super::explain::replicas(w, &a.mode))
+                            {
+                                o.insert("replicas".into(), said.into());
+                            }
+                            v
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let witnesses = serde_json::Value::Array(witnesses);
             if let Some(o) = v.as_object_mut() {
                 o.insert("witnesses".into(), witnesses);
             }

@@ -87,7 +87,7 @@ fn every_violation_of_the_fake_global_has_a_witness_the_correct_arm_none() {
     // Each replica alone keeps the policy: the proof's admits come from
     // several, and explain says what that means.
     assert!(stdout.contains("    admits from replicas "), "{stdout}");
-    assert!(stdout.contains("each count alone"), "{stdout}");
+    assert!(stdout.contains("each replica counts alone"), "{stdout}");
     assert!(!stdout.contains("arm single"), "{stdout}");
     let correct = rlbench(
         &["explain", out.to_str().unwrap(), "--arm", "single"],

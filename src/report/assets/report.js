@@ -137,19 +137,6 @@
     return (arm.witnesses || []).filter(function (w) { return w.key === key.key; });
   }
 
-  // "admits from replicas 0, 1 and 2 (4, 4 and 3 of them): …" when a
-  // violation's admits came from more than one replica.
-  function replicaWords(w) {
-    if (w.kind !== "violation") return "";
-    var count = {};
-    (w.requests || []).forEach(function (r) { count[r.replica] = (count[r.replica] || 0) + 1; });
-    var rs = Object.keys(count).map(Number).sort(function (a, b) { return a - b; });
-    if (rs.length < 2) return "";
-    var list = function (xs) { return xs.slice(0, -1).join(", ") + " and " + xs[xs.length - 1]; };
-    return "Admits from replicas " + list(rs) + " (" + list(rs.map(function (r) { return count[r]; })) +
-      " of them): replicas that each count alone admit up to the limit each.";
-  }
-
   function fillKeys() {
     var sel = document.getElementById("timeline-key");
     var list = document.getElementById("timeline-keys");
@@ -318,8 +305,7 @@
       b.textContent = x.kind === "violation" ? "Violation" : "False reject";
       p.appendChild(b);
       p.appendChild(document.createTextNode(": " + x.rule));
-      var from = replicaWords(x);
-      if (from) p.appendChild(document.createTextNode(". " + from));
+      if (x.replicas) p.appendChild(document.createTextNode(". " + x.replicas.charAt(0).toUpperCase() + x.replicas.slice(1) + "."));
       p.onclick = function () { select(state.arm, state.key, j); };
       says.appendChild(p);
     });
