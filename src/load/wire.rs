@@ -113,12 +113,13 @@ impl Reader {
         };
         let status = response.code.unwrap_or(0);
         let headers = &*response.headers;
-        let get = |name: &str| {
+        let get_all = |name: &'static str| {
             headers
                 .iter()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .filter(move |h| h.name.eq_ignore_ascii_case(name))
                 .map(|h| h.value)
         };
+        let get = |name| get_all(name).next();
         let has_token = |name: &str, token: &str| {
             headers
                 .iter()
@@ -148,7 +149,7 @@ impl Reader {
             };
             let head = Head {
                 status,
-                advertised: advertised::parse_with(get),
+                advertised: advertised::parse_with(get_all),
                 reusable: keep_alive && status != 101 && !matches!(body, Body::ToEnd),
             };
             (Some(head), body)
