@@ -158,6 +158,25 @@ fn the_reference_api_headers_parse() {
     assert_eq!(a.window_s, Some(2));
     assert_eq!(a.retry_after_ms, Some(2_000));
     assert_eq!(a.malformed, 0);
+    // Its X-RateLimit-* say the same, Reset read as delta seconds.
+    let d = reference_api::limiter::Decision {
+        allowed: true,
+        remaining: 7,
+        reset_us: 1_200_000,
+        retry_after_us: 0,
+    };
+    let [(rn, rv), (tn, tv)] = h::x_ratelimit(&d);
+    let a = of(&[
+        ("X-RateLimit-Limit", &h::x_ratelimit_limit(&p)),
+        (rn, &rv),
+        (tn, &tv),
+    ]);
+    assert_eq!(
+        (a.limit, a.remaining, a.reset_ms),
+        (Some(10), Some(7), Some(2_000))
+    );
+    assert!(a.has(Convention::XRateLimit) && !a.has(Convention::Ietf));
+    assert_eq!(a.malformed, 0);
 }
 
 // draft-ietf-httpapi-ratelimit-headers-10: quota units, partition keys,
