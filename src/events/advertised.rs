@@ -145,7 +145,8 @@ where
         joined(get_all("ratelimit")),
     );
     if policy.is_some() || state.is_some() {
-        let ok = ietf::read(policy.as_deref(), state.as_deref(), &mut a);
+        let (f, ok) = ietf::read(policy.as_deref(), state.as_deref());
+        a.fill(f.limit, f.window_s, f.remaining, f.reset_ms);
         a.mark(Convention::Ietf, ok);
     }
     for (c, [limit, remaining, reset]) in [

@@ -14,7 +14,6 @@
 //! with the least remaining is read: the policy that binds first, so the
 //! remaining check never expects more than the limiter promised.
 
-use super::Advertised;
 use sfv::{BareItem, Item, ListEntry, Parser};
 
 /// A quota policy item, checked.
@@ -33,10 +32,20 @@ struct ServiceLimit<'a> {
     reset_s: Option<u64>,
 }
 
-/// Reads both fields (each the members of all its lines) into `a`. False
-/// when a field present is malformed; what is malformed is not used.
-pub(super) fn read(policy: Option<&[u8]>, state: Option<&[u8]>, a: &mut Advertised) -> bool {
+/// What the two fields said; `None` where they said nothing usable.
+#[derive(Debug, Default)]
+pub(super) struct Figures {
+    pub(super) limit: Option<u64>,
+    pub(super) window_s: Option<u64>,
+    pub(super) remaining: Option<u64>,
+    pub(super) reset_ms: Option<u64>,
+}
+
+/// Reads both fields (each the members of all its lines), and whether
+/// every field present is well-formed; what is malformed is not used.
+pub(super) fn read(policy: Option<&[u8]>, state: Option<&[u8]>) -> (Figures, bool) {
     let mut ok = true;
+    let mut a = Figures::default();
     let policy_list = policy.map(|p| Parser::new(p).parse::<sfv::List>());
     let policies = match &policy_list {
         Some(Ok(list)) => all(list, quota_policy),
@@ -70,9 +79,9 @@ pub(super) fn read(policy: Option<&[u8]>, state: Option<&[u8]>, a: &mut Advertis
         a.reset_ms = l.reset_s.map(|t| t.saturating_mul(1000));
     }
     if let (Some(s), None) = (state, &limits) {
-        ok &= older_dictionary(s, a);
+        ok &= older_dictionary(s, &mut a);
     }
-    ok
+    (a, ok)
 }
 
 /// Every member checked by `check`; `None` when the list is empty or any
@@ -156,7 +165,7 @@ fn service_limit(item: &Item) -> Option<ServiceLimit<'_>> {
 
 /// Draft-04 to -07's `RateLimit: limit=10, remaining=3, reset=12`:
 /// `remaining` required, each of the three a non-negative Integer.
-fn older_dictionary(state: &[u8], a: &mut Advertised) -> bool {
+fn older_dictionary(state: &[u8], a: &mut Figures) -> bool {
     let Ok(dict) = Parser::new(state).parse::<sfv::Dictionary>() else {
         return false;
     };
