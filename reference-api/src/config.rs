@@ -40,6 +40,9 @@ pub struct ReplicaConfig {
     /// fresh one for every stack it starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admin_token: Option<String>,
+    /// Which rate-limit headers the answers carry.
+    #[serde(default)]
+    pub ratelimit_headers: HeaderStyle,
 }
 
 fn default_key_header() -> String {
@@ -67,7 +70,35 @@ impl ReplicaConfig {
             backend: Backend::Local,
             admin: false,
             admin_token: None,
+            ratelimit_headers: HeaderStyle::default(),
         }
+    }
+}
+
+/// The rate-limit headers of `POST /api/transfers`' answers (`Retry-After`
+/// on every 429 whichever is chosen).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HeaderStyle {
+    /// `RateLimit-Policy` and `RateLimit`, the IETF draft's fields.
+    #[default]
+    #[serde(rename = "ietf")]
+    Ietf,
+    /// The de-facto `X-RateLimit-Limit`, `-Remaining` and `-Reset` (delta
+    /// seconds), as GitHub-, nginx- and Express-style limiters send them.
+    #[serde(rename = "x_ratelimit")]
+    XRateLimit,
+    /// Both sets.
+    #[serde(rename = "both")]
+    Both,
+}
+
+impl HeaderStyle {
+    pub fn ietf(self) -> bool {
+        matches!(self, HeaderStyle::Ietf | HeaderStyle::Both)
+    }
+
+    pub fn x_ratelimit(self) -> bool {
+        matches!(self, HeaderStyle::XRateLimit | HeaderStyle::Both)
     }
 }
 

@@ -1,6 +1,8 @@
 //! Rate-limit response headers: the IETF draft fields `RateLimit-Policy`
-//! and `RateLimit` (draft-ietf-httpapi-ratelimit-headers, structured
-//! fields), and `Retry-After` in whole seconds on a 429.
+//! and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-10, structured
+//! fields), the de-facto `X-RateLimit-Limit` / `-Remaining` / `-Reset`, and
+//! `Retry-After` in whole seconds on a 429. Every wait is delta seconds,
+//! rounded up: never a Unix time, which needs the client's clock to agree.
 
 use crate::limiter::Decision;
 use crate::policy::Policy;
@@ -30,6 +32,23 @@ pub fn ratelimit(decision: &Decision) -> String {
     )
 }
 
+/// `X-RateLimit-Limit`: the quota alone (its window is not said).
+pub fn x_ratelimit_limit(policy: &Policy) -> String {
+    policy.quota().0.to_string()
+}
+
+/// `X-RateLimit-Remaining` and `X-RateLimit-Reset` (delta seconds, as the
+/// draft's `t`; GitHub sends a Unix time instead, which rlbench reads too).
+pub fn x_ratelimit(decision: &Decision) -> [(&'static str, String); 2] {
+    [
+        ("x-ratelimit-remaining", decision.remaining.to_string()),
+        (
+            "x-ratelimit-reset",
+            ceil_secs(decision.reset_us).to_string(),
+        ),
+    ]
+}
+
 /// `Retry-After` delta-seconds, at least 1 so a client never retries at once.
 pub fn retry_after(decision: &Decision) -> String {
     ceil_secs(decision.retry_after_us).max(1).to_string()
@@ -54,6 +73,14 @@ mod tests {
         };
         assert_eq!(ratelimit(&d), "\"default\";r=0;t=12");
         assert_eq!(retry_after(&d), "12");
+        assert_eq!(x_ratelimit_limit(&p), "10");
+        assert_eq!(
+            x_ratelimit(&d),
+            [
+                ("x-ratelimit-remaining", "0".to_string()),
+                ("x-ratelimit-reset", "12".to_string())
+            ]
+        );
     }
 
     #[test]

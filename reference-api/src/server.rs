@@ -33,6 +33,8 @@ pub struct AppState {
     key_header: HeaderName,
     replica_header: HeaderValue,
     policy_header: HeaderValue,
+    /// `X-RateLimit-Limit`, when the config asks for those headers.
+    limit_header: Option<HeaderValue>,
     limiter: Limiter,
     clock: Clock,
     admitted: AtomicU64,
@@ -80,6 +82,12 @@ impl AppState {
             .map_err(|_| SetupError::ReplicaName(config.replica.clone()))?;
         let policy_header = HeaderValue::try_from(headers::ratelimit_policy(&config.policy))
             .map_err(|_| SetupError::PolicyHeader)?;
+        let limit_header = config
+            .ratelimit_headers
+            .x_ratelimit()
+            .then(|| HeaderValue::try_from(headers::x_ratelimit_limit(&config.policy)))
+            .transpose()
+            .map_err(|_| SetupError::PolicyHeader)?;
         if config.admin && config.admin_token.as_deref().unwrap_or("").is_empty() {
             return Err(SetupError::NoAdminToken);
         }
@@ -98,6 +106,7 @@ impl AppState {
             key_header,
             replica_header,
             policy_header,
+            limit_header,
             config,
             admitted: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
@@ -162,8 +171,6 @@ async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
         Err(_) => return bad_request(&app, format!("{name} header is not visible ASCII")),
     };
     let decision = app.limiter.decide(key, app.clock.now_us()).await;
-    let rate = HeaderValue::try_from(headers::ratelimit(&decision))
-        .unwrap_or_else(|_| HeaderValue::from_static(""));
     let mut res = if decision.allowed {
         app.admitted.fetch_add(1, Ordering::Relaxed);
         (StatusCode::OK, JSON, "{\"status\":\"accepted\"}\n").into_response()
@@ -177,8 +184,20 @@ async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
         res
     };
     let h = res.headers_mut();
-    h.insert("ratelimit-policy", app.policy_header.clone());
-    h.insert("ratelimit", rate);
+    if app.config.ratelimit_headers.ietf() {
+        h.insert("ratelimit-policy", app.policy_header.clone());
+        if let Ok(v) = HeaderValue::try_from(headers::ratelimit(&decision)) {
+            h.insert("ratelimit", v);
+        }
+    }
+    if let Some(limit) = &app.limit_header {
+        h.insert("x-ratelimit-limit", limit.clone());
+        for (name, value) in headers::x_ratelimit(&decision) {
+            if let Ok(v) = HeaderValue::try_from(value) {
+                h.insert(name, v);
+            }
+        }
+    }
     res
 }
 

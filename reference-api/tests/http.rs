@@ -125,6 +125,53 @@ async fn admits_to_the_limit_then_429_with_headers() {
 }
 
 #[tokio::test]
+async fn each_header_style_sends_its_headers_and_only_those() {
+    use reference_api::config::HeaderStyle;
+    let policy = Policy::SlidingLog {
+        limit: 2,
+        window_us: 60_000_000,
+    };
+    let c = client();
+    for style in [
+        HeaderStyle::Ietf,
+        HeaderStyle::XRateLimit,
+        HeaderStyle::Both,
+    ] {
+        let mut config = ReplicaConfig::new("r0", policy.clone());
+        config.ratelimit_headers = style;
+        let (addr, stop, task) = start(config).await;
+        let url = format!("http://{addr}/api/transfers");
+        let mut answers = Vec::new();
+        for _ in 0..3 {
+            answers.push(call(&c, Method::POST, url.clone(), Some("alice")).await);
+        }
+        let statuses: Vec<_> = answers.iter().map(|a| a.status.as_u16()).collect();
+        assert_eq!(statuses, [200, 200, 429], "{style:?}");
+        for (a, remaining) in answers.iter().zip(["1", "0", "0"]) {
+            let h = &a.headers;
+            assert_eq!(h.contains_key("ratelimit"), style.ietf(), "{style:?}");
+            assert_eq!(
+                h.contains_key("ratelimit-policy"),
+                style.ietf(),
+                "{style:?}"
+            );
+            if style.x_ratelimit() {
+                assert_eq!(h["x-ratelimit-limit"], "2", "{style:?}");
+                assert_eq!(h["x-ratelimit-remaining"], remaining, "{style:?}");
+                // Delta seconds until the oldest admit leaves the 60 s window.
+                let reset: u64 = h["x-ratelimit-reset"].to_str().unwrap().parse().unwrap();
+                assert!((59..=60).contains(&reset), "{style:?}: reset {reset}");
+            } else {
+                assert!(!h.contains_key("x-ratelimit-limit"), "{style:?}");
+            }
+        }
+        assert!(answers[2].headers.contains_key("retry-after"), "{style:?}");
+        stop.send(()).unwrap();
+        task.await.unwrap();
+    }
+}
+
+#[tokio::test]
 async fn bad_keys_get_400_and_every_response_names_the_replica() {
     let policy = Policy::FixedWindow {
         limit: 1,

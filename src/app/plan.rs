@@ -182,6 +182,7 @@ pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> V
             c.key_header = arm.key_header.clone();
             c.clock_skew_us = arm.skew_of(i);
             c.clock_rate_ppm = arm.clock_rate_ppm;
+            c.ratelimit_headers = arm.ratelimit_headers;
             c.backend = backend.clone();
             // rlbench steps replica clocks itself (clock_step faults).
             c.admin = true;

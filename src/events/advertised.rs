@@ -1,15 +1,15 @@
 //! What a limiter's response headers advertise, parsed from any of the
 //! conventions in use: the IETF draft's structured fields `RateLimit-Policy`
-//! (`"default";q=10;w=60`) and `RateLimit` (`"default";r=3;t=12`, and the
-//! older dictionary form `limit=10, remaining=3, reset=12`), draft-03's
-//! `RateLimit-Limit` / `-Remaining` / `-Reset`, the common `X-RateLimit-*`
-//! (reset as delta seconds or as a Unix time), and `Retry-After` (seconds or
-//! an HTTP date). A header that does not parse is remembered as malformed,
+//! and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-10, and the older
+//! dictionary form; see `ietf`), draft-03's `RateLimit-Limit` /
+//! `-Remaining` / `-Reset`, the common `X-RateLimit-*` (reset as delta
+//! seconds or as a Unix time), and `Retry-After` (seconds or an HTTP date).
+//! A header that does not parse is ignored and remembered as malformed,
 //! never an error: it becomes a finding in the report.
 
 use hyper::header::{HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
-use sfv::{BareItem, ListEntry, Parameters, Parser};
+use std::borrow::Cow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The conventions, as bits of [`Advertised::present`] and `malformed`.
@@ -118,23 +118,35 @@ pub fn parse(headers: &HeaderMap) -> Option<Advertised> {
 
 /// As [`parse`], with `now` for dates and Unix times.
 pub fn parse_at(headers: &HeaderMap, now: SystemTime) -> Option<Advertised> {
-    parse_with_at(|name| headers.get(name).map(HeaderValue::as_bytes), now)
+    parse_with_at(
+        |name| headers.get_all(name).iter().map(HeaderValue::as_bytes),
+        now,
+    )
 }
 
-/// As [`parse`], each header's (first) value given by `get`, by its
-/// lower-case name: for heads read without a header map.
-pub fn parse_with<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<Advertised> {
-    parse_with_at(get, SystemTime::now())
+/// As [`parse`], each header's values (every line of it, in order) given
+/// by `get_all`, by its lower-case name: for heads read without a header map.
+pub fn parse_with<'a, I>(get_all: impl Fn(&'static str) -> I) -> Option<Advertised>
+where
+    I: Iterator<Item = &'a [u8]>,
+{
+    parse_with_at(get_all, SystemTime::now())
 }
 
-fn parse_with_at<'a>(
-    get: impl Fn(&str) -> Option<&'a [u8]>,
-    now: SystemTime,
-) -> Option<Advertised> {
+fn parse_with_at<'a, I>(get_all: impl Fn(&'static str) -> I, now: SystemTime) -> Option<Advertised>
+where
+    I: Iterator<Item = &'a [u8]>,
+{
+    let get = |name| get_all(name).next();
     let mut a = Advertised::default();
-    let (policy, state) = (get("ratelimit-policy"), get("ratelimit"));
+    // A List may be split over several lines of its field (RFC 9651 3.1).
+    let (policy, state) = (
+        joined(get_all("ratelimit-policy")),
+        joined(get_all("ratelimit")),
+    );
     if policy.is_some() || state.is_some() {
-        let ok = ietf(policy, state, &mut a);
+        let (f, ok) = ietf::read(policy.as_deref(), state.as_deref());
+        a.fill(f.limit, f.window_s, f.remaining, f.reset_ms);
         a.mark(Convention::Ietf, ok);
     }
     for (c, [limit, remaining, reset]) in [
@@ -174,6 +186,20 @@ fn parse_with_at<'a>(
         a.mark(Convention::RetryAfter, a.retry_after_ms.is_some());
     }
     (a.present != 0).then_some(a)
+}
+
+/// A field's lines as one value, `, `-joined (copied only when there are several).
+fn joined<'a>(mut lines: impl Iterator<Item = &'a [u8]>) -> Option<Cow<'a, [u8]>> {
+    let first = lines.next()?;
+    let Some(second) = lines.next() else {
+        return Some(Cow::Borrowed(first));
+    };
+    let mut all = first.to_vec();
+    for line in std::iter::once(second).chain(lines) {
+        all.extend_from_slice(b", ");
+        all.extend_from_slice(line);
+    }
+    Some(Cow::Owned(all))
 }
 
 fn text(v: &[u8]) -> Option<&str> {
@@ -236,91 +262,7 @@ fn retry_after(v: &[u8], now: SystemTime) -> Option<u64> {
     )
 }
 
-fn param(params: &Parameters, name: &str) -> Option<i64> {
-    params
-        .iter()
-        .find(|(k, _)| k.as_str() == name)
-        .and_then(|(_, v)| v.as_integer())
-        .map(i64::from)
-}
-
-fn non_negative(v: Option<i64>) -> Option<u64> {
-    v.and_then(|v| u64::try_from(v).ok())
-}
-
-/// The named policy of a list (`"name";q=..;w=..`), or its first member.
-fn member<'a>(list: &'a [ListEntry], name: Option<&BareItem>) -> Option<&'a Parameters> {
-    let items = list.iter().filter_map(|e| match e {
-        ListEntry::Item(i) => Some(i),
-        ListEntry::InnerList(_) => None,
-    });
-    let mut first = None;
-    for item in items {
-        if first.is_none() {
-            first = Some(&item.params);
-        }
-        if name.is_some_and(|n| *n == item.bare_item) {
-            return Some(&item.params);
-        }
-    }
-    first
-}
-
-/// The current draft's two fields, or the older dictionary `RateLimit`.
-/// False when either is present and does not parse.
-fn ietf(policy: Option<&[u8]>, state: Option<&[u8]>, a: &mut Advertised) -> bool {
-    let mut ok = true;
-    let state_list = state.map(|s| Parser::new(s).parse::<sfv::List>());
-    let named = match &state_list {
-        Some(Ok(list)) => list.iter().find_map(|e| match e {
-            ListEntry::Item(i) => Some(i.bare_item.clone()),
-            ListEntry::InnerList(_) => None,
-        }),
-        _ => None,
-    };
-    if let Some(p) = policy {
-        match Parser::new(p).parse::<sfv::List>() {
-            Ok(list) => match member(&list, named.as_ref()) {
-                Some(params) if param(params, "q").is_some_and(|q| q >= 0) => {
-                    a.limit = non_negative(param(params, "q"));
-                    a.window_s = non_negative(param(params, "w"));
-                }
-                _ => ok = false,
-            },
-            Err(_) => ok = false,
-        }
-    }
-    match (state, state_list) {
-        (Some(_), Some(Ok(list))) if !list.is_empty() => match member(&list, named.as_ref()) {
-            Some(params) if param(params, "r").is_some_and(|r| r >= 0) => {
-                a.remaining = non_negative(param(params, "r"));
-                a.reset_ms = non_negative(param(params, "t")).map(|t| t.saturating_mul(1000));
-            }
-            // The older drafts' dictionary: limit=10, remaining=3, reset=12.
-            _ => ok &= older_dictionary(state, a),
-        },
-        (Some(_), _) => ok &= older_dictionary(state, a),
-        _ => {}
-    }
-    ok
-}
-
-fn older_dictionary(state: Option<&[u8]>, a: &mut Advertised) -> bool {
-    let Some(Ok(dict)) = state.map(|s| Parser::new(s).parse::<sfv::Dictionary>()) else {
-        return false;
-    };
-    let int = |name: &str| match dict.iter().find(|(k, _)| k.as_str() == name) {
-        Some((_, ListEntry::Item(i))) => non_negative(i.bare_item.as_integer().map(i64::from)),
-        _ => None,
-    };
-    let Some(remaining) = int("remaining") else {
-        return false;
-    };
-    a.remaining = Some(remaining);
-    a.limit = a.limit.or(int("limit"));
-    a.reset_ms = int("reset").map(|t| t.saturating_mul(1000));
-    true
-}
+mod ietf;
 
 #[cfg(test)]
 mod tests;

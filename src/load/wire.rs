@@ -113,12 +113,13 @@ impl Reader {
         };
         let status = response.code.unwrap_or(0);
         let headers = &*response.headers;
-        let get = |name: &str| {
+        let get_all = |name: &'static str| {
             headers
                 .iter()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .filter(move |h| h.name.eq_ignore_ascii_case(name))
                 .map(|h| h.value)
         };
+        let get = |name| get_all(name).next();
         let has_token = |name: &str, token: &str| {
             headers
                 .iter()
@@ -148,7 +149,7 @@ impl Reader {
             };
             let head = Head {
                 status,
-                advertised: advertised::parse_with(get),
+                advertised: advertised::parse_with(get_all),
                 reusable: keep_alive && status != 101 && !matches!(body, Body::ToEnd),
             };
             (Some(head), body)
@@ -296,7 +297,8 @@ mod tests {
     fn keep_alive_answers_follow_each_other_in_any_pieces() {
         let stream = b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nok\n\
 HTTP/1.1 100 Continue\r\n\r\n\
-HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nTransfer-Encoding: chunked\r\n\r\n\
+HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nRateLimit: \"day\";r=9\r\n\
+ratelimit: \"burst\";r=0;t=1\r\nTransfer-Encoding: chunked\r\n\r\n\
 4\r\nslow\r\n6;x=y\r\n down\n\r\n0\r\nx-trailer: 1\r\n\r\n\
 HTTP/1.1 204 No Content\r\n\r\n\
 HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
@@ -310,6 +312,8 @@ HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r
             );
             let told = got[1].as_ref().unwrap().advertised.unwrap();
             assert_eq!(told.retry_after_ms, Some(2_000));
+            // Both lines of the split RateLimit field are read: the least r binds.
+            assert_eq!((told.remaining, told.reset_ms), (Some(0), Some(1_000)));
             assert_eq!(got[0].as_ref().unwrap().advertised, None);
         }
     }

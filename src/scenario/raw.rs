@@ -172,6 +172,7 @@ pub(super) struct RawArm {
     pub deadline_aware: Option<Spanned<bool>>,
     pub lease: Option<Spanned<i64>>,
     pub lease_ttl: Option<Spanned<String>>,
+    pub ratelimit_headers: Option<Spanned<String>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
 }

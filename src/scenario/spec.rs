@@ -5,7 +5,7 @@
 use crate::faults::Fault;
 use crate::gate::Expectation;
 use crate::load::pick::{Fanout, KeyDistribution};
-use reference_api::config::{ClockSource, OnError, Topology};
+use reference_api::config::{ClockSource, HeaderStyle, OnError, Topology};
 use reference_api::Policy;
 use std::fmt;
 use std::time::Duration;
@@ -216,6 +216,8 @@ pub struct Arm {
     /// (zero: the window).
     pub lease: u64,
     pub lease_ttl: Duration,
+    /// The rate-limit headers the reference replicas send.
+    pub ratelimit_headers: HeaderStyle,
     /// The scenario's policy, or the arm's own (`[arms.policy]`).
     pub policy: Policy,
     /// The preset it was stated as, as written (`nginx_limit_req rate=10r/s burst=5`).

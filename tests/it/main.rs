@@ -21,6 +21,7 @@ mod external;
 mod failover;
 mod faults;
 mod first_run;
+mod headers;
 mod house_plan;
 mod html;
 mod real_limiters;

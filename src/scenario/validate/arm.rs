@@ -7,7 +7,7 @@ use super::{load, policy, target};
 use crate::load::pick::Fanout;
 use crate::scenario::raw::{RawArm, RawPolicy};
 use crate::scenario::spec::{Arm, Mode, PolicyTiming};
-use reference_api::config::{ClockSource, OnError};
+use reference_api::config::{ClockSource, HeaderStyle, OnError};
 use reference_api::Policy;
 use std::time::Duration;
 use toml::Spanned;
@@ -141,6 +141,22 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
             "redis_batched spends leases on the replica's clock: Redis' windows must be counted on it too (clock = \"replica\")",
         ));
     }
+    let ratelimit_headers = match &a.ratelimit_headers {
+        None => HeaderStyle::Ietf,
+        Some(v) => match v.get_ref().as_str() {
+            "ietf" => HeaderStyle::Ietf,
+            "x_ratelimit" => HeaderStyle::XRateLimit,
+            "both" => HeaderStyle::Both,
+            other => {
+                return Err(src.at(
+                    v,
+                    format!(
+                        "unknown ratelimit_headers {other:?}, expected ietf, x_ratelimit or both"
+                    ),
+                ))
+            }
+        },
+    };
     let expect = super::expect::arm_expect(src, a, mode.clone())?;
     Ok(Arm {
         name,
@@ -156,6 +172,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         deadline_aware,
         lease,
         lease_ttl,
+        ratelimit_headers,
         policy,
         preset,
         timing,
@@ -195,6 +212,9 @@ fn external_arm(
             .map(|v| (v.span(), "deadline_aware")),
         a.lease.as_ref().map(|v| (v.span(), "lease")),
         a.lease_ttl.as_ref().map(|v| (v.span(), "lease_ttl")),
+        a.ratelimit_headers
+            .as_ref()
+            .map(|v| (v.span(), "ratelimit_headers")),
     ];
     if let Some((span, key)) = ours.into_iter().flatten().next() {
         return Err(src.error(
@@ -233,6 +253,7 @@ fn external_arm(
         deadline_aware: false,
         lease: 1,
         lease_ttl: Duration::ZERO,
+        ratelimit_headers: HeaderStyle::Ietf,
         policy,
         preset,
         timing,

@@ -272,3 +272,46 @@ fn redis_naive_only_implements_three_algorithms() {
         "{e}"
     );
 }
+
+#[test]
+fn arms_choose_which_rate_limit_headers_the_replicas_send() {
+    use reference_api::config::HeaderStyle;
+    let s = parse("s.toml", GOOD).unwrap();
+    assert!(
+        s.arms
+            .iter()
+            .all(|a| a.ratelimit_headers == HeaderStyle::Ietf),
+        "the default"
+    );
+    for (value, style) in [
+        ("ietf", HeaderStyle::Ietf),
+        ("x_ratelimit", HeaderStyle::XRateLimit),
+        ("both", HeaderStyle::Both),
+    ] {
+        let text = GOOD.replace(
+            "name = \"local\"\nmode = \"local\"",
+            &format!("name = \"local\"\nmode = \"local\"\nratelimit_headers = \"{value}\""),
+        );
+        let s = parse("s.toml", &text).unwrap();
+        assert_eq!(s.arms[1].ratelimit_headers, style, "{value}");
+        assert_eq!(s.arms[0].ratelimit_headers, HeaderStyle::Ietf, "{value}");
+    }
+    let text = GOOD.replace(
+        "name = \"local\"\nmode = \"local\"",
+        "name = \"local\"\nmode = \"local\"\nratelimit_headers = \"x-ratelimit\"",
+    );
+    let e = error_of(&text);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains(
+            "s.toml:29:21: unknown ratelimit_headers \"x-ratelimit\", expected ietf, x_ratelimit or both"
+        ),
+        "{e}"
+    );
+    // A value of the wrong type is pointed at, as every key's is.
+    let e = error_of(&text.replace("\"x-ratelimit\"", "true"));
+    assert!(
+        e.contains("s.toml:29:21: invalid type: boolean `true`, expected a string"),
+        "{e}"
+    );
+}

@@ -178,6 +178,13 @@ fn external_targets_reject_what_only_the_reference_api_has() {
             "replicas configures",
         ),
         (
+            (
+                "[[arms]]\nname = \"both\"",
+                "[[arms]]\nname = \"both\"\nratelimit_headers = \"both\"",
+            ),
+            "ratelimit_headers configures the reference API",
+        ),
+        (
             ("[load]", "[cluster]\nreplicas = 2\n\n[load]"),
             "[cluster] configures the reference API",
         ),
