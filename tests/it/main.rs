@@ -27,6 +27,7 @@ mod html;
 mod real_limiters;
 mod redis;
 mod report_fixture;
+mod report_page;
 mod retries;
 mod run;
 mod run_redis;
