@@ -387,7 +387,10 @@ fn partial(summary: &mut Summary, why: &str) {
 }
 
 /// What the page draws of one arm over time and per key.
-fn page(arm: &crate::store::summary::ArmSummary, figures: &ArmFigures) -> crate::store::page::ArmPage {
+fn page(
+    arm: &crate::store::summary::ArmSummary,
+    figures: &ArmFigures,
+) -> crate::store::page::ArmPage {
     crate::store::page::ArmPage {
         name: arm.name.clone(),
         series: figures.series.clone(),

@@ -181,7 +181,10 @@ mod tests {
         );
         // Shared counts (Redis): the spread, without a cause that is not theirs.
         let said = replicas(&w, "redis_naive").unwrap();
-        assert!(said.ends_with("(3, 2 and 2 of them; the replica column)"), "{said}");
+        assert!(
+            said.ends_with("(3, 2 and 2 of them; the replica column)"),
+            "{said}"
+        );
         // One replica's admits, or a false reject: nothing to add.
         w.requests = vec![request(1, "admitted"), request(1, "admitted")];
         assert_eq!(replicas(&w, "local"), None);

@@ -31,7 +31,10 @@ fn the_report_opens_from_disk_with_every_chart_and_verdict() {
     // uPlot's home in a comment, which load nothing): tests/it/report_page.rs
     // watches the requests themselves.
     for reference in ["src=\"http", "href=\"http", "url(http", "@import"] {
-        assert!(!html.contains(reference), "no network reference: {reference}");
+        assert!(
+            !html.contains(reference),
+            "no network reference: {reference}"
+        );
     }
     for chart in [
         "admitted-vs-limit.png",

@@ -32,11 +32,15 @@ fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
 
     let mut b = cdp::Browser::launch();
     b.open(&url);
-    b.wait_for("document.body.dataset.ready === '1'", Duration::from_secs(20));
+    b.wait_for(
+        "document.body.dataset.ready === '1'",
+        Duration::from_secs(20),
+    );
 
     // Five charts over time per arm (outcomes, statuses, the busiest key
     // against its band, latency, lag), each a uPlot canvas.
-    let arms = b.eval("JSON.parse(document.getElementById('rlbench-data').textContent).arms.length");
+    let arms =
+        b.eval("JSON.parse(document.getElementById('rlbench-data').textContent).arms.length");
     assert_eq!(arms, 2, "single and local");
     assert_eq!(count(&mut b, ".over-time .uplot canvas"), 10);
     // The correct arm's admits stay inside the band; the fake global's do not.
@@ -44,7 +48,11 @@ fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
         "JSON.parse(document.getElementById('rlbench-data').textContent).arms\
          .map(a => a.window.admitted.every(n => n <= a.window.most))",
     );
-    assert_eq!(inside, serde_json::json!([true, false]), "single inside, local above");
+    assert_eq!(
+        inside,
+        serde_json::json!([true, false]),
+        "single inside, local above"
+    );
 
     // Pick the local arm, then a key with a witness.
     let local = b.eval(
@@ -66,8 +74,12 @@ fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
     assert_eq!(Some(hits), named.as_u64(), "outlined: {hits} of {requests}");
     assert!(hits > 5, "{hits}");
     assert_eq!(count(&mut b, "#timeline-svg rect.witness-span"), 1);
-    assert!(count(&mut b, "#timeline-svg text.lane") >= 2, "a lane per replica");
-    let said = b.eval("document.querySelector('#timeline-witness .witness-choice.chosen').textContent");
+    assert!(
+        count(&mut b, "#timeline-svg text.lane") >= 2,
+        "a lane per replica"
+    );
+    let said =
+        b.eval("document.querySelector('#timeline-witness .witness-choice.chosen').textContent");
     let said = said.as_str().unwrap();
     assert!(said.starts_with("Violation: customer-"), "{said}");
     assert!(said.contains("each replica counts alone"), "{said}");
@@ -80,7 +92,10 @@ fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
     );
     assert_eq!(window[0], "visible");
     let text = window[1].as_str().unwrap();
-    assert!(text.contains("admits decided inside") && text.contains("limit 5"), "{text}");
+    assert!(
+        text.contains("admits decided inside") && text.contains("limit 5"),
+        "{text}"
+    );
 
     // A key the page does not carry is said, not silently ignored.
     b.eval(
@@ -89,16 +104,25 @@ fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
     );
     let note = b.eval("document.getElementById('timeline-note').textContent");
     assert!(
-        note.as_str().unwrap().contains("is not among the keys this page carries"),
+        note.as_str()
+            .unwrap()
+            .contains("is not among the keys this page carries"),
         "{note}"
     );
 
     let shot = dir.path().join("timeline.png");
     b.eval("document.getElementById('timeline').scrollIntoView()");
     b.screenshot(&shot);
-    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000, "a screenshot");
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 20_000,
+        "a screenshot"
+    );
 
-    assert_eq!(b.console_errors(), Vec::<String>::new(), "no console errors");
+    assert_eq!(
+        b.console_errors(),
+        Vec::<String>::new(),
+        "no console errors"
+    );
     let elsewhere: Vec<String> = b
         .requests()
         .into_iter()
