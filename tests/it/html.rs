@@ -2,35 +2,18 @@
 //! which .ci/run installs) opens the file from disk, with the network
 //! features off; every chart must decode and the verdicts must be there.
 
-use crate::common;
+use crate::{cdp, common};
 
 use common::text;
 use std::process::Command;
-
-fn chromium() -> &'static str {
-    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-        if std::path::Path::new(candidate).exists() {
-            return candidate;
-        }
-    }
-    panic!("this test needs Chromium: apt-get install chromium (.ci/run installs it)");
-}
 
 fn headless(
     profile: &std::path::Path,
     extra: &[&str],
     page: &std::path::Path,
 ) -> std::process::Output {
-    Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
+    Command::new(cdp::chromium())
+        .args(cdp::FLAGS)
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(extra)
         .arg(format!("file://{}", page.display()))

@@ -7,6 +7,7 @@ mod common;
 
 mod attack;
 mod batching;
+mod cdp;
 mod cli;
 mod cluster;
 mod cluster_failover;
