@@ -22,6 +22,7 @@ mod faults;
 mod first_run;
 mod house_plan;
 mod html;
+mod live;
 mod real_limiters;
 mod redis;
 mod report_fixture;
