@@ -237,6 +237,17 @@ pub struct RunArgs {
     /// (no offsets measured), to show what that costs.
     #[arg(long, hide = true)]
     pub trust_agent_clocks: bool,
+    /// Follow the run in a browser: a page on a loopback address (default
+    /// 127.0.0.1:0, a free port; its URL is printed) with progress,
+    /// outcomes per second and latency, then the verdicts and the report.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:0",
+        value_parser = values::live_addr
+    )]
+    pub live: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@
 
 use crate::app::distributed::controller::Controller;
 use crate::app::journal::Journal;
+use crate::app::live::Board;
 use crate::app::plan::{ArmSpec, StackSpec};
 use crate::app::progress::Progress;
 use crate::error::{Error, Exit};
@@ -60,6 +61,14 @@ impl Ran {
     }
 }
 
+/// Who follows the arms as they run: the terminal's progress lines
+/// (unless quiet) and the live page (`run --live`).
+#[derive(Clone, Copy)]
+pub(crate) struct Watch<'a> {
+    pub quiet: bool,
+    pub live: Option<&'a Board>,
+}
+
 /// Runs the arms in order; stops after an interrupt or an arm that fails.
 pub(crate) async fn run_all(
     specs: &[ArmSpec],
@@ -67,7 +76,7 @@ pub(crate) async fn run_all(
     journal: &mut Journal<'_>,
     run_id: &str,
     interrupt: &Interrupt,
-    quiet: bool,
+    watch: Watch<'_>,
     mut agents: Option<&mut Agents<'_>>,
 ) -> Ran {
     let mut ran = Ran {
@@ -77,7 +86,11 @@ pub(crate) async fn run_all(
     };
     for (i, spec) in specs.iter().enumerate() {
         let agents = agents.as_deref_mut();
-        match run(spec, folder, journal, run_id, interrupt, quiet, agents).await {
+        let ran_arm = run(spec, folder, journal, run_id, interrupt, watch, agents).await;
+        if let Some(live) = watch.live {
+            live.arm_ended();
+        }
+        match ran_arm {
             Ok((record, broken)) => {
                 ran.interrupted = record.interrupted;
                 ran.done.push((i, record));
@@ -156,10 +169,14 @@ pub(crate) async fn run(
     journal: &mut Journal<'_>,
     run_id: &str,
     interrupt: &Interrupt,
-    quiet: bool,
+    watch: Watch<'_>,
     mut agents: Option<&mut Agents<'_>>,
 ) -> Result<(ArmRecord, Option<Error>), Error> {
+    let quiet = watch.quiet;
     let announce = spec.announce && !quiet;
+    if let Some(live) = watch.live {
+        live.arm_starting(&spec.name);
+    }
     let (mut stack, targets) = match &spec.stack {
         None => {
             crate::target::reachable(&spec.plan.targets).await?;
@@ -251,6 +268,14 @@ pub(crate) async fn run(
     let start = prepared
         .as_ref()
         .map_or_else(tokio::time::Instant::now, |p| p.start);
+    if let Some(live) = watch.live {
+        live.arm_begun(
+            &spec.name,
+            plan.duration,
+            counters.clone(),
+            start.into_std(),
+        );
+    }
     // Before any event: the record a kill leaves, rewritten with each clock
     // sample (and the load's reach) every second.
     let provisional = provisional(spec, target_rps, load::clocks::sample(start));
@@ -324,6 +349,9 @@ pub(crate) async fn run(
     }
     if let Some(p) = progress {
         p.finish();
+    }
+    if let Some(live) = watch.live {
+        live.arm_ended();
     }
     let probes = if report.interrupted || spec.probes.keys.is_empty() {
         Vec::new()

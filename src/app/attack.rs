@@ -143,7 +143,10 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
         &mut journal,
         "",
         interrupt,
-        attack.quiet,
+        arm::Watch {
+            quiet: attack.quiet,
+            live: None,
+        },
         None,
     )
     .await;

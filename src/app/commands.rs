@@ -50,13 +50,18 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
     match command {
         Command::Run(args) => {
             let request = crate::app::flags::run(&args);
-            let outcome = crate::app::run::run(&request, &Interrupt::listen()).await?;
-            emit(
+            let mut outcome = crate::app::run::run(&request, &Interrupt::listen()).await?;
+            let emitted = emit(
                 out,
                 args.format,
                 &verdicts(&outcome.summary, Some(&outcome.folder), wide),
                 &outcome.summary,
-            )?;
+            );
+            // The terminal first, then the page's last look (bounded).
+            if let Some(live) = outcome.live.take() {
+                live.stop().await;
+            }
+            emitted?;
             let mut errors = failures(&outcome.summary);
             errors.extend(outcome.error.map(|e| e.message));
             if outcome.exit == Exit::Interrupted {

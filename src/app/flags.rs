@@ -29,6 +29,7 @@ pub(crate) fn run(args: &RunArgs) -> Request {
             wait: args.agents_wait,
             trust_agent_clocks: args.trust_agent_clocks,
         },
+        live: args.live,
     }
 }
 

@@ -2,7 +2,8 @@
 //! from `main`: `run` and `attack` drive arms through one pipeline
 //! (`plan` → `arm` → `finish`); `report` (also in shards), `explain`, `export` and
 //! `compare` read run folders; `check`, `doctor` and `init` help before a run; `serve`
-//! keeps one arm's stack up by hand; `commands` carries one command line out.
+//! keeps one arm's stack up by hand; `live` follows a run in a browser;
+//! `commands` carries one command line out.
 
 pub(crate) mod arm;
 pub(crate) mod attack;
@@ -16,6 +17,7 @@ pub(crate) mod finish;
 pub(crate) mod flags;
 pub(crate) mod init;
 pub(crate) mod journal;
+pub(crate) mod live;
 pub(crate) mod plan;
 pub(crate) mod preflight;
 pub(crate) mod progress;

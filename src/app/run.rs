@@ -4,6 +4,8 @@
 
 use crate::app::distributed::controller::{Controller, Wanted};
 use crate::app::journal::Journal;
+use crate::app::live::server::LiveServer;
+use crate::app::live::Board;
 use crate::app::{arm, finish, plan};
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
@@ -12,7 +14,9 @@ use crate::scenario::{self, Arm, Scenario};
 use crate::store::folder::RunFolder;
 use crate::store::records::ArmRecord;
 use crate::store::summary::Summary;
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What `rlbench run` was asked, checked.
@@ -28,6 +32,8 @@ pub(crate) struct Request {
     /// `--agents`, `--coordinator`, `--agents-wait`: load agents, over the
     /// scenario's `[distributed]`.
     pub agents: AgentFlags,
+    /// `--live`: where the live page listens (loopback, checked).
+    pub live: Option<SocketAddr>,
 }
 
 /// The command line's say on load agents; each overrides `[distributed]`.
@@ -87,6 +93,9 @@ pub(crate) struct RunOutcome {
     pub exit: Exit,
     /// An environment failure that cut the run short (after writing what it had).
     pub error: Option<Error>,
+    /// The live page (`--live`), told the end; stopped once the terminal
+    /// has its report too.
+    pub live: Option<LiveServer>,
 }
 
 pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunOutcome, Error> {
@@ -103,6 +112,17 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
     }
     let arms = select_arms(&scenario, &request.arms)?;
     let wanted = wanted(&request.agents, &scenario)?;
+    // Listening before anything starts: a port in use stops the run here.
+    let live = match request.live {
+        Some(addr) => {
+            let names = arms.iter().map(|a| a.name.clone()).collect();
+            let board = Arc::new(Board::new(&scenario.name, names));
+            let server = crate::app::live::server::start(addr, board.clone()).await?;
+            eprintln!("live: {}", server.url);
+            Some((board, server))
+        }
+        None => None,
+    };
     // Everything the arms need, before any load and before the run folder.
     crate::app::preflight::ensure(&scenario, &arms).await?;
     if interrupt.fired() {
@@ -158,7 +178,10 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
             &mut journal,
             &run_id,
             interrupt,
-            request.quiet,
+            arm::Watch {
+                quiet: request.quiet,
+                live: live.as_ref().map(|(board, _)| &**board),
+            },
             agents.as_mut(),
         )
         .await
@@ -173,6 +196,11 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         .map(|(i, record)| (record.clone(), specs[*i].expect.clone()))
         .collect();
     let finished = finish::finish(&folder, &run, &arms)?;
+    let live = live.map(|(board, server)| {
+        let page = folder.root.join("report.html");
+        board.run_ended(&finished.summary, page.is_file().then_some(page));
+        server
+    });
     // The first error is the one said: the arm's, else the records', else
     // the reports'.
     let error = ran
@@ -188,6 +216,7 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         summary: finished.summary,
         folder: folder.root.clone(),
         error,
+        live,
     })
 }
 

@@ -8,6 +8,7 @@ use crate::scenario::units::{self, UnitError};
 use crate::target::UrlError;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Uri};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// A flag's value that does not read.
@@ -37,11 +38,34 @@ pub(crate) enum FlagError {
     NotShare,
     #[error("{0}")]
     Coordinator(String),
+    #[error("expected a loopback address like 127.0.0.1:8080, [::1]:0 or a port (put --live after the scenario, or write --live=ADDR)")]
+    NotListenAddr,
+    #[error("{0}: not a loopback address; the live view listens on 127.0.0.0/8 or ::1 only")]
+    NotLoopbackListen(String),
 }
 
 /// A coordinator's Redis URL (its password never echoed).
 pub(crate) fn coordinator(text: &str) -> Result<String, FlagError> {
     crate::scenario::coordinator_url(text).map_err(FlagError::Coordinator)
+}
+
+/// Where `run --live` listens: `IP:PORT` on loopback (127.0.0.0/8, ::1),
+/// `localhost:PORT`, or a bare port on 127.0.0.1 (0: a free one).
+pub(crate) fn live_addr(text: &str) -> Result<SocketAddr, FlagError> {
+    let text = text.trim();
+    let addr = if let Ok(port) = text.parse::<u16>() {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    } else if let Some(port) = text.strip_prefix("localhost:") {
+        let port = port.parse::<u16>().map_err(|_| FlagError::NotListenAddr)?;
+        SocketAddr::from(([127, 0, 0, 1], port))
+    } else {
+        text.parse::<SocketAddr>()
+            .map_err(|_| FlagError::NotListenAddr)?
+    };
+    if !addr.ip().is_loopback() {
+        return Err(FlagError::NotLoopbackListen(text.to_string()));
+    }
+    Ok(addr)
 }
 
 /// A duration above zero ("250ms", "10s", "1m").
@@ -132,6 +156,25 @@ pub(crate) fn share(text: &str) -> Result<f64, FlagError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_live_view_listens_on_loopback_only() {
+        assert_eq!(live_addr("127.0.0.1:0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(live_addr("8080").unwrap().to_string(), "127.0.0.1:8080");
+        assert_eq!(live_addr("localhost:9").unwrap().to_string(), "127.0.0.1:9");
+        assert_eq!(live_addr("[::1]:7").unwrap().to_string(), "[::1]:7");
+        assert_eq!(live_addr("127.3.2.1:5").unwrap().port(), 5);
+        for remote in ["10.0.0.1:0", "0.0.0.0:80", "[::]:80", "192.168.1.2:8080"] {
+            assert_eq!(
+                live_addr(remote),
+                Err(FlagError::NotLoopbackListen(remote.to_string())),
+                "{remote}"
+            );
+        }
+        for bad in ["s.toml", "localhost", "127.0.0.1", "example.com:80", ""] {
+            assert_eq!(live_addr(bad), Err(FlagError::NotListenAddr), "{bad}");
+        }
+    }
 
     #[test]
     fn rates_read_as_requests_per_second() {

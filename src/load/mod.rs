@@ -9,6 +9,7 @@ pub(crate) mod clocks;
 mod closed;
 pub(crate) mod connection;
 mod lanes;
+pub(crate) mod latency_counts;
 pub(crate) mod pick;
 mod plan;
 pub(crate) mod request;
@@ -156,5 +157,11 @@ impl Counters {
         self.rejected.fetch_add(rejected, Ordering::Relaxed);
         self.failed.fetch_add(failed, Ordering::Relaxed);
         self.done.fetch_add(events.len() as u64, Ordering::Relaxed);
+        self.latency.add_all(
+            events
+                .iter()
+                .filter(|e| matches!(e.outcome, Outcome::Admitted | Outcome::Rejected))
+                .map(|e| e.done_us.saturating_sub(e.intended_us)),
+        );
     }
 }

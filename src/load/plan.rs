@@ -78,11 +78,14 @@ mod tests {
     }
 }
 
-/// Live counts, for progress lines while the load runs.
+/// Live counts, for progress lines and the live page while the load runs.
 #[derive(Default)]
 pub(crate) struct Counters {
     pub done: AtomicU64,
     pub admitted: AtomicU64,
     pub rejected: AtomicU64,
     pub failed: AtomicU64,
+    /// Answered requests' latencies, from their intended send (not kept
+    /// for load agents' requests: the controller gets only their counts).
+    pub latency: crate::load::latency_counts::LatencyCounts,
 }

@@ -24,6 +24,7 @@ mod first_run;
 mod headers;
 mod house_plan;
 mod html;
+mod live;
 mod real_limiters;
 mod redis;
 mod report_fixture;
