@@ -164,6 +164,61 @@ fn a_paused_redis_makes_fail_open_over_admit_and_fail_closed_lock_out() {
     assert!(std::fs::read_to_string(dir.path().join("out/report.html"))
         .unwrap()
         .contains("<h2>Faults</h2>"));
+    // What the page draws over time: the outage, shaded on every chart of
+    // each arm, and the busiest key's admits against the band — failing
+    // closed stays inside it, failing open rises above it in the outage.
+    let page: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/page.json")).unwrap())
+            .unwrap();
+    for a in page["arms"].as_array().unwrap() {
+        let fault = &a["faults"][0];
+        assert_eq!(fault["name"], "redis_down (pause)", "{fault}");
+        assert!(
+            (1.45..1.7).contains(&fault["from_s"].as_f64().unwrap()),
+            "{fault}"
+        );
+        let sent: u64 = ["admitted", "rejected", "errors", "timeouts"]
+            .iter()
+            .flat_map(|k| a["series"][k].as_array().unwrap().iter().map(n))
+            .sum();
+        assert_eq!(
+            sent,
+            n(&arm(&s, a["name"].as_str().unwrap())["requests"]["sent"])
+        );
+    }
+    let window = |name: &str| {
+        let a = page["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap();
+        let w = &a["window"];
+        let most = n(&w["most"]);
+        let (from, to) = (
+            a["faults"][0]["from_s"].as_f64().unwrap(),
+            a["faults"][0]["to_s"].as_f64().unwrap() + w["span_s"].as_f64().unwrap(),
+        );
+        let above: Vec<f64> = w["t"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(w["admitted"].as_array().unwrap())
+            .filter(|(_, k)| n(k) > most)
+            .map(|(t, _)| t.as_f64().unwrap())
+            .collect();
+        (above, from, to)
+    };
+    let (above, _, _) = window("closed");
+    assert!(
+        above.is_empty(),
+        "a correct arm above its band at {above:?}"
+    );
+    let (above, from, to) = window("open");
+    assert!(
+        above.iter().any(|t| (from..=to).contains(t)),
+        "failing open rises above the band in the outage ({from}..{to}): {above:?}"
+    );
 }
 
 /// The same outage on replicas whose wall clock runs 0.5 % fast, as these
