@@ -397,7 +397,16 @@ pub(crate) fn analyze(
         &names,
         &traces,
         &taken,
-        judgments.busiest.as_ref().map(|b| b.number as usize),
+        judgments.busiest.as_ref().map(|b| {
+            // Where its admits peaked: its view centres there.
+            let peak = b.window.as_ref().and_then(|w| {
+                w.t.iter()
+                    .zip(&w.admitted)
+                    .max_by_key(|(_, n)| **n)
+                    .map(|(t, _)| (t * 1e6) as i64)
+            });
+            (b.number as usize, peak)
+        }),
         &witnesses,
     );
     Ok(ArmFigures {
