@@ -7,17 +7,22 @@ use super::*;
 pub(crate) struct Judged {
     pub(crate) v: Verdict,
     pub(crate) header: Remaining,
+    /// More admits wholly inside one span shorter than `band`'s than the
+    /// band allows: what report.html's chart would draw above it.
+    pub(crate) above_band: bool,
 }
 
 impl Judged {
-    /// Which promises broke: definite, false rejects, contradictions, and
-    /// more admitted than the bound U says any correct limiter could.
-    pub(crate) fn broken(&self) -> [bool; 4] {
+    /// Which promises broke: definite, false rejects, contradictions,
+    /// more admitted than the bound U says any correct limiter could, and
+    /// the report's band.
+    pub(crate) fn broken(&self) -> [bool; 5] {
         [
             self.v.definite_violations > 0,
             self.v.false_rejects > 0,
             self.header.contradicted > 0,
             self.v.admitted > self.v.allowed_max,
+            self.above_band,
         ]
     }
 }
@@ -26,7 +31,32 @@ pub(crate) fn judge_run(run: &Run, policy: &Policy, opts: &Options) -> Judged {
     let v = verify_key(policy, &run.obs, opts);
     let mut header = Remaining::default();
     remaining_against_admits("k", &run.obs, &run.witnesses, opts, &mut header);
-    Judged { v, header }
+    Judged {
+        v,
+        header,
+        above_band: above_band(&run.obs, policy, opts),
+    }
+}
+
+/// Whether the admits wholly inside some span `(t − span, t]` outnumber
+/// what `band` says a correct limiter may reach there (the report's
+/// admitted-vs-allowed chart, counted the same way).
+fn above_band(obs: &[Obs], policy: &Policy, opts: &Options) -> bool {
+    let Some(b) = band(policy, opts) else {
+        return false;
+    };
+    let admits: Vec<(i64, i64)> = obs
+        .iter()
+        .filter(|o| o.decided == Decided::Admitted)
+        .map(|o| (o.sent, o.done))
+        .collect();
+    admits.iter().any(|&(_, t)| {
+        let inside = admits
+            .iter()
+            .filter(|&&(sent, done)| done <= t && sent > t - b.span_us)
+            .count();
+        inside as u64 > b.most
+    })
 }
 
 pub(crate) fn judge(c: &Case) -> (Run, Judged) {
@@ -139,7 +169,7 @@ pub(crate) fn correct_limiter(algo: Algo, cases: u64) {
     let mut failures = Vec::new();
     for kind in Kind::ALL {
         let (mut pressed, mut rejects, mut checked) = (0u64, 0u64, 0u64);
-        let (mut flagged, mut cases_flagged) = ([0u64; 4], 0u64);
+        let (mut flagged, mut cases_flagged) = ([0u64; 5], 0u64);
         let mut first: Option<(u64, Case)> = None;
         // On every 8th case: (tried, caught) for one more, one fewer.
         let mut more = (0u64, 0u64);
@@ -205,7 +235,7 @@ pub(crate) fn correct_limiter(algo: Algo, cases: u64) {
         if let Some((seed, case)) = first {
             failures.push(format!(
                 "{algo:?} {kind:?}: a correct limiter was flagged in {} of {cases} cases \
-                 (definite, false rejects, contradicted, over U: {flagged:?}); first seed {seed}, \
+                 (definite, false rejects, contradicted, over U, above the band: {flagged:?}); first seed {seed}, \
                  minimised:\n{}",
                 cases_flagged,
                 show(&minimize(&case))

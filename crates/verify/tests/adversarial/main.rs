@@ -31,7 +31,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rlbench_policy::{Policy, Rate};
 use rlbench_verify::{
-    remaining_against_admits, verify_key, Decided, Obs, Options, Remaining, Verdict,
+    band, remaining_against_admits, verify_key, Decided, Obs, Options, Remaining, Verdict,
 };
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

@@ -43,7 +43,7 @@ fn mutate(
     let good = simulate(correct, clock, &[], reqs);
     let j = judge_run(&good, policy, opts);
     assert!(
-        j.broken() == [false; 4],
+        j.broken() == [false; 5],
         "{what}: the correct limiter must be clean: {:?} {:?}",
         j.v,
         j.header
