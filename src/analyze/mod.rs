@@ -296,7 +296,14 @@ pub(crate) fn analyze(
             let mut remaining = verify::Remaining::default();
             let witnesses = trace.witnesses();
             if !witnesses.is_empty() {
-                verify::remaining_against_admits(key, &obs, &witnesses, opts, &mut remaining);
+                verify::remaining_against_admits(
+                    key,
+                    policy,
+                    &obs,
+                    &witnesses,
+                    opts,
+                    &mut remaining,
+                );
             }
             let judged = policy.map(|p| {
                 let (verdict, found) = verify::judge_key(p, &obs, opts, picker.wanted(key));

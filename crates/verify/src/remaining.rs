@@ -4,9 +4,27 @@
 //! for any algorithm whose spare capacity only grows with time and shrinks
 //! only by admits (all of the declared ones), as long as rlbench is the
 //! target's only client.
+//!
+//! One exception is allowed for: a bucket or a GCRA whose deciders read
+//! their clock before they take the state (several replicas, governor's
+//! compare-and-swap loop, a store given the app's time). B may read its
+//! clock at its send and reach the state at its answer, after admits that
+//! read later clocks: it then sees their theoretical arrival time (or
+//! `last`) "from the future", and rejects while the refill of that stretch
+//! is still missing. Those readings lie between B's (≥ B's send less the
+//! slack) and B's own step (≤ B's answer plus the slack), so at most
+//! `x = rate·(done − sent + 2σ)` tokens are missing. A's capacity after its
+//! admit was at least R, k admits at most came between, and B saw less
+//! than one token: `R − k − x < 1`, so B contradicts A only when
+//! `R > k + ⌈x⌉` (R and k are whole). The false-reject check allows for
+//! the same stretch.
+//! Without a policy nothing bounds that refill, so nothing is held
+//! against the header unless every decision reads one clock.
 
 use crate::near::partition_point_near;
+use crate::rules::grow;
 use crate::{Decided, Obs, Options};
+use rlbench_policy::{Policy, Rate};
 
 /// How many of the latest earlier answers each limited answer is held against.
 const WITNESSES: usize = 4;
@@ -31,15 +49,21 @@ pub struct Remaining {
 /// clocks may differ by that much), and a request without an answer may
 /// have been admitted at any time after its send (or up to the declared
 /// server time after the client gave up); with `count_rejected`, every
-/// request may have used the capacity up.
+/// request may have used the capacity up. `policy`: what the limiter
+/// enforces, when declared (a bucket's stale readings are allowed for; see
+/// the module's words).
 pub fn remaining_against_admits(
     key: &str,
+    policy: Option<&Policy>,
     obs: &[Obs],
     witnesses: &[(u32, u32)],
     opts: &Options,
     out: &mut Remaining,
 ) {
     let slack = opts.slack_us.max(0);
+    let Some(stale) = stale_refill(policy, opts) else {
+        return;
+    };
     let mut witnesses: Vec<(Obs, u64)> = witnesses
         .iter()
         .filter(|&&(_, r)| r > 0)
@@ -92,6 +116,9 @@ pub fn remaining_against_admits(
         // Requests sent before B was done (plus slack).
         sent_before_b =
             partition_point_near(&sents, sent_before_b, |&s| s < b.done.saturating_add(slack));
+        let missing = stale.map_or(0, |rate| {
+            missing_refill(rate, b, slack, opts.clock_rate_ppm)
+        });
         let contradiction = witnesses[before.saturating_sub(WITNESSES)..before]
             .iter()
             .rev()
@@ -100,19 +127,51 @@ pub fn remaining_against_admits(
                 // done (plus slack), and not surely decided before A was
                 // sent (less slack). A's own admit is in its remaining.
                 let own = a.decided == Decided::Admitted;
-                let maybe = (sent_before_b - excluded).saturating_sub(usize::from(own));
-                (promised > maybe as u64).then_some((a, promised, maybe))
+                let maybe = (sent_before_b - excluded).saturating_sub(usize::from(own)) as u64;
+                (promised > maybe.saturating_add(missing)).then_some((a, promised, maybe))
             });
         if let Some((a, promised, maybe)) = contradiction {
             out.contradicted += 1;
             if out.example.is_none() {
+                let refill = if missing > 0 {
+                    format!(" (and at most {missing} tokens of refill it may not have seen)")
+                } else {
+                    String::new()
+                };
                 out.example = Some(format!(
                     "{key}: an answer at {:.3} s said remaining {promised}, yet the request \
-                     sent at {:.3} s was limited with at most {maybe} admitted in between",
+                     sent at {:.3} s was limited with at most {maybe} admitted in between{refill}",
                     a.done as f64 / 1e6,
                     b.sent as f64 / 1e6
                 ));
             }
         }
     }
+}
+
+/// Whether the check may run, and with what allowance: `Some(None)` when
+/// a limited answer sees every refill (a window policy; or one clock read
+/// inside each atomic step), `Some(Some(rate))` for a bucket or GCRA whose
+/// readings may come before its step, `None` (no check) when the policy is
+/// unknown and the clocks may be read out of order.
+fn stale_refill(policy: Option<&Policy>, opts: &Options) -> Option<Option<Rate>> {
+    if opts.one_clock {
+        return Some(None);
+    }
+    match policy? {
+        Policy::TokenBucket { refill: rate, .. } | Policy::Gcra { rate, .. } => Some(Some(*rate)),
+        _ => Some(None),
+    }
+}
+
+/// The tokens a bucket refilling at `rate` gains over the stretch a stale
+/// reading of the limited request `b` may miss, rounded up:
+/// `⌈rate·(done − sent + 2σ)⌉`, that stretch as long as a clock running
+/// `ppm` fast may make it.
+fn missing_refill(rate: Rate, b: &Obs, slack: i64, ppm: i64) -> u64 {
+    let stretch = (b.done - b.sent).max(0).saturating_add(2 * slack);
+    let stretch = grow(stretch, ppm.max(0)) as i128;
+    let per = rate.per_us.max(1) as i128;
+    let tokens = (rate.count as i128 * stretch + per - 1) / per;
+    u64::try_from(tokens).unwrap_or(u64::MAX)
 }

@@ -300,6 +300,7 @@ mod phases;
 mod review;
 mod second_review;
 mod several_clocks;
+mod stale_buckets;
 
 #[test]
 fn rules_are_said_with_the_policys_numbers() {

@@ -43,12 +43,22 @@ fn exact() -> Options {
     }
 }
 
+/// A window policy: its limited answers see every refill, read in any order.
+const LOG: Policy = Policy::SlidingLog {
+    limit: 10,
+    window_us: 1_000_000,
+};
+
 /// The counts and, per key, the remaining check — as `analyze` runs them.
 fn check(events: &[Event]) -> HeaderSummary {
     check_with(events, &exact())
 }
 
 fn check_with(events: &[Event], opts: &Options) -> HeaderSummary {
+    check_against(Some(&LOG), events, opts)
+}
+
+fn check_against(policy: Option<&Policy>, events: &[Event], opts: &Options) -> HeaderSummary {
     let mut c = Collector::default();
     let mut keys: BTreeMap<String, KeyTrace> = BTreeMap::new();
     for e in events {
@@ -69,7 +79,7 @@ fn check_with(events: &[Event], opts: &Options) -> HeaderSummary {
     }
     let mut remaining = Remaining::default();
     for (key, (obs, witnesses)) in &keys {
-        remaining_against_admits(key, obs, witnesses, opts, &mut remaining);
+        remaining_against_admits(key, policy, obs, witnesses, opts, &mut remaining);
     }
     c.finish(None, remaining, Vec::new())
 }
@@ -227,6 +237,51 @@ fn only_answers_surely_decided_first_are_witnesses() {
         (before.remaining.checked, before.remaining.contradicted),
         (1, 1)
     );
+}
+
+/// Without a declared policy the limiter may be a GCRA whose reject read
+/// its clock long before it took the state: nothing bounds the refill it
+/// missed, so nothing is held against the header — unless every decision
+/// reads one clock inside its step. With a bucket declared, that refill is
+/// allowed for.
+#[test]
+fn remaining_is_held_against_the_admits_only_where_a_stale_reading_is_bounded() {
+    let events = [
+        ev(0, 10, Admitted, Some(2)),
+        ev(20, 30, Admitted, Some(1)),
+        ev(60, 70, Rejected, Some(0)),
+    ];
+    let unknown = check_against(None, &events, &exact());
+    assert_eq!(
+        (unknown.remaining.checked, unknown.remaining.contradicted),
+        (0, 0)
+    );
+    let one_clock = Options {
+        one_clock: true,
+        ..exact()
+    };
+    let s = check_against(None, &events, &one_clock);
+    assert_eq!((s.remaining.checked, s.remaining.contradicted), (1, 1));
+    // A bucket declared: the refill a stale reading of the limited
+    // request may have missed over its 10 µs is allowed for, rounded up.
+    // "2 left", nothing admitted since, then a limit: at 1 token per
+    // second a stale reading misses at most one token, so one of the two
+    // promised is still unexplained...
+    let gcra = |per_us| Policy::Gcra {
+        rate: reference_api::Rate { count: 1, per_us },
+        burst: 3,
+    };
+    let promised_two = [ev(0, 10, Admitted, Some(2)), ev(60, 70, Rejected, Some(0))];
+    let s = check_against(Some(&gcra(1_000_000)), &promised_two, &exact());
+    assert_eq!((s.remaining.checked, s.remaining.contradicted), (1, 1));
+    // ...at 1 per 5 µs it may have missed two: no proof...
+    let s = check_against(Some(&gcra(5)), &promised_two, &exact());
+    assert_eq!((s.remaining.checked, s.remaining.contradicted), (1, 0));
+    // ...and at 1 per 6 µs, ⌈10/6⌉ = 2 as well: the boundary.
+    let s = check_against(Some(&gcra(6)), &promised_two, &exact());
+    assert_eq!(s.remaining.contradicted, 0);
+    let s = check_against(Some(&gcra(11)), &promised_two, &exact());
+    assert_eq!(s.remaining.contradicted, 1, "⌈10/11⌉ = 1");
 }
 
 #[test]

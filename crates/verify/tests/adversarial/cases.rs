@@ -70,7 +70,16 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         i64::MAX
     };
     let ties_late = rng.random_bool(0.5);
-    let limit = rng.random_range(1..=8u64);
+    // Mostly small limits; one case in four a burst of up to 60 (a bucket
+    // of 10 or more with stale readings was the outside review's find).
+    let wide = rng.random_bool(0.25);
+    let limit = if wide {
+        rng.random_range(9..=60u64)
+    } else {
+        rng.random_range(1..=8u64)
+    };
+    // Segments: up to 5, or up to 16 in the wide cases.
+    let most_segments = if wide { 16 } else { 5 };
     let tick_for = |rng: &mut SmallRng, period: i64| match rng.random_range(0..3) {
         0 => (period / rng.random_range(1..=10)).max(1),
         1 => rng.random_range(1..=period),
@@ -132,7 +141,7 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
             )
         }
         Algo::SegEpoch | Algo::SegKeyed => {
-            let s = rng.random_range(1..=5i64);
+            let s = rng.random_range(1..=most_segments);
             let seg = rng.random_range(300..=10_000);
             (
                 Policy::SlidingWindow {
@@ -252,7 +261,7 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
             )
         }
         Algo::AspSeg => {
-            let s = rng.random_range(1..=5i64);
+            let s = rng.random_range(1..=most_segments);
             let seg = rng.random_range(300..=10_000);
             let tick = tick_for(&mut rng, seg);
             (
@@ -305,7 +314,7 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
             )
         }
         Algo::SegAttempts => {
-            let s = rng.random_range(1..=5i64);
+            let s = rng.random_range(1..=most_segments);
             let seg = rng.random_range(300..=10_000);
             (
                 Policy::SlidingWindow {
@@ -372,7 +381,12 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         Some(&b) => b,
         None => ((t + epoch).div_euclid(period) + 1) * period - epoch,
     };
-    let n = rng.random_range(30..=250);
+    // Up to 3,000 requests in the wide cases, so that big bursts repeat.
+    let n = if wide && rng.random_bool(0.3) {
+        rng.random_range(250..=3_000)
+    } else {
+        rng.random_range(30..=250)
+    };
     let snap = pick(&mut rng, &[0.0, 0.0, 0.3, 0.9]);
     // Keys per window or segment, where readings straddling an edge double.
     let doubling = matches!(

@@ -30,7 +30,14 @@ impl Judged {
 pub(crate) fn judge_run(run: &Run, policy: &Policy, opts: &Options) -> Judged {
     let v = verify_key(policy, &run.obs, opts);
     let mut header = Remaining::default();
-    remaining_against_admits("k", &run.obs, &run.witnesses, opts, &mut header);
+    remaining_against_admits(
+        "k",
+        Some(policy),
+        &run.obs,
+        &run.witnesses,
+        opts,
+        &mut header,
+    );
     Judged {
         v,
         header,

@@ -109,7 +109,10 @@ impl Sim {
                 limit: f(l.limit)?,
                 ..l.clone()
             }),
-            Sim::Bucket(l) => Sim::Bucket(TokenBucket::new(f(l.cap)?, l.count, l.per)),
+            Sim::Bucket(l) => Sim::Bucket(TokenBucket {
+                clamped: l.clamped,
+                ..TokenBucket::new(f(l.cap)?, l.count, l.per)
+            }),
             Sim::FloatBucket(l) => Sim::FloatBucket(FloatBucket {
                 cap: f(l.cap as u64)? as f64,
                 tokens: f(l.cap as u64)? as f64,

@@ -46,6 +46,17 @@ mod limiters;
 mod mutants;
 mod regressions;
 mod sim;
+mod stale;
+
+/// Seeds per kind of case and limiter: 600, or `ADVERSARIAL_CASES` (the
+/// long pass: `ADVERSARIAL_CASES=1500 cargo test --release -p
+/// rlbench-verify --test adversarial`).
+pub(crate) fn cases() -> u64 {
+    std::env::var("ADVERSARIAL_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600)
+}
 
 use arrivals::*;
 use cases::*;

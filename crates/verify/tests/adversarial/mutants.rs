@@ -129,8 +129,12 @@ fn overstated_remaining_is_contradicted() {
             sent = r.done + slack + 1 + rng.random_range(0..=w / (4 * n as i64));
             reqs.push(r);
         }
+        // One decider on an exact clock, reading it as it decides: one
+        // clock (with several, a bucket's reject may have missed up to its
+        // interval of refill, and a lie of one is no proof).
         let opts = Options {
             slack_us: slack,
+            one_clock: true,
             ..Options::default()
         };
         let clock = Clock::exact(epoch);

@@ -11,6 +11,10 @@ pub(crate) struct TokenBucket {
     pub(crate) per: i64,
     pub(crate) tokens: i128,
     pub(crate) last: Option<i64>,
+    /// Time never runs backwards (`last = max(last, now)`); unclamped, a
+    /// reading behind `last` refills negatively, as a GCRA's TAT does (a
+    /// script given the caller's time, `tokens += (now − last)·rate`).
+    pub(crate) clamped: bool,
 }
 
 impl TokenBucket {
@@ -21,13 +25,21 @@ impl TokenBucket {
             per,
             tokens: cap as i128 * per as i128,
             last: None,
+            clamped: true,
+        }
+    }
+
+    pub(crate) fn unclamped(cap: u64, count: u64, per: i64) -> Self {
+        TokenBucket {
+            clamped: false,
+            ..TokenBucket::new(cap, count, per)
         }
     }
 
     pub(crate) fn decide(&mut self, now: i64) -> Answer {
         let full = self.cap as i128 * self.per as i128;
         let last = self.last.unwrap_or(now);
-        let t = now.max(last);
+        let t = if self.clamped { now.max(last) } else { now };
         self.tokens = (self.tokens + (t - last) as i128 * self.count as i128).min(full);
         self.last = Some(t);
         let per = self.per as i128;
