@@ -61,6 +61,8 @@ pub(crate) struct Counted {
     pub possible_violations: u64,
     pub false_rejects: u64,
     pub peak_window_ratio: f64,
+    #[serde(default)]
+    pub slow_admits: u64,
 }
 
 impl From<&Verdict> for Counted {
@@ -75,6 +77,7 @@ impl From<&Verdict> for Counted {
             possible_violations: v.possible_violations,
             false_rejects: v.false_rejects,
             peak_window_ratio: v.peak_window_ratio,
+            slow_admits: v.slow_admits,
         }
     }
 }
@@ -91,6 +94,7 @@ impl From<Counted> for Verdict {
             possible_violations: c.possible_violations,
             false_rejects: c.false_rejects,
             peak_window_ratio: c.peak_window_ratio,
+            slow_admits: c.slow_admits,
         }
     }
 }

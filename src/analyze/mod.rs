@@ -50,6 +50,8 @@ pub(crate) struct ArmFigures {
     pub headers: crate::store::summary::HeaderSummary,
     /// `None` when no policy was given to judge against.
     pub verdict: Option<Verdict>,
+    /// Where the policy's answers become too slow for its sharp rules.
+    pub too_slow: Option<verify::TooSlow>,
     /// The arm's histograms (µs), then each replica's.
     pub histograms: Histograms,
     pub per_replica_histograms: Vec<Histograms>,
@@ -428,6 +430,7 @@ pub(crate) fn analyze(
         error_statuses: error_statuses.finish(),
         headers: headers.finish(policy, remaining, probes.to_vec()),
         verdict,
+        too_slow: policy.and_then(|p| verify::too_slow(p, opts)),
         histograms,
         per_replica_histograms,
         window,

@@ -38,8 +38,9 @@ pub(crate) fn explain(
                 k,
             )?);
         }
-        let keys =
-            crate::report::keys::sentence(&crate::app::summarize::arm(&record, &figures, &[]));
+        let summary = crate::app::summarize::arm(&record, &figures, &[]);
+        let keys = crate::report::keys::sentence(&summary);
+        let slow = crate::report::slow::sentence(&summary);
         let verdict = figures.verdict.unwrap_or_default();
         out.push(Explained {
             arm: name.clone(),
@@ -49,6 +50,7 @@ pub(crate) fn explain(
             false_rejects: verdict.false_rejects,
             witnesses: figures.witnesses,
             keys,
+            slow,
         });
     }
     if !out.is_empty() && missing.len() == out.len() {

@@ -113,6 +113,15 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             possible_violations: v.possible_violations,
             false_rejects: v.false_rejects,
             false_reject_ratio: v.false_reject_ratio(),
+            too_slow: f
+                .too_slow
+                .as_ref()
+                .filter(|_| v.slow_admits > 0)
+                .map(|t| TooSlow {
+                    admits: v.slow_admits,
+                    from_ms: t.from_us as f64 / 1e3,
+                    left: t.left.clone(),
+                }),
             witnesses: f.witnesses.clone(),
         }),
         latency_ms: latency(&f.latency),

@@ -38,6 +38,7 @@ fn figures(admitted: u64, allowed_max: u64, definite: u64) -> ArmFigures {
         headers: Default::default(),
         redis: None,
         lease_bound: None,
+        too_slow: None,
         verdict: Some(Verdict {
             admitted,
             allowed_max,

@@ -19,6 +19,9 @@ pub(crate) fn render(arms: &[Explained]) -> String {
         if let Some(keys) = &a.keys {
             let _ = writeln!(out, "  first, the keys: {keys}");
         }
+        if let Some(slow) = &a.slow {
+            let _ = writeln!(out, "  the answers: {slow}");
+        }
         if a.witnesses.is_empty() {
             let _ = writeln!(
                 out,
@@ -216,4 +219,6 @@ pub(crate) struct Explained {
     /// Whether the limiter seems not to have told the keys apart
     /// (`report::keys`), in words.
     pub keys: Option<String>,
+    /// Admits too slow for the policy's sharp rules (`report::slow`).
+    pub slow: Option<String>,
 }

@@ -20,6 +20,7 @@ pub(crate) mod page;
 pub(crate) mod phases;
 pub(crate) mod redis_use;
 pub(crate) mod remote;
+pub(crate) mod slow;
 pub(crate) mod table;
 pub(crate) mod trade;
 

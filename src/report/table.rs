@@ -184,6 +184,9 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
         if let Some(sentence) = super::keys::sentence(a) {
             out.push_str(&format!("keys of {}: {sentence}\n", a.name));
         }
+        if let Some(sentence) = super::slow::sentence(a) {
+            out.push_str(&format!("answers of {}: {sentence}\n", a.name));
+        }
     }
     for a in &s.arms {
         if let Some(line) = pace_line(a) {

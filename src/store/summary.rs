@@ -328,10 +328,25 @@ pub struct Correctness {
     pub possible_violations: u64,
     pub false_rejects: u64,
     pub false_reject_ratio: f64,
+    /// Admits answered too slowly for the policy's sharp rules, when any
+    /// were: little or nothing can be proven of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub too_slow: Option<TooSlow>,
     /// The proof of the verdicts: per kind the earliest and the largest
     /// violations and false rejects, requests referenced by `seq`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witnesses: Vec<ArmWitness>,
+}
+
+/// See [`Correctness::too_slow`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TooSlow {
+    /// How many admits were that slow.
+    pub admits: u64,
+    /// From which answer time (ms, the verifier's slack included).
+    pub from_ms: f64,
+    /// What can still be proven of them, in words.
+    pub left: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -76,14 +76,14 @@ pub fn band(policy: &Policy, opts: &Options) -> Option<Band> {
                     .map_or(true, |m| held <= m)
                     .then(|| burst + (held as u128 * count as u128 / per.max(1) as u128) as u64),
             }?;
-            Some((most, r.why))
+            Some((most, r))
         })
         .min_by_key(|(most, _)| *most)
-        .map(|(most, why)| Band {
+        .map(|(most, r)| Band {
             span_us: span,
             limit,
             most,
-            why: rules::plain(why, policy),
+            why: r.words(policy),
         })
 }
 
@@ -97,6 +97,40 @@ pub struct Band {
     pub most: u64,
     /// The rule, with the policy's numbers.
     pub why: String,
+}
+
+/// Where answers become too slow for the policy's sharp rules: admits
+/// whose interval plus slack reaches `from_us` fit in no span those rules
+/// count in, and only `left` can be proven of them (a segmented window on
+/// several clocks: its segments' rate; a sliding log: nothing). `None`
+/// when every rule speaks of admits however slow (buckets, fixed windows).
+/// [`Verdict::slow_admits`] counts them.
+pub fn too_slow(policy: &Policy, opts: &Options) -> Option<TooSlow> {
+    let slow = rules::for_policy(policy, timing(opts)).slow?;
+    let left = match *policy {
+        Policy::SlidingWindow {
+            limit,
+            window_us,
+            segments,
+        } => format!(
+            "only more than {limit} per segment of {} s over long spans",
+            (window_us / segments.max(1)) as f64 / 1e6
+        ),
+        _ => "nothing".to_string(),
+    };
+    Some(TooSlow {
+        from_us: slow.from,
+        left,
+    })
+}
+
+/// See [`too_slow`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooSlow {
+    /// Interval plus slack (µs) from which an admit is too slow.
+    pub from_us: i64,
+    /// What can still be proven of such admits, in words.
+    pub left: String,
 }
 
 fn timing(opts: &Options) -> rules::Timing {
@@ -166,6 +200,7 @@ fn most_removals(rules: &rules::Rules, items: &[Item], opts: &Options, slack: i6
     rules
         .definite
         .iter()
+        .filter(|r| r.useful(items, slack))
         .map(|r| match r.shorter_than {
             None => removal::min_removals(items, r.bound, slack),
             Some(_) => removal::min_removals(&applicable(r, items, slack).0, r.bound, slack),
@@ -389,14 +424,18 @@ pub fn judge_key(
                 most = most.max(n);
                 found.extend(witness::grid(g, opts, &admits, &admit_at, breaks));
             }
-            for r in &rules.definite {
+            for r in rules
+                .definite
+                .iter()
+                .filter(|r| r.useful(&admits, opts.slack_us))
+            {
                 let (items, at) = applicable(r, &admits, opts.slack_us);
                 let at: Vec<usize> = at.iter().map(|&i| admit_at[i]).collect();
                 let (n, breaks) = removal::witnessed(&items, r.bound, opts.slack_us);
                 most = most.max(n);
                 found.extend(witness::bound(
                     r.bound,
-                    &rules::plain(r.why, policy),
+                    &r.words(policy),
                     &items,
                     &at,
                     breaks,
@@ -418,8 +457,16 @@ pub fn judge_key(
             &flags,
         ));
     }
+    let slow_admits = rules.slow.map_or(0, |slow| {
+        requests
+            .iter()
+            .filter(|o| o.decided == Decided::Admitted)
+            .filter(|o| (o.done - o.sent).abs().saturating_add(opts.slack_us) >= slow.from)
+            .count() as u64
+    });
     let verdict = Verdict {
         admitted,
+        slow_admits,
         rejected,
         unknown,
         allowed_max: admit_bound(&rules, requests, opts),

@@ -18,18 +18,58 @@
 use super::attempts::Attempts;
 use super::false_reject::RejectCheck;
 use super::grid::Grid;
-use super::removal::Bound;
+use super::removal::{Bound, Item};
 use rlbench_policy::Policy;
 
 /// One bound and what it needs to hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rule {
     pub bound: Bound,
-    /// Why it holds, in words for the witnesses.
+    /// Why it holds, in words for the witnesses (`k` stands for
+    /// `segments_apart`).
     pub why: &'static str,
     /// Only admits whose interval plus slack is shorter than this count
     /// (the rule relies on how far apart two readings may be).
     pub shorter_than: Option<i64>,
+    /// The threshold of the same family's rule before this one: when every
+    /// admit is shorter than that, that rule speaks of the same admits at a
+    /// tighter rate, and this one is not checked.
+    pub after: Option<i64>,
+    /// The `k` of a rule for readings less than `k` segments apart.
+    pub segments_apart: u64,
+}
+
+impl Rule {
+    /// Whether the rule may add anything on these admits (see `after`).
+    pub(crate) fn useful(&self, items: &[Item], slack: i64) -> bool {
+        self.after.map_or(true, |prev| {
+            items
+                .iter()
+                .any(|it| (it.y - it.x).abs().saturating_add(slack) >= prev)
+        })
+    }
+
+    /// Its words, with the policy's numbers.
+    pub(crate) fn words(&self, policy: &Policy) -> String {
+        let k = self.segments_apart;
+        let why = if k > 1 {
+            let s = match *policy {
+                Policy::SlidingWindow { segments, .. } => segments,
+                _ => 0,
+            };
+            let limit = match *policy {
+                Policy::SlidingWindow { limit, .. } => limit,
+                _ => 0,
+            };
+            self.why
+                .replace("k segments", &format!("{k} segments"))
+                .replace("S+k segments", &format!("{} segments", s + k))
+                .replace("(k+1)N", &format!("{}", (k + 1) * limit))
+        } else {
+            self.why.to_string()
+        };
+        plain(&why, policy)
+    }
 }
 
 pub(crate) struct Rules {
@@ -42,6 +82,16 @@ pub(crate) struct Rules {
     pub reject: RejectCheck,
     /// With `count_rejected`: what each admit needs of the attempts before it.
     pub attempts: Option<Attempts>,
+    /// Admits whose interval plus slack reaches this are too slow for the
+    /// policy's sharp rules (see [`Slow`]).
+    pub slow: Option<Slow>,
+}
+
+/// Where answers become too slow for a policy's sharp rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slow {
+    /// µs of interval plus slack, on the trace's clock.
+    pub from: i64,
 }
 
 /// What the limiter's timing may be, beyond the policy's parameters.
@@ -156,6 +206,8 @@ fn rule(bound: Bound, why: &'static str) -> Rule {
         bound,
         why,
         shorter_than: None,
+        after: None,
+        segments_apart: 0,
     }
 }
 
@@ -181,6 +233,9 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                 )],
                 grid: None,
                 attempts: None,
+                // An admit that took a window to answer fits in no span
+                // shorter than the window: no rule speaks of it.
+                slow: Some(Slow { from: short(w) }),
                 peak: (limit, w),
                 reject: RejectCheck::Lookback {
                     limit,
@@ -199,6 +254,7 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                 definite: per_window(limit, short(w), Unit::Window),
                 grid: None,
                 attempts: None,
+                slow: None,
                 peak: (limit, w),
                 // The current window began less than W (+ lateness) ago.
                 reject: RejectCheck::Lookback {
@@ -264,39 +320,23 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                 // span of at most S·g meets S+1 segments (2N), and any L
                 // holds at most ⌈2N(S+2)/(S+1)⌉ + 2N·L/((S+1)g), which
                 // catches a sustained 2× (2N per S segments).
+                // Slower answers: the same with k segments ([`readings_apart`]).
                 let mut rules = per_window(limit, g, Unit::Segment);
                 if s > 1 {
-                    let short = |bound, why| Rule {
-                        bound,
-                        why,
-                        shorter_than: Some(g),
-                    };
-                    let two = 2 * limit;
-                    let blocks = segments + 1;
-                    rules.push(short(
-                        Bound::Window {
-                            limit: two,
-                            span: g * s,
-                            inclusive: true,
-                        },
-                        "with readings less than a segment apart, S+1 segments hold at most 2N",
-                    ));
-                    rules.push(short(
-                        Bound::Linear {
-                            burst: (two * (segments + 2)).div_ceil(blocks),
-                            count: two,
-                            per: g * (s + 1),
-                            max_span: None,
-                        },
-                        "with readings less than a segment apart, S+1 segments hold at most 2N",
-                    ));
+                    rules.extend(readings_apart(limit, g, segments));
                 }
                 rules
             };
+            // Several clocks: admits as slow as the whole window are
+            // judged by the segments alone.
+            let slow = (!timing.one_clock && s > 1).then_some(Slow {
+                from: g.saturating_mul(s),
+            });
             Rules {
                 definite,
                 grid: None,
                 attempts: None,
+                slow,
                 peak: (limit, window_us as i64),
                 // S segments, each late by up to the lateness.
                 reject: RejectCheck::Lookback {
@@ -330,6 +370,7 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
                 definite,
                 grid: None,
                 attempts: None,
+                slow: None,
                 peak: (limit, window_us as i64),
                 // The estimate never exceeds the admits of the last 2W.
                 reject: RejectCheck::Lookback {
@@ -348,6 +389,91 @@ fn continuous(policy: &Policy, timing: Timing) -> Rules {
         // GCRA with burst b is a bucket of b tokens refilled one per interval.
         Policy::Gcra { rate, burst } => bucket(burst, rate.count, rate.per_us, late, ppm),
     }
+}
+
+/// Readings less than `k` segments apart (k = 1, 2, …, S; thinned past 8):
+/// among admits whose interval plus slack is shorter than `k·g`, any S+k
+/// consecutive segments hold at most `(k+1)·N`.
+///
+/// Proof. If p reached the state before q, p's reading r_p ≤ p's step <
+/// q's step ≤ done_q (plus the clocks' offset), and q's reading r_q ≥
+/// sent_q (less it): r_p − r_q < q's interval plus slack < k·g, so p's
+/// segment is at most k past q's. Take segments m..m+S+k−1 and q the last
+/// of the admits in them to reach the state, in segment m+j. q's sum
+/// covers m+j−S+1..m+j, whose admits came before q or are q: at most N
+/// there. Every other admit is at most k segments past q's, so beyond
+/// m+j only m+j+1..m+min(j+k, S+k−1) may hold any, N each: at most
+/// min(k, S+k−1−j) segments. Before q's sum, m..m+j−S holds N per
+/// segment: j−S+1 segments when j ≥ S. For j < S: N + k·N. For j ≥ S:
+/// N + (S+k−1−j)·N + (j−S+1)·N = (k+1)·N. (k = 1 is the rule above.)
+///
+/// A closed span of at most (S+k−1)·g meets at most S+k segments:
+/// `(k+1)N`; a span of L meets m ≤ L/g + 2 segments, which hold at most
+/// `(k+1)N·⌈m/(S+k)⌉ ≤ (k+1)N·(L/g + S + k + 1)/(S+k)`. A rule k+1 on the
+/// same admits is weaker (its rate (k+1)N/(S+k) grows with k), so it is
+/// checked only when some admit is too slow for rule k.
+fn readings_apart(limit: u64, g: i64, segments: u64) -> Vec<Rule> {
+    let s = segments as i64;
+    let mut rules = Vec::new();
+    let mut before = None;
+    for k in apart(segments) {
+        let (ki, most) = (k as i64, (k + 1) * limit);
+        let blocks = segments + k;
+        let threshold = g.saturating_mul(ki);
+        let (why_window, why_linear) = if k == 1 {
+            (
+                "with readings less than a segment apart, S+1 segments hold at most 2N",
+                "with readings less than a segment apart, S+1 segments hold at most 2N",
+            )
+        } else {
+            (
+                "with readings less than k segments apart, S+k segments hold at most (k+1)N",
+                "with readings less than k segments apart, S+k segments hold at most (k+1)N",
+            )
+        };
+        let rule = |bound, why| Rule {
+            bound,
+            why,
+            shorter_than: Some(threshold),
+            after: before,
+            segments_apart: k,
+        };
+        rules.push(rule(
+            Bound::Window {
+                limit: most,
+                span: g.saturating_mul(s + ki - 1),
+                inclusive: true,
+            },
+            why_window,
+        ));
+        rules.push(rule(
+            Bound::Linear {
+                burst: (most * (blocks + 1)).div_ceil(blocks),
+                count: most,
+                per: g.saturating_mul(s + ki),
+                max_span: None,
+            },
+            why_linear,
+        ));
+        before = Some(threshold);
+    }
+    rules
+}
+
+/// The `k` of [`readings_apart`]: 1..=S, every one up to 8, then each at
+/// least a quarter above the one before (and S itself), so that a window
+/// of thousands of segments adds a few dozen rules, not thousands.
+fn apart(segments: u64) -> Vec<u64> {
+    let mut ks = Vec::new();
+    let mut k = 1;
+    while k <= segments {
+        ks.push(k);
+        k = if k < 8 { k + 1 } else { k + k.div_ceil(4) };
+    }
+    if ks.last() != Some(&segments) {
+        ks.push(segments);
+    }
+    ks
 }
 
 fn window(limit: u64, span: i64) -> Bound {
@@ -421,6 +547,7 @@ fn bucket(burst: u64, count: u64, per_us: u64, late: i64, ppm: i64) -> Rules {
         )],
         grid: None,
         attempts: None,
+        slow: None,
         // Over one rate period a bucket may admit its burst plus the refill.
         peak: (burst + count, per),
         reject: RejectCheck::Bucket {
@@ -468,6 +595,7 @@ fn chunked(burst: u64, count: u64, per: i64, late: i64, ppm: i64) -> Rules {
         ],
         grid: None,
         attempts: None,
+        slow: None,
         peak: (burst + count, per),
         reject: RejectCheck::Bucket {
             burst,

@@ -300,6 +300,7 @@ mod phases;
 mod review;
 mod second_review;
 mod several_clocks;
+mod slow_segments;
 mod stale_buckets;
 
 #[test]

@@ -104,6 +104,9 @@ pub struct Verdict {
     pub false_rejects: u64,
     /// Max over keys and windows of admitted-in-window / limit.
     pub peak_window_ratio: f64,
+    /// Admits answered too slowly for the policy's sharp rules
+    /// ([`crate::too_slow`]): little or nothing can be proven of them.
+    pub slow_admits: u64,
 }
 
 impl Verdict {
@@ -142,6 +145,7 @@ impl Verdict {
         self.definite_violations += other.definite_violations;
         self.possible_violations += other.possible_violations;
         self.false_rejects += other.false_rejects;
+        self.slow_admits += other.slow_admits;
         self.peak_window_ratio = self.peak_window_ratio.max(other.peak_window_ratio);
     }
 }

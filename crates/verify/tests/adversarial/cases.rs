@@ -395,11 +395,19 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
     );
     let sends = arrivals(&mut rng, n, scale, quota, &next_edge, snap, doubling);
     let strategy = pick(&mut rng, &Strategy::ALL);
-    let dmax = match rng.random_range(0..4) {
+    // Answers slower than a segment, up to the whole window, on a
+    // segmented window: the rules for readings k segments apart (the
+    // outside review's second finding).
+    let segmented = matches!(
+        policy,
+        Policy::SlidingWindow { segments, .. } if segments > 1
+    );
+    let dmax = match rng.random_range(0..if segmented { 5 } else { 4 }) {
         0 => 0,
         1 => rng.random_range(1..=50),
         2 => rng.random_range(1..=500),
-        _ => rng.random_range(1..=(scale / 4).max(1)),
+        3 => rng.random_range(1..=(scale / 4).max(1)),
+        _ => rng.random_range(scale / 4..=scale + scale / 4),
     };
     let long = rng.random_bool(0.3);
     // Lengths right at the rules' thresholds, for some requests.

@@ -374,3 +374,73 @@ fn mutant_sliding_counters_are_caught() {
         }
     }
 }
+
+/// Segmented windows on several clocks answered slower than a segment
+/// (the outside review's second finding: 3 replicas answering in 120 ms
+/// scored 0): R replicas each counting alone, saturated for 12–30
+/// windows, every answer between (k−1)·g and k·g less the slack, so the
+/// rule for readings less than k segments apart speaks of every admit and
+/// bounds the whole trace, of span L, by ⌈(k+1)N(S+k+1)/(S+k)⌉ +
+/// (k+1)N·L/((S+k)·g). R is drawn so that R·N per window beats that rate
+/// by a quarter: definite ≥ admitted − the bound > 0. The correct limiter
+/// on the same requests must be clean.
+#[test]
+fn mutant_segmented_windows_answering_slowly_are_caught() {
+    for seed in 0..80 {
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0x5E9_0000);
+        let n = rng.random_range(1..=6u64);
+        let s = rng.random_range(4..=16i64);
+        let seg = rng.random_range(1_000..=10_000i64);
+        let slack = rng.random_range(1..=seg / 20);
+        // (Every k up to 8 has its rule; past 8 they are thinned.)
+        let k = rng.random_range(2..=(s - 1).min(8));
+        // Replicas: more than 1.25·(k+1)·S/(S+k).
+        let r = ((5 * (k + 1) * s) / (4 * (s + k)) + 1).max(2) as usize;
+        let lo = (k - 1) * seg;
+        let hi = k * seg - slack - 1;
+        let mut reqs = Vec::new();
+        let windows = rng.random_range(12..=30i64);
+        let per_segment = r as i64 * n as i64 + 1;
+        let end = windows * s * seg;
+        let mut sent = rng.random_range(0..seg);
+        while sent < end {
+            let done = sent + rng.random_range(lo..=hi);
+            reqs.push(req_at(sent, done, rng.random_range(sent..=done)));
+            sent += (seg / per_segment).max(1) + rng.random_range(0..=seg / (4 * per_segment));
+        }
+        let policy = Policy::SlidingWindow {
+            limit: n,
+            window_us: (s * seg) as u64,
+            segments: s as u64,
+        };
+        let opts = Options {
+            slack_us: slack,
+            one_clock: false,
+            ..Options::default()
+        };
+        let clock = Clock::exact(1_790_000_000_000_000 + rng.random_range(0..1_000_000_000i64));
+        let correct = Sim::Seg(Segmented::new(n, seg, s));
+        let mutant = Sim::Replicas(vec![correct.clone(); r]);
+        let what = format!("seed {seed}: N {n} S {s} seg {seg} k {k} replicas {r} slack {slack}");
+        let m = mutate(&what, &policy, &correct, &mutant, &clock, &reqs, &opts);
+        let bad = simulate(&mutant, &clock, &[], &reqs);
+        let admits: Vec<&Obs> = bad
+            .obs
+            .iter()
+            .filter(|o| o.decided == Decided::Admitted)
+            .collect();
+        let span = admits.iter().map(|o| o.done).max().unwrap() + slack
+            - admits.iter().map(|o| o.sent).min().unwrap();
+        let most = (k as u64 + 1) * n;
+        let blocks = (s + k) as u64;
+        let bound =
+            (most * (blocks + 1)).div_ceil(blocks) as i64 + (most as i64 * span) / ((s + k) * seg);
+        let over = admits.len() as i64 - bound;
+        assert!(
+            over > 0,
+            "{what}: the mutant must beat the rule's rate ({} admitted, bound {bound})",
+            admits.len()
+        );
+        assert_caught(&what, &m, over);
+    }
+}
