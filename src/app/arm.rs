@@ -442,6 +442,8 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
         probes: Vec::new(),
         replenish_lateness_us: judged.timing.lateness_us,
         chunked_refill: judged.timing.chunked_refill,
+        chunks_on_epoch: judged.timing.chunks_on_epoch,
+        clock_resolution_us: judged.timing.clock_resolution_us,
         count_rejected: judged.timing.count_rejected,
         max_server_time_us: judged.max_server_time_us,
         witnesses: judged.witnesses,

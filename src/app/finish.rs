@@ -31,12 +31,21 @@ pub(crate) fn options(record: &ArmRecord) -> verify::Options {
             .unwrap_or(record.request_timeout_us),
         lateness_us: record.replenish_lateness_us,
         chunked_refill: record.chunked_refill,
+        chunks_on_epoch: record.chunks_on_epoch,
+        slack_us: slack_us(record.clock_resolution_us),
         count_rejected: record.count_rejected,
         max_server_time_us: record.max_server_time_us,
         one_clock: record.one_clock,
         clock_rate_ppm: record.clock_allowance_ppm(),
-        ..verify::Options::default()
     }
+}
+
+/// The verifier's slack: its default (1 ms: a millisecond clock, and
+/// replicas on one machine), or the limiter's declared clock resolution
+/// when coarser. Only what the record states is believed, and within a day.
+fn slack_us(resolution_us: Option<i64>) -> i64 {
+    let default = verify::Options::default().slack_us;
+    resolution_us.map_or(default, |r| r.clamp(default, 86_400_000_000))
 }
 
 /// Each load agent's clock uncertainty (µs), by which its requests are

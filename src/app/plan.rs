@@ -225,8 +225,17 @@ fn clocks_known_aligned(scenario: &Scenario, arm: &Arm) -> bool {
     let ours = match arm.mode {
         Mode::Local => true,
         Mode::RedisNaive | Mode::RedisLua | Mode::RedisBatched => redis_is_local,
-        // Another process's clock and windows (maybe anchored at first hit).
-        Mode::External => false,
+        // Another process's clock and windows (maybe anchored at first
+        // hit): unknown, unless it is declared to be this machine's clock
+        // and the policy declares what aligns to it (a bucket's chunks on
+        // the epoch; a window's alignment is not declared).
+        Mode::External => {
+            arm.timing.chunks_on_epoch
+                && scenario
+                    .external
+                    .as_ref()
+                    .is_some_and(|t| t.wall_clock_here)
+        }
     };
     arm.clocks_aligned() && !stepped && ours
 }
@@ -283,5 +292,36 @@ rate = 10
             "{ASPNET}[target]\nkind = \"external\"\nurls = [\"http://127.0.0.1:1\"]\n[[arms]]\nname = \"one\"\n[[arms]]\nname = \"two\"\nurls = [\"http://127.0.0.1:1\", \"http://127.0.0.1:2\"]\n"
         );
         assert_eq!(judged_one_clock(&external), [true, false]);
+    }
+
+    fn judged_aligned(text: &str) -> Vec<bool> {
+        let s = crate::scenario::parse("t.toml", text).unwrap();
+        s.arms
+            .iter()
+            .map(|a| from_scenario(&s, a, "r").unwrap().judged.aligned)
+            .collect()
+    }
+
+    /// An external target's clock is known only when declared to be this
+    /// machine's, and only what the policy declares aligned to it is taken
+    /// as aligned: a bucket's chunks on the epoch, never a window.
+    #[test]
+    fn an_external_clock_is_this_machines_only_for_what_is_declared_on_it() {
+        let scenario = |policy: &str, clock: &str| {
+            format!(
+                "name = \"t\"\nduration = \"1s\"\n[policy]\n{policy}\n[load]\nrate = 10\n\
+                 [target]\nkind = \"external\"\nurls = [\"http://127.0.0.1:1\"]\n{clock}\n\
+                 [[arms]]\nname = \"one\"\n"
+            )
+        };
+        let epoch = "algorithm = \"token_bucket\"\ncapacity = 10\nrefill = \"5/s\"\n\
+                     refill_every = \"1s\"\nrefill_aligned = \"epoch\"";
+        let here = "wall_clock = \"this_machine\"";
+        assert_eq!(judged_aligned(&scenario(epoch, here)), [true]);
+        assert_eq!(judged_aligned(&scenario(epoch, "")), [false]);
+        let first_hit = epoch.replace("epoch", "first_hit");
+        assert_eq!(judged_aligned(&scenario(&first_hit, here)), [false]);
+        let window = "algorithm = \"fixed_window\"\nlimit = 10\nwindow = \"1s\"";
+        assert_eq!(judged_aligned(&scenario(window, here)), [false]);
     }
 }

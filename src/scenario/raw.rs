@@ -54,6 +54,7 @@ pub(super) struct RawTarget {
     pub key_template: Option<Spanned<String>>,
     pub limited_status: Option<Spanned<Vec<Spanned<i64>>>>,
     pub one_clock: Option<Spanned<bool>>,
+    pub wall_clock: Option<Spanned<String>>,
     pub allow_remote: Option<Spanned<bool>>,
 }
 
@@ -86,11 +87,17 @@ pub(super) struct RawPolicy {
     pub segments: Option<Spanned<i64>>,
     pub capacity: Option<Spanned<i64>>,
     pub refill: Option<Spanned<String>>,
+    /// A token bucket's refill in whole chunks, one per this period ("1s").
+    pub refill_every: Option<Spanned<String>>,
+    /// Where those chunks land: "epoch", "first_hit" or "timer".
+    pub refill_aligned: Option<Spanned<String>>,
     pub rate: Option<Spanned<String>>,
     pub burst: Option<Spanned<i64>>,
     /// How late a window, segment or refill may run ("100ms").
     pub replenish_lateness: Option<Spanned<String>>,
     pub count_rejected: Option<Spanned<bool>>,
+    /// The coarsest step of the limiter's clock ("1ms", "1s").
+    pub clock_resolution: Option<Spanned<String>>,
     /// preset = "aspnetcore": which limiter, in ASP.NET Core's own terms.
     pub limiter: Option<Spanned<String>>,
     pub permit_limit: Option<Spanned<i64>>,

@@ -94,14 +94,21 @@ pub struct Checks {
 pub struct PolicyTiming {
     /// How late a window, segment or refill may run (µs).
     pub lateness_us: i64,
-    /// A token bucket refilled in one chunk per period (ASP.NET Core's).
+    /// A token bucket refilled in one chunk per period (ASP.NET Core's,
+    /// or `refill_every`).
     pub chunked_refill: bool,
+    /// Those chunks land on the wall clock's multiples of the period
+    /// (`refill_aligned = "epoch"`: a bucket counting whole seconds).
+    pub chunks_on_epoch: bool,
     /// The limiter reads one clock inside each decision's atomic step.
     pub one_clock: bool,
     /// Rejected attempts count against the limit too (HAProxy's stick
     /// tables, rate-limiter-flexible's `consume`): a client that keeps
     /// sending stays limited.
     pub count_rejected: bool,
+    /// `clock_resolution`: the coarsest step of the limiter's clock (µs),
+    /// when declared; the verifier's slack becomes at least that.
+    pub clock_resolution_us: Option<i64>,
 }
 
 impl Default for Checks {
@@ -127,6 +134,10 @@ pub struct ExternalTarget {
     /// `[target] one_clock`: the limiter reads one clock inside each
     /// decision's atomic step (one process, or its store's own clock).
     pub one_clock: bool,
+    /// `[target] wall_clock = "this_machine"`: the limiter keeps time by
+    /// this machine's wall clock (it runs here, or its store does), so
+    /// epoch-aligned windows and chunks are known in trace time.
+    pub wall_clock_here: bool,
     /// `[target] allow_remote`: URLs off this machine are accepted (the
     /// report names them); without it, loopback only.
     pub allow_remote: bool,

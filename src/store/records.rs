@@ -155,6 +155,12 @@ pub struct ArmRecord {
     /// The token bucket refills in one chunk per period.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chunked_refill: bool,
+    /// Those chunks land on the wall clock's multiples of the period.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub chunks_on_epoch: bool,
+    /// The coarsest step of the limiter's clock (µs), when declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_resolution_us: Option<i64>,
     /// Rejected attempts count against the limit too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub count_rejected: bool,

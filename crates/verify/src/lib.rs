@@ -138,6 +138,7 @@ fn timing(opts: &Options) -> rules::Timing {
         aligned: opts.aligned,
         lateness_us: opts.lateness_us,
         chunked_refill: opts.chunked_refill,
+        chunks_on_epoch: opts.chunks_on_epoch,
         one_clock: opts.one_clock,
         rate_ppm: opts.clock_rate_ppm,
         count_rejected: opts.count_rejected,

@@ -103,6 +103,8 @@ pub(crate) struct Timing {
     pub lateness_us: i64,
     /// A token bucket's refill comes in one chunk per period.
     pub chunked_refill: bool,
+    /// ...on the epoch-aligned multiples of the period.
+    pub chunks_on_epoch: bool,
     /// Every decision reads one clock inside its atomic step, so decisions
     /// reach the state in the order of their readings.
     pub one_clock: bool,
@@ -156,6 +158,21 @@ pub(crate) fn for_policy(policy: &Policy, timing: Timing) -> Rules {
                 segments: segments as i64,
                 limit,
             }),
+            // Chunks on the epoch grid: after a chunk lands the bucket
+            // holds at most its capacity, and nothing comes until the next
+            // boundary, so admits surely inside one period number at most
+            // B. (A decision surely inside the period read a clock inside
+            // it, whatever the order of readings: a chunk is counted once
+            // by a bucket whose `last` never runs back.)
+            Policy::TokenBucket { capacity, refill }
+                if timing.chunked_refill && timing.chunks_on_epoch =>
+            {
+                Some(Grid {
+                    segment_us: refill.per_us as i64,
+                    segments: 1,
+                    limit: capacity,
+                })
+            }
             _ => None,
         };
     }

@@ -296,6 +296,7 @@ fn a_known_grid_sharpens_the_fixed_window_verdict() {
     assert_eq!(verify_key(&p, &three, &shifted).definite_violations, 0);
 }
 
+mod chunked_buckets;
 mod phases;
 mod review;
 mod second_review;

@@ -47,6 +47,10 @@ pub struct Options {
     /// The token bucket adds `refill.count` tokens in one chunk per
     /// `refill.per_us` (ASP.NET's TokenBucketRateLimiter), not continuously.
     pub chunked_refill: bool,
+    /// Those chunks land on the limiter's wall clock's multiples of
+    /// `refill.per_us` (a bucket counting whole seconds): with `aligned`,
+    /// the chunks' boundaries are known in trace time.
+    pub chunks_on_epoch: bool,
     /// How long after the client gave up (`done`) the server may still
     /// decide an error or a timeout; `None`: at any time.
     pub max_server_time_us: Option<i64>,
@@ -80,6 +84,7 @@ impl Default for Options {
             history_settles_us: 0,
             lateness_us: 0,
             chunked_refill: false,
+            chunks_on_epoch: false,
             max_server_time_us: None,
             one_clock: false,
             clock_rate_ppm: 0,

@@ -41,6 +41,13 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         }
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;
+    if timing.chunked_refill && preset.is_none() {
+        return Err(src.at(
+            mode_value,
+            "refill_every describes a bucket that refills in whole chunks; the reference \
+             API refills continuously: judge an external target",
+        ));
+    }
     if timing.count_rejected {
         return Err(src.at(
             mode_value,

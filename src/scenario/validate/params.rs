@@ -10,12 +10,17 @@ use toml::Spanned;
 
 /// Fails at the first parameter given that `what` does not take.
 pub(super) fn only(src: &Source, p: &RawPolicy, params: &[&str], what: &str) -> Result<()> {
-    let given: [(&str, Option<Range<usize>>); 14] = [
+    let given: [(&str, Option<Range<usize>>); 16] = [
         ("limit", p.limit.as_ref().map(|v| v.span())),
         ("window", p.window.as_ref().map(|v| v.span())),
         ("segments", p.segments.as_ref().map(|v| v.span())),
         ("capacity", p.capacity.as_ref().map(|v| v.span())),
         ("refill", p.refill.as_ref().map(|v| v.span())),
+        ("refill_every", p.refill_every.as_ref().map(|v| v.span())),
+        (
+            "refill_aligned",
+            p.refill_aligned.as_ref().map(|v| v.span()),
+        ),
         ("rate", p.rate.as_ref().map(|v| v.span())),
         ("burst", p.burst.as_ref().map(|v| v.span())),
         ("nodelay", p.nodelay.as_ref().map(|v| v.span())),

@@ -7,7 +7,7 @@ use super::source::{Result, Source};
 use crate::scenario::raw::RawPolicy;
 use crate::scenario::spec::PolicyTiming;
 use crate::scenario::units::micros;
-use reference_api::Policy;
+use reference_api::{Policy, Rate};
 use std::ops::Range;
 use toml::Spanned;
 
@@ -41,6 +41,9 @@ pub(super) fn arm_policy(
         nodelay,
         replenish_lateness,
         count_rejected,
+        clock_resolution,
+        refill_every,
+        refill_aligned,
         limiter,
         permit_limit,
         segments_per_window,
@@ -71,10 +74,38 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         None if aspnetcore => ASPNETCORE_LATENESS_US,
         None => 0,
     };
-    let chunked_refill = aspnetcore
-        && p.limiter
-            .as_ref()
-            .is_some_and(|l| l.get_ref() == "token_bucket");
+    let chunked_refill = p.refill_every.is_some()
+        || (aspnetcore
+            && p.limiter
+                .as_ref()
+                .is_some_and(|l| l.get_ref() == "token_bucket"));
+    let chunks_on_epoch = match &p.refill_aligned {
+        None => false,
+        Some(a) => match a.get_ref().as_str() {
+            "epoch" => true,
+            "first_hit" | "timer" => false,
+            other => {
+                return Err(src.at(
+                    a,
+                    format!(
+                        "unknown refill_aligned {other:?}, expected epoch (the wall clock's \
+                         multiples of refill_every), first_hit (from the key's first request) \
+                         or timer (a timer of the limiter's own)"
+                    ),
+                ))
+            }
+        },
+    };
+    if let (Some(a), None) = (&p.refill_aligned, &p.refill_every) {
+        return Err(src.at(
+            a,
+            "refill_aligned needs refill_every, e.g. refill_every = \"1s\"",
+        ));
+    }
+    let clock_resolution_us = match &p.clock_resolution {
+        Some(d) => Some(src.span_us(d, "clock_resolution")? as i64),
+        None => None,
+    };
     let count_rejected = match &p.count_rejected {
         Some(c) if *c.get_ref() && is_bucket(p) => {
             return Err(src.at(
@@ -91,8 +122,10 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
     Ok(PolicyTiming {
         lateness_us,
         chunked_refill,
+        chunks_on_epoch,
         one_clock: aspnetcore,
         count_rejected,
+        clock_resolution_us,
     })
 }
 
@@ -168,7 +201,7 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
     let params: &[&str] = match algorithm {
         "sliding_log" | "fixed_window" | "sliding_counter" => &["limit", "window"],
         "sliding_window" => &["limit", "window", "segments"],
-        "token_bucket" => &["capacity", "refill"],
+        "token_bucket" => &["capacity", "refill", "refill_every", "refill_aligned"],
         "gcra" => &["rate", "burst"],
         other => {
             return Err(src.at(
@@ -226,7 +259,11 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
                 1,
                 u32::MAX as i64,
             )?,
-            refill: src.rate(p.refill.as_ref().ok_or_else(|| need("refill"))?)?,
+            refill: chunks(
+                src,
+                src.rate(p.refill.as_ref().ok_or_else(|| need("refill"))?)?,
+                p.refill_every.as_ref(),
+            )?,
         },
         _ => Policy::Gcra {
             rate: src.rate(p.rate.as_ref().ok_or_else(|| need("rate"))?)?,
@@ -237,5 +274,34 @@ pub(super) fn policy(src: &Source, table: Range<usize>, p: &RawPolicy) -> Result
                 u32::MAX as i64,
             )?,
         },
+    })
+}
+
+/// `refill_every`: the rate as whole chunks, `count` tokens per `per_us`
+/// (what the verifier's chunked rules read); without it, the rate as
+/// given. A chunk must be a whole number of tokens.
+fn chunks(src: &Source, rate: Rate, every: Option<&Spanned<String>>) -> Result<Rate> {
+    let Some(every) = every else {
+        return Ok(rate);
+    };
+    let every_us = src.span_us(every, "refill_every")?;
+    let tokens = rate.count as u128 * every_us as u128;
+    let per = rate.per_us as u128;
+    if tokens % per != 0 || tokens == 0 {
+        return Err(src.at(
+            every,
+            format!(
+                "refill_every {:?} at {} per {} µs adds {:.3} tokens a chunk: a chunk must be \
+                 a whole number of tokens",
+                every.get_ref(),
+                rate.count,
+                rate.per_us,
+                tokens as f64 / per as f64
+            ),
+        ));
+    }
+    Ok(Rate {
+        count: u64::try_from(tokens / per).unwrap_or(u64::MAX),
+        per_us: every_us,
     })
 }

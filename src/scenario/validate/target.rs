@@ -12,7 +12,7 @@ use hyper::{Method, Uri};
 use toml::Spanned;
 
 const KEYS: &str =
-    "kind, urls, path, method, headers, key_header, key_template, limited_status, one_clock, allow_remote";
+    "kind, urls, path, method, headers, key_header, key_template, limited_status, one_clock, wall_clock, allow_remote";
 
 /// `None` for the reference API.
 pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
@@ -134,8 +134,25 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             })
             .collect::<Result<Vec<u16>>>()?,
     };
+    let wall_clock_here = match &t.wall_clock {
+        None => false,
+        Some(w) => match w.get_ref().as_str() {
+            "this_machine" => true,
+            "other" => false,
+            other => {
+                return Err(src.at(
+                    w,
+                    format!(
+                        "unknown wall_clock {other:?}, expected this_machine (the limiter, or \
+                         the store it reads the time from, runs on this machine) or other"
+                    ),
+                ))
+            }
+        },
+    };
     Ok(Some(ExternalTarget {
         urls,
+        wall_clock_here,
         path: path.map(str::to_string),
         template: Template {
             method,

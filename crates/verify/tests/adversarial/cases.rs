@@ -331,6 +331,27 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
                 limit,
             )
         }
+        Algo::ChunkEpoch | Algo::ChunkFirstHit => {
+            let chunk = rng.random_range(1..=3u64);
+            let per = rng.random_range(1_000..=20_000i64);
+            let epoch = algo == Algo::ChunkEpoch;
+            (
+                Policy::TokenBucket {
+                    capacity: limit,
+                    refill: Rate {
+                        count: chunk,
+                        per_us: per as u64,
+                    },
+                },
+                Sim::Chunks(ChunkBucket::new(limit, chunk, per, epoch)),
+                (per * limit as i64 / chunk as i64).max(per),
+                epoch.then_some(per),
+                epoch,
+                0,
+                true,
+                limit,
+            )
+        }
         Algo::AspBucket | Algo::ChunkedTimer => {
             let count = rng.random_range(1..=3u64);
             let per = rng.random_range(1_000..=20_000i64);
@@ -511,6 +532,7 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         unknown_history: kind.history() || rng.random_bool(0.2),
         lateness_us,
         chunked_refill: chunked,
+        chunks_on_epoch: algo == Algo::ChunkEpoch,
         max_server_time_us,
         // One clock read in the atomic step: ASP.NET's heartbeat (the
         // decision does not read the time at all), or one decider reading

@@ -107,3 +107,13 @@ fn correct_segmented_window_counting_every_attempt() {
 fn correct_haproxy_like_counter_counting_every_attempt() {
     correct_limiter(Algo::CounterAttempts, cases());
 }
+
+#[test]
+fn correct_token_bucket_in_chunks_on_the_epoch() {
+    correct_limiter(Algo::ChunkEpoch, cases());
+}
+
+#[test]
+fn correct_token_bucket_in_chunks_from_the_first_hit() {
+    correct_limiter(Algo::ChunkFirstHit, cases());
+}

@@ -27,6 +27,10 @@ pub(crate) enum Algo {
     AspBucket,
     /// ASP.NET token bucket on an exact timer: chunked, never late.
     ChunkedTimer,
+    /// Chunks on the epoch's whole periods (Stripe's Redis bucket).
+    ChunkEpoch,
+    /// Chunks counted from the first hit (bucket4j's intervally).
+    ChunkFirstHit,
     /// Counting every attempt, denied ones too (`count_rejected`): a log,
     /// keys per segment, HAProxy's weighted counter.
     LogAttempts,

@@ -46,6 +46,7 @@ pub(crate) enum Sim {
     Bucket(TokenBucket),
     FloatBucket(FloatBucket),
     Gcra(Gcra),
+    Chunks(ChunkBucket),
     AspFixed(AspFixed),
     AspSeg(AspSegmented),
     AspBucket(AspBucket),
@@ -69,6 +70,7 @@ impl Sim {
             Sim::Bucket(l) => l.decide(now),
             Sim::FloatBucket(l) => l.decide(now),
             Sim::Gcra(l) => l.decide(now),
+            Sim::Chunks(l) => l.decide(now),
             Sim::AspFixed(l) => l.decide(now),
             Sim::AspSeg(l) => l.decide(now),
             Sim::AspBucket(l) => l.decide(now),
@@ -120,6 +122,12 @@ impl Sim {
                 ..l.clone()
             }),
             Sim::Gcra(l) => Sim::Gcra(Gcra::new(f(l.burst)?, l.count, l.per)),
+            // One token less is never provably wrong of a chunked bucket
+            // (its bound gives up a chunk): fewer is half the refill.
+            Sim::Chunks(l) if delta < 0 => {
+                Sim::Chunks(ChunkBucket::new(l.cap, l.chunk, 2 * l.period, l.epoch))
+            }
+            Sim::Chunks(l) => Sim::Chunks(ChunkBucket::new(f(l.cap)?, l.chunk, l.period, l.epoch)),
             Sim::AspFixed(l) => Sim::AspFixed(AspFixed {
                 limit: f(l.limit)?,
                 ..l.clone()

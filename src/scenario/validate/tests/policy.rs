@@ -130,7 +130,8 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
             lateness_us: 100_000,
             chunked_refill: false,
             one_clock: true,
-            count_rejected: false
+            count_rejected: false,
+            ..PolicyTiming::default()
         }
     );
     let (p, t) = inline_policy(
@@ -153,7 +154,8 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
             lateness_us: 20_000,
             chunked_refill: true,
             one_clock: true,
-            count_rejected: false
+            count_rejected: false,
+            ..PolicyTiming::default()
         }
     );
     let (_, t) = inline_policy(
@@ -194,4 +196,92 @@ fn the_aspnetcore_preset_states_each_limiter_with_its_heartbeat() {
         let e = inline_policy(bad).unwrap_err().to_string();
         assert!(e.contains(says), "{bad}: {e}");
     }
+}
+
+/// `refill_every`: a token bucket's refill in whole chunks (Stripe's and
+/// Spring Cloud Gateway's Redis buckets count whole seconds; Envoy's
+/// local limit refills from a timer), judged as `count` tokens per chunk.
+#[test]
+fn a_bucket_refilling_in_chunks_is_declared_in_its_own_terms() {
+    use crate::scenario::inline_policy;
+    let (p, t) = inline_policy(
+        "algorithm = \"token_bucket\", capacity = 10, refill = \"5/s\", \
+         refill_every = \"1s\", refill_aligned = \"epoch\"",
+    )
+    .unwrap();
+    assert_eq!(
+        p,
+        Policy::TokenBucket {
+            capacity: 10,
+            refill: Rate {
+                count: 5,
+                per_us: 1_000_000
+            }
+        }
+    );
+    assert!(t.chunked_refill && t.chunks_on_epoch && t.lateness_us == 0);
+    // 10 per second in chunks of 200 ms: 2 tokens a chunk.
+    let (p, t) = inline_policy(
+        "algorithm = \"token_bucket\", capacity = 4, refill = \"10/s\", refill_every = \"200ms\"",
+    )
+    .unwrap();
+    assert!(matches!(
+        p,
+        Policy::TokenBucket {
+            refill: Rate {
+                count: 2,
+                per_us: 200_000
+            },
+            ..
+        }
+    ));
+    assert!(t.chunked_refill && !t.chunks_on_epoch, "timer by default");
+    let e = inline_policy(
+        "algorithm = \"token_bucket\", capacity = 4, refill = \"1/s\", refill_every = \"500ms\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("adds 0.500 tokens a chunk"), "{e}");
+    let e = inline_policy(
+        "algorithm = \"token_bucket\", capacity = 4, refill = \"1/s\", refill_aligned = \"epoch\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("refill_aligned needs refill_every"), "{e}");
+    let e = inline_policy(
+        "algorithm = \"token_bucket\", capacity = 4, refill = \"1/s\", refill_every = \"1s\", \
+         refill_aligned = \"noon\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("unknown refill_aligned \"noon\""), "{e}");
+    let e = inline_policy("algorithm = \"gcra\", rate = \"1/s\", burst = 2, refill_every = \"1s\"")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"refill_every\" is not a parameter of gcra"),
+        "{e}"
+    );
+    // The reference API refills continuously: not a chunked bucket.
+    let e = error_of(&GOOD.replace(
+        "algorithm = \"sliding_log\"\nlimit = 10\nwindow = \"2s\"",
+        "algorithm = \"token_bucket\"\ncapacity = 10\nrefill = \"5/s\"\nrefill_every = \"1s\"",
+    ));
+    assert!(e.contains("the reference API refills continuously"), "{e}");
+}
+
+#[test]
+fn a_clock_resolution_is_a_duration_of_at_least_a_microsecond() {
+    use crate::scenario::inline_policy;
+    let (_, t) = inline_policy(
+        "algorithm = \"sliding_log\", limit = 3, window = \"10s\", clock_resolution = \"1s\"",
+    )
+    .unwrap();
+    assert_eq!(t.clock_resolution_us, Some(1_000_000));
+    let e = inline_policy(
+        "algorithm = \"sliding_log\", limit = 3, window = \"10s\", clock_resolution = \"0s\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("\"0s\": must be longer than zero"), "{e}");
 }

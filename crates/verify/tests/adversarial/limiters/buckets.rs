@@ -118,3 +118,52 @@ impl Gcra {
         Answer::admit(((self.burst as i128 * per - (self.tat - n)) / per).max(0) as u64)
     }
 }
+
+/// A bucket that adds `chunk` tokens at once per `period` of its clock,
+/// full at the start. `epoch`: on the wall clock's multiples of the period
+/// (Stripe's Redis bucket, as Spring Cloud Gateway runs it, reading whole
+/// seconds); otherwise counted from its first hit, whole periods at a time
+/// (bucket4j's `Refill.intervally`). Either way its last refill never
+/// runs back, so a chunk is counted once whatever the order of readings.
+#[derive(Clone, Debug)]
+pub(crate) struct ChunkBucket {
+    pub(crate) cap: u64,
+    pub(crate) chunk: u64,
+    pub(crate) period: i64,
+    pub(crate) epoch: bool,
+    pub(crate) tokens: u64,
+    /// The last refill: a period's index (epoch) or a time (first hit).
+    pub(crate) last: Option<i64>,
+}
+
+impl ChunkBucket {
+    pub(crate) fn new(cap: u64, chunk: u64, period: i64, epoch: bool) -> Self {
+        ChunkBucket {
+            cap,
+            chunk,
+            period,
+            epoch,
+            tokens: cap,
+            last: None,
+        }
+    }
+
+    pub(crate) fn decide(&mut self, now: i64) -> Answer {
+        let (mark, step) = if self.epoch {
+            (now.div_euclid(self.period), 1)
+        } else {
+            (now, self.period)
+        };
+        let last = *self.last.get_or_insert(mark);
+        let periods = (mark - last).div_euclid(step);
+        if periods > 0 {
+            self.tokens = (self.tokens + self.chunk.saturating_mul(periods as u64)).min(self.cap);
+            self.last = Some(last + periods * step);
+        }
+        if self.tokens == 0 {
+            return Answer::REJECT;
+        }
+        self.tokens -= 1;
+        Answer::admit(self.tokens)
+    }
+}

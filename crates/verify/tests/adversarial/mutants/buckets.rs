@@ -166,3 +166,66 @@ fn mutant_chunked_buckets_are_caught() {
         }
     }
 }
+
+/// A bucket in chunks on the epoch grid (Stripe's whole seconds) with
+/// capacity B + k, and three replicas each keeping their own: isolated
+/// bursts inside one period, each after a complete refill, judged with
+/// the grid known. The correct bucket admits exactly B per burst (no chunk
+/// lands inside it) and the grid rule allows B per period: definite ≥ the
+/// excess, share 100 %.
+#[test]
+fn mutant_chunk_buckets_on_the_epoch_are_caught() {
+    for seed in 0..300 {
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0xC4_0000);
+        let cap = rng.random_range(1..=20u64);
+        let chunk = rng.random_range(1..=3u64);
+        let k = rng.random_range(1..=3u64);
+        let per = rng.random_range(2_000..=20_000i64);
+        let slack = rng.random_range(1..=per / 16);
+        let epoch = 1_790_000_000_000_000 + rng.random_range(0..1_000_000_000i64);
+        // Trace time of the first period boundary after 0.
+        let first = per - epoch.rem_euclid(per);
+        let gap = ((cap + k) / chunk + 2) as i64;
+        let mut reqs = Vec::new();
+        for b in 0..rng.random_range(2..=8i64) {
+            let start = first + b * gap * per;
+            for _ in 0..rng.random_range((cap + k) as usize..=(2 * cap + k + 3) as usize) {
+                let sent = start + per / 4 + rng.random_range(0..=per / 4);
+                reqs.push(random_req(&mut rng, sent, per / 8));
+            }
+        }
+        reqs.sort_by_key(|r| r.sent);
+        let policy = Policy::TokenBucket {
+            capacity: cap,
+            refill: Rate {
+                count: chunk,
+                per_us: per as u64,
+            },
+        };
+        let opts = Options {
+            slack_us: slack,
+            chunked_refill: true,
+            chunks_on_epoch: true,
+            aligned: true,
+            epoch_offset_us: epoch,
+            ..Options::default()
+        };
+        let clock = Clock::exact(epoch);
+        let stripe = |cap| Sim::Chunks(ChunkBucket::new(cap, chunk, per, true));
+        for (name, mutant) in [
+            ("B+k", stripe(cap + k)),
+            (
+                "three replicas",
+                Sim::Replicas(vec![stripe(cap), stripe(cap), stripe(cap)]),
+            ),
+        ] {
+            let what = format!("seed {seed} {name}: B {cap} k {k} chunk {chunk}/{per}");
+            let m = mutate(&what, &policy, &stripe(cap), &mutant, &clock, &reqs, &opts);
+            assert!(
+                m.excess > 0,
+                "{what}: the schedule must let the mutant over-admit"
+            );
+            assert_caught(&what, &m, m.excess);
+        }
+    }
+}
