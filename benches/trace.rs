@@ -96,6 +96,8 @@ fn folder(root: &Path, name: &str, n: u64) {
         probes: Vec::new(),
         replenish_lateness_us: 0,
         chunked_refill: false,
+        chunks_on_epoch: false,
+        clock_resolution_us: None,
         max_server_time_us: None,
         one_clock: false,
         remote_targets: Vec::new(),
