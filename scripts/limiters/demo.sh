@@ -5,9 +5,11 @@
 #
 #   scripts/limiters/demo.sh limits                 # scenarios/limits.toml, ports 18100-18109
 #   scripts/limiters/demo.sh rate-limiter-flexible  # scenarios/rate-limiter-flexible.toml, 18110-18113
+#   scripts/limiters/demo.sh stripe-bucket          # scenarios/stripe-bucket.toml, 18120-18123 (+ redis-server on 18129)
 #
-# Needs python3 with pip, node with npm, and a built rlbench (cargo build
-# --release). Extra arguments go to rlbench run.
+# Needs python3 with pip, node with npm, redis-server for stripe-bucket,
+# and a built rlbench (cargo build --release). Extra arguments go to
+# rlbench run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,8 +27,11 @@ case "$which" in
   rate-limiter-flexible)
     servers=("18110" "18111" "18112" "18113")
     ;;
+  stripe-bucket)
+    servers=("18120" "18121" "18122" "18123")
+    ;;
   *)
-    echo "usage: scripts/limiters/demo.sh limits|rate-limiter-flexible [rlbench run args]" >&2
+    echo "usage: scripts/limiters/demo.sh limits|rate-limiter-flexible|stripe-bucket [rlbench run args]" >&2
     exit 2
     ;;
 esac
@@ -38,9 +43,18 @@ pids=()
 # (|| true: under set -e a failing step would end the trap, and the script
 # with its status instead of rlbench's.)
 trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
+if [ "$which" = stripe-bucket ]; then
+  command -v redis-server >/dev/null || { echo "demo: redis-server is not installed (Debian: apt-get install redis-server)" >&2; exit 3; }
+  redis-server --port 18129 --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+    --dir "${TMPDIR:-/tmp}" --logfile "" >/dev/null &
+  pids+=($!)
+fi
 for s in "${servers[@]}"; do
   read -r port strategy <<<"$s"
-  if [ "$which" = limits ]; then
+  if [ "$which" = stripe-bucket ]; then
+    REDIS_URL=redis://127.0.0.1:18129 PYTHONPATH=scripts/limiters/pylib \
+      python3 scripts/limiters/stripe_bucket_server.py "$port" 10 5 &
+  elif [ "$which" = limits ]; then
     PYTHONPATH=scripts/limiters/pylib python3 scripts/limiters/limits_server.py \
       "$port" "$strategy" "10 per 1 second" &
   else

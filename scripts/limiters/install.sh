@@ -3,7 +3,7 @@
 # scenarios/limits.toml, scenarios/rate-limiter-flexible.toml run, next to
 # their servers, at the pinned versions; does nothing when they are there:
 #
-#   pylib/         limits and its dependencies (PyPI, requirements.txt),
+#   pylib/         limits, redis-py and their dependencies (PyPI, requirements.txt),
 #                  pip install --target; the servers run with PYTHONPATH=pylib
 #   node_modules/  rate-limiter-flexible (npm, package-lock.json), npm ci
 #
@@ -13,10 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 limits=$(sed -n 's/^limits==//p' requirements.txt)
-if PYTHONPATH=pylib python3 -c "import sys, limits; sys.exit(limits.__version__ != '$limits')" 2>/dev/null; then
-  echo "limits $limits: installed (scripts/limiters/pylib)"
+redis=$(sed -n 's/^redis==//p' requirements.txt)
+if PYTHONPATH=pylib python3 -c "import sys, limits, redis
+sys.exit(limits.__version__ != '$limits' or redis.__version__ != '$redis')" 2>/dev/null; then
+  echo "limits $limits, redis-py $redis: installed (scripts/limiters/pylib)"
 else
-  echo "== installing limits $limits into scripts/limiters/pylib"
+  echo "== installing limits $limits and redis-py $redis into scripts/limiters/pylib"
   rm -rf pylib
   PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check \
     --no-input --target pylib -r requirements.txt

@@ -33,6 +33,30 @@ pub(crate) fn saturated(achieved_rps: f64, target_rps: f64, lag_p50_ms: f64) -> 
         && (achieved_rps < SATURATED_BELOW * target_rps || lag_p50_ms > SATURATED_LAG_P50_MS)
 }
 
+/// What the policy's text leaves out of the limiter's timing, in words
+/// (none when nothing is judged).
+fn timing_words(run: &ArmRecord) -> String {
+    let mut words = String::new();
+    if run.policy.is_none() {
+        return words;
+    }
+    if run.count_rejected {
+        words.push_str(", rejected attempts counted");
+    }
+    // (A preset's chunks are in its own words already.)
+    if run.chunked_refill && run.preset.is_none() {
+        words.push_str(if run.chunks_on_epoch {
+            ", in whole chunks on the epoch"
+        } else {
+            ", in whole chunks"
+        });
+    }
+    if let Some(r) = run.clock_resolution_us {
+        words.push_str(&format!(", clock resolution {} s", r as f64 / 1e6));
+    }
+    words
+}
+
 pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
     let c = &f.counts;
     let per_s = |n: u64| {
@@ -70,11 +94,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             (None, _) => NOT_JUDGED.to_string(),
             (Some(p), None) => p.describe(),
             (Some(p), Some(preset)) => format!("{preset} = {}", p.describe()),
-        } + if run.count_rejected && run.policy.is_some() {
-            ", rejected attempts counted"
-        } else {
-            ""
-        },
+        } + &timing_words(run),
         partial: run.interrupted || run.agents.iter().any(|a| a.incomplete().is_some()),
         requests: Requests {
             sent: c.sent,

@@ -8,6 +8,7 @@ mod common;
 mod attack;
 mod batching;
 mod cdp;
+mod chunked_bucket;
 mod cli;
 mod cluster;
 mod cluster_failover;

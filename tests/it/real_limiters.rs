@@ -46,6 +46,9 @@ pub(crate) enum Limiter {
     /// HAProxy's stick table (scenarios/haproxy/haproxy.cfg): more than 10
     /// requests per 1 s, denied ones counted, get a 429.
     Haproxy,
+    /// A Redis token bucket in Stripe's style (stripe_bucket_server.py),
+    /// capacity 10, 5 a second in whole seconds, on the Redis at this URL.
+    Stripe(&'static str),
 }
 
 impl Limiter {
@@ -60,16 +63,20 @@ impl Limiter {
                      installs it)"
                 );
             }
-            Limiter::Limits(_) | Limiter::LimitsOn(..) => {
+            Limiter::Limits(_) | Limiter::LimitsOn(..) | Limiter::Stripe(_) => {
+                let library = match self {
+                    Limiter::Stripe(_) => "redis",
+                    _ => "limits",
+                };
                 let pinned = std::fs::read_to_string(limiters().join("requirements.txt")).unwrap();
                 let version = pinned
                     .lines()
-                    .find_map(|l| l.strip_prefix("limits=="))
-                    .expect("limits pinned in requirements.txt");
-                let info = limiters().join(format!("pylib/limits-{version}.dist-info"));
+                    .find_map(|l| l.strip_prefix(&format!("{library}==")))
+                    .expect("pinned in requirements.txt");
+                let info = limiters().join(format!("pylib/{library}-{version}.dist-info"));
                 assert!(
                     info.is_dir(),
-                    "the PyPI library limits {version} is not installed in \
+                    "the PyPI library {library} {version} is not installed in \
                      scripts/limiters/pylib: {INSTALL}"
                 );
             }
@@ -102,6 +109,15 @@ impl Limiter {
                 let mut cmd = Command::new("python3");
                 cmd.arg(limiters().join("limits_server.py"))
                     .args([&port.to_string(), strategy, limit, header])
+                    .env("PYTHONPATH", limiters().join("pylib"))
+                    .env("PYTHONDONTWRITEBYTECODE", "1");
+                cmd
+            }
+            Limiter::Stripe(redis_url) => {
+                let mut cmd = Command::new("python3");
+                cmd.arg(limiters().join("stripe_bucket_server.py"))
+                    .args([&port.to_string(), "10", "5"])
+                    .env("REDIS_URL", redis_url)
                     .env("PYTHONPATH", limiters().join("pylib"))
                     .env("PYTHONDONTWRITEBYTECODE", "1");
                 cmd
@@ -328,7 +344,7 @@ fn back_to_back(scenario: &str, arm_name: &str) -> [Run; 2] {
 /// both runs exact (0 definite violations, 0 false rejects), limiting, and
 /// the second started while the first one's admits were still inside the
 /// limiter's window.
-fn exact_twice_in_a_row(limiter: Limiter, file: &str, arm_name: &str) {
+pub(crate) fn exact_twice_in_a_row(limiter: Limiter, file: &str, arm_name: &str) {
     // The gap between the runs is read from their wall clocks; a wall clock
     // stepped meanwhile (a VM paused and resynced) makes it unreadable.
     let clocks_at_start = (std::time::SystemTime::now(), Instant::now());
@@ -416,7 +432,7 @@ fn exact_twice_in_a_row(limiter: Limiter, file: &str, arm_name: &str) {
 
 /// `arm_name` of `file` on `processes` fresh servers, each with its own
 /// memory, behind round-robin: caught.
-fn fake_global_is_caught(
+pub(crate) fn fake_global_is_caught(
     limiter: Limiter,
     file: &str,
     arm_name: &str,
