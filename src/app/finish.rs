@@ -451,3 +451,20 @@ fn chart<'a>(
         over_admission: correctness.and_then(|c| c.over_admission_ratio),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::slack_us;
+
+    /// The slack is 1 ms, or a declared clock resolution when coarser; a
+    /// finer one changes nothing (the 1 ms covers the replicas' offsets
+    /// too), and a hand-edited record cannot make it absurd.
+    #[test]
+    fn a_declared_clock_resolution_widens_the_slack_only() {
+        assert_eq!(slack_us(None), 1_000);
+        assert_eq!(slack_us(Some(1_000_000)), 1_000_000);
+        assert_eq!(slack_us(Some(10)), 1_000);
+        assert_eq!(slack_us(Some(-5)), 1_000);
+        assert_eq!(slack_us(Some(i64::MAX)), 86_400_000_000);
+    }
+}

@@ -138,10 +138,13 @@ async fn three_agents_judge_three_replicas_as_one_machine_does() {
             let u = r["clock_uncertainty_ms"].as_f64().unwrap();
             assert!(u > 0.0 && u < 100.0, "{r}");
         }
-        assert_eq!(
-            arm(&s, name)["rate"]["scheduled"].as_u64(),
-            Some(scheduled),
-            "one machine's schedule is the same"
+        // The same schedule, up to where its bursts fall: they straddle
+        // the policy's epoch-aligned window edges, and a run whose end
+        // meets an edge keeps part of that edge's burst (300 requests).
+        let alone = arm(&s, name)["rate"]["scheduled"].as_u64().unwrap();
+        assert!(
+            alone.abs_diff(scheduled) < 300,
+            "one machine's schedule is the same up to one burst: {alone} vs {scheduled}"
         );
     }
     for (which, sum) in [("merged", &m), ("one machine", &s)] {
