@@ -98,6 +98,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         chunked_refill: false,
         chunks_on_epoch: false,
         clock_resolution_us: None,
+        max_clock_uncertainty_us: None,
         max_server_time_us: None,
         one_clock: false,
         remote_targets: Vec::new(),

@@ -93,7 +93,8 @@ validate() {
   config=$(mktemp -p "$work")
   # The defaults, not this shell's RLBENCH_MODE or a .env file of the user's.
   : >"$work/empty.env"
-  compose() { (cd "$root" && env -u RLBENCH_MODE docker-compose --env-file "$work/empty.env" -f docker-compose.yml "$@"); }
+  # A token of the check's own: the file refuses to start without one.
+  compose() { (cd "$root" && env -u RLBENCH_MODE RLBENCH_COORDINATOR_TOKEN=deploy-check-token-0123456789 docker-compose --env-file "$work/empty.env" -f docker-compose.yml "$@"); }
   compose config >"$config" || return 1
   services=$(compose config --services | sort | xargs)
   if [ "$services" != "$services_wanted" ]; then
@@ -146,6 +147,8 @@ broken=(
   deploy/kubernetes/controller.yaml 's/^            - "3"$/            - "2"/' "the controller waiting for 2 agents of 3"
   deploy/kubernetes/controller.yaml 's|deploy/scenarios/kubernetes.toml|deploy/scenarios/k8s.toml|' "a scenario that is not there"
   deploy/kubernetes/redis.yaml 's/port: 6379, targetPort: redis/port: 6380, targetPort: redis/' "the Redis Service on another port"
+  deploy/kubernetes/agents.yaml 's/secretKeyRef: { name: rlbench-coordinator, key: token }/secretKeyRef: { name: rlbench-coordinator, key: other }/' "agents signing with another token than the controller"
+  docker-compose.yml '0,/RLBENCH_COORDINATOR_TOKEN: /s/RLBENCH_COORDINATOR_TOKEN: /RLBENCH_COORDINATOR_TOKENS: /' "agents without the controller's token"
   deploy/kubernetes/redis.yaml 's/targetPort: redis/targetPort: db/' "a Service to a port the pod does not open"
   deploy/kubernetes/reference-api.yaml 's/port: 8080, targetPort: http/port: 80, targetPort: http/' "the replicas' Service off the scenario's port"
   deploy/kubernetes/reference-api.yaml 's/value: redis_lua/value: redis-lua/' "an unknown mode"

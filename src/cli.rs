@@ -227,9 +227,16 @@ pub struct RunArgs {
     /// trace is judged here. Overrides [distributed] agents.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub agents: Option<u16>,
-    /// The Redis the agents were started with, e.g. redis://127.0.0.1:6379.
+    /// The Redis the agents were started with, e.g. redis://127.0.0.1:6379
+    /// (or RLBENCH_COORDINATOR, which keeps a password out of the process
+    /// list).
     #[arg(long, value_name = "URL", value_parser = values::coordinator)]
     pub coordinator: Option<String>,
+    /// The secret shared with the agents, at least 16 characters: every
+    /// message is signed with it. Better from RLBENCH_COORDINATOR_TOKEN,
+    /// out of the process list.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
     /// How long to wait for the agents to register, e.g. "2m" (default 60s).
     #[arg(long, value_name = "DURATION", value_parser = values::duration)]
     pub agents_wait: Option<Duration>,
@@ -254,8 +261,17 @@ pub struct RunArgs {
 pub struct AgentArgs {
     /// The Redis the controller (`rlbench run --agents N --coordinator URL`)
     /// uses, e.g. redis://127.0.0.1:6379.
-    #[arg(long, env = "RLBENCH_COORDINATOR", value_name = "URL", value_parser = values::coordinator)]
+    #[arg(long, env = "RLBENCH_COORDINATOR", hide_env_values = true, value_name = "URL", value_parser = values::coordinator)]
     pub coordinator: String,
+    /// The secret shared with the controllers it serves, at least 16
+    /// characters: it does only work signed with it. Better from
+    /// RLBENCH_COORDINATOR_TOKEN, out of the process list.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Send load to targets off this machine's loopback when a run asks
+    /// (only this command line can allow it, never a scenario).
+    #[arg(long)]
+    pub allow_remote_targets: bool,
     /// This agent's name among the coordinator's agents (default: the
     /// host's name and the process id; `index-I` in a Kubernetes Indexed
     /// Job, from JOB_COMPLETION_INDEX and RLBENCH_AGENTS).

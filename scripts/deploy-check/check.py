@@ -295,6 +295,9 @@ def check_compose(config_path, image):
     mine = flag(cmd, "--coordinator", f"{where}: controller")
     if mine != coordinator:
         fail(where, f"controller's --coordinator {mine!r} is not the agents' {coordinator!r}")
+    tokens = {n: (svc(n).get("environment") or {}).get("RLBENCH_COORDINATOR_TOKEN") for n in ("agent", "controller")}
+    if not tokens["agent"] or tokens["agent"] != tokens["controller"]:
+        fail(where, f"the agents and the controller must share RLBENCH_COORDINATOR_TOKEN: {tokens}")
     redis(mine, "controller")
     for dep in ("nginx", "agent"):
         if dep not in (ctl.get("depends_on") or {}):
@@ -446,6 +449,9 @@ def check_kubernetes(image):
         fail(rel, f"agents: args {c.get('args')}, not [agent, --once] (a Job's pod exits after its run)")
     url = (e.get("RLBENCH_COORDINATOR") or {}).get("value")
     redis(url, rel, "agents RLBENCH_COORDINATOR")
+    secret = lambda container: (((env(container).get("RLBENCH_COORDINATOR_TOKEN") or {}).get("valueFrom") or {}).get("secretKeyRef"))
+    if not secret(c) or secret(c) != secret(cc):
+        fail(rel, f"agents and controller must take RLBENCH_COORDINATOR_TOKEN from one Secret: {secret(c)} vs {secret(cc)}")
     if url != coordinator:
         fail(rel, f"agents: RLBENCH_COORDINATOR {url!r} is not the controller's --coordinator {coordinator!r}")
     for other in (c, cc):

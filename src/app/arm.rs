@@ -307,12 +307,16 @@ pub(crate) async fn run(
                         interrupt,
                     )
                     .await?;
-                Ok((collected.report, collected.agents))
+                Ok((
+                    collected.report,
+                    collected.agents,
+                    Some(collected.max_clock_uncertainty_us),
+                ))
             }
             _ => {
                 let report =
                     load::run(&plan, writer.sender(), counters, interrupt.wait(), start).await;
-                Ok::<_, Error>((report, Vec::new()))
+                Ok::<_, Error>((report, Vec::new(), None))
             }
         }
     };
@@ -324,8 +328,8 @@ pub(crate) async fn run(
     };
     let (loaded, faults) = tokio::join!(load, faults);
     let clock_samples = clocks.finish().await;
-    let (report, agents, load_error) = match loaded {
-        Ok((report, agents)) => (report, agents, None),
+    let (report, agents, max_clock_uncertainty_us, load_error) = match loaded {
+        Ok((report, agents, max)) => (report, agents, max, None),
         // What reached the disk is kept; the run stops with this error.
         Err(e) => (
             load::LoadReport {
@@ -336,6 +340,7 @@ pub(crate) async fn run(
                 epoch_uncertainty_us: provisional.epoch_uncertainty_us,
             },
             Vec::new(),
+            None,
             Some(e),
         ),
     };
@@ -408,6 +413,7 @@ pub(crate) async fn run(
         unfinished: seal.is_none(),
         trace: seal,
         agents,
+        max_clock_uncertainty_us,
         ..provisional
     };
     let written = records::write(&folder.arm_record(&spec.name), &record);
@@ -443,6 +449,7 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
         replenish_lateness_us: judged.timing.lateness_us,
         chunked_refill: judged.timing.chunked_refill,
         chunks_on_epoch: judged.timing.chunks_on_epoch,
+        max_clock_uncertainty_us: None,
         clock_resolution_us: judged.timing.clock_resolution_us,
         count_rejected: judged.timing.count_rejected,
         max_server_time_us: judged.max_server_time_us,

@@ -48,6 +48,39 @@ fn slack_us(resolution_us: Option<i64>) -> i64 {
     resolution_us.map_or(default, |r| r.clamp(default, 86_400_000_000))
 }
 
+/// The agents whose times were placed less surely than the run allows
+/// (`[distributed] max_clock_uncertainty`): widening every request by a
+/// bound that large makes any verdict milder, so nothing of the arm is
+/// proven — a gate failure each, naming the agent.
+fn unbounded_clocks(record: &ArmRecord) -> Vec<String> {
+    let Some(max) = record.max_clock_uncertainty_us else {
+        return Vec::new();
+    };
+    record
+        .agents
+        .iter()
+        .filter(|a| a.uncertainty_us > max)
+        .map(|a| {
+            format!(
+                "{}: clock uncertainty of {} is {}: nothing can be proven (max_clock_uncertainty \
+                 {})",
+                record.name,
+                a.name,
+                humanize_us(a.uncertainty_us),
+                humanize_us(max)
+            )
+        })
+        .collect()
+}
+
+fn humanize_us(us: i64) -> String {
+    match us.unsigned_abs() {
+        u if u >= 1_000_000 => format!("{:.1} s", us as f64 / 1e6),
+        u if u >= 1_000 => format!("{:.1} ms", us as f64 / 1e3),
+        _ => format!("{us} µs"),
+    }
+}
+
 /// Each load agent's clock uncertainty (µs), by which its requests are
 /// widened before they are judged; empty when one machine sent the load.
 fn widening(record: &ArmRecord) -> Vec<i64> {
@@ -309,6 +342,7 @@ pub(crate) fn finish_judged(
                 .filter(|c| !c.passed)
                 .map(|c| format!("{}: {}", record.name, c.describe())),
         );
+        failures.extend(unbounded_clocks(record));
         out.push(summarize::arm(record, &figures, &checks));
         all_figures.push(figures);
     }

@@ -26,6 +26,7 @@ pub(crate) fn run(args: &RunArgs) -> Request {
         agents: crate::app::run::AgentFlags {
             agents: args.agents.map(usize::from),
             coordinator: args.coordinator.clone(),
+            token: args.token.clone(),
             wait: args.agents_wait,
             trust_agent_clocks: args.trust_agent_clocks,
         },
@@ -84,6 +85,8 @@ pub(crate) fn agent(args: &AgentArgs) -> Result<AgentArgsChecked, Error> {
     };
     Ok(AgentArgsChecked {
         coordinator: args.coordinator.clone(),
+        token: token(args.token.as_deref())?,
+        allow_remote_targets: args.allow_remote_targets,
         name,
         index,
         once: args.once,
@@ -91,6 +94,22 @@ pub(crate) fn agent(args: &AgentArgs) -> Result<AgentArgsChecked, Error> {
             shift_us: shift_ms * 1_000,
         },
     })
+}
+
+/// The environment variable a coordinator token is best given in.
+pub(crate) const TOKEN_ENV: &str = "RLBENCH_COORDINATOR_TOKEN";
+
+/// The coordinator token: `--token`, else the environment; required.
+/// Never echoed.
+pub(crate) fn token(flag: Option<&str>) -> Result<crate::app::distributed::seal::Token, Error> {
+    let env = std::env::var(TOKEN_ENV).ok().filter(|v| !v.is_empty());
+    let text = flag.map(str::to_string).or(env).ok_or_else(|| {
+        Error::input(format!(
+            "a distributed run needs a token its controller and agents share: set {TOKEN_ENV} \
+             (e.g. to the output of `openssl rand -hex 16`) on both sides, or give --token"
+        ))
+    })?;
+    crate::app::distributed::seal::Token::new(&text).map_err(Error::input)
 }
 
 fn host_name() -> String {

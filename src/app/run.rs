@@ -41,6 +41,9 @@ pub(crate) struct Request {
 pub(crate) struct AgentFlags {
     pub agents: Option<usize>,
     pub coordinator: Option<String>,
+    /// `--token` (else RLBENCH_COORDINATOR_TOKEN), checked once agents
+    /// are wanted.
+    pub token: Option<String>,
     pub wait: Option<Duration>,
     /// Tests only: agents trust their own wall clocks.
     pub trust_agent_clocks: bool,
@@ -51,9 +54,9 @@ pub(crate) struct AgentFlags {
 fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Error> {
     let file = scenario.distributed.as_ref();
     let Some(agents) = flags.agents.or(file.map(|d| d.agents)) else {
-        if flags.coordinator.is_some() || flags.wait.is_some() {
+        if flags.coordinator.is_some() || flags.wait.is_some() || flags.token.is_some() {
             return Err(Error::input(
-                "--coordinator and --agents-wait need --agents N (or [distributed] agents)",
+                "--coordinator, --token and --agents-wait need --agents N (or [distributed] agents)",
             ));
         }
         return Ok(None);
@@ -66,24 +69,39 @@ fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Err
             "--agents splits an open-loop schedule; a closed loop (concurrency) has none",
         ));
     }
+    let from_env = match std::env::var("RLBENCH_COORDINATOR") {
+        Ok(v) if !v.is_empty() => Some(
+            crate::scenario::coordinator_url(&v)
+                .map_err(|e| Error::input(format!("RLBENCH_COORDINATOR: {e}")))?,
+        ),
+        _ => None,
+    };
     let coordinator = flags
         .coordinator
         .clone()
         .or_else(|| file.and_then(|d| d.coordinator.clone()))
+        .or(from_env)
         .ok_or_else(|| {
             Error::input(
-                "--agents needs --coordinator redis://HOST:PORT (or [distributed] coordinator): \
-                 the Redis the agents were started with",
+                "--agents needs --coordinator redis://HOST:PORT (or [distributed] coordinator, \
+                 or RLBENCH_COORDINATOR): the Redis the agents were started with",
             )
         })?;
     Ok(Some(Wanted {
         agents,
         coordinator,
+        token: crate::app::flags::token(flags.token.as_deref())?,
         wait: flags
             .wait
             .or(file.map(|d| d.wait))
             .unwrap_or(crate::scenario::DEFAULT_AGENTS_WAIT),
         estimate_clock: !flags.trust_agent_clocks,
+        max_clock_uncertainty_us: file
+            .map_or(crate::scenario::spec::DEFAULT_MAX_CLOCK_UNCERTAINTY, |d| {
+                d.max_clock_uncertainty
+            })
+            .as_micros()
+            .min(i64::MAX as u128) as i64,
     }))
 }
 

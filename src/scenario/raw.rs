@@ -29,6 +29,7 @@ pub(super) struct RawDistributed {
     pub agents: Option<Spanned<i64>>,
     pub coordinator: Option<Spanned<String>>,
     pub wait: Option<Spanned<String>>,
+    pub max_clock_uncertainty: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

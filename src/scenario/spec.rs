@@ -38,7 +38,14 @@ pub struct Distributed {
     /// A `redis://` URL; `None` in the file means `--coordinator` must say it.
     pub coordinator: Option<String>,
     pub wait: Duration,
+    /// The most an agent's times may be off on the controller's time line
+    /// before nothing is judged (the gate fails): a wider bound only ever
+    /// makes a verdict milder, so an unbounded one could forge a pass.
+    pub max_clock_uncertainty: Duration,
 }
+
+/// How far an agent's times may be off unless the scenario says more.
+pub const DEFAULT_MAX_CLOCK_UNCERTAINTY: Duration = Duration::from_millis(10);
 
 /// The most agents one run may split a schedule over.
 pub const MAX_AGENTS: usize = 256;

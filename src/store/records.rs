@@ -161,6 +161,10 @@ pub struct ArmRecord {
     /// The coarsest step of the limiter's clock (µs), when declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_resolution_us: Option<i64>,
+    /// With load agents: the most an agent's times may be off (µs) before
+    /// nothing is judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_clock_uncertainty_us: Option<i64>,
     /// Rejected attempts count against the limit too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub count_rejected: bool,

@@ -15,16 +15,27 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The secret the tests' controllers and agents share (from the
+/// environment, as the README advises).
+pub(crate) const TOKEN: &str = "rlbench-test-token-0123456789";
+
 /// Agents named `prefix0`, `prefix1`, ... at `url`; `shifted`: the index
 /// whose own wall clock is 250 ms ahead. What each prints goes to
 /// `dir/NAME.log` (a pipe nobody reads could fill and stall it).
-fn agents(dir: &Path, url: &str, n: usize, prefix: &str, shifted: Option<usize>) -> Vec<Running> {
+pub(crate) fn agents(
+    dir: &Path,
+    url: &str,
+    n: usize,
+    prefix: &str,
+    shifted: Option<usize>,
+) -> Vec<Running> {
     (0..n)
         .map(|i| {
             let name = format!("{prefix}{i}");
             let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
             let mut cmd = std::process::Command::new(bin());
             cmd.args(["agent", "--coordinator", url, "--name", &name])
+                .env("RLBENCH_COORDINATOR_TOKEN", TOKEN)
                 .current_dir(dir)
                 .stdout(log.try_clone().unwrap())
                 .stderr(log);
@@ -38,12 +49,13 @@ fn agents(dir: &Path, url: &str, n: usize, prefix: &str, shifted: Option<usize>)
 
 /// `rlbench run ARGS`, its agents' placements on the time line checked
 /// against this host's monotonic clock (`RLBENCH_TEST_CLOCK_TRUTH`).
-fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(bin())
         .arg("run")
         .args(args)
         .current_dir(dir)
         .env("RLBENCH_TEST_CLOCK_TRUTH", "1")
+        .env("RLBENCH_COORDINATOR_TOKEN", TOKEN)
         .output()
         .expect("rlbench runs")
 }

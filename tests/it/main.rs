@@ -16,6 +16,7 @@ mod compare;
 mod crash;
 mod damaged;
 mod distributed;
+mod distributed_attacks;
 mod doctor;
 mod explain;
 mod external;

@@ -1,13 +1,18 @@
-//! `rlbench agent`: a load agent. It registers with the coordinator and
-//! beats every second; for each arm the controller hands it, it builds the
-//! arm's load plan from the scenario exactly as `run` does (`app::plan`),
-//! takes its segment of the schedule, anchors its clock to the
-//! coordinator's, starts at the common instant and runs the same load code
-//! as one machine (`load::run`), streaming its events back in deflated
-//! chunks with an anchor every second, then says how its load ended.
+//! `rlbench agent`: a load agent. It claims its name and registers with
+//! the coordinator, beating every second; for each arm a controller that
+//! leased it hands it (signed with the token they share, fresh, for a run
+//! it has not served), it builds the arm's load plan from the scenario
+//! exactly as `run` does (`app::plan`), takes its segment of the schedule,
+//! anchors its clock to the coordinator's, starts at the common instant
+//! and runs the same load code as one machine (`load::run`), streaming its
+//! events back in signed, deflated chunks with an anchor every quarter
+//! second, then says how its load ended. It stops its load within
+//! [`protocol::DEAD_MAN_US`] of its controller's last beat, and every wait
+//! is bounded.
 
 use super::link::{self, ClockSource, DistributedError};
-use super::protocol::{self, Ended, FromAgent, Registration, ToAgent, Work};
+use super::protocol::{self, Beat, Ended, FromAgent, Registration, Sealed, ToAgent, Work};
+use super::seal::{Header, Sequence, Token};
 use crate::error::Error;
 use crate::events::binary::Encoder;
 use crate::events::Batch;
@@ -15,7 +20,9 @@ use crate::interrupt::Interrupt;
 use crate::load::{self, Counters, Segment};
 use redis::aio::MultiplexedConnection;
 use redis::AsyncCommands;
+use std::collections::HashSet;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -24,12 +31,17 @@ use tokio::time::Instant;
 /// What `rlbench agent` was asked, checked.
 pub(crate) struct AgentArgs {
     pub coordinator: String,
+    /// The secret shared with the controllers it serves.
+    pub token: Token,
     pub name: String,
     /// `(index, of)`: placed by a Kubernetes Indexed Job.
     pub index: Option<(usize, usize)>,
-    /// Exit after the first run ends.
+    /// Exit once a run it served ends.
     pub once: bool,
     pub clock: ClockSource,
+    /// `--allow-remote-targets`: load may go off this machine's loopback.
+    /// Only this agent's own command line can say so, never a scenario.
+    pub allow_remote_targets: bool,
 }
 
 /// How long an agent waits for the start once it said it is ready.
@@ -39,118 +51,367 @@ const CHUNK_BYTES: usize = 256 * 1024;
 const CHUNK_AGE: Duration = Duration::from_millis(250);
 /// How often an agent reads the coordinator's clock while its load runs:
 /// the shorter the pieces between readings, the less a slewing clock can
-/// stray from them.
+/// stray from them. Its controller's beat is looked at as often.
 const ANCHOR_EVERY: Duration = Duration::from_millis(250);
-/// How long a blocking read of the inbox waits before the agent beats.
-const INBOX_POLL_S: f64 = 1.0;
+/// How long a blocking read of an inbox waits before the agent beats.
+const INBOX_POLL_S: f64 = 0.5;
+/// How long a write the coordinator refuses (out of memory, restarting)
+/// is tried again before the agent gives up on its arm.
+const RETRY_WITHIN: Duration = Duration::from_secs(10);
+/// The longest an agent waits for its controller to read its stream.
+const BACKLOG_WITHIN: Duration = Duration::from_secs(30);
 
-/// Serves until interrupted (or, with `--once`, until a run ends).
+/// Claims a name only for the process that holds it: `KEYS[1]` the claim,
+/// `ARGV[1]` this process's nonce, `ARGV[2]` its lifetime (ms).
+const CLAIM: &str = r"
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+";
+
+/// This process, as it registers and signs.
+struct Me {
+    reg: Registration,
+    token: Token,
+    /// How often it has signed its registration.
+    beats: u64,
+}
+
+/// Serves until interrupted (or, with `--once`, until a run it served
+/// ends or its controller is gone).
 pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(), Error> {
     let url = &args.coordinator;
     let mut conn = link::connect(url).await?;
     let mut inbox_conn = link::connect(url).await?;
-    let mut me = Registration {
-        name: args.name.clone(),
-        index: args.index,
-        host: host_name(),
-        pid: std::process::id(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        busy: false,
+    let mut me = Me {
+        reg: Registration {
+            name: args.name.clone(),
+            index: args.index,
+            host: host_name(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            protocol: super::seal::VERSION,
+            nonce: nonce()?,
+            beat_us: 0,
+            busy: false,
+        },
+        token: args.token.clone(),
+        beats: 0,
     };
+    if !claim(&mut conn, url, &me).await? {
+        return Err(Error::environment(format!(
+            "an agent named {:?} is already registered at {}: give this one another --name",
+            me.reg.name,
+            link::shown(url)
+        )));
+    }
     // Work left for an earlier agent of this name is not this one's.
     let _: () = conn
-        .del(protocol::inbox(&me.name))
+        .del(protocol::inbox(&me.reg.name))
         .await
         .map_err(|e| link::failed(url, "clearing the inbox", e))?;
-    beat(&mut conn, url, &me).await?;
+    beat(&mut conn, url, &mut me).await?;
     tracing::info!(
         "agent {}: registered at {}, waiting for work",
-        me.name,
+        me.reg.name,
         link::shown(url)
     );
+    let mut served: HashSet<String> = HashSet::new();
+    // The run whose end it waits for (`--once`), and its inbox's count.
+    let mut last_run: Option<(String, Sequence)> = None;
     let outcome = loop {
-        let message = tokio::select! {
+        let waiting = last_run.as_ref().map(|(r, _)| r.as_str());
+        let popped = tokio::select! {
             biased;
             () = interrupt.wait() => break Ok(()),
-            m = next_message(&mut inbox_conn, &me.name, url) => m?,
+            m = next_message(&mut inbox_conn, &me, waiting, url) => m?,
         };
-        beat(&mut conn, url, &me).await?;
-        match message {
-            Some(ToAgent::Work(work)) => {
-                me.busy = true;
-                beat(&mut conn, url, &me).await?;
-                let done = run_arm(&work, args, &mut conn, &mut inbox_conn, &me, interrupt).await;
-                me.busy = false;
-                if let Err(e) = done {
-                    tracing::warn!("agent {}: arm {}: {e}", me.name, work.arm);
+        beat(&mut conn, url, &mut me).await?;
+        match popped {
+            Some(Popped::Work(work)) => {
+                let fresh = served.insert(format!("{}\0{}", work.run, work.arm));
+                if let Err(why) = accept(&mut conn, &me, &work, fresh, url).await? {
+                    tracing::warn!(
+                        "agent {}: refused work for run {}: {why}",
+                        me.reg.name,
+                        work.run
+                    );
+                    continue;
+                }
+                me.reg.busy = true;
+                beat(&mut conn, url, &mut me).await?;
+                let mut run_seq = match last_run.take() {
+                    Some((r, s)) if r == work.run => s,
+                    _ => Sequence::default(),
+                };
+                let done = run_arm(
+                    &work,
+                    args,
+                    &mut conn,
+                    &mut inbox_conn,
+                    &mut me,
+                    &mut run_seq,
+                    interrupt,
+                )
+                .await;
+                me.reg.busy = false;
+                let bye = matches!(done, Ok(ArmEnd::Bye));
+                let gone = matches!(done, Ok(ArmEnd::ControllerGone));
+                last_run = Some((work.run.clone(), run_seq));
+                if let Err(e) = &done {
+                    tracing::warn!("agent {}: arm {}: {e}", me.reg.name, work.arm);
                     let failed = FromAgent::Failed {
                         message: e.message.clone(),
                     };
-                    let _ = say(&mut conn, &work.stream, &failed).await;
-                    if e.exit == crate::error::Exit::Interrupted {
+                    let _ = say(
+                        &mut conn,
+                        &me,
+                        &work,
+                        &AtomicU64::new(u64::MAX / 2),
+                        &failed,
+                    )
+                    .await;
+                    if e.exit == crate::error::Exit::Interrupted && interrupt.fired() {
                         break Ok(());
                     }
                 }
-                beat(&mut conn, url, &me).await?;
+                beat(&mut conn, url, &mut me).await?;
+                if args.once && (bye || gone) {
+                    tracing::info!("agent {}: run {} is over", me.reg.name, work.run);
+                    break Ok(());
+                }
             }
-            Some(ToAgent::Bye { run }) if args.once => {
-                tracing::info!("agent {}: run {run} is over", me.name);
+            Some(Popped::Bye(run)) if args.once => {
+                tracing::info!("agent {}: run {run} is over", me.reg.name);
                 break Ok(());
             }
-            // Stale starts and stops of an arm this agent is not running.
-            Some(_) | None => {}
+            Some(Popped::Bye(_)) => last_run = None,
+            None => {
+                // Waiting for a run's end with `--once`: a controller that
+                // stopped beating ended it too.
+                if let (true, Some((run, _))) = (args.once, &last_run) {
+                    if !controller_alive(&mut conn, &me.token, run).await {
+                        tracing::info!(
+                            "agent {}: the controller of run {run} stopped beating: the run is over",
+                            me.reg.name
+                        );
+                        break Ok(());
+                    }
+                }
+            }
         }
     };
-    let _: redis::RedisResult<()> = conn.zrem(protocol::agents(), &me.name).await;
-    let _: redis::RedisResult<()> = conn.del(protocol::agent(&me.name)).await;
+    let _: redis::RedisResult<()> = conn.zrem(protocol::agents(), &me.reg.name).await;
+    let _: redis::RedisResult<()> = conn.del(protocol::agent(&me.reg.name)).await;
+    let _: redis::RedisResult<()> = conn.del(protocol::claim(&me.reg.name)).await;
     outcome
 }
 
-/// The next message in the agent's inbox, or `None` after a second.
-async fn next_message(
-    conn: &mut MultiplexedConnection,
-    name: &str,
-    url: &str,
-) -> Result<Option<ToAgent>, DistributedError> {
-    let popped: Option<(String, String)> = conn
-        .blpop(protocol::inbox(name), INBOX_POLL_S)
-        .await
-        .map_err(|e| link::failed(url, "reading the inbox", e))?;
-    Ok(
-        popped.and_then(|(_, text)| match serde_json::from_str(&text) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                tracing::warn!("agent {name}: ignoring a message that is not rlbench's: {e}");
-                None
-            }
-        }),
-    )
+/// A fresh random mark for this process.
+fn nonce() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| Error::environment(format!("no randomness from the system: {e}")))?;
+    Ok(hex::encode(bytes))
 }
 
-/// Registers (again): the heartbeat is the coordinator's clock, in ms.
+/// Takes (or keeps) the agent's name: false when another process holds it.
+async fn claim(
+    conn: &mut MultiplexedConnection,
+    url: &str,
+    me: &Me,
+) -> Result<bool, DistributedError> {
+    let held: i64 = redis::Script::new(CLAIM)
+        .key(protocol::claim(&me.reg.name))
+        .arg(&me.reg.nonce)
+        .arg(protocol::CLAIM_TTL_MS)
+        .invoke_async(conn)
+        .await
+        .map_err(|e| link::failed(url, "claiming its name", e))?;
+    Ok(held == 1)
+}
+
+/// What came to an agent's inboxes, signed and checked.
+enum Popped {
+    Work(Work),
+    /// The run (whose inbox it waited on) is over.
+    Bye(String),
+}
+
+/// The next message in the agent's work inbox (or, with `waiting`, that
+/// run's inbox), or `None` after half a second. Messages not signed with
+/// the token, not for this agent, or not from a controller are dropped
+/// with a warning.
+async fn next_message(
+    conn: &mut MultiplexedConnection,
+    me: &Me,
+    waiting: Option<&str>,
+    url: &str,
+) -> Result<Option<Popped>, DistributedError> {
+    let name = &me.reg.name;
+    let mut keys = vec![protocol::inbox(name)];
+    if let Some(run) = waiting {
+        keys.push(protocol::run_inbox(name, run));
+    }
+    let popped: Option<(String, String)> = conn
+        .blpop(&keys, INBOX_POLL_S)
+        .await
+        .map_err(|e| link::failed(url, "reading the inbox", e))?;
+    let Some((_, text)) = popped else {
+        return Ok(None);
+    };
+    let Some((sealed, message)) = unseal(me, &text) else {
+        return Ok(None);
+    };
+    Ok(match message {
+        ToAgent::Work(work) if sealed.run == work.run => Some(Popped::Work(work)),
+        ToAgent::Bye { run } if Some(run.as_str()) == waiting && sealed.run == run => {
+            Some(Popped::Bye(run))
+        }
+        _ => None,
+    })
+}
+
+/// A sealed message to this agent, checked: signed with the token, in this
+/// protocol, from a controller, to this agent.
+fn unseal(me: &Me, text: &str) -> Option<(Sealed, ToAgent)> {
+    let name = &me.reg.name;
+    let Ok(sealed) = serde_json::from_str::<Sealed>(text) else {
+        tracing::warn!("agent {name}: ignoring a message that is not rlbench's");
+        return None;
+    };
+    if !sealed.verified(&me.token) {
+        tracing::warn!(
+            "agent {name}: ignoring a message not signed with this agent's token \
+             (or of another protocol version)"
+        );
+        return None;
+    }
+    if sealed.to != *name || sealed.from != protocol::CONTROLLER {
+        tracing::warn!("agent {name}: ignoring a message for {:?}", sealed.to);
+        return None;
+    }
+    match serde_json::from_str::<ToAgent>(&sealed.body) {
+        Ok(m) => Some((sealed, m)),
+        Err(_) => {
+            tracing::warn!("agent {name}: ignoring a signed message it cannot read");
+            None
+        }
+    }
+}
+
+/// Whether to do `work`: a run it has not served (`fresh`), handed out
+/// recently on the coordinator's clock, by the controller that leased it.
+async fn accept(
+    conn: &mut MultiplexedConnection,
+    me: &Me,
+    work: &Work,
+    fresh: bool,
+    url: &str,
+) -> Result<Result<(), String>, DistributedError> {
+    if !fresh {
+        return Ok(Err("it served that run already (a replay)".into()));
+    }
+    let now = link::time(conn)
+        .await
+        .map_err(|e| link::failed(url, "reading its clock", e))?;
+    let lease: Option<String> = conn
+        .get(protocol::lease(&me.reg.name))
+        .await
+        .map_err(|e| link::failed(url, "reading its lease", e))?;
+    Ok(if lease.as_deref() != Some(work.run.as_str()) {
+        Err("the run does not hold this agent's lease".into())
+    } else if (now - work.issued_us).abs() > protocol::WORK_FRESH_US {
+        Err(format!(
+            "handed out {:.0} s ago on the coordinator's clock (a replay)",
+            (now - work.issued_us) as f64 / 1e6
+        ))
+    } else {
+        Ok(())
+    })
+}
+
+/// Whether the controller of `run` beat within the dead man's time, by
+/// the coordinator's clock. A beat that is missing, unsigned or
+/// unreadable, or a coordinator that does not answer: no.
+pub(super) async fn controller_alive(
+    conn: &mut MultiplexedConnection,
+    token: &Token,
+    run: &str,
+) -> bool {
+    let Ok(now) = link::time(conn).await else {
+        return false;
+    };
+    let Ok(Some(text)) = conn.get::<_, Option<String>>(protocol::beat(run)).await else {
+        return false;
+    };
+    let Ok(sealed) = serde_json::from_str::<Sealed>(&text) else {
+        return false;
+    };
+    if !sealed.verified(token) || sealed.run != run || sealed.from != protocol::CONTROLLER {
+        return false;
+    }
+    match serde_json::from_str::<Beat>(&sealed.body) {
+        Ok(b) => b.at_us == sealed.at_us && now - b.at_us <= protocol::DEAD_MAN_US,
+        Err(_) => false,
+    }
+}
+
+/// Registers (again), signed afresh: the heartbeat is the coordinator's
+/// clock, in ms. Keeps its name's claim and its keys alive.
 async fn beat(
     conn: &mut MultiplexedConnection,
     url: &str,
-    me: &Registration,
+    me: &mut Me,
 ) -> Result<(), DistributedError> {
     let now = link::time(conn)
         .await
         .map_err(|e| link::failed(url, "reading its clock", e))?;
-    let details = serde_json::to_string(me).unwrap_or_default();
+    if !claim(conn, url, me).await? {
+        return Err(DistributedError::Agents(format!(
+            "another agent took the name {:?} at {}",
+            me.reg.name,
+            link::shown(url)
+        )));
+    }
+    me.reg.beat_us = now;
+    me.beats += 1;
+    let details = serde_json::to_string(&me.reg).unwrap_or_default();
+    let sealed = Sealed::new(
+        &me.token,
+        "",
+        &me.reg.name,
+        "",
+        me.beats,
+        now,
+        "registration",
+        details,
+    );
+    let name = &me.reg.name;
     let _: () = redis::pipe()
-        .hset(protocol::agent(&me.name), "registration", details)
-        .expire(protocol::agent(&me.name), 60)
-        .zadd(protocol::agents(), &me.name, now / 1_000)
+        .hset(
+            protocol::agent(name),
+            "registration",
+            serde_json::to_string(&sealed).unwrap_or_default(),
+        )
+        .expire(protocol::agent(name), protocol::AGENT_TTL_S)
+        .zadd(protocol::agents(), name, now / 1_000)
+        .expire(protocol::agents(), protocol::AGENT_TTL_S)
+        .expire(protocol::inbox(name), protocol::AGENT_TTL_S)
         .query_async(conn)
         .await
         .map_err(|e| link::failed(url, "registering", e))?;
     Ok(())
 }
 
-/// Adds one entry to the arm's stream.
+/// Adds one signed entry to the arm's stream, tried again while the
+/// coordinator refuses it (within [`RETRY_WITHIN`]).
 async fn say(
     conn: &mut MultiplexedConnection,
-    stream: &str,
+    me: &Me,
+    work: &Work,
+    seq: &AtomicU64,
     message: &FromAgent,
 ) -> redis::RedisResult<()> {
     let body = serde_json::to_string(message).unwrap_or_default();
@@ -161,17 +422,79 @@ async fn say(
         FromAgent::Ended(_) => "ended",
         FromAgent::Failed { .. } => "failed",
     };
-    conn.xadd(
-        stream,
-        "*",
-        &[(protocol::KIND, kind), (protocol::BODY, &body)],
-    )
+    let n = seq.fetch_add(1, Ordering::Relaxed);
+    let mac = sign_entry(me, work, n, kind, None, body.as_bytes());
+    let n = n.to_string();
+    retrying(|| {
+        let mut conn = conn.clone();
+        let fields = [
+            (protocol::KIND, kind),
+            (protocol::BODY, body.as_str()),
+            (protocol::SEQ, n.as_str()),
+            (protocol::MAC, mac.as_str()),
+        ];
+        async move {
+            redis::pipe()
+                .xadd(&work.stream, "*", &fields)
+                .ignore()
+                .expire(&work.stream, protocol::STREAM_SLACK_S)
+                .ignore()
+                .query_async::<()>(&mut conn)
+                .await
+        }
+    })
     .await
 }
 
+/// The signature of a stream entry: its run, this agent, its number, its
+/// kind, and its body (a chunk's counts and bytes).
+fn sign_entry(
+    me: &Me,
+    work: &Work,
+    seq: u64,
+    kind: &str,
+    counts: Option<&[u8]>,
+    body: &[u8],
+) -> String {
+    me.token.sign(
+        &Header {
+            run: &work.run,
+            from: &me.reg.name,
+            to: protocol::CONTROLLER,
+            seq,
+            at_us: 0,
+            kind,
+        },
+        &protocol::signed_body(counts, body),
+    )
+}
+
+/// `write` again while the coordinator refuses it (out of memory, a
+/// restart), for at most [`RETRY_WITHIN`].
+async fn retrying<F, Fut, T>(mut write: F) -> redis::RedisResult<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = redis::RedisResult<T>>,
+{
+    let deadline = Instant::now() + RETRY_WITHIN;
+    let mut pause = Duration::from_millis(20);
+    loop {
+        match write().await {
+            Ok(v) => return Ok(v),
+            Err(e) if Instant::now() + pause < deadline => {
+                tracing::debug!("coordinator: {e}; trying again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// The arm's load plan, built from the scenario as `run` builds it, with
-/// the controller's targets and this agent's segment.
-fn plan_of(work: &Work) -> Result<load::Plan, Error> {
+/// the controller's targets and this agent's segment. Targets off this
+/// machine's loopback only when this agent's command line allows them.
+fn plan_of(work: &Work, allow_remote: bool) -> Result<load::Plan, Error> {
     let mut scenario = crate::scenario::parse(&work.scenario_file, &work.scenario_text)?;
     if let Some(us) = work.duration_us {
         scenario.duration = Duration::from_micros(us);
@@ -181,7 +504,6 @@ fn plan_of(work: &Work) -> Result<load::Plan, Error> {
         .iter()
         .find(|a| a.name == work.arm)
         .ok_or_else(|| Error::input(format!("no arm {:?} in {}", work.arm, work.scenario_file)))?;
-    let allow_remote = scenario.external.as_ref().is_some_and(|e| e.allow_remote);
     let spec = crate::app::plan::from_scenario(&scenario, arm, &work.run)?;
     let mut plan = spec.plan;
     if !work.targets.is_empty() {
@@ -190,6 +512,10 @@ fn plan_of(work: &Work) -> Result<load::Plan, Error> {
             .iter()
             .map(|t| crate::target::target_url(t, allow_remote))
             .collect::<Result<_, _>>()?;
+    }
+    // The scenario's own URLs: checked again here, by this agent's rule.
+    for t in &plan.targets {
+        crate::target::target_url(&t.to_string(), allow_remote)?;
     }
     if work.of == 0 || work.segment >= work.of {
         return Err(Error::input(format!(
@@ -206,6 +532,15 @@ fn plan_of(work: &Work) -> Result<load::Plan, Error> {
     Ok(plan)
 }
 
+/// How an arm ended for the agent, beside an error.
+enum ArmEnd {
+    Done,
+    /// The run is over (its controller said so).
+    Bye,
+    /// Its controller stopped beating: the load was stopped.
+    ControllerGone,
+}
+
 /// One arm: plan, anchors, ready, start, load with its events streamed,
 /// then how it ended.
 async fn run_arm(
@@ -213,21 +548,23 @@ async fn run_arm(
     args: &AgentArgs,
     conn: &mut MultiplexedConnection,
     inbox: &mut MultiplexedConnection,
-    me: &Registration,
+    me: &mut Me,
+    run_seq: &mut Sequence,
     interrupt: &Interrupt,
-) -> Result<(), Error> {
+) -> Result<ArmEnd, Error> {
     let url = &args.coordinator;
     let failed = |what: &str| {
         let what = what.to_string();
         move |e: redis::RedisError| Error::from(link::failed(url, &what, e))
     };
-    let mut plan = plan_of(work)?;
+    let mut plan = plan_of(work, args.allow_remote_targets)?;
     let clock = match (work.estimate_clock, args.clock) {
         (true, ClockSource::OwnWall { shift_us }) => ClockSource::Coordinator {
             wall_shift_us: shift_us,
         },
         (_, clock) => clock,
     };
+    let seq = Arc::new(AtomicU64::new(1));
     let origin = Instant::now();
     let origin_mono_us = super::clock::monotonic_us();
     let mut anchors = Vec::new();
@@ -235,17 +572,19 @@ async fn run_arm(
         let a = link::anchor(conn, origin, clock)
             .await
             .map_err(failed("reading its clock"))?;
-        say(conn, &work.stream, &FromAgent::Anchor(a))
+        say(conn, me, work, &seq, &FromAgent::Anchor(a))
             .await
             .map_err(failed("writing"))?;
         anchors.push(a);
     }
     let lanes = std::thread::available_parallelism().map_or(1, |n| n.get());
-    say(conn, &work.stream, &FromAgent::Ready { lanes })
+    say(conn, me, work, &seq, &FromAgent::Ready { lanes })
         .await
         .map_err(failed("writing"))?;
-    // The start, within a bound; the agent keeps beating meanwhile.
+    // The start, within a bound; the agent keeps beating meanwhile, and
+    // gives up when its controller stops beating.
     let deadline = Instant::now() + START_WITHIN;
+    let run_inbox = protocol::run_inbox(&me.reg.name, &work.run);
     let (at_us, phase_us) = loop {
         if Instant::now() >= deadline {
             return Err(Error::environment(format!(
@@ -253,13 +592,16 @@ async fn run_arm(
                 work.arm
             )));
         }
-        let message = tokio::select! {
+        let popped: Option<(String, String)> = tokio::select! {
             biased;
             () = interrupt.wait() => return Err(Error::interrupted()),
-            m = next_message(inbox, &me.name, url) => m?,
+            p = inbox.blpop(&run_inbox, INBOX_POLL_S) => p.map_err(failed("reading the inbox"))?,
         };
         beat(conn, url, me).await?;
-        match message {
+        let message = popped
+            .and_then(|(_, text)| unseal(me, &text))
+            .filter(|(s, _)| s.run == work.run && run_seq.take(s.seq));
+        match message.map(|(_, m)| m) {
             Some(ToAgent::Start {
                 run,
                 arm,
@@ -269,7 +611,16 @@ async fn run_arm(
             Some(ToAgent::Stop { run, arm }) if run == work.run && arm == work.arm => {
                 return Err(Error::interrupted());
             }
+            Some(ToAgent::Bye { run }) if run == work.run => return Ok(ArmEnd::Bye),
             _ => {}
+        }
+        if !controller_alive(conn, &me.token, &work.run).await {
+            tracing::warn!(
+                "agent {}: the controller of run {} stopped beating before the start",
+                me.reg.name,
+                work.run
+            );
+            return Ok(ArmEnd::ControllerGone);
         }
     };
     plan.phase_us = Some(phase_us);
@@ -283,7 +634,9 @@ async fn run_arm(
     let start_local_us = (start - origin).as_micros() as i64;
     say(
         conn,
-        &work.stream,
+        me,
+        work,
+        &seq,
         &FromAgent::Started {
             start_local_us,
             origin_mono_us,
@@ -293,22 +646,43 @@ async fn run_arm(
     .map_err(failed("writing"))?;
     tokio::time::sleep_until(start).await;
 
-    // Beside the load: anchors and heartbeats every second, the inbox
-    // watched for a stop, events deflated and streamed.
+    // Beside the load: anchors every quarter second, the run's inbox
+    // watched for a stop, the controller's beat for its life; events
+    // deflated and streamed.
     let stopped = Arc::new(Notify::new());
+    let finished = Arc::new(AtomicBool::new(false));
+    let gone = Arc::new(AtomicBool::new(false));
+    let bye = Arc::new(AtomicBool::new(false));
+    let signer = Arc::new(Me {
+        reg: me.reg.clone(),
+        token: me.token.clone(),
+        beats: me.beats,
+    });
     // Its own connection: a reading queued behind a chunk is a loose one.
     let clock_conn = link::connect(url).await?;
-    let beside = tokio::spawn(beside_the_load(
-        clock_conn,
-        url.clone(),
-        me.clone(),
-        work.clone(),
+    let beside = tokio::spawn(beside_the_load(Beside {
+        conn: clock_conn,
+        url: url.clone(),
+        me: signer.clone(),
+        work: work.clone(),
+        seq: seq.clone(),
         origin,
         clock,
-        stopped.clone(),
-    ));
+        stopped: stopped.clone(),
+        gone: gone.clone(),
+        bye: bye.clone(),
+        finished: finished.clone(),
+        run_seq: std::mem::take(run_seq),
+    }));
     let (tx, rx) = mpsc::channel::<Batch>(16_384);
-    let streamer = tokio::spawn(stream_events(conn.clone(), work.stream.clone(), rx));
+    let streamer = tokio::spawn(stream_events(Streamer {
+        conn: conn.clone(),
+        me: signer.clone(),
+        work: work.clone(),
+        seq: seq.clone(),
+        gone: gone.clone(),
+        rx,
+    }));
     let counters = Arc::new(Counters::default());
     let stop = async {
         tokio::select! {
@@ -317,8 +691,23 @@ async fn run_arm(
         }
     };
     let report = load::run(&plan, tx, counters, stop, start).await;
-    beside.abort();
-    let sent = match streamer.await {
+    finished.store(true, Ordering::Relaxed);
+    let (beside_seq, beats) = match beside.await {
+        Ok(b) => b,
+        Err(_) => (Sequence::default(), me.beats),
+    };
+    *run_seq = beside_seq;
+    me.beats = me.beats.max(beats);
+    let streamed = streamer.await;
+    if gone.load(Ordering::Relaxed) {
+        tracing::warn!(
+            "agent {}: the controller of run {} stopped beating: its load was stopped",
+            me.reg.name,
+            work.run
+        );
+        return Ok(ArmEnd::ControllerGone);
+    }
+    let sent = match streamed {
         Ok(Ok(n)) => n,
         Ok(Err(e)) => return Err(failed("streaming events")(e)),
         Err(_) => return Err(Error::environment("the event streamer stopped")),
@@ -326,7 +715,7 @@ async fn run_arm(
     let last = link::anchor(conn, origin, clock)
         .await
         .map_err(failed("reading its clock"))?;
-    say(conn, &work.stream, &FromAgent::Anchor(last))
+    say(conn, me, work, &seq, &FromAgent::Anchor(last))
         .await
         .map_err(failed("writing"))?;
     let ended = Ended {
@@ -335,62 +724,107 @@ async fn run_arm(
         interrupted: report.interrupted,
         events: sent,
     };
-    say(conn, &work.stream, &FromAgent::Ended(ended))
+    say(conn, me, work, &seq, &FromAgent::Ended(ended))
         .await
         .map_err(failed("writing"))?;
     if interrupt.fired() {
         return Err(Error::interrupted());
     }
-    Ok(())
+    Ok(if bye.load(Ordering::Relaxed) {
+        ArmEnd::Bye
+    } else {
+        ArmEnd::Done
+    })
 }
 
-/// Every [`ANCHOR_EVERY`]: an anchor, a look into the inbox for a stop,
-/// and (each second) a heartbeat. The inbox is looked into, never waited
-/// on: a blocking read still pending when the load ends and this task is
-/// dropped would take the next message (the next arm's work) with it.
-async fn beside_the_load(
-    mut conn: MultiplexedConnection,
+/// What runs beside the load.
+struct Beside {
+    conn: MultiplexedConnection,
     url: String,
-    me: Registration,
+    me: Arc<Me>,
     work: Work,
+    seq: Arc<AtomicU64>,
     origin: Instant,
     clock: ClockSource,
     stopped: Arc<Notify>,
-) {
-    let stop = serde_json::to_string(&ToAgent::Stop {
-        run: work.run.clone(),
-        arm: work.arm.clone(),
-    })
-    .unwrap_or_default();
+    gone: Arc<AtomicBool>,
+    bye: Arc<AtomicBool>,
+    /// Set when the load ended: this stops too.
+    finished: Arc<AtomicBool>,
+    run_seq: Sequence,
+}
+
+/// Every [`ANCHOR_EVERY`]: an anchor; a look into the run's inbox for a
+/// stop or the run's end (looked into, never waited on: the load must not
+/// wait for it); the controller's beat (gone: the load stops); and each
+/// second a heartbeat. Ends when the load ended or is told to stop; gives
+/// back the run's inbox's count and its beats.
+async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
     let mut every = tokio::time::interval(ANCHOR_EVERY);
     every.tick().await;
-    let mut ticks = 0u32;
+    let mut ticks = 0u64;
+    let mut me = Me {
+        reg: b.me.reg.clone(),
+        token: b.me.token.clone(),
+        beats: b.me.beats,
+    };
+    let inbox = protocol::run_inbox(&me.reg.name, &b.work.run);
     loop {
         every.tick().await;
-        if let Ok(a) = link::anchor(&mut conn, origin, clock).await {
-            let _ = say(&mut conn, &work.stream, &FromAgent::Anchor(a)).await;
+        if b.finished.load(Ordering::Relaxed) {
+            return (b.run_seq, me.beats);
         }
-        let found: redis::RedisResult<i64> = conn.lrem(protocol::inbox(&me.name), 1, &stop).await;
-        if matches!(found, Ok(n) if n > 0) {
-            stopped.notify_one();
+        if let Ok(a) = link::anchor(&mut b.conn, b.origin, b.clock).await {
+            let _ = say(&mut b.conn, &me, &b.work, &b.seq, &FromAgent::Anchor(a)).await;
+        }
+        let popped: redis::RedisResult<Option<String>> = b.conn.lpop(&inbox, None).await;
+        if let Ok(Some(text)) = popped {
+            let message = unseal(&me, &text)
+                .filter(|(s, _)| s.run == b.work.run && b.run_seq.take(s.seq))
+                .map(|(_, m)| m);
+            match message {
+                Some(ToAgent::Stop { run, arm }) if run == b.work.run && arm == b.work.arm => {
+                    b.stopped.notify_one();
+                    return (b.run_seq, me.beats);
+                }
+                Some(ToAgent::Bye { run }) if run == b.work.run => {
+                    b.bye.store(true, Ordering::Relaxed);
+                    b.stopped.notify_one();
+                    return (b.run_seq, me.beats);
+                }
+                _ => {}
+            }
+        }
+        if !controller_alive(&mut b.conn, &me.token, &b.work.run).await {
+            b.gone.store(true, Ordering::Relaxed);
+            b.stopped.notify_one();
+            return (b.run_seq, me.beats);
         }
         ticks += 1;
         if ticks % 4 == 0 {
-            if let Err(e) = beat(&mut conn, &url, &me).await {
-                tracing::warn!("agent {}: {e}", me.name);
+            if let Err(e) = beat(&mut b.conn, &b.url, &mut me).await {
+                tracing::warn!("agent {}: {e}", me.reg.name);
             }
         }
     }
 }
 
-/// Encodes the load's events as the trace does, and sends them deflated,
-/// a chunk at a time; waits while the controller is far behind. The
-/// number of events sent.
-async fn stream_events(
-    mut conn: MultiplexedConnection,
-    stream: String,
-    mut rx: mpsc::Receiver<Batch>,
-) -> redis::RedisResult<u64> {
+/// What streams the load's events.
+struct Streamer {
+    conn: MultiplexedConnection,
+    me: Arc<Me>,
+    work: Work,
+    seq: Arc<AtomicU64>,
+    /// Set when the controller stopped beating: nobody reads any more.
+    gone: Arc<AtomicBool>,
+    rx: mpsc::Receiver<Batch>,
+}
+
+/// Encodes the load's events as the trace does, and sends them deflated
+/// and signed, a chunk at a time; waits while the controller is far
+/// behind — at most [`BACKLOG_WITHIN`], and not once it stopped beating.
+/// The number of events sent.
+async fn stream_events(mut s: Streamer) -> redis::RedisResult<u64> {
     let mut encoder = Encoder::default();
     let mut bytes = Vec::with_capacity(CHUNK_BYTES * 2);
     Encoder::start(&mut bytes).map_err(io)?;
@@ -399,7 +833,7 @@ async fn stream_events(
     let mut since = Instant::now();
     loop {
         let batch = tokio::select! {
-            b = rx.recv() => b,
+            b = s.rx.recv() => b,
             () = tokio::time::sleep_until(since + CHUNK_AGE) => Some(Vec::new()),
         };
         let end = batch.is_none();
@@ -412,24 +846,60 @@ async fn stream_events(
                 _ => counts[3] += 1,
             }
         }
+        if s.gone.load(Ordering::Relaxed) {
+            // Nobody reads: drain the load's events without sending them.
+            bytes.clear();
+            if end {
+                return Ok(sent);
+            }
+            continue;
+        }
         if !bytes.is_empty() && (end || bytes.len() >= CHUNK_BYTES || since.elapsed() >= CHUNK_AGE)
         {
-            while conn.xlen::<_, u64>(&stream).await? >= protocol::MAX_UNREAD {
+            let waited = Instant::now();
+            while s.conn.xlen::<_, u64>(&s.work.stream).await? >= protocol::MAX_UNREAD {
+                if s.gone.load(Ordering::Relaxed) || waited.elapsed() >= BACKLOG_WITHIN {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "the controller stopped reading the stream",
+                    )));
+                }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             let chunk = deflate(&bytes).map_err(io)?;
             let counted = format!("{} {} {} {}", counts[0], counts[1], counts[2], counts[3]);
-            let _: String = conn
-                .xadd(
-                    &stream,
-                    "*",
-                    &[
-                        (protocol::KIND, protocol::CHUNK.as_bytes()),
-                        (protocol::COUNTS, counted.as_bytes()),
-                        (protocol::BODY, &chunk),
-                    ],
-                )
-                .await?;
+            let n = s.seq.fetch_add(1, Ordering::Relaxed);
+            let mac = sign_entry(
+                &s.me,
+                &s.work,
+                n,
+                protocol::CHUNK,
+                Some(counted.as_bytes()),
+                &chunk,
+            );
+            let n = n.to_string();
+            let stream = s.work.stream.clone();
+            retrying(|| {
+                let mut conn = s.conn.clone();
+                let fields: [(&str, &[u8]); 5] = [
+                    (protocol::KIND, protocol::CHUNK.as_bytes()),
+                    (protocol::COUNTS, counted.as_bytes()),
+                    (protocol::BODY, &chunk),
+                    (protocol::SEQ, n.as_bytes()),
+                    (protocol::MAC, mac.as_bytes()),
+                ];
+                let stream = stream.clone();
+                async move {
+                    redis::pipe()
+                        .xadd(&stream, "*", &fields)
+                        .ignore()
+                        .expire(&stream, protocol::STREAM_SLACK_S)
+                        .ignore()
+                        .query_async::<()>(&mut conn)
+                        .await
+                }
+            })
+            .await?;
             sent += counts[0];
             counts = [0; 4];
             bytes.clear();

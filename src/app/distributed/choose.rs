@@ -1,10 +1,13 @@
 //! Which registered agents a run takes, and which segment each sends:
 //! agents of a Kubernetes Indexed Job by their index, others in name
-//! order; busy agents and other rlbench versions are passed over, and the
-//! ones missing are named.
+//! order; only registrations signed with the run's token and fresh on the
+//! coordinator's clock count; busy agents, agents leased to another run
+//! and other rlbench versions are passed over, and the ones missing are
+//! named.
 
 use super::link::{self, DistributedError};
-use super::protocol::{self, Registration};
+use super::protocol::{self, Registration, Sealed};
+use super::seal::Token;
 use redis::aio::MultiplexedConnection;
 use redis::AsyncCommands;
 use std::collections::BTreeMap;
@@ -17,10 +20,14 @@ pub(super) struct Chosen {
     pub segment: usize,
 }
 
-/// The agents whose heartbeat is recent, with what they registered.
+/// The agents whose heartbeat is recent, with what they registered
+/// (signed with `token` within the heartbeat's timeout; any other entry is
+/// someone else's, and named in `refused`).
 pub(super) async fn live_agents(
     conn: &mut MultiplexedConnection,
     url: &str,
+    token: &Token,
+    refused: &mut Vec<String>,
 ) -> Result<Vec<Registration>, DistributedError> {
     let now_ms = link::time(conn)
         .await
@@ -40,11 +47,23 @@ pub(super) async fn live_agents(
             .hget(protocol::agent(&name), "registration")
             .await
             .map_err(|e| link::failed(url, "reading an agent", e))?;
-        if let Some(r) = text.and_then(|t| serde_json::from_str::<Registration>(&t).ok()) {
-            live.push(r);
+        match text.and_then(|t| verified(&t, &name, token, now_ms * 1_000)) {
+            Some(r) => live.push(r),
+            None => refused.push(name),
         }
     }
     Ok(live)
+}
+
+/// A registration of `name` signed with `token`, fresh at `now_us`.
+fn verified(text: &str, name: &str, token: &Token, now_us: i64) -> Option<Registration> {
+    let sealed: Sealed = serde_json::from_str(text).ok()?;
+    if !sealed.verified(token) || sealed.from != name || sealed.kind != "registration" {
+        return None;
+    }
+    let r: Registration = serde_json::from_str(&sealed.body).ok()?;
+    let fresh = (now_us - r.beat_us).abs() <= protocol::HEARTBEAT_TIMEOUT_MS * 1_000;
+    (r.name == name && r.beat_us == sealed.at_us && fresh).then_some(r)
 }
 
 /// Which agents take which segment, or who is missing: agents of an
@@ -52,13 +71,11 @@ pub(super) async fn live_agents(
 /// order; busy agents and other rlbench versions are not taken.
 pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, String> {
     let version = env!("CARGO_PKG_VERSION");
-    let free: Vec<&Registration> = live
-        .iter()
-        .filter(|r| !r.busy && r.version == version)
-        .collect();
+    let ours = |r: &Registration| r.version == version && r.protocol == super::seal::VERSION;
+    let free: Vec<&Registration> = live.iter().filter(|r| !r.busy && ours(r)).collect();
     let other_versions: Vec<String> = live
         .iter()
-        .filter(|r| r.version != version)
+        .filter(|r| !ours(r))
         .map(|r| format!("{} (rlbench {})", r.name, r.version))
         .collect();
     let indexed: Vec<&&Registration> = free.iter().filter(|r| r.index.is_some()).collect();
@@ -140,8 +157,46 @@ mod tests {
             host: "h".into(),
             pid: 1,
             version: env!("CARGO_PKG_VERSION").into(),
+            protocol: crate::app::distributed::seal::VERSION,
+            nonce: "n".into(),
+            beat_us: 0,
             busy: false,
         }
+    }
+
+    /// A registration counts only signed with the run's token, for its
+    /// own name, and fresh.
+    #[test]
+    fn only_fresh_registrations_signed_with_the_token_count() {
+        let token = Token::new("0123456789abcdef").unwrap();
+        let now = 1_800_000_000_000_000;
+        let sealed = |r: &Registration, token: &Token, from: &str| {
+            let body = serde_json::to_string(r).unwrap();
+            serde_json::to_string(&Sealed::new(
+                token,
+                "",
+                from,
+                "",
+                1,
+                r.beat_us,
+                "registration",
+                body,
+            ))
+            .unwrap()
+        };
+        let mut r = agent("a", None);
+        r.beat_us = now - 1_000_000;
+        assert!(verified(&sealed(&r, &token, "a"), "a", &token, now).is_some());
+        let other = Token::new("0123456789abcdeX").unwrap();
+        assert!(verified(&sealed(&r, &other, "a"), "a", &token, now).is_none());
+        assert!(verified(&sealed(&r, &token, "a"), "0forged", &token, now).is_none());
+        assert!(verified(&sealed(&r, &token, "b"), "b", &token, now).is_none());
+        r.beat_us = now - 10_000_000;
+        assert!(
+            verified(&sealed(&r, &token, "a"), "a", &token, now).is_none(),
+            "a replay of an old registration"
+        );
+        assert!(verified("{\"registration\":1}", "a", &token, now).is_none());
     }
 
     #[test]

@@ -11,8 +11,9 @@ use super::choose::{choose, live_agents, Chosen};
 use super::clock::{Anchor, Mapping};
 use super::link::{self, ClockSource, DistributedError};
 use super::merge::{self, Route};
-use super::protocol::{self, FromAgent, ToAgent, Work};
-use super::streams::{read, Entry};
+use super::protocol::{self, Beat, FromAgent, Sealed, ToAgent, Work};
+use super::seal::{Seen, Token};
+use super::streams::{read, Check, Entry};
 use crate::error::Error;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
@@ -46,10 +47,33 @@ const TRUTH_ENV: &str = "RLBENCH_TEST_CLOCK_TRUTH";
 pub(crate) struct Wanted {
     pub agents: usize,
     pub coordinator: String,
+    /// The secret shared with the agents: every message is signed with it.
+    pub token: Token,
     pub wait: Duration,
     /// Off only in tests: agents trust their own wall clocks.
     pub estimate_clock: bool,
+    /// Past this (µs) an agent's times prove nothing: the gate fails.
+    pub max_clock_uncertainty_us: i64,
 }
+
+/// Keeps a lease only for the run that holds it: `KEYS[1]` the lease,
+/// `ARGV[1]` the run, `ARGV[2]` its lifetime (ms); with `ARGV[2]` = 0 the
+/// lease is let go. A lease the coordinator lost (a restart) is taken
+/// again; one another run holds is left alone.
+const LEASE_KEEP: &str = r"
+local held = redis.call('GET', KEYS[1])
+if ARGV[2] == '0' then
+  if held == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+  return 0
+end
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+";
+
+/// How long the coordinator may refuse or drop the controller's reads (a
+/// restart, out of memory) before the run gives up on it.
+const RETRY_WITHIN: Duration = Duration::from_secs(10);
 
 /// The controller's hold on its agents for one run.
 pub(crate) struct Controller {
@@ -58,6 +82,18 @@ pub(crate) struct Controller {
     agents: Vec<Chosen>,
     estimate_clock: bool,
     run: String,
+    token: Token,
+    /// The number of the last message it signed.
+    seq: u64,
+    /// Beats for the run and keeps its leases; stopped when dropped.
+    beater: tokio::task::JoinHandle<()>,
+    max_clock_uncertainty_us: i64,
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        self.beater.abort();
+    }
 }
 
 /// One arm made ready: the local instant every agent starts at.
@@ -72,12 +108,18 @@ pub(crate) struct Prepared {
     /// The controller's anchors, local times from `start`.
     anchors: Vec<Anchor>,
     arm: String,
+    /// What the streams' entries are checked against, and which streams'
+    /// refusals were said.
+    check: Check,
+    warned: Vec<bool>,
 }
 
 /// One arm's load as the agents sent it.
 pub(crate) struct Collected {
     pub report: LoadReport,
     pub agents: Vec<AgentRecord>,
+    /// The most an agent's times may be off before nothing is judged (µs).
+    pub max_clock_uncertainty_us: i64,
 }
 
 impl Controller {
@@ -101,10 +143,56 @@ impl Controller {
             );
         }
         let deadline = Instant::now() + wanted.wait;
+        let mut warned = std::collections::BTreeSet::new();
         loop {
-            let live = live_agents(&mut conn, url).await?;
-            match choose(&live, wanted.agents) {
-                Ok(agents) => {
+            let mut refused = Vec::new();
+            let live = live_agents(&mut conn, url, &wanted.token, &mut refused).await?;
+            for name in refused {
+                if warned.insert(name.clone()) {
+                    tracing::warn!(
+                        "ignoring agent {name:?} at {}: its registration is not signed with this \
+                         run's token, or is stale",
+                        link::shown(url)
+                    );
+                }
+            }
+            // Agents another run holds are busy.
+            let mut free = Vec::new();
+            let mut busy = Vec::new();
+            for r in live {
+                let held: Option<String> = conn
+                    .get(protocol::lease(&r.name))
+                    .await
+                    .map_err(|e| link::failed(url, "reading leases", e))?;
+                match held {
+                    Some(other) if other != run => busy.push(format!("{} (run {other})", r.name)),
+                    _ => free.push(r),
+                }
+            }
+            let chosen = match choose(&free, wanted.agents) {
+                Ok(agents) => lease_all(&mut conn, url, run, &agents)
+                    .await?
+                    .then_some(agents),
+                Err(missing) => {
+                    if Instant::now() >= deadline {
+                        let busy = if busy.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; busy with another run: {}", busy.join(", "))
+                        };
+                        return Err(DistributedError::Agents(format!(
+                            "{} agent(s) wanted at {} within {:?}: {missing}{busy}",
+                            wanted.agents,
+                            link::shown(url),
+                            wanted.wait
+                        ))
+                        .into());
+                    }
+                    None
+                }
+            };
+            match chosen {
+                Some(agents) => {
                     if !quiet {
                         tracing::info!(
                             "agents: {}",
@@ -118,24 +206,35 @@ impl Controller {
                                 .join(", ")
                         );
                     }
+                    let beater = tokio::spawn(beat(
+                        link::connect(url).await?,
+                        wanted.token.clone(),
+                        run.to_string(),
+                        agents.iter().map(|a| a.name.clone()).collect(),
+                    ));
                     return Ok(Controller {
                         url: url.clone(),
                         conn,
                         agents,
                         estimate_clock: wanted.estimate_clock,
                         run: run.to_string(),
+                        token: wanted.token.clone(),
+                        seq: 0,
+                        beater,
+                        max_clock_uncertainty_us: wanted.max_clock_uncertainty_us,
                     });
                 }
-                Err(missing) if Instant::now() >= deadline => {
+                None if Instant::now() >= deadline => {
                     return Err(DistributedError::Agents(format!(
-                        "{} agent(s) wanted at {} within {:?}: {missing}",
+                        "{} agent(s) wanted at {} within {:?}: another run took some of them \
+                         first",
                         wanted.agents,
                         link::shown(url),
                         wanted.wait
                     ))
                     .into())
                 }
-                Err(_) => {}
+                None => {}
             }
             tokio::select! {
                 biased;
@@ -162,7 +261,7 @@ impl Controller {
         };
         let of = self.agents.len();
         let mut streams = Vec::new();
-        for a in &self.agents {
+        for a in self.agents.clone() {
             let stream = protocol::stream(&self.run, arm, &a.name);
             let work = ToAgent::Work(Work {
                 run: self.run.clone(),
@@ -175,13 +274,17 @@ impl Controller {
                 of,
                 stream: stream.clone(),
                 estimate_clock: self.estimate_clock,
+                issued_us: link::time(&mut self.conn)
+                    .await
+                    .map_err(failed("reading its clock"))?,
             });
             let _: () = self
                 .conn
                 .del(&stream)
                 .await
                 .map_err(failed("clearing a stream"))?;
-            tell(&mut self.conn, &a.name, &work)
+            let name = a.name.clone();
+            self.tell(&name, &work)
                 .await
                 .map_err(failed("handing out work"))?;
             streams.push(stream);
@@ -189,6 +292,8 @@ impl Controller {
         let mut ready = vec![false; of];
         let mut agent_anchors = vec![Vec::new(); of];
         let mut ids = vec!["0".to_string(); of];
+        let mut check = self.check();
+        let mut warned = vec![false; of];
         let deadline = Instant::now() + READY_WITHIN;
         while ready.iter().any(|r| !r) {
             if interrupt.fired() {
@@ -209,12 +314,16 @@ impl Controller {
                 ))
                 .into());
             }
-            let entries = read(&mut self.conn, &streams, &ids)
+            let entries = read(&mut self.conn, &streams, &ids, &mut check)
                 .await
                 .map_err(failed("reading"))?;
             for (i, id, entry) in entries {
-                ids[i] = id;
+                ids[i] = id.clone();
                 match entry {
+                    Entry::Refused(why) => {
+                        refused(&mut warned, &self.agents, i, why);
+                        let _: redis::RedisResult<u64> = self.conn.xdel(&streams[i], &[&id]).await;
+                    }
                     Entry::Said(FromAgent::Ready { .. }) => ready[i] = true,
                     Entry::Said(FromAgent::Anchor(a)) => agent_anchors[i].push(a),
                     Entry::Said(FromAgent::Failed { message }) => {
@@ -245,14 +354,19 @@ impl Controller {
         let start = origin + Duration::from_micros(at_local.max(0) as u64);
         let sample = crate::load::clocks::sample(origin);
         let phase_us = sample.wall_us + (at_local.max(0) - sample.trace_us);
-        for a in &self.agents {
+        for name in self
+            .agents
+            .iter()
+            .map(|a| a.name.clone())
+            .collect::<Vec<_>>()
+        {
             let go = ToAgent::Start {
                 run: self.run.clone(),
                 arm: arm.to_string(),
                 at_us,
                 phase_us,
             };
-            tell(&mut self.conn, &a.name, &go)
+            self.tell(&name, &go)
                 .await
                 .map_err(failed("starting the agents"))?;
         }
@@ -268,6 +382,8 @@ impl Controller {
                 ..mine
             }],
             arm: arm.to_string(),
+            check,
+            warned,
         })
     }
 
@@ -298,6 +414,8 @@ impl Controller {
             mut agent_anchors,
             mut anchors,
             arm,
+            mut check,
+            mut warned,
         } = prepared;
         let of = self.agents.len();
         std::fs::create_dir_all(&spool_dir).map_err(|e| {
@@ -331,6 +449,7 @@ impl Controller {
         let mut lost: Vec<Option<f64>> = vec![None; of];
         let mut failures: Vec<Option<String>> = vec![None; of];
         let mut stopping = false;
+        let mut failing_since: Option<Instant> = None;
         let mut next_anchor = Instant::now();
         let mut next_check = Instant::now();
         let mut give_up = start + duration + timeout + END_GRACE;
@@ -369,7 +488,12 @@ impl Controller {
             }
             if now >= next_check {
                 next_check = now + Duration::from_secs(1);
-                let alive = self.alive().await.map_err(failed("reading heartbeats"))?;
+                // A coordinator that does not answer says nothing of the
+                // agents: the reads below count its silence.
+                let alive = self
+                    .alive()
+                    .await
+                    .unwrap_or_else(|_| vec![true; self.agents.len()]);
                 for i in 0..of {
                     if !alive[i] && ended[i].is_none() && lost[i].is_none() && failures[i].is_none()
                     {
@@ -382,14 +506,27 @@ impl Controller {
                     }
                 }
             }
-            let entries = read(&mut self.conn, &streams, &ids)
-                .await
-                .map_err(failed("reading"))?;
+            let entries = match read(&mut self.conn, &streams, &ids, &mut check).await {
+                Ok(entries) => {
+                    failing_since = None;
+                    entries
+                }
+                Err(e) => {
+                    let since = *failing_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= RETRY_WITHIN {
+                        return Err(failed("reading")(e));
+                    }
+                    tracing::debug!("coordinator: {e}; trying again");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
             let mut read_ids: BTreeMap<usize, Vec<String>> = BTreeMap::new();
             for (i, id, entry) in entries {
                 read_ids.entry(i).or_default().push(id.clone());
                 ids[i] = id;
                 match entry {
+                    Entry::Refused(why) => refused(&mut warned, &self.agents, i, why),
                     Entry::Chunk { bytes, counts } => {
                         files[i].write_all(&bytes).map_err(|e| {
                             Error::environment(format!("cannot write {}: {e}", spools[i].display()))
@@ -494,28 +631,43 @@ impl Controller {
                 epoch_uncertainty_us: sample.uncertainty_us + (measured - phase_us).abs(),
             },
             agents: records,
+            max_clock_uncertainty_us: self.max_clock_uncertainty_us,
         })
     }
 
     /// Tells every agent to stop the arm's load.
     async fn stop(&mut self, arm: &str) {
-        for a in &self.agents {
+        for name in self
+            .agents
+            .iter()
+            .map(|a| a.name.clone())
+            .collect::<Vec<_>>()
+        {
             let stop = ToAgent::Stop {
                 run: self.run.clone(),
                 arm: arm.to_string(),
             };
-            let _ = tell(&mut self.conn, &a.name, &stop).await;
+            let _ = self.tell(&name, &stop).await;
         }
     }
 
-    /// The run is over: agents started with `--once` exit.
+    /// The run is over: agents started with `--once` exit; the leases are
+    /// let go and the beat stops.
     pub(crate) async fn bye(&mut self) {
-        for a in &self.agents {
+        self.beater.abort();
+        for name in self
+            .agents
+            .iter()
+            .map(|a| a.name.clone())
+            .collect::<Vec<_>>()
+        {
             let bye = ToAgent::Bye {
                 run: self.run.clone(),
             };
-            let _ = tell(&mut self.conn, &a.name, &bye).await;
+            let _ = self.tell(&name, &bye).await;
+            let _ = keep_lease(&mut self.conn, &name, &self.run, 0).await;
         }
+        let _: redis::RedisResult<()> = self.conn.del(protocol::beat(&self.run)).await;
     }
 
     /// Whether each chosen agent still beats.
@@ -547,15 +699,132 @@ impl Controller {
     }
 }
 
-/// Puts a message in an agent's inbox.
-async fn tell(
+/// Leases every one of `agents` to `run`, atomically each (`SET NX`);
+/// when another run took one first, lets go of the others and says no.
+async fn lease_all(
+    conn: &mut MultiplexedConnection,
+    url: &str,
+    run: &str,
+    agents: &[Chosen],
+) -> Result<bool, Error> {
+    let mut taken: Vec<String> = Vec::new();
+    for a in agents {
+        let ok: Option<String> = redis::cmd("SET")
+            .arg(protocol::lease(&a.name))
+            .arg(run)
+            .arg("NX")
+            .arg("PX")
+            .arg(protocol::LEASE_TTL_MS)
+            .query_async(conn)
+            .await
+            .map_err(|e| Error::from(link::failed(url, "leasing agents", e)))?;
+        if ok.is_none() {
+            for name in &taken {
+                let _ = keep_lease(conn, name, run, 0).await;
+            }
+            return Ok(false);
+        }
+        taken.push(a.name.clone());
+    }
+    Ok(true)
+}
+
+/// Keeps the lease of `agent` for `run` another `ttl_ms` (0: lets it go),
+/// when it is still the run's.
+async fn keep_lease(
     conn: &mut MultiplexedConnection,
     agent: &str,
-    message: &ToAgent,
-) -> redis::RedisResult<()> {
-    conn.rpush(
-        protocol::inbox(agent),
-        serde_json::to_string(message).unwrap_or_default(),
-    )
-    .await
+    run: &str,
+    ttl_ms: u64,
+) -> redis::RedisResult<i64> {
+    redis::Script::new(LEASE_KEEP)
+        .key(protocol::lease(agent))
+        .arg(run)
+        .arg(ttl_ms)
+        .invoke_async(conn)
+        .await
+}
+
+/// The run's heartbeat, every [`protocol::BEAT_EVERY_MS`] until aborted:
+/// a beat signed with the coordinator's time (agents stop their load when
+/// it is older than [`protocol::DEAD_MAN_US`]), and the agents' leases
+/// kept. A coordinator that does not answer is tried again at the next
+/// beat.
+async fn beat(mut conn: MultiplexedConnection, token: Token, run: String, agents: Vec<String>) {
+    let mut every = tokio::time::interval(Duration::from_millis(protocol::BEAT_EVERY_MS));
+    let mut n = 0u64;
+    loop {
+        every.tick().await;
+        let Ok(now) = link::time(&mut conn).await else {
+            continue;
+        };
+        n += 1;
+        let body = serde_json::to_string(&Beat { at_us: now }).unwrap_or_default();
+        let sealed = Sealed::new(&token, &run, protocol::CONTROLLER, "", n, now, "beat", body);
+        let _: redis::RedisResult<()> = redis::cmd("SET")
+            .arg(protocol::beat(&run))
+            .arg(serde_json::to_string(&sealed).unwrap_or_default())
+            .arg("PX")
+            .arg(protocol::BEAT_TTL_MS)
+            .query_async(&mut conn)
+            .await;
+        for a in &agents {
+            let _ = keep_lease(&mut conn, a, &run, protocol::LEASE_TTL_MS).await;
+        }
+    }
+}
+
+impl Controller {
+    /// Puts a signed message in an agent's inbox: work in its inbox, the
+    /// run's starts, stops and end in its inbox for the run. Both expire.
+    async fn tell(&mut self, agent: &str, message: &ToAgent) -> redis::RedisResult<()> {
+        let now = link::time(&mut self.conn).await?;
+        self.seq += 1;
+        let kind = match message {
+            ToAgent::Work(_) => "work",
+            ToAgent::Start { .. } => "start",
+            ToAgent::Stop { .. } => "stop",
+            ToAgent::Bye { .. } => "bye",
+        };
+        let sealed = Sealed::new(
+            &self.token,
+            &self.run,
+            protocol::CONTROLLER,
+            agent,
+            self.seq,
+            now,
+            kind,
+            serde_json::to_string(message).unwrap_or_default(),
+        );
+        let inbox = match message {
+            ToAgent::Work(_) => protocol::inbox(agent),
+            _ => protocol::run_inbox(agent, &self.run),
+        };
+        redis::pipe()
+            .rpush(&inbox, serde_json::to_string(&sealed).unwrap_or_default())
+            .expire(&inbox, protocol::AGENT_TTL_S)
+            .query_async(&mut self.conn)
+            .await
+    }
+
+    /// The checks of one arm's streams.
+    fn check(&self) -> Check {
+        Check {
+            token: self.token.clone(),
+            run: self.run.clone(),
+            senders: self.agents.iter().map(|a| a.name.clone()).collect(),
+            seen: vec![Seen::default(); self.agents.len()],
+        }
+    }
+}
+
+/// Says once per stream that entries were refused, and why.
+fn refused(warned: &mut [bool], agents: &[Chosen], i: usize, why: &str) {
+    if !warned[i] {
+        warned[i] = true;
+        tracing::warn!(
+            "ignoring entries in agent {}'s stream: {why} (skipped, and removed)",
+            agents[i].name
+        );
+    }
 }

@@ -14,4 +14,5 @@ pub(crate) mod controller;
 pub(crate) mod link;
 mod merge;
 pub(crate) mod protocol;
+pub(crate) mod seal;
 mod streams;

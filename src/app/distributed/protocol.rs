@@ -1,18 +1,41 @@
 //! What the controller and its agents say to each other through the
 //! coordinator (any Redis both reach), and where: agents register in a
 //! sorted set scored by their last heartbeat (the coordinator's clock, ms)
-//! with their details in a hash; each agent reads its inbox (a list,
-//! `BLPOP`); each agent writes what it has for one arm — readiness, clock
-//! anchors, event chunks (the binary trace, deflated), its end — to a
-//! stream of that arm that the controller reads and trims as it goes.
+//! with their signed details in a hash, and claim their name; a controller
+//! leases each agent it takes for its run; work comes to an agent's inbox
+//! (a list, `BLPOP`), the run's starts and stops to its inbox for that run;
+//! each agent writes what it has for one arm — readiness, clock anchors,
+//! event chunks (the binary trace, deflated), its end — to a stream of
+//! that arm that the controller reads and trims as it goes; the controller
+//! beats under its run's key, and an agent whose controller stops beating
+//! stops its load. Every message is signed (`seal`); every key expires.
 
 use super::clock::Anchor;
+use super::seal::{Header, Token};
 use serde::{Deserialize, Serialize};
 
 /// Every key rlbench keeps in a coordinator starts with this.
 const ROOT: &str = "rlbench:coord";
 /// An agent whose heartbeat is older than this is gone (ms).
 pub(crate) const HEARTBEAT_TIMEOUT_MS: i64 = 3_000;
+/// An agent stops its load when its controller's last beat is older than
+/// this (µs, on the coordinator's clock).
+pub(crate) const DEAD_MAN_US: i64 = 2_000_000;
+/// How often the controller beats.
+pub(crate) const BEAT_EVERY_MS: u64 = 400;
+/// Work older than this on the coordinator's clock is not done (µs): a
+/// replay of an earlier run's.
+pub(crate) const WORK_FRESH_US: i64 = 30_000_000;
+/// How long keys live unless refreshed (s): an agent's details, its name's
+/// claim and inboxes; a lease; the controller's beat.
+pub(crate) const AGENT_TTL_S: i64 = 60;
+pub(crate) const LEASE_TTL_MS: u64 = 60_000;
+pub(crate) const BEAT_TTL_MS: u64 = 10_000;
+pub(crate) const CLAIM_TTL_MS: u64 = 10_000;
+/// How long a stream of an arm lives past its last entry (s).
+pub(crate) const STREAM_SLACK_S: i64 = 600;
+/// The most one event chunk may inflate to (a chunk is sent at 256 KiB).
+pub(crate) const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
 /// The stream entries an agent lets wait unread before it waits itself:
 /// what the coordinator holds for a slow controller stays bounded.
 pub(crate) const MAX_UNREAD: u64 = 256;
@@ -27,9 +50,29 @@ pub(crate) fn agent(name: &str) -> String {
     format!("{ROOT}:agent:{name}")
 }
 
-/// An agent's inbox (a list).
+/// An agent's inbox for work (a list).
 pub(crate) fn inbox(name: &str) -> String {
     format!("{ROOT}:inbox:{name}")
+}
+
+/// An agent's inbox for one run's starts, stops and end (a list).
+pub(crate) fn run_inbox(name: &str, run: &str) -> String {
+    format!("{ROOT}:inbox:{name}:run:{run}")
+}
+
+/// Which process holds an agent's name (its nonce, expiring).
+pub(crate) fn claim(name: &str) -> String {
+    format!("{ROOT}:claim:{name}")
+}
+
+/// Which run holds an agent (the run's id, expiring).
+pub(crate) fn lease(name: &str) -> String {
+    format!("{ROOT}:lease:{name}")
+}
+
+/// A run's controller's last beat (a sealed [`Beat`], expiring).
+pub(crate) fn beat(run: &str) -> String {
+    format!("{ROOT}:beat:{run}")
 }
 
 /// Where an agent writes for one arm of one run.
@@ -47,9 +90,96 @@ pub(crate) struct Registration {
     pub host: String,
     pub pid: u32,
     pub version: String,
+    /// The protocol it speaks ([`super::seal::VERSION`]).
+    #[serde(default)]
+    pub protocol: u32,
+    /// This process's own random mark: two agents of one name differ.
+    #[serde(default)]
+    pub nonce: String,
+    /// The coordinator's clock when it registered (µs): a registration
+    /// is signed afresh at each beat, so an old one cannot be replayed.
+    #[serde(default)]
+    pub beat_us: i64,
     /// Busy with a run's arm, or waiting for work.
     pub busy: bool,
 }
+
+/// A controller's beat: its run is alive at `at_us` on the coordinator's
+/// clock.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Beat {
+    pub at_us: i64,
+}
+
+/// A message to an agent as it travels: the body (a [`ToAgent`] as JSON,
+/// or a [`Registration`], a [`Beat`]) and its signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Sealed {
+    pub v: u32,
+    pub run: String,
+    pub from: String,
+    pub to: String,
+    pub seq: u64,
+    pub at_us: i64,
+    pub kind: String,
+    pub body: String,
+    pub mac: String,
+}
+
+impl Sealed {
+    /// `body` signed by `token`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        token: &Token,
+        run: &str,
+        from: &str,
+        to: &str,
+        seq: u64,
+        at_us: i64,
+        kind: &str,
+        body: String,
+    ) -> Sealed {
+        let h = Header {
+            run,
+            from,
+            to,
+            seq,
+            at_us,
+            kind,
+        };
+        Sealed {
+            v: super::seal::VERSION,
+            mac: token.sign(&h, body.as_bytes()),
+            run: run.to_string(),
+            from: from.to_string(),
+            to: to.to_string(),
+            seq,
+            at_us,
+            kind: kind.to_string(),
+            body,
+        }
+    }
+
+    /// Whether `token` signed it (and in this protocol's version).
+    pub(crate) fn verified(&self, token: &Token) -> bool {
+        self.v == super::seal::VERSION
+            && token.verify(
+                &Header {
+                    run: &self.run,
+                    from: &self.from,
+                    to: &self.to,
+                    seq: self.seq,
+                    at_us: self.at_us,
+                    kind: &self.kind,
+                },
+                self.body.as_bytes(),
+                &self.mac,
+            )
+    }
+}
+
+/// The name the controller signs as.
+pub(crate) const CONTROLLER: &str = "controller";
 
 /// One arm's work for one agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,6 +200,10 @@ pub(crate) struct Work {
     /// Off only in tests: the agent trusts its own wall clock to be the
     /// coordinator's, to show what that costs.
     pub estimate_clock: bool,
+    /// The coordinator's clock when the controller handed it out (µs): an
+    /// agent does no work older than [`WORK_FRESH_US`].
+    #[serde(default)]
+    pub issued_us: i64,
 }
 
 /// What the controller tells an agent.
@@ -139,6 +273,20 @@ pub(crate) enum FromAgent {
 pub(crate) const KIND: &str = "kind";
 pub(crate) const BODY: &str = "body";
 pub(crate) const CHUNK: &str = "chunk";
+/// A stream entry's signature fields: the sequence number and the
+/// signature (its run is the stream's, its sender the stream's agent).
+pub(crate) const SEQ: &str = "seq";
+pub(crate) const MAC: &str = "mac";
+/// An entry's signed body: for a chunk, its counts and its bytes.
+pub(crate) fn signed_body(counts: Option<&[u8]>, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 32);
+    if let Some(c) = counts {
+        out.extend_from_slice(&(c.len() as u64).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    out.extend_from_slice(body);
+    out
+}
 /// A chunk's counts, for the controller's progress line: `done admitted
 /// rejected failed`.
 pub(crate) const COUNTS: &str = "counts";
@@ -161,6 +309,7 @@ mod tests {
                 of: 3,
                 stream: stream("r", "a", "n"),
                 estimate_clock: true,
+                issued_us: 7,
             }),
             ToAgent::Start {
                 run: "r".into(),

@@ -1,10 +1,13 @@
 //! `[distributed]`: how many load agents split each arm's schedule, the
-//! Redis they coordinate through, and how long to wait for them.
+//! Redis they coordinate through, how long to wait for them, and how far
+//! their clocks may be off before nothing is judged.
 
 use super::source::{Result, Source};
 use crate::load::schedule::Shape;
 use crate::scenario::raw::RawDistributed;
-use crate::scenario::spec::{Distributed, DEFAULT_AGENTS_WAIT, MAX_AGENTS};
+use crate::scenario::spec::{
+    Distributed, DEFAULT_AGENTS_WAIT, DEFAULT_MAX_CLOCK_UNCERTAINTY, MAX_AGENTS,
+};
 use toml::Spanned;
 
 pub(super) fn distributed(
@@ -33,10 +36,15 @@ pub(super) fn distributed(
         Some(w) => src.duration(w)?,
         None => DEFAULT_AGENTS_WAIT,
     };
+    let max_clock_uncertainty = match &d.max_clock_uncertainty {
+        Some(m) => src.duration(m)?,
+        None => DEFAULT_MAX_CLOCK_UNCERTAINTY,
+    };
     Ok(Distributed {
         agents,
         coordinator,
         wait,
+        max_clock_uncertainty,
     })
 }
 

@@ -13,7 +13,10 @@ fn with(table: &str) -> String {
 fn agents_coordinator_and_wait_are_read() {
     let s = parse(
         "s.toml",
-        &with("agents = 3\ncoordinator = \"redis://127.0.0.1:6390\"\nwait = \"20s\""),
+        &with(
+            "agents = 3\ncoordinator = \"redis://127.0.0.1:6390\"\nwait = \"20s\"\n\
+             max_clock_uncertainty = \"2ms\"",
+        ),
     )
     .unwrap();
     assert_eq!(
@@ -22,11 +25,16 @@ fn agents_coordinator_and_wait_are_read() {
             agents: 3,
             coordinator: Some("redis://127.0.0.1:6390".into()),
             wait: Duration::from_secs(20),
+            max_clock_uncertainty: Duration::from_millis(2),
         })
     );
     let s = parse("s.toml", &with("agents = 2")).unwrap();
     let d = s.distributed.unwrap();
     assert_eq!((d.coordinator, d.wait), (None, DEFAULT_AGENTS_WAIT));
+    assert_eq!(
+        d.max_clock_uncertainty,
+        crate::scenario::spec::DEFAULT_MAX_CLOCK_UNCERTAINTY
+    );
     assert_eq!(parse("s.toml", GOOD).unwrap().distributed, None);
 }
 
