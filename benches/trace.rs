@@ -99,6 +99,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         chunks_on_epoch: false,
         clock_resolution_us: None,
         max_clock_uncertainty_us: None,
+        not_sent: Default::default(),
         max_server_time_us: None,
         one_clock: false,
         remote_targets: Vec::new(),

@@ -38,7 +38,7 @@ impl Check {
             Figure::DecidedRequests if !self.passed => "nothing judged".to_string(),
             _ => format!("{} {value} {op} {word} {}", e.figure.name(), e.value),
         };
-        let default = if e.key == DEFAULT_ERROR_KEY {
+        let default = if e.key == DEFAULT_ERROR_KEY || e.key == DEFAULT_NOT_SENT_KEY {
             " (default)"
         } else {
             ""
@@ -72,11 +72,18 @@ pub(crate) fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
         Figure::RedisCommandsPerDecision => f.redis.as_ref()?.commands_per_decision,
         Figure::RedisBytesPerKey => f.redis.as_ref()?.bytes_per_key as f64,
         Figure::LeaseBoundViolations => f.lease_bound.as_ref()?.definite_violations as f64,
+        Figure::NotSentRatio => match f.scheduled {
+            0 => 0.0,
+            n => f.not_sent.total() as f64 / n as f64,
+        },
     })
 }
 
 /// The key of the error bound an arm gets when it states none.
 pub(crate) const DEFAULT_ERROR_KEY: &str = "max_error_ratio (default)";
+/// The key of the bound on requests never sent an arm gets when it
+/// states none: the whole schedule, sent.
+pub(crate) const DEFAULT_NOT_SENT_KEY: &str = "max_not_sent_ratio (default)";
 
 /// The arm's own bounds, then the two every arm carries (see the module).
 pub(crate) fn with_defaults(expect: &[Expectation]) -> Vec<Expectation> {
@@ -87,6 +94,14 @@ pub(crate) fn with_defaults(expect: &[Expectation]) -> Vec<Expectation> {
             figure: Figure::ErrorRatio,
             bound: Bound::AtMost,
             value: DEFAULT_MAX_ERROR_RATIO,
+        });
+    }
+    if !expect.iter().any(|e| e.figure == Figure::NotSentRatio) {
+        all.push(Expectation {
+            key: DEFAULT_NOT_SENT_KEY,
+            figure: Figure::NotSentRatio,
+            bound: Bound::AtMost,
+            value: 0.0,
         });
     }
     all.push(Expectation {
@@ -137,8 +152,16 @@ pub(crate) fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Chec
                     Bound::AtMost => v <= e.value,
                     Bound::AtLeast => v >= e.value,
                 };
-            let because = matches!(e.figure, Figure::DecidedRequests | Figure::ErrorRatio)
-                .then(|| failed_requests(figures));
+            let because = match e.figure {
+                Figure::DecidedRequests | Figure::ErrorRatio => Some(failed_requests(figures)),
+                Figure::NotSentRatio => Some(format!(
+                    "{} of {} requests never sent ({})",
+                    figures.not_sent.total(),
+                    figures.scheduled,
+                    figures.not_sent.why()
+                )),
+                _ => None,
+            };
             Check {
                 expectation: e.clone(),
                 value,
@@ -177,6 +200,7 @@ const NAMED: &[(&str, Figure, Bound)] = &[
     ),
     ("max_p99_ms", Figure::P99Ms, Bound::AtMost),
     ("max_error_ratio", Figure::ErrorRatio, Bound::AtMost),
+    ("max_not_sent_ratio", Figure::NotSentRatio, Bound::AtMost),
     (
         "max_peak_window_ratio",
         Figure::PeakWindowRatio,
@@ -285,6 +309,8 @@ pub enum Figure {
     LeaseBoundViolations,
     /// Admitted + rejected: the requests whose decision the trace knows.
     DecidedRequests,
+    /// The share of the schedule never sent.
+    NotSentRatio,
 }
 
 impl Figure {
@@ -303,6 +329,7 @@ impl Figure {
             Figure::RedisBytesPerKey => "redis_bytes_per_key",
             Figure::LeaseBoundViolations => "lease_bound_violations",
             Figure::DecidedRequests => "decided_requests",
+            Figure::NotSentRatio => "not_sent_ratio",
         }
     }
 
@@ -313,6 +340,7 @@ impl Figure {
             Figure::P99Ms
                 | Figure::ErrorRatio
                 | Figure::DecidedRequests
+                | Figure::NotSentRatio
                 | Figure::HeaderFindings
                 | Figure::RemainingContradictions
                 | Figure::RedisCommandsPerDecision

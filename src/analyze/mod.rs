@@ -52,6 +52,9 @@ pub(crate) struct ArmFigures {
     pub verdict: Option<Verdict>,
     /// Where the policy's answers become too slow for its sharp rules.
     pub too_slow: Option<verify::TooSlow>,
+    /// The schedule and what of it was never sent (from the arm's record).
+    pub scheduled: u64,
+    pub not_sent: crate::store::records::NotSent,
     /// The arm's histograms (µs), then each replica's.
     pub histograms: Histograms,
     pub per_replica_histograms: Vec<Histograms>,
@@ -431,6 +434,8 @@ pub(crate) fn analyze(
         headers: headers.finish(policy, remaining, probes.to_vec()),
         verdict,
         too_slow: policy.and_then(|p| verify::too_slow(p, opts)),
+        scheduled: 0,
+        not_sent: Default::default(),
         histograms,
         per_replica_histograms,
         window,

@@ -299,8 +299,7 @@ pub(crate) async fn run(
                     .controller
                     .collect(
                         prepared,
-                        plan.duration,
-                        plan.timeout,
+                        &plan,
                         folder.spool(&spec.name),
                         writer.sender(),
                         counters,
@@ -334,6 +333,7 @@ pub(crate) async fn run(
         Err(e) => (
             load::LoadReport {
                 scheduled: 0,
+                not_sent: Default::default(),
                 send_window: start.elapsed(),
                 interrupted: true,
                 epoch_offset_us: provisional.epoch_offset_us,
@@ -413,6 +413,7 @@ pub(crate) async fn run(
         unfinished: seal.is_none(),
         trace: seal,
         agents,
+        not_sent: report.not_sent,
         max_clock_uncertainty_us,
         ..provisional
     };
@@ -450,6 +451,7 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
         chunked_refill: judged.timing.chunked_refill,
         chunks_on_epoch: judged.timing.chunks_on_epoch,
         max_clock_uncertainty_us: None,
+        not_sent: Default::default(),
         clock_resolution_us: judged.timing.clock_resolution_us,
         count_rejected: judged.timing.count_rejected,
         max_server_time_us: judged.max_server_time_us,

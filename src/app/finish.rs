@@ -146,6 +146,8 @@ pub(crate) fn analyze_arm(
         picker,
         mine,
     )?;
+    figures.scheduled = record.scheduled;
+    figures.not_sent = record.not_sent;
     let decisions = figures.counts.admitted + figures.counts.rejected;
     figures.redis = analyze::redis_cost::cost(&record.redis_nodes, decisions);
     if let (Some(bound), Some(reference_api::Policy::FixedWindow { window_us, .. })) =

@@ -85,7 +85,7 @@ pub(crate) fn agent(args: &AgentArgs) -> Result<AgentArgsChecked, Error> {
     };
     Ok(AgentArgsChecked {
         coordinator: args.coordinator.clone(),
-        token: token(args.token.as_deref())?,
+        token: crate::app::distributed::seal::token_from(args.token.as_deref())?,
         allow_remote_targets: args.allow_remote_targets,
         name,
         index,
@@ -94,22 +94,6 @@ pub(crate) fn agent(args: &AgentArgs) -> Result<AgentArgsChecked, Error> {
             shift_us: shift_ms * 1_000,
         },
     })
-}
-
-/// The environment variable a coordinator token is best given in.
-pub(crate) const TOKEN_ENV: &str = "RLBENCH_COORDINATOR_TOKEN";
-
-/// The coordinator token: `--token`, else the environment; required.
-/// Never echoed.
-pub(crate) fn token(flag: Option<&str>) -> Result<crate::app::distributed::seal::Token, Error> {
-    let env = std::env::var(TOKEN_ENV).ok().filter(|v| !v.is_empty());
-    let text = flag.map(str::to_string).or(env).ok_or_else(|| {
-        Error::input(format!(
-            "a distributed run needs a token its controller and agents share: set {TOKEN_ENV} \
-             (e.g. to the output of `openssl rand -hex 16`) on both sides, or give --token"
-        ))
-    })?;
-    crate::app::distributed::seal::Token::new(&text).map_err(Error::input)
 }
 
 fn host_name() -> String {

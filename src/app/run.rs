@@ -90,7 +90,7 @@ fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Err
     Ok(Some(Wanted {
         agents,
         coordinator,
-        token: crate::app::flags::token(flags.token.as_deref())?,
+        token: crate::app::distributed::seal::token_from(flags.token.as_deref())?,
         wait: flags
             .wait
             .or(file.map(|d| d.wait))

@@ -123,6 +123,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             achieved_rps: round(achieved),
             generator_saturated: c.sent > 0 && saturated(achieved, run.target_rps, f.lag.p50),
             scheduled: run.scheduled,
+            not_sent: run.not_sent,
         },
         correctness: f.verdict.as_ref().map(|v| Correctness {
             allowed_max: v.allowed_max,

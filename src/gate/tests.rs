@@ -39,6 +39,8 @@ fn figures(admitted: u64, allowed_max: u64, definite: u64) -> ArmFigures {
         redis: None,
         lease_bound: None,
         too_slow: None,
+        scheduled: 100,
+        not_sent: Default::default(),
         verdict: Some(Verdict {
             admitted,
             allowed_max,
@@ -85,8 +87,9 @@ fn bounds_pass_at_the_limit_and_fail_past_it() {
         &f,
     );
     let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
-    // Then the default error bound and "something was judged".
-    assert_eq!(passed, [true, false, false, true, true, true]);
+    // Then the default error bound, the whole schedule sent and
+    // "something was judged".
+    assert_eq!(passed, [true, false, false, true, true, true, true]);
     assert_eq!(checks[1].describe(), "over_admission_ratio 3 > max 2.99");
     assert_eq!(checks[2].describe(), "definite_violations 20 > max 0");
 }
@@ -114,7 +117,7 @@ fn correctness_bounds_fail_without_a_policy_and_latency_bounds_still_apply() {
         &f,
     );
     let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
-    assert_eq!(passed, [false, false, true, true, true]);
+    assert_eq!(passed, [false, false, true, true, true, true]);
 }
 
 #[test]
@@ -158,7 +161,7 @@ fn the_default_error_bound_gives_way_to_the_arms_own() {
         0.2,
     )];
     let checks = evaluate(&own, &f);
-    assert_eq!(checks.len(), 2, "the arm's bound, then judged");
+    assert_eq!(checks.len(), 3, "the arm's bound, all sent, then judged");
     assert!(checks.iter().all(|c| c.passed));
     let checks = evaluate(&[], &f);
     assert_eq!(checks[0].expectation.key, DEFAULT_ERROR_KEY);
@@ -167,6 +170,38 @@ fn the_default_error_bound_gives_way_to_the_arms_own() {
     f.counts.errors = 1;
     f.counts.admitted = 1;
     assert!(evaluate(&[], &f).iter().all(|c| c.passed));
+}
+
+/// Every request of the schedule sent, by default; the reason said when
+/// not; an arm may allow some (a bound of its own).
+#[test]
+fn a_schedule_left_unsent_fails_by_default_and_says_why() {
+    let mut f = figures(90, 90, 0);
+    assert!(evaluate(&[], &f).iter().all(|c| c.passed));
+    f.not_sent.behind = 3;
+    f.not_sent.lost = 1;
+    let checks = evaluate(&[], &f);
+    let c = checks
+        .iter()
+        .find(|c| c.expectation.figure == Figure::NotSentRatio)
+        .unwrap();
+    assert!(!c.passed);
+    let said = c.describe();
+    assert!(
+        said.starts_with("not_sent_ratio 0.04 > max 0 (default): 4 of 100 requests never sent"),
+        "{said}"
+    );
+    assert!(
+        said.contains("3: the generator behind") && said.contains("1: their agent lost"),
+        "{said}"
+    );
+    let own = [expect(
+        "max_not_sent_ratio",
+        Figure::NotSentRatio,
+        Bound::AtMost,
+        0.05,
+    )];
+    assert!(evaluate(&own, &f).iter().all(|c| c.passed));
 }
 
 #[test]
@@ -221,7 +256,7 @@ fn header_bounds_count_findings_and_contradictions_with_or_without_a_policy() {
         &f,
     );
     let passed: Vec<bool> = checks.iter().map(|c| c.passed).collect();
-    assert_eq!(passed, [true, false, true, false, true, true]);
+    assert_eq!(passed, [true, false, true, false, true, true, true]);
     assert_eq!(checks[0].value, Some(2.0));
 }
 

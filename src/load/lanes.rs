@@ -82,7 +82,10 @@ pub(super) struct Shared {
 }
 
 pub(super) struct Outcome {
+    /// The lane's share of the schedule, sent or not.
     pub scheduled: u64,
+    /// Of that share, what was never handed out, by why.
+    pub not_sent: crate::store::records::NotSent,
     pub interrupted: bool,
     /// When the lane's pacer finished, from trace time 0.
     pub paced: Duration,
@@ -102,6 +105,7 @@ pub(super) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
             tracing::warn!("open loop: cannot start lane {lane}'s runtime: {e}");
             return Outcome {
                 scheduled: 0,
+                not_sent: Default::default(),
                 interrupted: true,
                 paced: Duration::ZERO,
             };
@@ -318,7 +322,9 @@ impl Lane {
         let schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
         let mut scout = Scout::new(&s);
         let (mut scheduled, mut interrupted) = (0, false);
-        'schedule: for (index, intended) in schedule.enumerate() {
+        let mut not_sent = crate::store::records::NotSent::default();
+        let mut schedule = schedule.enumerate();
+        'schedule: for (index, intended) in schedule.by_ref() {
             // Every lane draws every pick, so each request's key and target
             // are the same however the schedule is split.
             let (key, target) = picker.pick(index as u64);
@@ -330,6 +336,7 @@ impl Lane {
             loop {
                 if s.stop.load(Ordering::Relaxed) {
                     interrupted = true;
+                    not_sent.stopped += 1;
                     break 'schedule;
                 }
                 let now = std::time::Instant::now();
@@ -350,6 +357,11 @@ impl Lane {
             }
             if !self.room().await {
                 interrupted = s.stop.load(Ordering::Relaxed);
+                if interrupted {
+                    not_sent.stopped += 1;
+                } else {
+                    not_sent.behind += 1;
+                }
                 break;
             }
             scout.passed(index);
@@ -366,6 +378,17 @@ impl Lane {
             });
         }
         let paced = s.start.elapsed();
+        // The rest of the lane's share was never handed out: counted, so
+        // that the schedule is always the scenario's.
+        let rest = schedule
+            .filter(|(index, _)| s.segment.sends(*index, self.index, s.lanes))
+            .count() as u64;
+        scheduled += rest;
+        if interrupted {
+            not_sent.stopped += rest;
+        } else {
+            not_sent.behind += rest;
+        }
         // Every request ends by its own timeout, and retries are due
         // before the run's end (or given up).
         let until = Instant::now() + s.timeout + Duration::from_secs(1);
@@ -381,6 +404,7 @@ impl Lane {
         );
         Outcome {
             scheduled,
+            not_sent,
             interrupted,
             paced,
         }

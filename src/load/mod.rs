@@ -30,7 +30,10 @@ use tokio::time::Instant;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LoadReport {
+    /// The schedule (this machine's share of it), sent or not.
     pub scheduled: u64,
+    /// Of it, what was never sent, by why.
+    pub not_sent: crate::store::records::NotSent,
     /// From the first intended send to the last actual one.
     pub send_window: Duration,
     pub interrupted: bool,
@@ -75,6 +78,7 @@ pub(crate) async fn run(
         .await;
         return LoadReport {
             scheduled: outcome.sent,
+            not_sent: Default::default(),
             send_window: start.elapsed(),
             interrupted: outcome.interrupted,
             epoch_offset_us,
@@ -128,8 +132,13 @@ pub(crate) async fn run(
             (all_done.await, true)
         }
     };
+    let mut not_sent = crate::store::records::NotSent::default();
+    for o in &outcomes {
+        not_sent.add(&o.not_sent);
+    }
     LoadReport {
         scheduled: outcomes.iter().map(|o| o.scheduled).sum(),
+        not_sent,
         send_window: outcomes
             .iter()
             .map(|o| o.paced)

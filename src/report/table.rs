@@ -154,6 +154,15 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
             out.push_str(&format!("targets of {}: {sentence}\n", a.name));
         }
         out.push_str(&rate_line(a));
+        if a.rate.not_sent.total() > 0 {
+            out.push_str(&format!(
+                "not sent in {}: {} of the {} requests scheduled ({})\n",
+                a.name,
+                a.rate.not_sent.total(),
+                a.rate.scheduled,
+                a.rate.not_sent.why()
+            ));
+        }
         for sentence in super::agents::sentences(a) {
             out.push_str(&format!("agent of {}: {sentence}\n", a.name));
         }

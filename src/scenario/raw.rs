@@ -197,6 +197,7 @@ pub(super) struct RawExpect {
     pub min_false_reject_ratio: Option<Spanned<f64>>,
     pub max_p99_ms: Option<Spanned<f64>>,
     pub max_error_ratio: Option<Spanned<f64>>,
+    pub max_not_sent_ratio: Option<Spanned<f64>>,
     pub max_peak_window_ratio: Option<Spanned<f64>>,
     pub min_peak_window_ratio: Option<Spanned<f64>>,
     pub max_header_findings: Option<Spanned<i64>>,

@@ -104,6 +104,52 @@ impl AgentRecord {
     }
 }
 
+/// Requests of the schedule that were never sent, by why. Every request
+/// of the schedule is either in the trace or counted here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotSent {
+    /// The generator was behind: no room for them before the run's end.
+    #[serde(default)]
+    pub behind: u64,
+    /// The load was stopped first (Ctrl-C, a stop, a controller gone).
+    #[serde(default)]
+    pub stopped: u64,
+    /// Their agent was lost or failed.
+    #[serde(default)]
+    pub lost: u64,
+}
+
+impl NotSent {
+    pub fn total(&self) -> u64 {
+        self.behind
+            .saturating_add(self.stopped)
+            .saturating_add(self.lost)
+    }
+
+    pub fn add(&mut self, other: &NotSent) {
+        self.behind = self.behind.saturating_add(other.behind);
+        self.stopped = self.stopped.saturating_add(other.stopped);
+        self.lost = self.lost.saturating_add(other.lost);
+    }
+
+    /// Why, in words: "104 generator behind at the run's end, 3 stopped".
+    pub fn why(&self) -> String {
+        [
+            (
+                self.behind,
+                "the generator behind (max_in_flight full) at the run's end",
+            ),
+            (self.stopped, "the load stopped"),
+            (self.lost, "their agent lost"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n}: {w}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmRecord {
     pub name: String,
@@ -161,6 +207,9 @@ pub struct ArmRecord {
     /// The coarsest step of the limiter's clock (µs), when declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_resolution_us: Option<i64>,
+    /// Requests of the schedule never sent, by why.
+    #[serde(default, skip_serializing_if = "not_sent_none")]
+    pub not_sent: NotSent,
     /// With load agents: the most an agent's times may be off (µs) before
     /// nothing is judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -423,4 +472,8 @@ mod tests {
             "agent a1 (segment 1 of 3) failed: no start"
         );
     }
+}
+
+fn not_sent_none(n: &NotSent) -> bool {
+    n.total() == 0
 }

@@ -302,6 +302,14 @@ pub struct Rate {
     /// Requests the schedule asked for (0: closed loop, or not recorded).
     #[serde(default)]
     pub scheduled: u64,
+    /// Of those, the ones never sent, by why (every request of the
+    /// schedule is sent or counted here).
+    #[serde(default, skip_serializing_if = "crate::store::summary::nothing_unsent")]
+    pub not_sent: crate::store::records::NotSent,
+}
+
+pub(crate) fn nothing_unsent(n: &crate::store::records::NotSent) -> bool {
+    n.total() == 0
 }
 
 /// Fewer sent than this share of the schedule marks the generator saturated.

@@ -27,6 +27,7 @@ mod headers;
 mod house_plan;
 mod html;
 mod live;
+mod not_sent;
 mod real_limiters;
 mod redis;
 mod report_fixture;

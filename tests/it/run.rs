@@ -195,7 +195,7 @@ fn a_failed_expectation_exits_1_and_says_which() {
     assert_eq!(failed[0]["figure"], "over_admission_ratio");
     let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
     assert!(
-        junit.contains("<testsuite name=\"small/single\" tests=\"5\""),
+        junit.contains("<testsuite name=\"small/single\" tests=\"6\""),
         "{junit}"
     );
     assert!(junit.contains("failures=\"1\""), "{junit}");
@@ -413,17 +413,38 @@ min_peak_window_ratio = 1.8
 #[test]
 fn a_generator_that_falls_behind_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    // One request in flight at a time cannot keep 20,000 requests/s.
+    // One request in flight at a time cannot keep 20,000 requests/s: the
+    // schedule is cut short, and that fails the gate, saying why.
     let scenario = common::small_scenario("1s", "")
         .replace("rate = 300", "rate = 20000\nmax_in_flight = 1")
         .replace(
             "[arms.expect]\nmax_definite_violations = 0\nmax_over_admission_ratio = 1.05",
             "[arms.expect]\nmax_definite_violations = 0",
         );
-    let out = run_single(dir.path(), &scenario);
+    let path = write(dir.path(), "s.toml", &scenario);
+    let out = rlbench(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--arm",
+            "single",
+            "--out",
+            "out",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not_sent_ratio"),
+        "{}",
+        text(&out.stderr)
+    );
     let s = summary(&dir.path().join("out"));
     let rate = &s["arms"][0]["rate"];
     assert_eq!(rate["generator_saturated"], true, "{rate}");
+    assert_eq!(rate["scheduled"], 20_000, "{rate}");
+    assert!(rate["not_sent"]["behind"].as_u64().unwrap() > 0, "{rate}");
     assert!(rate["achieved_rps"].as_f64().unwrap() < 19_800.0, "{rate}");
     assert!(
         text(&out.stdout).contains("generator saturated in single"),

@@ -720,6 +720,7 @@ async fn run_arm(
         .map_err(failed("writing"))?;
     let ended = Ended {
         scheduled: report.scheduled,
+        not_sent: report.not_sent,
         paced_us: report.send_window.as_micros() as u64,
         interrupted: report.interrupted,
         events: sent,

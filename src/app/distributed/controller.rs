@@ -394,8 +394,7 @@ impl Controller {
     pub(crate) async fn collect(
         &mut self,
         prepared: Prepared,
-        duration: Duration,
-        timeout: Duration,
+        plan: &crate::load::Plan,
         spool_dir: PathBuf,
         out: mpsc::Sender<Batch>,
         counters: Arc<Counters>,
@@ -417,7 +416,15 @@ impl Controller {
             mut check,
             mut warned,
         } = prepared;
+        let (duration, timeout) = (plan.duration, plan.timeout);
         let of = self.agents.len();
+        // Each segment's share of the schedule, as the agents walk it.
+        let mut shares = vec![0u64; of];
+        let schedule =
+            crate::load::schedule::Schedule::new(&plan.shape, plan.duration, plan.seed, phase_us);
+        for (index, _) in schedule.enumerate() {
+            shares[index % of] += 1;
+        }
         std::fs::create_dir_all(&spool_dir).map_err(|e| {
             Error::environment(format!("cannot create {}: {e}", spool_dir.display()))
         })?;
@@ -576,6 +583,7 @@ impl Controller {
         let controller = Mapping::new(anchors)
             .ok_or_else(|| Error::environment("no reading of the coordinator's clock"))?;
         let mut records = Vec::new();
+        let mut not_sent = crate::store::records::NotSent::default();
         let mut last_sent = 0u64;
         for i in 0..of {
             let agent_map = Mapping::new(std::mem::take(&mut agent_anchors[i]));
@@ -598,6 +606,13 @@ impl Controller {
                 .as_ref()
                 .and_then(|m| m.anchors().first().copied());
             let a = &self.agents[i];
+            let share = shares[a.segment];
+            match &ended[i] {
+                Some(e) => not_sent.add(&e.not_sent),
+                // Lost or failed: what did not arrive was not sent, as far
+                // as the run knows (its retries counted in, at least this).
+                None => not_sent.lost += share.saturating_sub(merged.events),
+            }
             records.push(AgentRecord {
                 name: a.name.clone(),
                 host: a.host.clone(),
@@ -605,7 +620,7 @@ impl Controller {
                 of,
                 wall_offset_us: first.map_or(0, |f| f.wall_offset_us()),
                 uncertainty_us: merged.uncertainty_us,
-                scheduled: ended[i].as_ref().map_or(0, |e| e.scheduled),
+                scheduled: share,
                 events: merged.events,
                 said_events: ended[i].as_ref().map(|e| e.events),
                 lost_at_s: lost[i],
@@ -623,6 +638,7 @@ impl Controller {
         Ok(Collected {
             report: LoadReport {
                 scheduled: records.iter().map(|r| r.scheduled).sum(),
+                not_sent,
                 send_window: Duration::from_micros(last_sent),
                 interrupted,
                 // The phase every agent's schedule took; the prediction's

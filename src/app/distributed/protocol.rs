@@ -234,8 +234,11 @@ pub(crate) enum ToAgent {
 /// How an agent's load ended, as it tells the controller.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Ended {
-    /// Requests of its segment it reached in the schedule.
+    /// Requests of its segment in the schedule, sent or not.
     pub scheduled: u64,
+    /// Of those, the ones never sent, by why.
+    #[serde(default)]
+    pub not_sent: crate::store::records::NotSent,
     /// From the start to its last send (µs).
     pub paced_us: u64,
     pub interrupted: bool,
@@ -324,6 +327,7 @@ mod tests {
             assert_eq!(serde_json::from_str::<ToAgent>(&text).unwrap(), m);
         }
         let ended = FromAgent::Ended(Ended {
+            not_sent: Default::default(),
             scheduled: 3,
             paced_us: 5,
             interrupted: false,

@@ -17,6 +17,22 @@ pub(crate) const VERSION: u32 = 2;
 /// The shortest token taken: 16 characters (`openssl rand -hex 16` gives 32).
 pub(crate) const MIN_TOKEN: usize = 16;
 
+/// The environment variable a coordinator token is best given in.
+pub(crate) const TOKEN_ENV: &str = "RLBENCH_COORDINATOR_TOKEN";
+
+/// The coordinator token: `flag` (`--token`), else [`TOKEN_ENV`];
+/// required. Never echoed.
+pub(crate) fn token_from(flag: Option<&str>) -> Result<Token, crate::error::Error> {
+    let env = std::env::var(TOKEN_ENV).ok().filter(|v| !v.is_empty());
+    let text = flag.map(str::to_string).or(env).ok_or_else(|| {
+        crate::error::Error::input(format!(
+            "a distributed run needs a token its controller and agents share: set {TOKEN_ENV} \
+             (e.g. to the output of `openssl rand -hex 16`) on both sides, or give --token"
+        ))
+    })?;
+    Token::new(&text).map_err(crate::error::Error::input)
+}
+
 /// The shared secret. Never shown: its `Debug` says only its length.
 #[derive(Clone)]
 pub(crate) struct Token(Vec<u8>);

@@ -44,6 +44,7 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
         ("min_false_reject_ratio", &e.min_false_reject_ratio),
         ("max_p99_ms", &e.max_p99_ms),
         ("max_error_ratio", &e.max_error_ratio),
+        ("max_not_sent_ratio", &e.max_not_sent_ratio),
         ("max_peak_window_ratio", &e.max_peak_window_ratio),
         ("min_peak_window_ratio", &e.min_peak_window_ratio),
         (
