@@ -119,6 +119,10 @@ pub struct NotSent {
     pub lost: u64,
 }
 
+fn not_sent_none(n: &NotSent) -> bool {
+    n.total() == 0
+}
+
 impl NotSent {
     pub fn total(&self) -> u64 {
         self.behind
@@ -472,8 +476,4 @@ mod tests {
             "agent a1 (segment 1 of 3) failed: no start"
         );
     }
-}
-
-fn not_sent_none(n: &NotSent) -> bool {
-    n.total() == 0
 }
