@@ -121,7 +121,19 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
         rate: Rate {
             target_rps: run.target_rps,
             achieved_rps: round(achieved),
-            generator_saturated: c.sent > 0 && saturated(achieved, run.target_rps, f.lag.p50),
+            // What a lost agent never sent is its loss, not the generator
+            // falling behind (it is said apart, as not sent).
+            generator_saturated: c.sent > 0
+                && saturated(
+                    achieved
+                        + if run.scheduled > 0 {
+                            run.target_rps * run.not_sent.lost as f64 / run.scheduled as f64
+                        } else {
+                            0.0
+                        },
+                    run.target_rps,
+                    f.lag.p50,
+                ),
             scheduled: run.scheduled,
             not_sent: run.not_sent,
         },

@@ -667,3 +667,71 @@ fn unquote(quoted: &str) -> String {
     }
     String::from_utf8(out).unwrap()
 }
+
+/// An agent killed with SIGKILL in the first of two arms: that arm is
+/// partial and names it, what it never sent is counted as lost (not as a
+/// generator behind), and the second arm is split among the survivors,
+/// whole. Exit 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_agent_leaves_the_next_arm_to_the_survivors() {
+    let coordinator = RedisServer::start("rlbench-test").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = Target::start();
+    let mut three = agents(d, &coordinator.url, 3, "kill-", None);
+    let mut con = redis(&coordinator.url);
+    wait_registered(&mut con, "kill-2");
+    let scenario = format!(
+        "{}\n[[arms]]\nname = \"again\"\n",
+        external(target.port, "4s")
+    );
+    let path = write(d, "e.toml", &scenario);
+    let controller = run_in_background(
+        d,
+        vec![
+            path.to_str().unwrap().into(),
+            "--agents".into(),
+            "3".into(),
+            "--coordinator".into(),
+            coordinator.url.clone(),
+            "--out".into(),
+            "out".into(),
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while target.count() < 100 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut killed = three[2].0.take().unwrap();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let out = controller.join().unwrap();
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{err}");
+    let s = crate::common::summary(&d.join("out"));
+    assert_eq!(s["partial"], true);
+    assert!(
+        s["partial_reason"].as_str().unwrap().contains("kill-2"),
+        "{}",
+        s["partial_reason"]
+    );
+    let first = crate::common::arm(&s, "api");
+    assert!(
+        first["rate"]["not_sent"]["lost"].as_u64().unwrap() > 0,
+        "{}",
+        first["rate"]
+    );
+    assert_eq!(
+        first["rate"]["generator_saturated"], false,
+        "{}",
+        first["rate"]
+    );
+    assert!(!stdout.contains("generator saturated"), "{stdout}");
+    let again = crate::common::arm(&s, "again");
+    let rows = again["per_agent"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "the survivors: {rows:?}");
+    let sent: u64 = rows.iter().map(|r| r["sent"].as_u64().unwrap()).sum();
+    assert_eq!(sent, again["rate"]["scheduled"].as_u64().unwrap(), "whole");
+    assert!(again["rate"]["not_sent"].is_null(), "{}", again["rate"]);
+}

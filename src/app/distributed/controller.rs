@@ -259,6 +259,22 @@ impl Controller {
             let url = url.clone();
             move |e: redis::RedisError| Error::from(link::failed(&url, what, e))
         };
+        // Agents that stopped beating since the last arm are let go first.
+        let alive = self.alive().await.map_err(failed("reading heartbeats"))?;
+        let dead: Vec<usize> = (0..alive.len()).filter(|&i| !alive[i]).collect();
+        for &i in &dead {
+            tracing::warn!(
+                "arm {arm}: agent {} stopped beating before the arm",
+                self.agents[i].name
+            );
+        }
+        self.drop_agents(&dead).await;
+        if self.agents.is_empty() {
+            return Err(DistributedError::Agents(format!(
+                "no agent left for arm {arm}: every one was lost"
+            ))
+            .into());
+        }
         let of = self.agents.len();
         let mut streams = Vec::new();
         for a in self.agents.clone() {
@@ -630,6 +646,12 @@ impl Controller {
             });
         }
         let _ = std::fs::remove_dir_all(&spool_dir);
+        // The run goes on with the survivors: later arms are split among
+        // them (a lost agent's share of this arm is counted as not sent).
+        let gone: Vec<usize> = (0..of)
+            .filter(|&i| lost[i].is_some() || failures[i].is_some())
+            .collect();
+        self.drop_agents(&gone).await;
         let sample = crate::load::clocks::sample(start);
         let measured = sample.wall_us - sample.trace_us;
         // Stopped, not lost: a lost or failed agent makes the run partial
@@ -649,6 +671,44 @@ impl Controller {
             agents: records,
             max_clock_uncertainty_us: self.max_clock_uncertainty_us,
         })
+    }
+
+    /// Lets the agents at `gone` go (their leases too) and splits the
+    /// schedule among the others, in their order.
+    async fn drop_agents(&mut self, gone: &[usize]) {
+        if gone.is_empty() {
+            return;
+        }
+        for &i in gone {
+            let name = self.agents[i].name.clone();
+            let _ = keep_lease(&mut self.conn, &name, &self.run, 0).await;
+        }
+        let mut i = 0;
+        self.agents.retain(|_| {
+            i += 1;
+            !gone.contains(&(i - 1))
+        });
+        for (segment, a) in self.agents.iter_mut().enumerate() {
+            a.segment = segment;
+        }
+        self.beater.abort();
+        self.beater = tokio::spawn(beat(
+            self.conn.clone(),
+            self.token.clone(),
+            self.run.clone(),
+            self.agents.iter().map(|a| a.name.clone()).collect(),
+        ));
+        if !self.agents.is_empty() {
+            tracing::warn!(
+                "the next arms are split among {} agent(s): {}",
+                self.agents.len(),
+                self.agents
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
 
     /// Tells every agent to stop the arm's load.
