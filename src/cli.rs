@@ -230,7 +230,9 @@ pub struct RunArgs {
     /// The Redis the agents were started with, e.g. redis://127.0.0.1:6379
     /// (or RLBENCH_COORDINATOR, which keeps a password out of the process
     /// list).
-    #[arg(long, value_name = "URL", value_parser = values::coordinator)]
+    // Checked after parsing (app::run), so that a URL that does not
+    // parse is never echoed with its password.
+    #[arg(long, value_name = "URL")]
     pub coordinator: Option<String>,
     /// The secret shared with the agents, at least 16 characters: every
     /// message is signed with it. Better from RLBENCH_COORDINATOR_TOKEN,
@@ -261,7 +263,12 @@ pub struct RunArgs {
 pub struct AgentArgs {
     /// The Redis the controller (`rlbench run --agents N --coordinator URL`)
     /// uses, e.g. redis://127.0.0.1:6379.
-    #[arg(long, env = "RLBENCH_COORDINATOR", hide_env_values = true, value_name = "URL", value_parser = values::coordinator)]
+    #[arg(
+        long,
+        env = "RLBENCH_COORDINATOR",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     pub coordinator: String,
     /// The secret shared with the controllers it serves, at least 16
     /// characters: it does only work signed with it. Better from

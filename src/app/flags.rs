@@ -84,7 +84,8 @@ pub(crate) fn agent(args: &AgentArgs) -> Result<AgentArgsChecked, Error> {
         None => 0,
     };
     Ok(AgentArgsChecked {
-        coordinator: args.coordinator.clone(),
+        coordinator: crate::scenario::coordinator_url(&args.coordinator)
+            .map_err(|e| Error::input(format!("--coordinator (or RLBENCH_COORDINATOR): {e}")))?,
         token: crate::app::distributed::seal::token_from(args.token.as_deref())?,
         allow_remote_targets: args.allow_remote_targets,
         name,

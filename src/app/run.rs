@@ -76,9 +76,14 @@ fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Err
         ),
         _ => None,
     };
-    let coordinator = flags
-        .coordinator
-        .clone()
+    let from_flag = match &flags.coordinator {
+        Some(v) => Some(
+            crate::scenario::coordinator_url(v)
+                .map_err(|e| Error::input(format!("--coordinator: {e}")))?,
+        ),
+        None => None,
+    };
+    let coordinator = from_flag
         .or_else(|| file.and_then(|d| d.coordinator.clone()))
         .or(from_env)
         .ok_or_else(|| {
@@ -160,9 +165,20 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         Some(w) => Some(Controller::gather(w, &run_id, interrupt, request.quiet).await?),
         None => None,
     };
+    // The agents get the scenario without its passwords (they never
+    // reach Redis), never written into their inboxes in clear.
     let scenario_text = match &controller {
-        Some(_) => std::fs::read_to_string(&request.scenario)
-            .map_err(|e| Error::input(format!("{}: {e}", request.scenario.display())))?,
+        Some(_) => {
+            let text = std::fs::read_to_string(&request.scenario)
+                .map_err(|e| Error::input(format!("{}: {e}", request.scenario.display())))?;
+            crate::app::scenario_copy::for_agents(&text, &scenario).ok_or_else(|| {
+                Error::input(format!(
+                    "{}: a password in it is written in a way rlbench cannot hide from the \
+                     agents (escapes?): write it plainly",
+                    request.scenario.display()
+                ))
+            })?
+        }
         None => String::new(),
     };
     let scenario_file = request.scenario.display().to_string();

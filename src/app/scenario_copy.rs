@@ -1,7 +1,9 @@
 //! The scenario as the run folder keeps it (`scenario.toml`): the file's
-//! own text, with the password of its `[redis] url` hidden — a run folder
-//! is what a CI job uploads and anyone may read. `rlbench report` reads
-//! only the expectations back from it, which this leaves as written.
+//! own text, with its secrets hidden — the passwords of its `[redis] url`
+//! and `[distributed] coordinator`, and the values of its `[target]
+//! headers` (an `Authorization` token) — since a run folder is what a CI
+//! job uploads and anyone may read. `rlbench report` reads only the
+//! expectations back from it, which this leaves as written.
 
 use crate::scenario::Scenario;
 use crate::store::StoreError;
@@ -17,13 +19,13 @@ pub(crate) fn write(from: &Path, scenario: &Scenario, to: &Path) -> Result<(), S
         path: from.to_path_buf(),
         source,
     })?;
-    match kept(&text, scenario) {
+    match kept(&text, scenario, true) {
         Some(text) => crate::store::atomic::write(to, text.as_bytes()),
         None => {
             tracing::warn!(
-                "{}: not copied into the run folder: its [redis] url holds a password \
-                 written with escapes that rlbench cannot hide; `rlbench report` takes \
-                 the expectations from the arm records instead",
+                "{}: not copied into the run folder: a secret of it (a password, a \
+                 header's value) is written in a way rlbench cannot hide; `rlbench report` \
+                 takes the expectations from the arm records instead",
                 from.display()
             );
             Ok(())
@@ -31,20 +33,93 @@ pub(crate) fn write(from: &Path, scenario: &Scenario, to: &Path) -> Result<(), S
     }
 }
 
-/// `text` with the Redis URL's password hidden; `None` when it cannot
-/// be shown to be hidden (the URL written with escapes, say).
-fn kept(text: &str, scenario: &Scenario) -> Option<String> {
-    let Some(url) = &scenario.redis.url else {
-        return Some(text.to_string());
-    };
-    let shown = redact(url);
-    if &shown == url {
-        return Some(text.to_string());
+/// What a header's value is shown as.
+const HIDDEN_VALUE: &str = "***";
+
+/// The scenario's text as the agents get it: the passwords hidden (they
+/// send load to the replicas and never reach Redis), the headers kept
+/// (they send them). `None` when a password cannot be hidden.
+pub(crate) fn for_agents(text: &str, scenario: &Scenario) -> Option<String> {
+    kept(text, scenario, false)
+}
+
+/// `text` with the secrets hidden (header values with `headers`); `None`
+/// when they cannot be shown to be hidden (written with escapes, say, or
+/// equal to something else of the file).
+fn kept(text: &str, scenario: &Scenario, hide_headers: bool) -> Option<String> {
+    let urls = [
+        scenario.redis.url.as_deref(),
+        scenario
+            .distributed
+            .as_ref()
+            .and_then(|d| d.coordinator.as_deref()),
+    ];
+    let mut kept = text.to_string();
+    let mut secrets = false;
+    for url in urls.into_iter().flatten() {
+        let shown = redact(url);
+        if shown != url {
+            secrets = true;
+            kept = kept.replace(url, &shown);
+        }
     }
-    let kept = text.replace(url.as_str(), &shown);
-    // Proof, not hope: read back, the copy must name the hidden URL.
+    let headers: Vec<String> = scenario
+        .external
+        .as_ref()
+        .map(|t| {
+            t.template
+                .headers
+                .values()
+                .filter_map(|v| v.to_str().ok())
+                .filter(|v| !v.is_empty() && *v != HIDDEN_VALUE)
+                .map(str::to_string)
+                .collect()
+        })
+        .filter(|_| hide_headers)
+        .unwrap_or_default();
+    secrets |= !headers.is_empty();
+    for v in &headers {
+        for quote in ['"', '\''] {
+            kept = kept.replace(
+                &format!("{quote}{v}{quote}"),
+                &format!("{quote}{HIDDEN_VALUE}{quote}"),
+            );
+        }
+    }
+    if !secrets {
+        return Some(kept);
+    }
+    // Proof, not hope: read back, the copy hides every secret and keeps
+    // every arm and expectation as they were.
     let again = crate::scenario::parse("scenario.toml", &kept).ok()?;
-    (again.redis.url.as_deref() == Some(shown.as_str())).then_some(kept)
+    let hidden = |a: Option<&str>, b: Option<&str>| a.map(redact).as_deref() == b;
+    let same_arms = again.arms.len() == scenario.arms.len()
+        && again
+            .arms
+            .iter()
+            .zip(&scenario.arms)
+            .all(|(a, b)| a.name == b.name && a.expect == b.expect);
+    let headers_hidden = !hide_headers
+        || again.external.as_ref().map_or(headers.is_empty(), |t| {
+            t.template
+                .headers
+                .values()
+                .all(|v| v.to_str().is_ok_and(|v| v.is_empty() || v == HIDDEN_VALUE))
+        });
+    (hidden(scenario.redis.url.as_deref(), again.redis.url.as_deref())
+        && hidden(
+            scenario
+                .distributed
+                .as_ref()
+                .and_then(|d| d.coordinator.as_deref()),
+            again
+                .distributed
+                .as_ref()
+                .and_then(|d| d.coordinator.as_deref()),
+        )
+        && headers_hidden
+        && same_arms)
+        .then_some(kept)
 }
 
 #[cfg(test)]
@@ -72,7 +147,7 @@ max_definite_violations = 0
     fn copy_of(url_as_written: &str) -> Option<String> {
         let text = SCENARIO.replace("\"URL\"", url_as_written);
         let scenario = crate::scenario::parse("s.toml", &text).unwrap();
-        kept(&text, &scenario)
+        kept(&text, &scenario, true)
     }
 
     #[test]
@@ -98,6 +173,47 @@ max_definite_violations = 0
     fn without_a_password_the_text_is_kept_as_is() {
         let copy = copy_of("\"redis://127.0.0.1:6379\"").unwrap();
         assert_eq!(copy, SCENARIO.replace("URL", "redis://127.0.0.1:6379"));
+    }
+
+    #[test]
+    fn a_coordinators_password_and_header_values_are_hidden() {
+        let text = r#"
+name = "s"
+duration = "1s"
+[target]
+kind = "external"
+urls = ["http://127.0.0.1:9"]
+headers = { Authorization = "Bearer s3cr3t-t0ken", "X-Api-Key" = 'k3y' }
+[policy]
+algorithm = "fixed_window"
+limit = 5
+window = "1s"
+[load]
+rate = 10
+[distributed]
+agents = 2
+coordinator = "redis://:c00rd@127.0.0.1:6379"
+[[arms]]
+name = "api"
+"#;
+        let scenario = crate::scenario::parse("s.toml", text).unwrap();
+        let copy = kept(text, &scenario, true).unwrap();
+        // The agents' copy keeps the headers they send.
+        let theirs = for_agents(text, &scenario).unwrap();
+        assert!(
+            theirs.contains("s3cr3t-t0ken") && !theirs.contains("c00rd"),
+            "{theirs}"
+        );
+        for secret in ["s3cr3t-t0ken", "k3y", "c00rd"] {
+            assert!(!copy.contains(secret), "{secret}: {copy}");
+        }
+        assert!(copy.contains(r#"Authorization = "***""#), "{copy}");
+        assert!(copy.contains("redis://:***@127.0.0.1:6379"), "{copy}");
+        // A header value that is also an arm's name cannot be hidden
+        // without changing the arm: no copy.
+        let clash = text.replace("name = \"api\"", "name = \"k3y\"");
+        let scenario = crate::scenario::parse("s.toml", &clash).unwrap();
+        assert_eq!(kept(&clash, &scenario, true), None);
     }
 
     #[test]

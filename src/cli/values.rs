@@ -36,8 +36,6 @@ pub(crate) enum FlagError {
     NotRatio,
     #[error("expected a share like \"10%\" or \"0.1\", at least 0")]
     NotShare,
-    #[error("{0}")]
-    Coordinator(String),
     #[error("expected a loopback address like 127.0.0.1:8080, [::1]:0 or a port (put --live after the scenario, or write --live=ADDR)")]
     NotListenAddr,
     #[error("{0}: not a loopback address; the live view listens on 127.0.0.0/8 or ::1 only")]
@@ -45,9 +43,6 @@ pub(crate) enum FlagError {
 }
 
 /// A coordinator's Redis URL (its password never echoed).
-pub(crate) fn coordinator(text: &str) -> Result<String, FlagError> {
-    crate::scenario::coordinator_url(text).map_err(FlagError::Coordinator)
-}
 
 /// Where `run --live` listens: `IP:PORT` on loopback (127.0.0.0/8, ::1),
 /// `localhost:PORT`, or a bare port on 127.0.0.1 (0: a free one).

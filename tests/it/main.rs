@@ -17,6 +17,7 @@ mod crash;
 mod damaged;
 mod distributed;
 mod distributed_attacks;
+mod distributed_secrets;
 mod doctor;
 mod explain;
 mod external;
