@@ -42,8 +42,6 @@ pub(crate) enum FlagError {
     NotLoopbackListen(String),
 }
 
-/// A coordinator's Redis URL (its password never echoed).
-
 /// Where `run --live` listens: `IP:PORT` on loopback (127.0.0.0/8, ::1),
 /// `localhost:PORT`, or a bare port on 127.0.0.1 (0: a free one).
 pub(crate) fn live_addr(text: &str) -> Result<SocketAddr, FlagError> {
