@@ -161,3 +161,144 @@ max_definite_violations = 0
         );
     }
 }
+
+/// A coordinator reached over TLS (`rediss://`): a redis-server on a TLS
+/// port only, its certificate signed by an authority the test makes;
+/// controller and agents check it against that authority
+/// (RLBENCH_COORDINATOR_CA) and the run goes end to end. Without the
+/// authority, the certificate is refused (exit 3).
+#[test]
+fn a_tls_coordinator_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // An authority, and a certificate for 127.0.0.1 it signs.
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "rlbench test authority");
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&key, &rcgen::Issuer::from_params(&ca_params, &ca_key))
+        .unwrap();
+    let ca = write(d, "ca.pem", &ca_cert.pem());
+    let cert_file = write(d, "redis.pem", &cert.pem());
+    let key_file = write(d, "redis.key", &key.serialize_pem());
+    let port = crate::common::free_port();
+    let password = "tls-pa55word-for-the-test";
+    let _redis = Running(Some(
+        std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                "0",
+                "--tls-port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .args(["--tls-cert-file", cert_file.to_str().unwrap()])
+            .args(["--tls-key-file", key_file.to_str().unwrap()])
+            .args(["--tls-ca-cert-file", ca.to_str().unwrap()])
+            .args(["--tls-auth-clients", "no", "--requirepass", password])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                d.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server runs (scripts/test.sh installs it)"),
+    ));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the TLS redis-server never listened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let url = format!("rediss://:{password}@127.0.0.1:{port}");
+    let env = |cmd: &mut std::process::Command, with_ca: bool| {
+        cmd.env("RLBENCH_COORDINATOR", &url)
+            .env("RLBENCH_COORDINATOR_TOKEN", TOKEN)
+            .current_dir(d);
+        if with_ca {
+            cmd.env("RLBENCH_COORDINATOR_CA", &ca);
+        }
+    };
+    // Without the authority: the certificate is not trusted.
+    let mut agent = std::process::Command::new(crate::common::bin());
+    agent.args(["agent", "--name", "untrusting", "--once"]);
+    env(&mut agent, false);
+    let refused = agent.output().unwrap();
+    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused.stderr));
+    assert!(
+        !text(&refused.stderr).contains(password),
+        "{}",
+        text(&refused.stderr)
+    );
+    let _agents: Vec<Running> = (0..2)
+        .map(|i| {
+            let log = std::fs::File::create(d.join(format!("tls-{i}.log"))).unwrap();
+            let mut cmd = std::process::Command::new(crate::common::bin());
+            cmd.args(["agent", "--name", &format!("tls-{i}"), "--once"])
+                .stdout(log.try_clone().unwrap())
+                .stderr(log);
+            env(&mut cmd, true);
+            Running(Some(cmd.spawn().unwrap()))
+        })
+        .collect();
+    let scenario = r#"
+name = "tls"
+duration = "2s"
+seed = 4
+
+[policy]
+algorithm = "sliding_log"
+limit = 10
+window = "1s"
+
+[cluster]
+replicas = 1
+
+[load]
+rate = 100
+keys = 2
+
+[[arms]]
+name = "single"
+mode = "local"
+[arms.expect]
+max_definite_violations = 0
+max_false_reject_ratio = 0
+"#;
+    let path = write(d, "tls.toml", scenario);
+    let mut run = std::process::Command::new(crate::common::bin());
+    run.args([
+        "run",
+        path.to_str().unwrap(),
+        "--agents",
+        "2",
+        "--out",
+        "out",
+        "-q",
+    ]);
+    env(&mut run, true);
+    let out = run.output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(!stdout.contains(password) && !stderr.contains(password));
+    let s = crate::common::summary(&d.join("out"));
+    let rows = crate::common::arm(&s, "single")["per_agent"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(rows, 2);
+}

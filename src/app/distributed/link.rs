@@ -36,14 +36,44 @@ pub(crate) fn shown(url: &str) -> String {
     reference_api::redis_url::redact(url)
 }
 
+/// The environment variable naming the certificate authority (PEM) a
+/// `rediss://` coordinator's certificate is checked against, when not
+/// the system's.
+pub(crate) const CA_ENV: &str = "RLBENCH_COORDINATOR_CA";
+
+/// The client for `url`: `rediss://` through rustls, against the system's
+/// roots or the authority [`CA_ENV`] names.
+fn client(url: &str) -> Result<redis::Client, String> {
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    PROVIDER.call_once(|| {
+        // Another may have been installed first: that one serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let ca = std::env::var_os(CA_ENV).filter(|v| !v.is_empty());
+    match (url.starts_with("rediss://"), ca) {
+        (true, Some(path)) => {
+            let pem = std::fs::read(&path)
+                .map_err(|e| format!("{CA_ENV}={}: {e}", std::path::Path::new(&path).display()))?;
+            redis::Client::build_with_tls(
+                url,
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem),
+                },
+            )
+            .map_err(|e| format!("with the authority of {CA_ENV}: {e}"))
+        }
+        _ => redis::Client::open(url).map_err(|_| "not a Redis URL".to_string()),
+    }
+}
+
 /// A connection to the coordinator, or why not (within a bound).
 pub(crate) async fn connect(url: &str) -> Result<MultiplexedConnection, DistributedError> {
     let unreachable = |why: String| DistributedError::Unreachable {
         url: shown(url),
         why,
     };
-    let client =
-        redis::Client::open(url).map_err(|_| unreachable("not a Redis URL".to_string()))?;
+    let client = client(url).map_err(unreachable)?;
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(CONNECT_WITHIN))
         .set_response_timeout(Some(CONNECT_WITHIN));
