@@ -92,7 +92,9 @@ pub(crate) async fn run_all(
         }
         match ran_arm {
             Ok((record, broken)) => {
-                ran.interrupted = record.interrupted;
+                // Cut short by an error (the coordinator gone, a disk
+                // full): the error's exit, not an interrupt's.
+                ran.interrupted = record.interrupted && broken.is_none();
                 ran.done.push((i, record));
                 if let Some(e) = broken {
                     ran.error = Some(Error {

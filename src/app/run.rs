@@ -241,9 +241,22 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         .error
         .clone()
         .or_else(|| unwritten.map(Error::from).or(finished.write_error));
+    // Events an agent sent that never reached the trace, though the agent
+    // ended well: the coordinator lost them (a restart, out of memory) —
+    // the environment failed, not the limiter.
+    let coordinator_lost = arms.iter().any(|(record, _)| {
+        record.agents.iter().any(|a| {
+            a.lost_at_s.is_none()
+                && a.failed.is_none()
+                && a.said_events.is_some_and(|said| said != a.events)
+        })
+    });
     Ok(RunOutcome {
         // A partial run (an agent lost) never passes.
         exit: match ran.exit(error.as_ref(), finished.summary.gate.failures.len()) {
+            Exit::Passed | Exit::GateFailed if finished.summary.partial && coordinator_lost => {
+                Exit::Environment
+            }
             Exit::Passed if finished.summary.partial => Exit::GateFailed,
             exit => exit,
         },

@@ -735,3 +735,120 @@ async fn a_killed_agent_leaves_the_next_arm_to_the_survivors() {
     assert_eq!(sent, again["rate"]["scheduled"].as_u64().unwrap(), "whole");
     assert!(again["rate"]["not_sent"].is_null(), "{}", again["rate"]);
 }
+
+/// `rlbench run` with two agents on an external target, in the
+/// background, once they registered: (controller, agents).
+fn two_agents_and_a_run(
+    d: &Path,
+    url: &str,
+    port: u16,
+    duration: &str,
+) -> (std::thread::JoinHandle<std::process::Output>, Vec<Running>) {
+    let agents = agents(d, url, 2, "kept-", None);
+    let mut con = redis(url);
+    wait_registered(&mut con, "kept-1");
+    let path = write(d, "e.toml", &external(port, duration));
+    let controller = run_in_background(
+        d,
+        vec![
+            path.to_str().unwrap().into(),
+            "--agents".into(),
+            "2".into(),
+            "--coordinator".into(),
+            url.into(),
+            "--out".into(),
+            "out".into(),
+            "-q".into(),
+        ],
+    );
+    (controller, agents)
+}
+
+/// The coordinator killed and started again mid-run (its data gone): the
+/// run ends — never as "interrupted" (130) — and when events were lost it
+/// is partial and an environment failure (3); the agents keep serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coordinator_restarted_mid_run_is_an_environment_failure_not_an_interrupt() {
+    let mut coordinator = RedisServer::start("rlbench-test").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = Target::start();
+    let (controller, mut agents) = two_agents_and_a_run(d, &coordinator.url, target.port, "6s");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while target.count() < 150 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    coordinator.kill().await;
+    coordinator.restart("rlbench-test").await.unwrap();
+    let out = controller.join().unwrap();
+    let err = text(&out.stderr);
+    let code = out.status.code();
+    assert!(matches!(code, Some(0 | 3)), "{code:?}\n{err}");
+    let s = crate::common::summary(&d.join("out"));
+    if code == Some(3) {
+        assert_eq!(s["partial"], true, "{err}");
+    } else {
+        assert_eq!(s["partial"], false, "{err}");
+    }
+    // The agents survived the restart: still running, registered again.
+    for a in &mut agents {
+        assert!(
+            a.0.as_mut().unwrap().try_wait().unwrap().is_none(),
+            "an agent exited"
+        );
+    }
+    let mut con = redis(&coordinator.url);
+    wait_registered(&mut con, "kept-0");
+}
+
+/// The coordinator out of memory for two seconds mid-run (every write
+/// refused): the agents' writes are tried again, every event arrives,
+/// and the run passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coordinator_out_of_memory_for_a_while_loses_nothing() {
+    let coordinator = RedisServer::start("rlbench-test").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = Target::start();
+    let (controller, _agents) = two_agents_and_a_run(d, &coordinator.url, target.port, "6s");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while target.count() < 150 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut con = redis(&coordinator.url);
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("1")
+        .query(&mut con)
+        .unwrap();
+    // Refused: the coordinator is full.
+    let full: redis::RedisResult<()> = redis::cmd("SET").arg("probe").arg("x").query(&mut con);
+    assert!(full.is_err(), "the coordinator did not refuse writes");
+    std::thread::sleep(Duration::from_secs(2));
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("0")
+        .query(&mut con)
+        .unwrap();
+    let out = controller.join().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let s = crate::common::summary(&d.join("out"));
+    assert_eq!(s["partial"], false, "{err}");
+    let a = crate::common::arm(&s, "api");
+    assert_eq!(
+        a["requests"]["sent"], a["rate"]["scheduled"],
+        "{}",
+        a["rate"]
+    );
+}

@@ -6,9 +6,9 @@
 //! anchors its clock to the coordinator's, starts at the common instant
 //! and runs the same load code as one machine (`load::run`), streaming its
 //! events back in signed, deflated chunks with an anchor every quarter
-//! second, then says how its load ended. It stops its load within
-//! [`protocol::DEAD_MAN_US`] of its controller's last beat, and every wait
-//! is bounded.
+//! second, then says how its load ended. It stops its load within 2 s of
+//! its controller's last beat, and every wait is bounded; a coordinator
+//! that restarts or refuses writes is tried again for a while.
 
 use super::link::{self, ClockSource, DistributedError};
 use super::protocol::{self, Beat, Ended, FromAgent, Registration, Sealed, ToAgent, Work};
@@ -18,7 +18,6 @@ use crate::events::binary::Encoder;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
 use crate::load::{self, Counters, Segment};
-use redis::aio::MultiplexedConnection;
 use redis::AsyncCommands;
 use std::collections::HashSet;
 use std::io::Write;
@@ -60,6 +59,9 @@ const INBOX_POLL_S: f64 = 0.5;
 const RETRY_WITHIN: Duration = Duration::from_secs(10);
 /// The longest an agent waits for its controller to read its stream.
 const BACKLOG_WITHIN: Duration = Duration::from_secs(30);
+/// How long an idle agent waits for a coordinator that fails it before
+/// it gives up (exit 3).
+const COORDINATOR_WITHIN: Duration = Duration::from_secs(60);
 
 /// Claims a name only for the process that holds it: `KEYS[1]` the claim,
 /// `ARGV[1]` this process's nonce, `ARGV[2]` its lifetime (ms).
@@ -118,6 +120,9 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
         link::shown(url)
     );
     let mut served: HashSet<String> = HashSet::new();
+    let mut dead_man = DeadMan::new();
+    // Since when the coordinator has failed us, if it does now.
+    let mut failing: Option<Instant> = None;
     // The run whose end it waits for (`--once`), and its inbox's count.
     let mut last_run: Option<(String, Sequence)> = None;
     let outcome = loop {
@@ -125,9 +130,26 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
         let popped = tokio::select! {
             biased;
             () = interrupt.wait() => break Ok(()),
-            m = next_message(&mut inbox_conn, &me, waiting, url) => m?,
+            m = next_message(&mut inbox_conn, &me, waiting, url) => m,
         };
-        beat(&mut conn, url, &mut me).await?;
+        // A coordinator that restarts or refuses us for a while is waited
+        // for (another name's claim is not: that ends this agent).
+        let popped = match (popped, beat(&mut conn, url, &mut me).await) {
+            (_, Err(e @ DistributedError::Agents(_))) => break Err(e.into()),
+            (Ok(p), Ok(())) => {
+                failing = None;
+                p
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                let since = *failing.get_or_insert_with(Instant::now);
+                if since.elapsed() >= COORDINATOR_WITHIN {
+                    break Err(e.into());
+                }
+                tracing::warn!("agent {}: {e}; trying again", me.reg.name);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
         match popped {
             Some(Popped::Work(work)) => {
                 let fresh = served.insert(format!("{}\0{}", work.run, work.arm));
@@ -140,7 +162,9 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
                     continue;
                 }
                 me.reg.busy = true;
-                beat(&mut conn, url, &mut me).await?;
+                if let Err(e) = beat(&mut conn, url, &mut me).await {
+                    tracing::warn!("agent {}: {e}", me.reg.name);
+                }
                 let mut run_seq = match last_run.take() {
                     Some((r, s)) if r == work.run => s,
                     _ => Sequence::default(),
@@ -159,6 +183,7 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
                 let bye = matches!(done, Ok(ArmEnd::Bye));
                 let gone = matches!(done, Ok(ArmEnd::ControllerGone));
                 last_run = Some((work.run.clone(), run_seq));
+                dead_man = DeadMan::new();
                 if let Err(e) = &done {
                     tracing::warn!("agent {}: arm {}: {e}", me.reg.name, work.arm);
                     let failed = FromAgent::Failed {
@@ -176,7 +201,9 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
                         break Ok(());
                     }
                 }
-                beat(&mut conn, url, &mut me).await?;
+                if let Err(e) = beat(&mut conn, url, &mut me).await {
+                    tracing::warn!("agent {}: {e}", me.reg.name);
+                }
                 if args.once && (bye || gone) {
                     tracing::info!("agent {}: run {} is over", me.reg.name, work.run);
                     break Ok(());
@@ -191,7 +218,7 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
                 // Waiting for a run's end with `--once`: a controller that
                 // stopped beating ended it too.
                 if let (true, Some((run, _))) = (args.once, &last_run) {
-                    if !controller_alive(&mut conn, &me.token, run).await {
+                    if !dead_man.alive(&mut conn, &me.token, run).await {
                         tracing::info!(
                             "agent {}: the controller of run {run} stopped beating: the run is over",
                             me.reg.name
@@ -217,11 +244,7 @@ fn nonce() -> Result<String, Error> {
 }
 
 /// Takes (or keeps) the agent's name: false when another process holds it.
-async fn claim(
-    conn: &mut MultiplexedConnection,
-    url: &str,
-    me: &Me,
-) -> Result<bool, DistributedError> {
+async fn claim(conn: &mut super::link::Conn, url: &str, me: &Me) -> Result<bool, DistributedError> {
     let held: i64 = redis::Script::new(CLAIM)
         .key(protocol::claim(&me.reg.name))
         .arg(&me.reg.nonce)
@@ -244,7 +267,7 @@ enum Popped {
 /// the token, not for this agent, or not from a controller are dropped
 /// with a warning.
 async fn next_message(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     me: &Me,
     waiting: Option<&str>,
     url: &str,
@@ -304,7 +327,7 @@ fn unseal(me: &Me, text: &str) -> Option<(Sealed, ToAgent)> {
 /// Whether to do `work`: a run it has not served (`fresh`), handed out
 /// recently on the coordinator's clock, by the controller that leased it.
 async fn accept(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     me: &Me,
     work: &Work,
     fresh: bool,
@@ -336,7 +359,7 @@ async fn accept(
 /// the coordinator's clock. A beat that is missing, unsigned or
 /// unreadable, or a coordinator that does not answer: no.
 pub(super) async fn controller_alive(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     token: &Token,
     run: &str,
 ) -> bool {
@@ -353,15 +376,47 @@ pub(super) async fn controller_alive(
         return false;
     }
     match serde_json::from_str::<Beat>(&sealed.body) {
-        Ok(b) => b.at_us == sealed.at_us && now - b.at_us <= protocol::DEAD_MAN_US,
+        Ok(b) => b.at_us == sealed.at_us && now - b.at_us <= protocol::BEAT_FRESH_US,
         Err(_) => false,
+    }
+}
+
+/// The controller's life as an agent watches it: gone once no fresh beat
+/// was seen for [`protocol::DEAD_MAN_GRACE_MS`] of watching. Time the
+/// agent itself was held up (its writes retried while the coordinator
+/// refused them: then the controller's beats were refused too) does not
+/// count against the controller.
+struct DeadMan {
+    seen: Instant,
+    looked: Instant,
+}
+
+impl DeadMan {
+    fn new() -> DeadMan {
+        DeadMan {
+            seen: Instant::now(),
+            looked: Instant::now(),
+        }
+    }
+
+    /// Looks at the beat: false once the controller is gone.
+    async fn alive(&mut self, conn: &mut super::link::Conn, token: &Token, run: &str) -> bool {
+        let now = Instant::now();
+        if now - self.looked > Duration::from_millis(protocol::DEAD_MAN_GRACE_MS / 2) {
+            self.seen = now;
+        }
+        self.looked = now;
+        if controller_alive(conn, token, run).await {
+            self.seen = Instant::now();
+        }
+        self.seen.elapsed() <= Duration::from_millis(protocol::DEAD_MAN_GRACE_MS)
     }
 }
 
 /// Registers (again), signed afresh: the heartbeat is the coordinator's
 /// clock, in ms. Keeps its name's claim and its keys alive.
 async fn beat(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     url: &str,
     me: &mut Me,
 ) -> Result<(), DistributedError> {
@@ -408,7 +463,7 @@ async fn beat(
 /// Adds one signed entry to the arm's stream, tried again while the
 /// coordinator refuses it (within [`RETRY_WITHIN`]).
 async fn say(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     me: &Me,
     work: &Work,
     seq: &AtomicU64,
@@ -546,8 +601,8 @@ enum ArmEnd {
 async fn run_arm(
     work: &Work,
     args: &AgentArgs,
-    conn: &mut MultiplexedConnection,
-    inbox: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
+    inbox: &mut super::link::Conn,
     me: &mut Me,
     run_seq: &mut Sequence,
     interrupt: &Interrupt,
@@ -585,6 +640,7 @@ async fn run_arm(
     // gives up when its controller stops beating.
     let deadline = Instant::now() + START_WITHIN;
     let run_inbox = protocol::run_inbox(&me.reg.name, &work.run);
+    let mut dead_man = DeadMan::new();
     let (at_us, phase_us) = loop {
         if Instant::now() >= deadline {
             return Err(Error::environment(format!(
@@ -597,7 +653,9 @@ async fn run_arm(
             () = interrupt.wait() => return Err(Error::interrupted()),
             p = inbox.blpop(&run_inbox, INBOX_POLL_S) => p.map_err(failed("reading the inbox"))?,
         };
-        beat(conn, url, me).await?;
+        if let Err(e) = beat(conn, url, me).await {
+            tracing::warn!("agent {}: {e}", me.reg.name);
+        }
         let message = popped
             .and_then(|(_, text)| unseal(me, &text))
             .filter(|(s, _)| s.run == work.run && run_seq.take(s.seq));
@@ -614,7 +672,7 @@ async fn run_arm(
             Some(ToAgent::Bye { run }) if run == work.run => return Ok(ArmEnd::Bye),
             _ => {}
         }
-        if !controller_alive(conn, &me.token, &work.run).await {
+        if !dead_man.alive(conn, &me.token, &work.run).await {
             tracing::warn!(
                 "agent {}: the controller of run {} stopped beating before the start",
                 me.reg.name,
@@ -740,7 +798,7 @@ async fn run_arm(
 
 /// What runs beside the load.
 struct Beside {
-    conn: MultiplexedConnection,
+    conn: super::link::Conn,
     url: String,
     me: Arc<Me>,
     work: Work,
@@ -770,6 +828,7 @@ async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
         beats: b.me.beats,
     };
     let inbox = protocol::run_inbox(&me.reg.name, &b.work.run);
+    let mut dead_man = DeadMan::new();
     loop {
         every.tick().await;
         if b.finished.load(Ordering::Relaxed) {
@@ -796,7 +855,7 @@ async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
                 _ => {}
             }
         }
-        if !controller_alive(&mut b.conn, &me.token, &b.work.run).await {
+        if !dead_man.alive(&mut b.conn, &me.token, &b.work.run).await {
             b.gone.store(true, Ordering::Relaxed);
             b.stopped.notify_one();
             return (b.run_seq, me.beats);
@@ -812,7 +871,7 @@ async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
 
 /// What streams the load's events.
 struct Streamer {
-    conn: MultiplexedConnection,
+    conn: super::link::Conn,
     me: Arc<Me>,
     work: Work,
     seq: Arc<AtomicU64>,
@@ -858,7 +917,13 @@ async fn stream_events(mut s: Streamer) -> redis::RedisResult<u64> {
         if !bytes.is_empty() && (end || bytes.len() >= CHUNK_BYTES || since.elapsed() >= CHUNK_AGE)
         {
             let waited = Instant::now();
-            while s.conn.xlen::<_, u64>(&s.work.stream).await? >= protocol::MAX_UNREAD {
+            loop {
+                // (An unreadable length is the coordinator's trouble: the
+                // write below is tried again for a while anyway.)
+                let unread = s.conn.xlen::<_, u64>(&s.work.stream).await.unwrap_or(0);
+                if unread < protocol::MAX_UNREAD {
+                    break;
+                }
                 if s.gone.load(Ordering::Relaxed) || waited.elapsed() >= BACKLOG_WITHIN {
                     return Err(redis::RedisError::from((
                         redis::ErrorKind::Io,

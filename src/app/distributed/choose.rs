@@ -8,7 +8,6 @@
 use super::link::{self, DistributedError};
 use super::protocol::{self, Registration, Sealed};
 use super::seal::Token;
-use redis::aio::MultiplexedConnection;
 use redis::AsyncCommands;
 use std::collections::BTreeMap;
 
@@ -24,7 +23,7 @@ pub(super) struct Chosen {
 /// (signed with `token` within the heartbeat's timeout; any other entry is
 /// someone else's, and named in `refused`).
 pub(super) async fn live_agents(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     url: &str,
     token: &Token,
     refused: &mut Vec<String>,

@@ -19,7 +19,6 @@ use crate::events::Batch;
 use crate::interrupt::Interrupt;
 use crate::load::{Counters, LoadReport};
 use crate::store::records::AgentRecord;
-use redis::aio::MultiplexedConnection;
 use redis::AsyncCommands;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -78,7 +77,7 @@ const RETRY_WITHIN: Duration = Duration::from_secs(10);
 /// The controller's hold on its agents for one run.
 pub(crate) struct Controller {
     url: String,
-    conn: MultiplexedConnection,
+    conn: super::link::Conn,
     agents: Vec<Chosen>,
     estimate_clock: bool,
     run: String,
@@ -778,7 +777,7 @@ impl Controller {
 /// Leases every one of `agents` to `run`, atomically each (`SET NX`);
 /// when another run took one first, lets go of the others and says no.
 async fn lease_all(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     url: &str,
     run: &str,
     agents: &[Chosen],
@@ -808,7 +807,7 @@ async fn lease_all(
 /// Keeps the lease of `agent` for `run` another `ttl_ms` (0: lets it go),
 /// when it is still the run's.
 async fn keep_lease(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     agent: &str,
     run: &str,
     ttl_ms: u64,
@@ -826,7 +825,7 @@ async fn keep_lease(
 /// it is older than [`protocol::DEAD_MAN_US`]), and the agents' leases
 /// kept. A coordinator that does not answer is tried again at the next
 /// beat.
-async fn beat(mut conn: MultiplexedConnection, token: Token, run: String, agents: Vec<String>) {
+async fn beat(mut conn: super::link::Conn, token: Token, run: String, agents: Vec<String>) {
     let mut every = tokio::time::interval(Duration::from_millis(protocol::BEAT_EVERY_MS));
     let mut n = 0u64;
     loop {

@@ -4,7 +4,10 @@
 
 use super::clock::Anchor;
 use crate::error::{Exit, Kind};
-use redis::aio::MultiplexedConnection;
+/// A connection to the coordinator that reconnects by itself after the
+/// coordinator restarts (the request that found it gone fails; the next
+/// ones reconnect).
+pub(crate) type Conn = redis::aio::ConnectionManager;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -68,17 +71,18 @@ fn client(url: &str) -> Result<redis::Client, String> {
 }
 
 /// A connection to the coordinator, or why not (within a bound).
-pub(crate) async fn connect(url: &str) -> Result<MultiplexedConnection, DistributedError> {
+pub(crate) async fn connect(url: &str) -> Result<Conn, DistributedError> {
     let unreachable = |why: String| DistributedError::Unreachable {
         url: shown(url),
         why,
     };
     let client = client(url).map_err(unreachable)?;
-    let config = redis::AsyncConnectionConfig::new()
+    let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(CONNECT_WITHIN))
-        .set_response_timeout(Some(CONNECT_WITHIN));
+        .set_response_timeout(Some(CONNECT_WITHIN))
+        .set_number_of_retries(2);
     let mut conn = client
-        .get_multiplexed_async_connection_with_config(&config)
+        .get_connection_manager_with_config(config)
         .await
         .map_err(|e| unreachable(format!("cannot connect: {e}")))?;
     let _: String = redis::cmd("PING")
@@ -97,7 +101,7 @@ pub(crate) fn failed(url: &str, what: &str, e: redis::RedisError) -> Distributed
 }
 
 /// The coordinator's clock (µs since the Unix epoch).
-pub(crate) async fn time(conn: &mut MultiplexedConnection) -> redis::RedisResult<i64> {
+pub(crate) async fn time(conn: &mut Conn) -> redis::RedisResult<i64> {
     let (s, us): (i64, i64) = redis::cmd("TIME").query_async(conn).await?;
     Ok(s * 1_000_000 + us)
 }
@@ -121,7 +125,7 @@ fn wall_us() -> i64 {
 /// One anchor: the tightest of a few round trips, local times in µs from
 /// `origin`.
 pub(crate) async fn anchor(
-    conn: &mut MultiplexedConnection,
+    conn: &mut Conn,
     origin: Instant,
     source: ClockSource,
 ) -> redis::RedisResult<Anchor> {

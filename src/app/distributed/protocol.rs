@@ -18,9 +18,13 @@ use serde::{Deserialize, Serialize};
 const ROOT: &str = "rlbench:coord";
 /// An agent whose heartbeat is older than this is gone (ms).
 pub(crate) const HEARTBEAT_TIMEOUT_MS: i64 = 3_000;
-/// An agent stops its load when its controller's last beat is older than
-/// this (µs, on the coordinator's clock).
-pub(crate) const DEAD_MAN_US: i64 = 2_000_000;
+/// A controller's beat counts while it is at most this old (µs, on the
+/// coordinator's clock)...
+pub(crate) const BEAT_FRESH_US: i64 = 1_000_000;
+/// ...and an agent stops its load once it has not seen a fresh one for
+/// this long (a coordinator restarting loses a beat or two): within 2 s
+/// of the controller's last beat, all told.
+pub(crate) const DEAD_MAN_GRACE_MS: u64 = 1_000;
 /// How often the controller beats.
 pub(crate) const BEAT_EVERY_MS: u64 = 400;
 /// Work older than this on the coordinator's clock is not done (µs): a

@@ -7,7 +7,6 @@
 
 use super::protocol::{self, FromAgent};
 use super::seal::{Header, Seen, Token};
-use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamReadOptions, StreamReadReply};
 use redis::AsyncCommands;
 use std::io::Read;
@@ -35,7 +34,7 @@ pub(super) struct Check {
 /// New entries of the streams after `ids` (blocking up to 100 ms): the
 /// stream's index, the entry's id, and what it holds.
 pub(super) async fn read(
-    conn: &mut MultiplexedConnection,
+    conn: &mut super::link::Conn,
     streams: &[String],
     ids: &[String],
     check: &mut Check,
