@@ -84,7 +84,7 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-services_wanted="agent controller nginx r0 r1 r2 redis"
+services_wanted="agent controller coordinator nginx r0 r1 r2 redis"
 
 # validate ROOT: the four checks on ROOT, the repository or a copy of its
 # deployment files. Prints what failed; returns 1 at the first failing check.
@@ -121,7 +121,8 @@ broken=(
   docker-compose.yml 's/^  agent:/  agents:/' "a service renamed"
   docker-compose.yml 's/^    healthcheck:$/    healthchek:/' "a misspelt key"
   docker-compose.yml 's/RLBENCH_MODE:-redis_lua/RLBENCH_MODE:-redis-lua/' "an unknown default mode"
-  docker-compose.yml 's|\["agent", "--coordinator", "redis://redis:6379"\]|["agent", "--coordinator", "redis://cache:6379"]|' "agents on another coordinator"
+  docker-compose.yml 's|"redis://coordinator:6379", "--allow-remote-targets"|"redis://cache:6379", "--allow-remote-targets"|' "agents on another coordinator"
+  docker-compose.yml 's|"redis://coordinator:6379", "--allow-remote-targets"|"redis://coordinator:6379"|' "agents that may not reach the target"
   docker-compose.yml 's/^      - "3"$/      - "4"/' "the controller waits for 4 agents of 3"
   docker-compose.yml 's/^      replicas: 3$/      replicas: 2/' "2 agents started for a controller waiting for 3"
   docker-compose.yml 's|- reports:/rlbench/reports|- reports:/reports|' "the run folders off the volume"
@@ -139,10 +140,19 @@ broken=(
   deploy/kubernetes/agents.yaml 's/completionMode: Indexed/completionMode: NonIndexed/' "agents with no index"
   deploy/kubernetes/agents.yaml 's/^  parallelism: 3/  parallelism: 2/' "parallelism below completions"
   deploy/kubernetes/agents.yaml 's/{ name: RLBENCH_AGENTS, value: "3" }/{ name: RLBENCH_AGENTS, value: "4" }/' "RLBENCH_AGENTS not the pod count"
-  deploy/kubernetes/agents.yaml 's/args: \["agent", "--once"\]/args: ["agent"]/' "agent pods that never exit"
+  deploy/kubernetes/agents.yaml 's/args: \["agent", "--once", /args: ["agent", /' "agent pods that never exit"
+  deploy/kubernetes/agents.yaml 's/, "--idle-timeout", "5m"\]/]/' "agents that wait out the deadline for a controller that never came"
+  deploy/kubernetes/agents.yaml 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' "an init container that may escalate its privileges"
+  deploy/kubernetes/agents.yaml 's/        seccompProfile: { type: RuntimeDefault }/        seccompProfile: { type: Unconfined }/' "agents without the runtime's seccomp profile"
+  deploy/kubernetes/agents.yaml 's/^  ttlSecondsAfterFinished: 3600/  # no ttl/' "a finished Job kept forever"
+  deploy/kubernetes/agents.yaml 's/topologySpreadConstraints:/topologySpreadConstraint:/' "a misspelt spread (and none)"
+  deploy/kubernetes/redis.yaml 's/runAsNonRoot: true/runAsNonRoot: false/' "Redis allowed to run as root"
+  deploy/kubernetes/reference-api.yaml 's/            requests: { cpu: 250m, memory: 64Mi }/            limits: { cpu: 250m, memory: 64Mi }/' "a replica with no resource requests"
+  deploy/kubernetes/controller.yaml 's/persistentVolumeClaim: { claimName: rlbench-reports }/emptyDir: {}/' "run folders that go with the pod"
+  deploy/kubernetes/controller.yaml 's|            - redis://coordinator:6379|            - redis://redis:6379|' "the controller on the limiter's Redis"
   deploy/kubernetes/agents.yaml 's/restartPolicy: Never/restartPolicy: Always/' "a restart policy no Job takes"
   deploy/kubernetes/agents.yaml 's/^kind: Job/kind: Jobs/' "an unknown kind"
-  deploy/kubernetes/agents.yaml 's|value: "redis://redis:6379"|value: "redis://redis:6380"|' "agents on a port Redis does not serve"
+  deploy/kubernetes/agents.yaml 's|value: "redis://coordinator:6379"|value: "redis://coordinator:6380"|' "agents on a port the coordinator does not serve"
   deploy/kubernetes/controller.yaml 's/backoffLimit: 0/backoffLimit: 2/' "a controller retried (the load sent again)"
   deploy/kubernetes/controller.yaml 's/^            - "3"$/            - "2"/' "the controller waiting for 2 agents of 3"
   deploy/kubernetes/controller.yaml 's|deploy/scenarios/kubernetes.toml|deploy/scenarios/k8s.toml|' "a scenario that is not there"

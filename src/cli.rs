@@ -239,6 +239,11 @@ pub struct RunArgs {
     /// out of the process list.
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// The most an agent's times may be off before nothing of the run is
+    /// proven (the gate fails), e.g. "25ms". Overrides [distributed]
+    /// max_clock_uncertainty (default 10ms).
+    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
+    pub max_clock_uncertainty: Option<Duration>,
     /// How long to wait for the agents to register, e.g. "2m" (default 60s).
     #[arg(long, value_name = "DURATION", value_parser = values::duration)]
     pub agents_wait: Option<Duration>,
@@ -279,6 +284,10 @@ pub struct AgentArgs {
     /// (only this command line can allow it, never a scenario).
     #[arg(long)]
     pub allow_remote_targets: bool,
+    /// Exit (3) when no run leased this agent for this long, e.g. "5m": a
+    /// Job's agents end when their controller never came.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
+    pub idle_timeout: Option<Duration>,
     /// This agent's name among the coordinator's agents (default: the
     /// host's name and the process id; `index-I` in a Kubernetes Indexed
     /// Job, from JOB_COMPLETION_INDEX and RLBENCH_AGENTS).

@@ -29,10 +29,13 @@ import yaml
 MODES = ("local", "redis_naive", "redis_lua", "redis_batched")
 # The replicas' mode when RLBENCH_MODE is not set.
 DEFAULT_MODE = "redis_lua"
-COMPOSE_SERVICES = {"redis", "r0", "r1", "r2", "nginx", "agent", "controller"}
+COMPOSE_SERVICES = {"redis", "coordinator", "r0", "r1", "r2", "nginx", "agent", "controller"}
 KUBERNETES = {
     ("Deployment", "redis"),
     ("Service", "redis"),
+    ("Deployment", "coordinator"),
+    ("Service", "coordinator"),
+    ("PersistentVolumeClaim", "rlbench-reports"),
     ("Deployment", "reference-api"),
     ("Service", "reference-api"),
     ("Job", "rlbench-agents"),
@@ -209,8 +212,17 @@ def check_compose(config_path, image):
             fail(where, f"{name} does not depend on redis")
         return url
 
-    if not str(svc("redis").get("image", "")).startswith("redis:"):
-        fail(where, f"redis: image {svc('redis').get('image')!r} is not Redis")
+    def coordinator(url, name):
+        hp = host_port(url, ("redis",), 6379)
+        if hp != ("coordinator", 6379):
+            fail(where, f"{name}: {url!r} is not the coordinator service (redis://coordinator:6379): the limiter's Redis and the run's are apart")
+        elif "coordinator" not in (svc(name).get("depends_on") or {}):
+            fail(where, f"{name} does not depend on coordinator")
+        return url
+
+    for name in ("redis", "coordinator"):
+        if not str(svc(name).get("image", "")).startswith("redis:"):
+            fail(where, f"{name}: image {svc(name).get('image')!r} is not Redis")
 
     rlbench_image = svc("controller").get("image")
     for name in ("r0", "r1", "r2", "agent", "controller"):
@@ -277,7 +289,9 @@ def check_compose(config_path, image):
     cmd = agent.get("command") or []
     if cmd[:1] != ["agent"]:
         fail(where, f"agent: command {cmd} is not rlbench agent …")
-    coordinator = redis(flag(cmd, "--coordinator", f"{where}: agent"), "agent")
+    coordinator_url = coordinator(flag(cmd, "--coordinator", f"{where}: agent"), "agent")
+    if "--allow-remote-targets" not in cmd:
+        fail(where, "agent: no --allow-remote-targets: the scenario's target (nginx) is not the agent's loopback, and only its command line may allow that")
     replicas = (agent.get("deploy") or {}).get("replicas")
     if replicas is None:
         fail(where, "agent: no deploy.replicas (the agents a plain `up` starts: the controller's --agents)")
@@ -293,12 +307,12 @@ def check_compose(config_path, image):
     if agents is not None and replicas is not None and str(agents) != str(replicas):
         fail(where, f"controller waits for --agents {agents}, the agent service starts {replicas}")
     mine = flag(cmd, "--coordinator", f"{where}: controller")
-    if mine != coordinator:
-        fail(where, f"controller's --coordinator {mine!r} is not the agents' {coordinator!r}")
+    if mine != coordinator_url:
+        fail(where, f"controller's --coordinator {mine!r} is not the agents' {coordinator_url!r}")
     tokens = {n: (svc(n).get("environment") or {}).get("RLBENCH_COORDINATOR_TOKEN") for n in ("agent", "controller")}
     if not tokens["agent"] or tokens["agent"] != tokens["controller"]:
         fail(where, f"the agents and the controller must share RLBENCH_COORDINATOR_TOKEN: {tokens}")
-    redis(mine, "controller")
+    coordinator(mine, "controller")
     for dep in ("nginx", "agent"):
         if dep not in (ctl.get("depends_on") or {}):
             fail(where, f"controller does not depend on {dep}")
@@ -365,16 +379,24 @@ def check_kubernetes(image):
         if len(ports) == 1:
             service_port[name] = ports[0].get("port")
 
-    def redis(url, rel, what):
+    def redis(url, rel, what, service="redis"):
         hp = host_port(url, ("redis",), 6379)
         if hp is None or hp[0] not in service_port or hp[1] != service_port[hp[0]]:
             fail(rel, f"{what}: {url!r} is not a Service on its port ({service_port})")
-        elif hp[0] != "redis":
-            fail(rel, f"{what}: {url!r} is not the redis Service")
+        elif hp[0] != service:
+            fail(rel, f"{what}: {url!r} is not the {service} Service")
 
-    rel, d, _, c = pod("Deployment", "redis")
-    if not str(c.get("image", "")).startswith("redis:"):
-        fail(rel, f"redis: image {c.get('image')!r} is not Redis")
+    for name in ("redis", "coordinator"):
+        rel, d, _, c = pod("Deployment", name)
+        if not str(c.get("image", "")).startswith("redis:"):
+            fail(rel, f"{name}: image {c.get('image')!r} is not Redis")
+
+    # The restricted Pod Security Standard for every pod, and requests.
+    for (kind, name), (rel, d) in objects.items():
+        if kind in ("Deployment", "Job"):
+            restricted(rel, f"{kind}/{name}", ((d.get("spec") or {}).get("template") or {}).get("spec") or {})
+        if kind == "Job" and not isinstance((d.get("spec") or {}).get("ttlSecondsAfterFinished"), int):
+            fail(rel, f"Job/{name}: no ttlSecondsAfterFinished (finished Jobs would stay forever)")
 
     rel, d, spec, c = pod("Deployment", "reference-api")
     rlbench_image = c.get("image")
@@ -419,10 +441,12 @@ def check_kubernetes(image):
         fail(crel, "controller: one pod, once (no completionMode, completions or parallelism above 1)")
     agents = flag(cargs, "--agents", crel)
     coordinator = flag(cargs, "--coordinator", crel)
-    redis(coordinator, crel, "controller --coordinator")
+    redis(coordinator, crel, "controller --coordinator", "coordinator")
     mounts = {m.get("mountPath"): m.get("name") for m in cc.get("volumeMounts") or []}
-    if mounts.get(REPORTS) not in {v.get("name") for v in cspec.get("volumes") or []}:
-        fail(crel, f"controller: no volume mounted at {REPORTS} (its run folders)")
+    volumes = {v.get("name"): v for v in cspec.get("volumes") or []}
+    claim = ((volumes.get(mounts.get(REPORTS)) or {}).get("persistentVolumeClaim") or {}).get("claimName")
+    if ("PersistentVolumeClaim", claim) not in objects:
+        fail(crel, f"controller: {REPORTS} is not on a PersistentVolumeClaim of these files (its run folders would go with the pod): {volumes.get(mounts.get(REPORTS))}")
 
     # The agents.
     rel, d, spec, c = pod("Job", "rlbench-agents")
@@ -445,10 +469,17 @@ def check_kubernetes(image):
         fail(rel, f"agents: backoffLimit {job.get('backoffLimit')!r} is not a count")
     if c.get("command") not in (None, ["rlbench"]):
         fail(rel, f"agents: command {c.get('command')}: rlbench is the image's entry point")
-    if [str(a) for a in c.get("args") or []] != ["agent", "--once"]:
-        fail(rel, f"agents: args {c.get('args')}, not [agent, --once] (a Job's pod exits after its run)")
+    args = [str(a) for a in c.get("args") or []]
+    if args[:2] != ["agent", "--once"]:
+        fail(rel, f"agents: args {c.get('args')}, not [agent, --once, …] (a Job's pod exits after its run)")
+    if "--allow-remote-targets" not in args:
+        fail(rel, "agents: no --allow-remote-targets: the scenario's target (a Service) is not the pod's loopback, and only the agent's command line may allow that")
+    if "--idle-timeout" not in args:
+        fail(rel, "agents: no --idle-timeout: agents whose controller never came would wait out the Job's deadline")
+    if not spec.get("topologySpreadConstraints"):
+        fail(rel, "agents: no topologySpreadConstraints: load machines sharing a node share its CPU")
     url = (e.get("RLBENCH_COORDINATOR") or {}).get("value")
-    redis(url, rel, "agents RLBENCH_COORDINATOR")
+    redis(url, rel, "agents RLBENCH_COORDINATOR", "coordinator")
     secret = lambda container: (((env(container).get("RLBENCH_COORDINATOR_TOKEN") or {}).get("valueFrom") or {}).get("secretKeyRef"))
     if not secret(c) or secret(c) != secret(cc):
         fail(rel, f"agents and controller must take RLBENCH_COORDINATOR_TOKEN from one Secret: {secret(c)} vs {secret(cc)}")
@@ -457,7 +488,34 @@ def check_kubernetes(image):
     for other in (c, cc):
         if other.get("image") != rlbench_image or not rlbench_image:
             fail(rel, f"image {other.get('image')!r} is not the replicas' {rlbench_image!r} (one image: deploy/Dockerfile)")
-    return cargs, ["agent", "--once"]
+    return cargs, args
+
+
+def restricted(rel, what, spec):
+    """The restricted Pod Security Standard's fields, every container
+    (init too) with resource requests."""
+    pod = spec.get("securityContext") or {}
+    if pod.get("runAsNonRoot") is not True:
+        fail(rel, f"{what}: the pod does not set runAsNonRoot: true (restricted Pod Security Standard)")
+    if pod.get("runAsUser") == 0:
+        fail(rel, f"{what}: runAsUser 0 (restricted Pod Security Standard)")
+    pod_seccomp = (pod.get("seccompProfile") or {}).get("type")
+    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        name = c.get("name")
+        sc = c.get("securityContext") or {}
+        if sc.get("allowPrivilegeEscalation") is not False:
+            fail(rel, f"{what}: container {name} does not set allowPrivilegeEscalation: false (restricted Pod Security Standard)")
+        if "ALL" not in ((sc.get("capabilities") or {}).get("drop") or []):
+            fail(rel, f"{what}: container {name} does not drop ALL capabilities (restricted Pod Security Standard)")
+        if sc.get("privileged"):
+            fail(rel, f"{what}: container {name} is privileged")
+        if (sc.get("seccompProfile") or {}).get("type", pod_seccomp) not in ("RuntimeDefault", "Localhost"):
+            fail(rel, f"{what}: container {name} has no seccompProfile RuntimeDefault (restricted Pod Security Standard)")
+        if not ((c.get("resources") or {}).get("requests")):
+            fail(rel, f"{what}: container {name} requests no resources")
+    for v in spec.get("volumes") or []:
+        if "hostPath" in v:
+            fail(rel, f"{what}: a hostPath volume (restricted Pod Security Standard)")
 
 
 def check_command_line(rlbench, commands):

@@ -44,6 +44,8 @@ pub(crate) struct AgentFlags {
     /// `--token` (else RLBENCH_COORDINATOR_TOKEN), checked once agents
     /// are wanted.
     pub token: Option<String>,
+    /// `--max-clock-uncertainty`, over `[distributed]`'s.
+    pub max_clock_uncertainty: Option<Duration>,
     pub wait: Option<Duration>,
     /// Tests only: agents trust their own wall clocks.
     pub trust_agent_clocks: bool,
@@ -54,9 +56,14 @@ pub(crate) struct AgentFlags {
 fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Error> {
     let file = scenario.distributed.as_ref();
     let Some(agents) = flags.agents.or(file.map(|d| d.agents)) else {
-        if flags.coordinator.is_some() || flags.wait.is_some() || flags.token.is_some() {
+        if flags.coordinator.is_some()
+            || flags.wait.is_some()
+            || flags.token.is_some()
+            || flags.max_clock_uncertainty.is_some()
+        {
             return Err(Error::input(
-                "--coordinator, --token and --agents-wait need --agents N (or [distributed] agents)",
+                "--coordinator, --token, --agents-wait and --max-clock-uncertainty need --agents N \
+                 (or [distributed] agents)",
             ));
         }
         return Ok(None);
@@ -101,10 +108,10 @@ fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Err
             .or(file.map(|d| d.wait))
             .unwrap_or(crate::scenario::DEFAULT_AGENTS_WAIT),
         estimate_clock: !flags.trust_agent_clocks,
-        max_clock_uncertainty_us: file
-            .map_or(crate::scenario::spec::DEFAULT_MAX_CLOCK_UNCERTAINTY, |d| {
-                d.max_clock_uncertainty
-            })
+        max_clock_uncertainty_us: flags
+            .max_clock_uncertainty
+            .or(file.map(|d| d.max_clock_uncertainty))
+            .unwrap_or(crate::scenario::spec::DEFAULT_MAX_CLOCK_UNCERTAINTY)
             .as_micros()
             .min(i64::MAX as u128) as i64,
     }))

@@ -537,6 +537,8 @@ async fn agents_stop_within_two_seconds_of_a_killed_controller() {
                 "--out",
                 "out",
                 "-q",
+                "--max-clock-uncertainty",
+                "200ms",
             ])
             .env("RLBENCH_COORDINATOR_TOKEN", TOKEN)
             .current_dir(d)

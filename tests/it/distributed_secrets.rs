@@ -91,6 +91,7 @@ keys = 2
 
 [distributed]
 agents = 2
+max_clock_uncertainty = "200ms"
 
 [[arms]]
 name = "lua"
@@ -289,6 +290,8 @@ max_false_reject_ratio = 0
         "--out",
         "out",
         "-q",
+        "--max-clock-uncertainty",
+        "200ms",
     ]);
     env(&mut run, true);
     let out = run.output().unwrap();

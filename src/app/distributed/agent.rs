@@ -41,6 +41,8 @@ pub(crate) struct AgentArgs {
     /// `--allow-remote-targets`: load may go off this machine's loopback.
     /// Only this agent's own command line can say so, never a scenario.
     pub allow_remote_targets: bool,
+    /// `--idle-timeout`: with no run for this long, give up (exit 3).
+    pub idle_timeout: Option<Duration>,
 }
 
 /// How long an agent waits for the start once it said it is ready.
@@ -121,6 +123,7 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
     );
     let mut served: HashSet<String> = HashSet::new();
     let mut dead_man = DeadMan::new();
+    let mut idle_since = Instant::now();
     // Since when the coordinator has failed us, if it does now.
     let mut failing: Option<Instant> = None;
     // The run whose end it waits for (`--once`), and its inbox's count.
@@ -150,6 +153,15 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
                 continue;
             }
         };
+        if let (Some(limit), None) = (args.idle_timeout, &popped) {
+            if idle_since.elapsed() >= limit && last_run.is_none() {
+                break Err(Error::environment(format!(
+                    "agent {}: no run leased it within {} (--idle-timeout)",
+                    me.reg.name,
+                    humantime::format_duration(limit)
+                )));
+            }
+        }
         match popped {
             Some(Popped::Work(work)) => {
                 let fresh = served.insert(format!("{}\0{}", work.run, work.arm));
@@ -184,6 +196,7 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
                 let gone = matches!(done, Ok(ArmEnd::ControllerGone));
                 last_run = Some((work.run.clone(), run_seq));
                 dead_man = DeadMan::new();
+                idle_since = Instant::now();
                 if let Err(e) = &done {
                     tracing::warn!("agent {}: arm {}: {e}", me.reg.name, work.arm);
                     let failed = FromAgent::Failed {
@@ -213,7 +226,10 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
                 tracing::info!("agent {}: run {run} is over", me.reg.name);
                 break Ok(());
             }
-            Some(Popped::Bye(_)) => last_run = None,
+            Some(Popped::Bye(_)) => {
+                last_run = None;
+                idle_since = Instant::now();
+            }
             None => {
                 // Waiting for a run's end with `--once`: a controller that
                 // stopped beating ended it too.
@@ -355,41 +371,56 @@ async fn accept(
     })
 }
 
-/// Whether the controller of `run` beat within the dead man's time, by
-/// the coordinator's clock. A beat that is missing, unsigned or
-/// unreadable, or a coordinator that does not answer: no.
-pub(super) async fn controller_alive(
-    conn: &mut super::link::Conn,
-    token: &Token,
-    run: &str,
-) -> bool {
+/// The controller's beat as an agent reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Beating {
+    /// Signed, of this run, at most [`protocol::BEAT_FRESH_US`] old.
+    Fresh,
+    /// There, but old or not the controller's: it stopped beating.
+    Stale,
+    /// Not there, or the coordinator does not answer: the coordinator's
+    /// trouble (a restart forgets the beat) as likely as the controller's.
+    Unknown,
+}
+
+/// The controller of `run`'s last beat, by the coordinator's clock.
+async fn controller_beat(conn: &mut super::link::Conn, token: &Token, run: &str) -> Beating {
     let Ok(now) = link::time(conn).await else {
-        return false;
+        return Beating::Unknown;
     };
-    let Ok(Some(text)) = conn.get::<_, Option<String>>(protocol::beat(run)).await else {
-        return false;
+    let text = match conn.get::<_, Option<String>>(protocol::beat(run)).await {
+        Ok(Some(text)) => text,
+        _ => return Beating::Unknown,
     };
     let Ok(sealed) = serde_json::from_str::<Sealed>(&text) else {
-        return false;
+        return Beating::Stale;
     };
     if !sealed.verified(token) || sealed.run != run || sealed.from != protocol::CONTROLLER {
-        return false;
+        return Beating::Stale;
     }
     match serde_json::from_str::<Beat>(&sealed.body) {
-        Ok(b) => b.at_us == sealed.at_us && now - b.at_us <= protocol::BEAT_FRESH_US,
-        Err(_) => false,
+        Ok(b) if b.at_us == sealed.at_us && now - b.at_us <= protocol::BEAT_FRESH_US => {
+            Beating::Fresh
+        }
+        _ => Beating::Stale,
     }
 }
 
 /// The controller's life as an agent watches it: gone once no fresh beat
-/// was seen for [`protocol::DEAD_MAN_GRACE_MS`] of watching. Time the
-/// agent itself was held up (its writes retried while the coordinator
-/// refused them: then the controller's beats were refused too) does not
-/// count against the controller.
+/// was seen for [`protocol::DEAD_MAN_GRACE_MS`] of watching while its beat
+/// is there and old (a controller killed leaves it so: within 2 s of its
+/// last beat, all told), or for [`UNKNOWN_WITHIN`] while the beat cannot be
+/// read at all (a coordinator restarting forgets it; the controller writes
+/// it again within a beat of reconnecting). Time the agent itself was held
+/// up (its writes retried while the coordinator refused them: then the
+/// controller's beats were refused too) does not count.
 struct DeadMan {
     seen: Instant,
     looked: Instant,
 }
+
+/// How long a beat that cannot be read at all is waited for.
+const UNKNOWN_WITHIN: Duration = Duration::from_secs(10);
 
 impl DeadMan {
     fn new() -> DeadMan {
@@ -406,10 +437,15 @@ impl DeadMan {
             self.seen = now;
         }
         self.looked = now;
-        if controller_alive(conn, token, run).await {
-            self.seen = Instant::now();
-        }
-        self.seen.elapsed() <= Duration::from_millis(protocol::DEAD_MAN_GRACE_MS)
+        let grace = match controller_beat(conn, token, run).await {
+            Beating::Fresh => {
+                self.seen = Instant::now();
+                return true;
+            }
+            Beating::Stale => Duration::from_millis(protocol::DEAD_MAN_GRACE_MS),
+            Beating::Unknown => UNKNOWN_WITHIN,
+        };
+        self.seen.elapsed() <= grace
     }
 }
 

@@ -73,6 +73,17 @@ return 1
 /// How long the coordinator may refuse or drop the controller's reads (a
 /// restart, out of memory) before the run gives up on it.
 const RETRY_WITHIN: Duration = Duration::from_secs(10);
+/// How long an agent may be missing from the heartbeats (the coordinator
+/// restarted and forgot them) before it counts as lost.
+const ABSENT_WITHIN: Duration = Duration::from_secs(10);
+
+/// An agent's heartbeat as the coordinator holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Heart {
+    Beating,
+    Stale,
+    Absent,
+}
 
 /// The controller's hold on its agents for one run.
 pub(crate) struct Controller {
@@ -472,6 +483,7 @@ impl Controller {
         let mut failures: Vec<Option<String>> = vec![None; of];
         let mut stopping = false;
         let mut failing_since: Option<Instant> = None;
+        let mut absent: Vec<Option<Instant>> = vec![None; of];
         let mut next_anchor = Instant::now();
         let mut next_check = Instant::now();
         let mut give_up = start + duration + timeout + END_GRACE;
@@ -512,13 +524,20 @@ impl Controller {
                 next_check = now + Duration::from_secs(1);
                 // A coordinator that does not answer says nothing of the
                 // agents: the reads below count its silence.
-                let alive = self
-                    .alive()
+                let hearts = self
+                    .hearts()
                     .await
-                    .unwrap_or_else(|_| vec![true; self.agents.len()]);
+                    .unwrap_or_else(|_| vec![Heart::Beating; self.agents.len()]);
                 for i in 0..of {
-                    if !alive[i] && ended[i].is_none() && lost[i].is_none() && failures[i].is_none()
-                    {
+                    let gone = match hearts[i] {
+                        Heart::Beating => {
+                            absent[i] = None;
+                            false
+                        }
+                        Heart::Stale => true,
+                        Heart::Absent => absent[i].get_or_insert(now).elapsed() >= ABSENT_WITHIN,
+                    };
+                    if gone && ended[i].is_none() && lost[i].is_none() && failures[i].is_none() {
                         tracing::warn!(
                             "arm {arm}: agent {} (segment {} of {of}) was lost at {at_s:.1} s",
                             self.agents[i].name,
@@ -746,14 +765,32 @@ impl Controller {
     }
 
     /// Whether each chosen agent still beats.
+    ///
+    /// An agent whose heartbeat is old stopped beating; one the coordinator
+    /// holds no heartbeat of at all may be one it forgot (a restart): only
+    /// an old one counts as stopped (`false`), the caller gives an absent
+    /// one [`ABSENT_WITHIN`] to register again.
     async fn alive(&mut self) -> redis::RedisResult<Vec<bool>> {
+        Ok(self
+            .hearts()
+            .await?
+            .into_iter()
+            .map(|h| h != Heart::Stale)
+            .collect())
+    }
+
+    async fn hearts(&mut self) -> redis::RedisResult<Vec<Heart>> {
         let now_ms = link::time(&mut self.conn).await? / 1_000;
-        let mut alive = Vec::new();
+        let mut hearts = Vec::new();
         for a in &self.agents {
             let score: Option<i64> = self.conn.zscore(protocol::agents(), &a.name).await?;
-            alive.push(score.is_some_and(|s| s >= now_ms - protocol::HEARTBEAT_TIMEOUT_MS));
+            hearts.push(match score {
+                Some(s) if s >= now_ms - protocol::HEARTBEAT_TIMEOUT_MS => Heart::Beating,
+                Some(_) => Heart::Stale,
+                None => Heart::Absent,
+            });
         }
-        Ok(alive)
+        Ok(hearts)
     }
 
     /// An error naming an agent that stopped beating before it was ready.
