@@ -170,6 +170,9 @@ pub enum Command {
         /// next compare); never inside a run folder.
         #[arg(long, value_name = "PATH")]
         html: Option<PathBuf>,
+        /// Overwrite --html's file even when it is not a page rlbench wrote.
+        #[arg(long)]
+        force: bool,
         /// What stdout carries: the text, or one JSON document.
         #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
         format: OutputFormat,

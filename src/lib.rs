@@ -7,7 +7,7 @@
 //! Each module imports only the ones below it (tests/house_plan.rs):
 //! `app` (the commands) > `report` (rendering) > `scenario` > `gate` >
 //! `analyze` > `headers` > `faults` > `stack` > `load` > `target` >
-//! `store` > `events` > `verify` > `error`, `interrupt`, `cli`.
+//! `store` > `events` > `verify` > `files` > `error`, `interrupt`, `cli`.
 
 // What the binary and the tests use is public; everything else is the
 // crate's own (`unreachable_pub` keeps it so).
@@ -17,6 +17,7 @@ pub mod cli;
 pub mod error;
 pub mod events;
 mod faults;
+mod files;
 mod gate;
 mod headers;
 mod interrupt;

@@ -180,8 +180,10 @@ pub(crate) fn analyze(
     let mut counts = Counts::default();
     let mut tries = Tries::default();
     let mut per_replica = vec![Counts::default(); replicas];
+    // Histograms weigh tens of kB: made as replicas answer, not all at once
+    // for what a record says (at most a trace's 65,536).
     let mut per_replica_histograms: Vec<Histograms> =
-        (0..replicas).map(|_| Histograms::new()).collect();
+        (0..replicas.min(64)).map(|_| Histograms::new()).collect();
     let mut lag = histogram();
     let mut agent_lags: Vec<hdrhistogram::Histogram<u64>> =
         agents.iter().map(|_| histogram()).collect();
@@ -246,6 +248,8 @@ pub(crate) fn analyze(
                 let r = e.replica as usize;
                 if r >= per_replica.len() {
                     per_replica.resize(r + 1, Counts::default());
+                }
+                if r >= per_replica_histograms.len() {
                     per_replica_histograms.resize_with(r + 1, Histograms::new);
                 }
                 per_replica[r].add(e.outcome);

@@ -267,11 +267,12 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             candidate,
             max_regression,
             html,
+            force,
             format,
         } => {
             use crate::app::compare::{page, run};
             // A page that may not go where asked is refused before any output.
-            let at = page::destination(html.as_deref(), [&baseline, &candidate])?;
+            let at = page::destination(html.as_deref(), [&baseline, &candidate], force)?;
             let compared = run(&baseline, &candidate, max_regression)?;
             emit(
                 out,

@@ -111,7 +111,7 @@ pub(crate) fn read_summary(path: &Path) -> Result<Summary, Error> {
     } else {
         path
     };
-    let text = std::fs::read_to_string(path)
+    let text = crate::files::read_to_string(path, crate::files::SUMMARY_BYTES)
         .map_err(|e| Error::input(format!("cannot read {}: {e}", path.display())))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(format!("{}: not JSON: {e}", path.display())))?;

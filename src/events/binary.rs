@@ -244,7 +244,7 @@ impl From<Flaw> for Stop {
 impl Decoder {
     /// Opens a trace and checks its first bytes.
     pub fn open(path: &Path, check: Check) -> Result<Self, EventsError> {
-        let file = std::fs::File::open(path).map_err(|source| EventsError::Read {
+        let file = crate::files::open_regular(path).map_err(|source| EventsError::Read {
             path: path.to_path_buf(),
             source,
         })?;

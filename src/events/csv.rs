@@ -82,10 +82,11 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<Event, EventsErro
         path: path.clone(),
         source,
     };
-    let mut reader = csv::Reader::from_path(&path).map_err(|source| EventsError::CsvOpen {
+    let file = crate::files::open_regular(&path).map_err(|source| EventsError::CsvOpen {
         path: path.clone(),
-        source,
+        source: source.into(),
     })?;
+    let mut reader = csv::Reader::from_reader(file);
     let header = reader.byte_headers().map_err(csv_error)?.clone();
     let columns = Columns::of(&header).map_err(|flaw| EventsError::Damaged {
         path: path.clone(),

@@ -328,9 +328,11 @@ fn charts(s: &Summary, dir: &Path) -> Result<Markup, ReportError> {
     let mut images = Vec::new();
     for chart in CHARTS.iter().chain(trade) {
         let path = dir.join(chart.file);
-        let bytes = std::fs::read(&path).map_err(|source| ReportError::Read {
-            path: path.clone(),
-            source,
+        let bytes = crate::files::read(&path, crate::files::CHART_BYTES).map_err(|source| {
+            ReportError::Read {
+                path: path.clone(),
+                source,
+            }
         })?;
         let data = base64::engine::general_purpose::STANDARD.encode(bytes);
         images.push((chart.title, format!("data:image/png;base64,{data}")));

@@ -47,6 +47,12 @@ pub enum StoreError {
         found: String,
         listed: String,
     },
+    /// A record whose figures no run of rlbench writes (hand-edited, or
+    /// damaged): refused before they size anything.
+    #[error("{}: {why}: not a record rlbench wrote", path.display())]
+    Implausible { path: PathBuf, why: String },
+    #[error("{}: it lists the arm {name:?} twice", path.display())]
+    ArmTwice { path: PathBuf, name: String },
     #[error(
         "--out {}: the folder holds other files and no run.json; give a new or \
          empty folder (rlbench clears only a folder of its own runs)",
@@ -80,6 +86,8 @@ impl Kind for StoreError {
             | StoreError::NotRunFolder(_)
             | StoreError::ArmName { .. }
             | StoreError::OtherArm { .. }
+            | StoreError::Implausible { .. }
+            | StoreError::ArmTwice { .. }
             | StoreError::NotOurs(_)
             | StoreError::StillWritten { .. }
             | StoreError::StillRunning(_) => Exit::BadInput,

@@ -108,6 +108,6 @@ pub(crate) fn ms(us: i64) -> f64 {
 /// Reads a folder's page.json; `None` when it is missing (a folder from
 /// before the page drew it) or unreadable.
 pub(crate) fn read(path: &std::path::Path) -> Option<PageData> {
-    let text = std::fs::read(path).ok()?;
-    serde_json::from_slice(&text).ok()
+    let text = crate::files::read_to_string(path, crate::files::SUMMARY_BYTES).ok()?;
+    serde_json::from_str(&text).ok()
 }

@@ -314,13 +314,21 @@ impl RunRecord {
     /// The arm names it lists, each one a name rlbench writes
     /// (`folder::is_name`): a name that would leave the folder is refused.
     pub fn checked_arms(&self, path: &Path) -> Result<&[String], StoreError> {
-        match self.arms.iter().find(|a| !super::names::is_name(a)) {
-            Some(bad) => Err(StoreError::ArmName {
+        if let Some(bad) = self.arms.iter().find(|a| !super::names::is_name(a)) {
+            return Err(StoreError::ArmName {
                 path: path.to_path_buf(),
                 name: bad.clone(),
-            }),
-            None => Ok(&self.arms),
+            });
         }
+        // An arm listed twice would be judged twice, or hide another.
+        let mut seen = std::collections::HashSet::new();
+        if let Some(twice) = self.arms.iter().find(|a| !seen.insert(a.as_str())) {
+            return Err(StoreError::ArmTwice {
+                path: path.to_path_buf(),
+                name: twice.clone(),
+            });
+        }
+        Ok(&self.arms)
     }
 }
 
@@ -328,6 +336,12 @@ impl RunRecord {
 /// so (a record is never taken for another arm's).
 pub fn read_arm(path: &Path, name: &str) -> Result<ArmRecord, StoreError> {
     let record: ArmRecord = read(path)?;
+    if let Err(why) = record.plausible() {
+        return Err(StoreError::Implausible {
+            path: path.to_path_buf(),
+            why,
+        });
+    }
     if record.name != name {
         return Err(StoreError::OtherArm {
             path: path.to_path_buf(),
@@ -338,7 +352,90 @@ pub fn read_arm(path: &Path, name: &str) -> Result<ArmRecord, StoreError> {
     Ok(record)
 }
 
+/// The most replicas a trace can tell apart (its replica field).
+const MAX_REPLICAS: usize = u16::MAX as usize + 1;
+/// A day, in µs: no time rlbench records is longer.
+const DAY_US: i64 = 86_400_000_000;
+/// µs from the Unix epoch to the year 3000, about: no clock reads past it.
+const EPOCH_BOUND_US: i64 = 32_503_680_000_000_000;
+
 impl ArmRecord {
+    /// Whether every figure that sizes or shifts anything is one a run of
+    /// rlbench could have written; why not, in words.
+    pub fn plausible(&self) -> Result<(), String> {
+        let within = |what: &str, v: i64, lo: i64, hi: i64| {
+            (lo..=hi)
+                .contains(&v)
+                .then_some(())
+                .ok_or_else(|| format!("{what} {v} is outside {lo}..={hi}"))
+        };
+        if self.replicas > MAX_REPLICAS {
+            return Err(format!(
+                "replicas {} is more than a trace can tell apart ({MAX_REPLICAS})",
+                self.replicas
+            ));
+        }
+        if self.witnesses > 100_000 {
+            return Err(format!("witnesses {} is more than 100000", self.witnesses));
+        }
+        within(
+            "epoch_offset_us",
+            self.epoch_offset_us,
+            -EPOCH_BOUND_US,
+            EPOCH_BOUND_US,
+        )?;
+        within("epoch_uncertainty_us", self.epoch_uncertainty_us, 0, DAY_US)?;
+        within(
+            "replenish_lateness_us",
+            self.replenish_lateness_us,
+            0,
+            DAY_US,
+        )?;
+        within("request_timeout_us", self.request_timeout_us, 0, DAY_US)?;
+        if let Some(t) = self.max_server_time_us {
+            within("max_server_time_us", t, 0, DAY_US)?;
+        }
+        if let Some(r) = self.clock_resolution_us {
+            within("clock_resolution_us", r, 0, DAY_US)?;
+        }
+        if let Some(m) = self.max_clock_uncertainty_us {
+            within("max_clock_uncertainty_us", m, 0, DAY_US)?;
+        }
+        within(
+            "simulated_clock_rate_ppm",
+            self.simulated_clock_rate_ppm,
+            -1_000_000,
+            1_000_000,
+        )?;
+        if let Some(p) = self.declared_clock_rate_ppm {
+            within("declared_clock_rate_ppm", p, 0, 1_000_000)?;
+        }
+        if self.agents.len() > 256 {
+            return Err(format!("{} agents is more than 256", self.agents.len()));
+        }
+        for a in &self.agents {
+            within("an agent's uncertainty_us", a.uncertainty_us, 0, DAY_US)?;
+            within(
+                "an agent's wall_offset_us",
+                a.wall_offset_us,
+                -DAY_US * 365,
+                DAY_US * 365,
+            )?;
+            if a.of == 0 || a.of > 256 || a.segment >= a.of {
+                return Err(format!("an agent's segment {} of {}", a.segment, a.of));
+            }
+        }
+        if !(self.send_window_s.is_finite()
+            && (0.0..=86_400.0 * 365.0).contains(&self.send_window_s))
+        {
+            return Err(format!("send_window_s {} is no run's", self.send_window_s));
+        }
+        if !(self.target_rps.is_finite() && self.target_rps >= 0.0) {
+            return Err(format!("target_rps {} is no run's", self.target_rps));
+        }
+        Ok(())
+    }
+
     /// What its trace is held to when read.
     pub fn trace_check(&self) -> crate::events::integrity::Check {
         crate::events::integrity::Check {
@@ -362,10 +459,13 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
 }
 
 pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StoreError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text =
+        crate::files::read_to_string(path, crate::files::RECORD_BYTES).map_err(|source| {
+            StoreError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
     serde_json::from_str(&text).map_err(|source| StoreError::Json {
         path: path.to_path_buf(),
         source,

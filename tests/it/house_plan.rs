@@ -31,13 +31,14 @@ const LAYERS: &[&str] = &[
     "store",     // the run folder, its records and summary.json's schema
     "events",    // the trace: one record per request
     "verify",    // the verifier (crates/verify, re-exported as crate::verify)
+    "files",     // files read back: regular ones only, within a bound
     "error",     // errors and exit codes
     "interrupt", // Ctrl-C and SIGTERM
 ];
 
 /// What `report/` may import: the figures as stored and the trace's own
 /// records (what an answer advertised), nothing that computes.
-const REPORT_READS: &[&str] = &["store", "events"];
+const REPORT_READS: &[&str] = &["store", "events", "files"];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

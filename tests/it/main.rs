@@ -25,6 +25,7 @@ mod failover;
 mod faults;
 mod first_run;
 mod headers;
+mod hostile_folder;
 mod house_plan;
 mod html;
 mod live;

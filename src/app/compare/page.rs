@@ -26,7 +26,11 @@ fn is_run_folder(dir: &Path) -> bool {
 /// as a file, or a folder (existing, or written with a trailing `/`) to
 /// hold compare.html. A path inside a run folder or onto either input is
 /// bad input (exit 2).
-pub(crate) fn destination(html: Option<&Path>, inputs: [&Path; 2]) -> Result<PathBuf, Error> {
+pub(crate) fn destination(
+    html: Option<&Path>,
+    inputs: [&Path; 2],
+    force: bool,
+) -> Result<PathBuf, Error> {
     let path = match html {
         None => PathBuf::from(DEFAULT),
         Some(p) if p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/') => {
@@ -56,6 +60,21 @@ pub(crate) fn destination(html: Option<&Path>, inputs: [&Path; 2]) -> Result<Pat
             input.display()
         )));
     }
+    if let Ok(meta) = std::fs::symlink_metadata(&path) {
+        if !meta.file_type().is_file() {
+            return Err(Error::input(format!(
+                "{} is there and is not a file: give --html another path",
+                path.display()
+            )));
+        }
+        if !force && !ours(&path) {
+            return Err(Error::input(format!(
+                "{} is there and is not a page rlbench wrote: give --html another path, or \
+                 --force to overwrite it",
+                path.display()
+            )));
+        }
+    }
     Ok(path)
 }
 
@@ -75,12 +94,27 @@ fn chart_folder(given: &Path) -> Option<&Path> {
 /// A chart's PNG in `folder`; a file that is missing or is no PNG is
 /// not shown (the page says so) rather than failing the compare.
 fn read_chart(folder: Option<&Path>, chart: &Chart) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(folder?.join(chart.file)).ok()?;
+    let bytes = crate::files::read(&folder?.join(chart.file), crate::files::CHART_BYTES).ok()?;
     bytes.starts_with(b"\x89PNG").then_some(bytes)
 }
 
 /// Draws the page of `comparison` and writes it at `path` (its folder
 /// made when missing): "cannot write PATH: why", exit 3, when it cannot.
+/// Whether the file at `path` is a compare page rlbench wrote: its mark in
+/// its first 4 KiB (or, from before the mark, its title).
+fn ours(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read = crate::files::open_regular(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .is_ok();
+    let head = String::from_utf8_lossy(&head);
+    read && (head.contains(&format!(
+        "<meta name=\"generator\" content=\"{}\">",
+        crate::report::compare::page::GENERATOR
+    )) || head.contains("<title>rlbench compare: "))
+}
+
 pub(crate) fn write(
     path: &Path,
     inputs: [(&Path, &Summary); 2],

@@ -47,6 +47,10 @@ table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}th,td{b
 td.worse{background:#fce8e6;color:#a50e0e;font-weight:600}td.better{background:#e6f4ea;color:#137333;font-weight:600}.alone{color:#7a4f01;background:#fef7e0;padding:.3rem .6rem;border-radius:4px}
 figure{margin:0}img{width:100%;height:auto;border:1px solid #eee}.missing{color:#7a4f01;border:1px dashed #e0c46c;padding:1rem;text-align:center}";
 
+/// The page's mark: a file without it is not one rlbench wrote, and
+/// `compare --html` does not overwrite it.
+pub(crate) const GENERATOR: &str = "rlbench compare";
+
 /// A figure's name in words.
 fn label(figure: &str) -> &str {
     match figure {
@@ -216,6 +220,8 @@ pub(crate) fn render(p: &Page) -> String {
         html lang="en" {
             head {
                 meta charset="utf-8";
+                // What `compare --html` looks for before it overwrites a file.
+                meta name="generator" content=(GENERATOR);
                 title { (title) }
                 style { (PreEscaped(STYLE)) }
             }

@@ -18,18 +18,18 @@ fn summary() -> Summary {
 fn the_page_goes_to_reports_by_default_or_where_html_says() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    let here = destination(None, [&a, &b]).unwrap();
+    let here = destination(None, [&a, &b], false).unwrap();
     assert_eq!(here, Path::new("reports/compare.html"));
     let file = dir.path().join("x.html");
-    assert_eq!(destination(Some(&file), [&a, &b]).unwrap(), file);
+    assert_eq!(destination(Some(&file), [&a, &b], false).unwrap(), file);
     // A folder holds compare.html, existing or named with a trailing '/'.
     assert_eq!(
-        destination(Some(dir.path()), [&a, &b]).unwrap(),
+        destination(Some(dir.path()), [&a, &b], false).unwrap(),
         dir.path().join("compare.html")
     );
     let later = format!("{}/later/", dir.path().display());
     assert_eq!(
-        destination(Some(Path::new(&later)), [&a, &b]).unwrap(),
+        destination(Some(Path::new(&later)), [&a, &b], false).unwrap(),
         dir.path().join("later").join("compare.html")
     );
 }
@@ -47,7 +47,7 @@ fn the_page_never_goes_into_a_run_folder_nor_over_an_input() {
         (run.join("report.html"), "inside the run folder"),
         (kept.clone(), "would overwrite"),
     ] {
-        let e = destination(Some(&html), [&kept, &run]).unwrap_err();
+        let e = destination(Some(&html), [&kept, &run], false).unwrap_err();
         assert_eq!(e.exit, Exit::BadInput, "{html:?}");
         assert!(e.message.contains(said), "{html:?}: {}", e.message);
     }
