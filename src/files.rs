@@ -45,17 +45,7 @@ pub(crate) fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 
 /// The text of the regular file `path`, at most `limit` bytes.
 pub(crate) fn read_to_string(path: &Path, limit: u64) -> io::Result<String> {
-    let mut text = String::new();
-    open_regular(path)?
-        .take(limit + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > limit {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("larger than {} MiB", limit / (1024 * 1024)),
-        ));
-    }
-    Ok(text)
+    String::from_utf8(read(path, limit)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 #[cfg(test)]

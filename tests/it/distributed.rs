@@ -200,11 +200,15 @@ async fn three_agents_judge_three_replicas_as_one_machine_does() {
     // the sends of the agents (each feeding its own replica) ordered
     // within a millisecond; on this machine's two cores, shared by three
     // debug-built agents, the replicas and other tests, they often are
-    // not. That expectation is a claim of detection, not of soundness.
+    // not. And its requests, widened by each agent's clock bound, leave a
+    // correct limiter more room (U), so its ratio may fall just under the
+    // scenario's 2 (1.977 seen on a busy machine). Those expectations are
+    // claims of detection, not of soundness: the fake is still proven
+    // above (definite > 0, ratio ≥ 1.5).
     let undetected = |sum: &serde_json::Value| {
-        failed(arm(sum, "local"))
-            .iter()
-            .all(|f| f.starts_with("remaining_contradictions"))
+        failed(arm(sum, "local")).iter().all(|f| {
+            f.starts_with("remaining_contradictions") || f.starts_with("over_admission_ratio")
+        })
     };
     assert!(undetected(&m), "merged: {:?}", failed(arm(&m, "local")));
     if out.status.code() != one.status.code() {
