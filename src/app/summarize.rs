@@ -321,6 +321,7 @@ fn per_agent(run: &ArmRecord, f: &ArmFigures) -> Vec<crate::store::summary::PerA
                 clock_estimated: a.clock_estimated,
                 lost_at_s: a.lost_at_s,
                 failed: a.failed.clone(),
+                taken_over: a.taken_over.clone(),
             }
         })
         .collect()

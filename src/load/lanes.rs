@@ -229,7 +229,7 @@ impl Scout {
             }
             // Every pick drawn, in order, as the pacer draws them.
             let (_, target) = self.picker.pick(index as u64);
-            if segment.sends(index, lane, lanes) {
+            if segment.sends(index, offset, lane, lanes) {
                 self.due.push_back((index, target));
                 self.per_target[target] += 1;
             }
@@ -328,7 +328,7 @@ impl Lane {
             // Every lane draws every pick, so each request's key and target
             // are the same however the schedule is split.
             let (key, target) = picker.pick(index as u64);
-            if !s.segment.sends(index, self.index, s.lanes) {
+            if !s.segment.sends(index, intended, self.index, s.lanes) {
                 continue;
             }
             scheduled += 1;
@@ -381,7 +381,7 @@ impl Lane {
         // The rest of the lane's share was never handed out: counted, so
         // that the schedule is always the scenario's.
         let rest = schedule
-            .filter(|(index, _)| s.segment.sends(*index, self.index, s.lanes))
+            .filter(|&(index, at)| s.segment.sends(index, at, self.index, s.lanes))
             .count() as u64;
         scheduled += rest;
         if interrupted {

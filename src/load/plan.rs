@@ -37,26 +37,42 @@ pub(crate) struct Plan {
 /// the same deterministic schedule and key picks, so the segments of
 /// `0..of` are disjoint and their union is exactly the schedule one
 /// machine sends; an agent's lanes then split its segment the same way.
+/// A segment taken over from a lost agent starts at `from`: its requests
+/// due earlier were that agent's to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Segment {
     pub index: usize,
     pub of: usize,
+    /// Trace time from which its requests are this load's.
+    pub from: Duration,
 }
 
 impl Segment {
     /// The whole schedule: one machine sends everything.
-    pub(crate) const WHOLE: Segment = Segment { index: 0, of: 1 };
+    pub(crate) const WHOLE: Segment = Segment {
+        index: 0,
+        of: 1,
+        from: Duration::ZERO,
+    };
 
-    /// Whether request `i` of the schedule is sent by lane `lane` of
-    /// `lanes` of this segment.
-    pub(crate) fn sends(self, i: usize, lane: usize, lanes: usize) -> bool {
-        i % self.of == self.index && (i / self.of) % lanes == lane
+    /// Whether request `i` of the schedule, due at `at`, is this segment's.
+    pub(crate) fn holds(self, i: usize, at: Duration) -> bool {
+        i % self.of == self.index && at >= self.from
+    }
+
+    /// Whether request `i` of the schedule, due at `at`, is sent by lane
+    /// `lane` of `lanes` of this segment.
+    pub(crate) fn sends(self, i: usize, at: Duration, lane: usize, lanes: usize) -> bool {
+        self.holds(i, at) && (i / self.of) % lanes == lane
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::Segment;
+    use std::time::Duration;
+
+    const ZERO: Duration = Duration::ZERO;
 
     /// Each index is sent by exactly one (agent, lane), for any split.
     #[test]
@@ -66,15 +82,51 @@ mod tests {
                 for i in 0..500 {
                     let senders = (0..of)
                         .flat_map(|index| (0..lanes).map(move |lane| (index, lane)))
-                        .filter(|&(index, lane)| Segment { index, of }.sends(i, lane, lanes))
+                        .filter(|&(index, lane)| {
+                            Segment {
+                                index,
+                                of,
+                                from: ZERO,
+                            }
+                            .sends(i, ZERO, lane, lanes)
+                        })
                         .count();
                     assert_eq!(senders, 1, "request {i} with {of} agents of {lanes} lanes");
                 }
             }
         }
         // One machine: the lanes stripe as they always did.
-        assert!(Segment::WHOLE.sends(7, 7 % 3, 3));
-        assert!(!Segment::WHOLE.sends(7, 0, 3));
+        assert!(Segment::WHOLE.sends(7, ZERO, 7 % 3, 3));
+        assert!(!Segment::WHOLE.sends(7, ZERO, 0, 3));
+    }
+
+    /// A segment taken over at `from` and the lost agent's before it
+    /// split that segment exactly once, the boundary going to the taker.
+    #[test]
+    fn a_segment_taken_over_holds_its_requests_from_then_on() {
+        let from = Duration::from_millis(1_510);
+        let taken = Segment {
+            index: 1,
+            of: 3,
+            from,
+        };
+        let whole = Segment {
+            from: ZERO,
+            ..taken
+        };
+        for i in 0..300 {
+            let at = Duration::from_millis(10 * i as u64);
+            let before = whole.holds(i, at) && at < from;
+            assert_eq!(
+                u8::from(before) + u8::from(taken.holds(i, at)),
+                u8::from(whole.holds(i, at)),
+                "request {i} at {at:?}"
+            );
+        }
+        assert!(taken.holds(151, from), "due at from: the taker's");
+        assert!(!taken.holds(148, from - Duration::from_millis(30)));
+        assert!(whole.holds(148, from - Duration::from_millis(30)));
+        assert!(!taken.holds(150, from), "another segment's");
     }
 }
 

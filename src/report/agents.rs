@@ -23,7 +23,14 @@ fn sentence(p: &PerAgent) -> String {
         )
     };
     let end = match (&p.lost_at_s, &p.failed) {
-        (Some(at), _) => format!("; LOST at {at:.1} s, its segment is incomplete"),
+        (Some(at), _) => match &p.taken_over {
+            Some(t) => format!(
+                "; LOST at {at:.1} s, its segment is incomplete: {} sent its {} requests due \
+                 from {:.1} s on",
+                t.by, t.requests, t.from_s
+            ),
+            None => format!("; LOST at {at:.1} s, its segment is incomplete"),
+        },
         (None, Some(why)) => format!("; FAILED: {why}"),
         (None, None) => String::new(),
     };

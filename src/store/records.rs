@@ -75,6 +75,10 @@ pub struct AgentRecord {
     /// What it said when it could not do the work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// Lost, its segment's requests due from then on went to another
+    /// agent (`scheduled` is then its share before that).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_over: Option<TakenOver>,
     pub interrupted: bool,
     /// Its clock was read against the coordinator's (always but in tests
     /// that show what trusting each machine's own wall clock costs).
@@ -89,9 +93,16 @@ impl AgentRecord {
             self.name, self.segment, self.of
         );
         match (&self.lost_at_s, &self.failed) {
-            (Some(at), _) => Some(format!(
-                "{who} was lost at {at:.1} s: its requests after its last report are missing"
-            )),
+            (Some(at), _) => Some(match &self.taken_over {
+                Some(t) => format!(
+                    "{who} was lost at {at:.1} s: its requests after its last report are \
+                     missing until {:.1} s, when {} took its segment over",
+                    t.from_s, t.by
+                ),
+                None => format!(
+                    "{who} was lost at {at:.1} s: its requests after its last report are missing"
+                ),
+            }),
             (None, Some(why)) => Some(format!("{who} failed: {why}")),
             (None, None) => match self.said_events {
                 Some(said) if said != self.events => Some(format!(
@@ -102,6 +113,17 @@ impl AgentRecord {
             },
         }
     }
+}
+
+/// Who sent a lost agent's requests from when on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TakenOver {
+    /// The agent that took its segment over.
+    pub by: String,
+    /// From this trace time on (s).
+    pub from_s: f64,
+    /// Its segment's requests due from then on.
+    pub requests: u64,
 }
 
 /// Requests of the schedule that were never sent, by why. Every request
@@ -540,6 +562,7 @@ mod tests {
             said_events: Some(400),
             lost_at_s: None,
             failed: None,
+            taken_over: None,
             interrupted: false,
             clock_estimated: true,
         }
@@ -567,6 +590,22 @@ mod tests {
             ..short.clone()
         };
         assert!(lost.incomplete().unwrap().contains("was lost at 2.5 s"));
+        let taken = AgentRecord {
+            taken_over: Some(super::TakenOver {
+                by: "a2".into(),
+                from_s: 3.0,
+                requests: 50,
+            }),
+            ..lost.clone()
+        };
+        assert!(
+            taken
+                .incomplete()
+                .unwrap()
+                .ends_with("missing until 3.0 s, when a2 took its segment over"),
+            "{:?}",
+            taken.incomplete()
+        );
         let failed = AgentRecord {
             failed: Some("no start".into()),
             ..agent()

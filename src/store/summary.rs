@@ -126,6 +126,9 @@ pub struct PerAgent {
     pub lost_at_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// Lost, its segment's requests from then on were sent by another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_over: Option<crate::store::records::TakenOver>,
 }
 
 /// The clock rates behind an arm's verdicts (parts per million).

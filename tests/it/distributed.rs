@@ -346,9 +346,21 @@ async fn a_killed_agent_makes_a_partial_clearly_marked_run() {
     let rows = arm(&s, "lua")["per_agent"].as_array().unwrap().clone();
     assert!(rows[2]["lost_at_s"].as_f64().unwrap() > 0.0);
     assert!(rows[0]["lost_at_s"].is_null() && rows[1]["lost_at_s"].is_null());
-    // The others' segments arrived whole: 6 s at 300/s, a third each.
+    // The others' segments arrived whole: 6 s at 300/s, a third each; one
+    // of them also sent the lost one's requests due from shortly after it
+    // was found lost.
+    let taken = &rows[2]["taken_over"];
+    let requests = taken["requests"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert!(requests > 0, "{taken}");
     for r in &rows[..2] {
-        assert_eq!(r["sent"].as_u64(), Some(600), "{r}");
+        let own = if r["agent"] == taken["by"] {
+            600 + requests
+        } else {
+            600
+        };
+        assert_eq!(r["sent"].as_u64(), Some(own), "{r}");
     }
     assert!(text(&out.stderr).contains("partial") || text(&out.stderr).contains("lost"));
 }

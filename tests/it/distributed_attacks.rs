@@ -671,9 +671,10 @@ fn unquote(quoted: &str) -> String {
 }
 
 /// An agent killed with SIGKILL in the first of two arms: that arm is
-/// partial and names it, what it never sent is counted as lost (not as a
-/// generator behind), and the second arm is split among the survivors,
-/// whole. Exit 1.
+/// partial and names it, a survivor sends its segment's requests due from
+/// shortly after it was found lost, what it never sent before then is
+/// counted as lost (not as a generator behind), and the second arm is
+/// split among the survivors, whole. Exit 1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_agent_leaves_the_next_arm_to_the_survivors() {
     let coordinator = RedisServer::start("rlbench-test").await.unwrap();
@@ -685,7 +686,7 @@ async fn a_killed_agent_leaves_the_next_arm_to_the_survivors() {
     wait_registered(&mut con, "kill-2");
     let scenario = format!(
         "{}\n[[arms]]\nname = \"again\"\n",
-        external(target.port, "4s")
+        external(target.port, "8s")
     );
     let path = write(d, "e.toml", &scenario);
     let controller = run_in_background(
@@ -718,11 +719,45 @@ async fn a_killed_agent_leaves_the_next_arm_to_the_survivors() {
         "{}",
         s["partial_reason"]
     );
-    let first = crate::common::arm(&s, "api");
     assert!(
-        first["rate"]["not_sent"]["lost"].as_u64().unwrap() > 0,
+        s["partial_reason"]
+            .as_str()
+            .unwrap()
+            .contains("took its segment over"),
         "{}",
-        first["rate"]
+        s["partial_reason"]
+    );
+    let first = crate::common::arm(&s, "api");
+    let rate = &first["rate"];
+    let not_sent = |why: &str| rate["not_sent"][why].as_u64().unwrap_or(0);
+    assert!(not_sent("lost") > 0, "{rate}");
+    // The lost agent's segment from when it was found lost on: sent by
+    // a survivor, which counts them in its own.
+    let rows = first["per_agent"].as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["agent"] == name).unwrap();
+    let taken = &row("kill-2")["taken_over"];
+    let by = taken["by"].as_str().unwrap_or_else(|| panic!("{rows:?}"));
+    let other = if by == "kill-0" { "kill-1" } else { "kill-0" };
+    let requests = taken["requests"].as_u64().unwrap();
+    assert!(requests > 0, "{taken}");
+    assert!(
+        taken["from_s"].as_f64().unwrap() > row("kill-2")["lost_at_s"].as_f64().unwrap(),
+        "{rows:?}"
+    );
+    let sent = |name: &str| row(name)["sent"].as_u64().unwrap();
+    // Two survivors' own segments differ by at most one request.
+    assert!(
+        sent(by) + not_sent("behind") + not_sent("stopped") + 1 >= sent(other) + requests,
+        "{by} sent {} and {other} {}: {rows:?} {rate}",
+        sent(by),
+        sent(other)
+    );
+    // Every request of the schedule is in the trace or counted as not sent.
+    let total: u64 = rows.iter().map(|r| r["sent"].as_u64().unwrap()).sum();
+    assert_eq!(
+        total + not_sent("lost") + not_sent("behind") + not_sent("stopped"),
+        rate["scheduled"].as_u64().unwrap(),
+        "{rows:?} {rate}"
     );
     assert_eq!(
         first["rate"]["generator_saturated"], false,
@@ -736,6 +771,83 @@ async fn a_killed_agent_leaves_the_next_arm_to_the_survivors() {
     let sent: u64 = rows.iter().map(|r| r["sent"].as_u64().unwrap()).sum();
     assert_eq!(sent, again["rate"]["scheduled"].as_u64().unwrap(), "whole");
     assert!(again["rate"]["not_sent"].is_null(), "{}", again["rate"]);
+}
+
+/// An agent paused (SIGSTOP) past the heartbeat timeout and woken again:
+/// found lost, its segment taken over by a survivor and itself told to
+/// stop; whatever both sent while it caught up is in the trace once (the
+/// trace reads back whole), and the woken agent serves on. Exit 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_agent_found_lost_is_stopped_and_each_request_is_kept_once() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let coordinator = RedisServer::start("rlbench-test").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = Target::start();
+    let mut three = agents(d, &coordinator.url, 3, "nap-", None);
+    let mut con = redis(&coordinator.url);
+    wait_registered(&mut con, "nap-2");
+    let path = write(d, "e.toml", &external(target.port, "9s"));
+    let controller = run_in_background(
+        d,
+        vec![
+            path.to_str().unwrap().into(),
+            "--agents".into(),
+            "3".into(),
+            "--coordinator".into(),
+            coordinator.url.clone(),
+            "--out".into(),
+            "out".into(),
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while target.count() < 100 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = Pid::from_raw(three[2].0.as_ref().unwrap().id() as i32);
+    kill(pid, Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(5_500));
+    kill(pid, Signal::SIGCONT).unwrap();
+    let out = controller.join().unwrap();
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{err}");
+    let s = crate::common::summary(&d.join("out"));
+    assert_eq!(s["partial"], true);
+    let first = crate::common::arm(&s, "api");
+    let rows = first["per_agent"].as_array().unwrap();
+    let napped = rows.iter().find(|r| r["agent"] == "nap-2").unwrap();
+    assert!(napped["lost_at_s"].as_f64().is_some(), "{rows:?}");
+    assert!(
+        napped["taken_over"]["requests"].as_u64().unwrap_or(0) > 0,
+        "{rows:?}\n{err}"
+    );
+    // The trace holds each request once: it reads back, and what it holds
+    // is at most what the target saw (a request both agents sent reached
+    // the target twice and the trace once).
+    let report = std::process::Command::new(bin())
+        .args(["report", d.join("out").to_str().unwrap()])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    // (Exit 1: the partial arm fails its gate again, as in the run.)
+    let again = text(&report.stderr);
+    assert_eq!(report.status.code(), Some(1), "{again}");
+    assert!(!again.contains("a second event"), "{again}");
+    let traced: u64 = rows.iter().map(|r| r["sent"].as_u64().unwrap()).sum();
+    assert!(
+        traced as usize <= target.count(),
+        "{traced} > {}",
+        target.count()
+    );
+    // Woken, it was stopped, ended its arm and still serves.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        three[2].0.as_mut().unwrap().try_wait().unwrap().is_none(),
+        "the paused agent exited"
+    );
+    let _ = &mut three;
 }
 
 /// `rlbench run` with two agents on an external target, in the

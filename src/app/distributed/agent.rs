@@ -6,7 +6,8 @@
 //! anchors its clock to the coordinator's, starts at the common instant
 //! and runs the same load code as one machine (`load::run`), streaming its
 //! events back in signed, deflated chunks with an anchor every quarter
-//! second, then says how its load ended. It stops its load within 2 s of
+//! second (and, asked to, a lost agent's segment beside its own), then
+//! says how its load ended. It stops its load within 2 s of
 //! its controller's last beat, and every wait is bounded; a coordinator
 //! that restarts or refuses writes is tried again for a while.
 
@@ -510,6 +511,7 @@ async fn say(
         FromAgent::Ready { .. } => "ready",
         FromAgent::Anchor(_) => "anchor",
         FromAgent::Started { .. } => "started",
+        FromAgent::Took { .. } => "took",
         FromAgent::Ended(_) => "ended",
         FromAgent::Failed { .. } => "failed",
     };
@@ -617,6 +619,7 @@ fn plan_of(work: &Work, allow_remote: bool) -> Result<load::Plan, Error> {
     plan.segment = Segment {
         index: work.segment,
         of: work.of,
+        from: Duration::ZERO,
     };
     // The agents together keep the scenario's bound on requests in flight.
     plan.max_in_flight = plan.max_in_flight.div_ceil(work.of).max(1);
@@ -754,6 +757,7 @@ async fn run_arm(
     });
     // Its own connection: a reading queued behind a chunk is a loose one.
     let clock_conn = link::connect(url).await?;
+    let (take_tx, take_rx) = mpsc::channel::<(usize, u64)>(8);
     let beside = tokio::spawn(beside_the_load(Beside {
         conn: clock_conn,
         url: url.clone(),
@@ -767,6 +771,7 @@ async fn run_arm(
         bye: bye.clone(),
         finished: finished.clone(),
         run_seq: std::mem::take(run_seq),
+        takes: take_tx,
     }));
     let (tx, rx) = mpsc::channel::<Batch>(16_384);
     let streamer = tokio::spawn(stream_events(Streamer {
@@ -778,14 +783,48 @@ async fn run_arm(
         rx,
     }));
     let counters = Arc::new(Counters::default());
-    let stop = async {
-        tokio::select! {
-            () = interrupt.wait() => {}
-            () = stopped.notified() => {}
+    // Every load of the arm (its own, and segments it takes over) stops
+    // at once.
+    let (halt, halted) = tokio::sync::watch::channel(false);
+    let (own_events, own_counters) = (tx.clone(), counters.clone());
+    let own = async {
+        let report = load::run(&plan, own_events, own_counters, halt_of(&halted), start).await;
+        finished.store(true, Ordering::Relaxed);
+        report
+    };
+    let taken = take_over(TakeOver {
+        work,
+        allow_remote: args.allow_remote_targets,
+        phase_us,
+        start,
+        conn: conn.clone(),
+        me: signer.clone(),
+        seq: seq.clone(),
+        events: tx,
+        counters,
+        halted: halted.clone(),
+        takes: take_rx,
+    });
+    let loads = async { tokio::join!(own, taken) };
+    tokio::pin!(loads);
+    let (mut report, taken) = tokio::select! {
+        r = &mut loads => r,
+        () = async {
+            tokio::select! {
+                () = interrupt.wait() => {}
+                () = stopped.notified() => {}
+            }
+        } => {
+            let _ = halt.send(true);
+            loads.await
         }
     };
-    let report = load::run(&plan, tx, counters, stop, start).await;
-    finished.store(true, Ordering::Relaxed);
+    for t in taken {
+        report.scheduled += t.scheduled;
+        report.not_sent.add(&t.not_sent);
+        report.send_window = report.send_window.max(t.send_window);
+        report.interrupted |= t.interrupted;
+    }
     let (beside_seq, beats) = match beside.await {
         Ok(b) => b,
         Err(_) => (Sequence::default(), me.beats),
@@ -832,6 +871,87 @@ async fn run_arm(
     })
 }
 
+/// Resolves once the arm's loads are told to stop (or nobody can tell).
+fn halt_of(halted: &tokio::sync::watch::Receiver<bool>) -> impl std::future::Future<Output = ()> {
+    let mut halted = halted.clone();
+    async move {
+        let _ = halted.wait_for(|h| *h).await;
+    }
+}
+
+/// What takes over a lost agent's segment beside the agent's own load.
+struct TakeOver<'a> {
+    work: &'a Work,
+    allow_remote: bool,
+    phase_us: i64,
+    /// The arm's trace time 0, as for its own load.
+    start: Instant,
+    conn: super::link::Conn,
+    me: Arc<Me>,
+    seq: Arc<AtomicU64>,
+    events: mpsc::Sender<Batch>,
+    counters: Arc<Counters>,
+    halted: tokio::sync::watch::Receiver<bool>,
+    /// Segments to take over, as the controller asks: closed once the
+    /// agent's own load ended.
+    takes: mpsc::Receiver<(usize, u64)>,
+}
+
+/// Each segment the controller hands over (another's, of this split, each
+/// once, due before the schedule's end) is sent from its `from` on with
+/// the same plan, start and phase as the agent's own — the same schedule,
+/// the same keys — and said (`took`); gives back how each such load went.
+async fn take_over(mut t: TakeOver<'_>) -> Vec<load::LoadReport> {
+    let mut loads = tokio::task::JoinSet::new();
+    let mut taken: HashSet<usize> = HashSet::new();
+    let mut reports = Vec::new();
+    let name = t.me.reg.name.clone();
+    loop {
+        tokio::select! {
+            asked = t.takes.recv() => {
+                let Some((segment, from_us)) = asked else { break };
+                let from = Duration::from_micros(from_us);
+                let mut plan = match plan_of(t.work, t.allow_remote) {
+                    Ok(plan) => plan,
+                    Err(_) => continue,
+                };
+                if segment >= t.work.of
+                    || segment == t.work.segment
+                    || from >= plan.duration
+                    || !taken.insert(segment)
+                {
+                    tracing::warn!(
+                        "agent {name}: not taking over segment {segment} from {:.1} s",
+                        from.as_secs_f64()
+                    );
+                    continue;
+                }
+                plan.segment = Segment { index: segment, of: t.work.of, from };
+                plan.phase_us = Some(t.phase_us);
+                let said = FromAgent::Took { segment, from_us };
+                if say(&mut t.conn, &t.me, t.work, &t.seq, &said).await.is_err() {
+                    continue;
+                }
+                tracing::warn!(
+                    "agent {name}: taking over segment {segment} of {} from {:.1} s",
+                    t.work.of,
+                    from.as_secs_f64()
+                );
+                let (events, counters, stop) =
+                    (t.events.clone(), t.counters.clone(), halt_of(&t.halted));
+                let start = t.start;
+                loads.spawn(async move { load::run(&plan, events, counters, stop, start).await });
+            }
+            Some(done) = loads.join_next() => reports.extend(done.ok()),
+        }
+    }
+    drop(t.events);
+    while let Some(done) = loads.join_next().await {
+        reports.extend(done.ok());
+    }
+    reports
+}
+
 /// What runs beside the load.
 struct Beside {
     conn: super::link::Conn,
@@ -847,10 +967,13 @@ struct Beside {
     /// Set when the load ended: this stops too.
     finished: Arc<AtomicBool>,
     run_seq: Sequence,
+    /// Where a lost agent's segment to take over is handed on (dropped
+    /// once this ends: no taking over once the agent's own load ended).
+    takes: mpsc::Sender<(usize, u64)>,
 }
 
 /// Every [`ANCHOR_EVERY`]: an anchor; a look into the run's inbox for a
-/// stop or the run's end (looked into, never waited on: the load must not
+/// stop, a segment to take over, or the run's end (looked into, never waited on: the load must not
 /// wait for it); the controller's beat (gone: the load stops); and each
 /// second a heartbeat. Ends when the load ended or is told to stop; gives
 /// back the run's inbox's count and its beats.
@@ -887,6 +1010,14 @@ async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
                     b.bye.store(true, Ordering::Relaxed);
                     b.stopped.notify_one();
                     return (b.run_seq, me.beats);
+                }
+                Some(ToAgent::Take {
+                    run,
+                    arm,
+                    segment,
+                    from_us,
+                }) if run == b.work.run && arm == b.work.arm => {
+                    let _ = b.takes.try_send((segment, from_us));
                 }
                 _ => {}
             }

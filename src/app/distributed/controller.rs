@@ -3,8 +3,9 @@
 //! segment, wait until all are ready, fix a common start on the
 //! coordinator's clock, then collect what they stream — event chunks
 //! spooled to the run folder, anchors, how each ended — noticing an agent
-//! whose heartbeat stops. At the end the spools are merged onto the
-//! controller's time line (`merge`). Faults and probes stay the
+//! whose heartbeat stops and handing the rest of its segment to a
+//! survivor. At the end the spools are merged onto the controller's time
+//! line (`merge`), each request once. Faults and probes stay the
 //! controller's, on its own time line, as on one machine.
 
 use super::choose::{choose, live_agents, Chosen};
@@ -18,7 +19,7 @@ use crate::error::Error;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
 use crate::load::{Counters, LoadReport};
-use crate::store::records::AgentRecord;
+use crate::store::records::{AgentRecord, TakenOver};
 use redis::AsyncCommands;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -76,6 +77,9 @@ const RETRY_WITHIN: Duration = Duration::from_secs(10);
 /// How long an agent may be missing from the heartbeats (the coordinator
 /// restarted and forgot them) before it counts as lost.
 const ABSENT_WITHIN: Duration = Duration::from_secs(10);
+/// A lost agent's segment is taken over from this long after it was found
+/// lost (the survivor looks into its inbox four times a second).
+const TAKE_LEAD: Duration = Duration::from_millis(500);
 
 /// An agent's heartbeat as the coordinator holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -480,6 +484,10 @@ impl Controller {
         };
         let mut ended: Vec<Option<protocol::Ended>> = vec![None; of];
         let mut lost: Vec<Option<f64>> = vec![None; of];
+        // A lost agent's segment handed to another: (that agent, from µs),
+        // and whether it said it took it.
+        let mut handed: Vec<Option<(usize, u64)>> = vec![None; of];
+        let mut took = vec![false; of];
         let mut failures: Vec<Option<String>> = vec![None; of];
         let mut stopping = false;
         let mut failing_since: Option<Instant> = None;
@@ -544,6 +552,15 @@ impl Controller {
                             self.agents[i].segment
                         );
                         lost[i] = Some(at_s);
+                        let from = Duration::from_secs_f64(at_s) + TAKE_LEAD;
+                        let open: Vec<bool> = (0..of)
+                            .map(|j| {
+                                ended[j].is_none() && lost[j].is_none() && failures[j].is_none()
+                            })
+                            .collect();
+                        if !stopping && from < duration {
+                            handed[i] = self.hand_over(&arm, i, from, &open, &handed).await;
+                        }
                     }
                 }
             }
@@ -586,6 +603,19 @@ impl Controller {
                         monos[i] = origin_mono_us;
                     }
                     Entry::Said(FromAgent::Ended(e)) => ended[i] = Some(e),
+                    Entry::Said(FromAgent::Took { segment, from_us }) => {
+                        match (0..of).find(|&l| {
+                            self.agents[l].segment == segment && handed[l] == Some((i, from_us))
+                        }) {
+                            Some(l) => took[l] = true,
+                            None => refused(
+                                &mut warned,
+                                &self.agents,
+                                i,
+                                "it took over a segment it was not handed",
+                            ),
+                        }
+                    }
                     Entry::Said(FromAgent::Failed { message }) => {
                         tracing::warn!("arm {arm}: agent {}: {message}", self.agents[i].name);
                         failures[i] = Some(message);
@@ -619,7 +649,18 @@ impl Controller {
         let mut records = Vec::new();
         let mut not_sent = crate::store::records::NotSent::default();
         let mut last_sent = 0u64;
-        for i in 0..of {
+        // Segments taken over: requests each agent took on (`extra`) and
+        // gave away (`given`).
+        let taken: Vec<Option<(usize, u64)>> =
+            (0..of).map(|l| handed[l].filter(|_| took[l])).collect();
+        let (extra, given) = handed_over(plan, phase_us, &self.agents, &taken);
+        // Agents that handed their segment over are merged last: a request
+        // both sent (a lost agent still alive) is kept once, as its taker's.
+        let mut order: Vec<usize> = (0..of).collect();
+        order.sort_by_key(|&i| taken[i].is_some());
+        let mut merges = vec![(merge::Merged::default(), None); of];
+        let mut seen = crate::events::integrity::Checker::default();
+        for &i in &order {
             let agent_map = Mapping::new(std::mem::take(&mut agent_anchors[i]));
             let merged = match (&agent_map, started[i]) {
                 (Some(agent), Some(start_local_us)) => {
@@ -631,21 +672,32 @@ impl Controller {
                             && self.agents[i].host == host)
                             .then(|| monos[i] + start_local_us - start_mono),
                     };
-                    merge::spool(&spools[i], i as u16, &route, &out).await?
+                    merge::spool(&spools[i], i as u16, &route, &mut seen, &out).await?
                 }
                 _ => merge::Merged::default(),
             };
+            if merged.duplicates > 0 {
+                tracing::warn!(
+                    "arm {arm}: {} requests of agent {} were sent again by the agent that took \
+                     its segment over; they are left out of the trace",
+                    merged.duplicates,
+                    self.agents[i].name
+                );
+            }
+            merges[i] = (merged, agent_map);
+        }
+        for (i, (merged, agent_map)) in merges.into_iter().enumerate() {
             last_sent = last_sent.max(merged.last_sent_us);
             let first = agent_map
                 .as_ref()
                 .and_then(|m| m.anchors().first().copied());
             let a = &self.agents[i];
-            let share = shares[a.segment];
+            let share = (shares[a.segment] + extra[i]).saturating_sub(given[i]);
             match &ended[i] {
-                Some(e) => not_sent.add(&e.not_sent),
+                Some(e) if taken[i].is_none() => not_sent.add(&e.not_sent),
                 // Lost or failed: what did not arrive was not sent, as far
                 // as the run knows (its retries counted in, at least this).
-                None => not_sent.lost += share.saturating_sub(merged.events),
+                _ => not_sent.lost += share.saturating_sub(merged.events),
             }
             records.push(AgentRecord {
                 name: a.name.clone(),
@@ -659,7 +711,14 @@ impl Controller {
                 said_events: ended[i].as_ref().map(|e| e.events),
                 lost_at_s: lost[i],
                 failed: failures[i].clone(),
-                interrupted: ended[i].as_ref().is_some_and(|e| e.interrupted),
+                taken_over: taken[i].map(|(by, from_us)| TakenOver {
+                    by: self.agents[by].name.clone(),
+                    from_s: from_us as f64 / 1e6,
+                    requests: given[i],
+                }),
+                // A lost agent woken again is stopped by this controller:
+                // its record says it was lost, not that the run was cut.
+                interrupted: lost[i].is_none() && ended[i].as_ref().is_some_and(|e| e.interrupted),
                 clock_estimated: self.estimate_clock,
             });
         }
@@ -689,6 +748,53 @@ impl Controller {
             agents: records,
             max_clock_uncertainty_us: self.max_clock_uncertainty_us,
         })
+    }
+
+    /// Hands lost agent `lost`'s segment, from `from` on, to the open
+    /// agent that took over fewest (first stopping the lost one, which may
+    /// yet be alive): the agent it was handed to, when there is one.
+    async fn hand_over(
+        &mut self,
+        arm: &str,
+        lost: usize,
+        from: Duration,
+        open: &[bool],
+        handed: &[Option<(usize, u64)>],
+    ) -> Option<(usize, u64)> {
+        let load = |j: usize| handed.iter().flatten().filter(|(t, _)| *t == j).count();
+        let taker = (0..open.len())
+            .filter(|&j| j != lost && open[j])
+            .min_by_key(|&j| (load(j), j))?;
+        let (run, arm) = (self.run.clone(), arm.to_string());
+        let name = self.agents[lost].name.clone();
+        let stop = ToAgent::Stop {
+            run: run.clone(),
+            arm: arm.clone(),
+        };
+        let _ = self.tell(&name, &stop).await;
+        let from_us = from.as_micros() as u64;
+        let take = ToAgent::Take {
+            run,
+            arm: arm.clone(),
+            segment: self.agents[lost].segment,
+            from_us,
+        };
+        let to = self.agents[taker].name.clone();
+        match self.tell(&to, &take).await {
+            Ok(()) => {
+                tracing::warn!(
+                    "arm {arm}: agent {to} takes over segment {} of {} from {:.1} s",
+                    self.agents[lost].segment,
+                    open.len(),
+                    from.as_secs_f64()
+                );
+                Some((taker, from_us))
+            }
+            Err(e) => {
+                tracing::warn!("arm {arm}: cannot hand segment over to {to}: {e}");
+                None
+            }
+        }
     }
 
     /// Lets the agents at `gone` go (their leases too) and splits the
@@ -896,6 +1002,7 @@ impl Controller {
             ToAgent::Work(_) => "work",
             ToAgent::Start { .. } => "start",
             ToAgent::Stop { .. } => "stop",
+            ToAgent::Take { .. } => "take",
             ToAgent::Bye { .. } => "bye",
         };
         let sealed = Sealed::new(
@@ -939,4 +1046,33 @@ fn refused(warned: &mut [bool], agents: &[Chosen], i: usize, why: &str) {
             agents[i].name
         );
     }
+}
+
+/// Per agent, the requests of segments it took over (`extra`) and of its
+/// own segment it handed over (`given`): each taken segment's requests due
+/// from its `from` on, counted on the arm's schedule.
+fn handed_over(
+    plan: &crate::load::Plan,
+    phase_us: i64,
+    agents: &[Chosen],
+    taken: &[Option<(usize, u64)>],
+) -> (Vec<u64>, Vec<u64>) {
+    let of = agents.len();
+    let (mut extra, mut given) = (vec![0u64; of], vec![0u64; of]);
+    for (l, t) in taken.iter().enumerate() {
+        let Some((by, from_us)) = *t else { continue };
+        let segment = crate::load::Segment {
+            index: agents[l].segment,
+            of,
+            from: Duration::from_micros(from_us),
+        };
+        let n =
+            crate::load::schedule::Schedule::new(&plan.shape, plan.duration, plan.seed, phase_us)
+                .enumerate()
+                .filter(|&(i, at)| segment.holds(i, at))
+                .count() as u64;
+        extra[by] += n;
+        given[l] += n;
+    }
+    (extra, given)
 }

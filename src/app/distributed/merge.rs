@@ -6,7 +6,7 @@
 //! times may carry, by which the analysis widens its intervals.
 
 use super::clock::Mapping;
-use crate::events::integrity::Check;
+use crate::events::integrity::{Check, Checker};
 use crate::events::{Batch, Event, EventsError, BATCH};
 use std::path::Path;
 use tokio::sync::mpsc;
@@ -44,14 +44,20 @@ pub(crate) struct Merged {
     pub uncertainty_us: i64,
     /// Its last send on the controller's time line (µs).
     pub last_sent_us: u64,
+    /// Its events left out: another agent's spool, merged first, had the
+    /// same request (a lost agent, still alive, and the one that took its
+    /// segment over both sent it).
+    pub duplicates: u64,
 }
 
 /// Sends agent `index`'s spooled events, mapped, to the merged trace's
-/// writer. A spool whose agent was lost may end inside a record.
+/// writer, each request once over all spools (`seen`). A spool whose
+/// agent was lost may end inside a record.
 pub(crate) async fn spool(
     path: &Path,
     index: u16,
     route: &Route<'_>,
+    seen: &mut Checker,
     out: &mpsc::Sender<Batch>,
 ) -> Result<Merged, EventsError> {
     let mut merged = Merged::default();
@@ -73,21 +79,26 @@ pub(crate) async fn spool(
             truth.check(zero, e.sent_us, route.map(e.sent_us));
             truth.check(zero, e.done_us, route.map(e.done_us));
         }
-        // Holding a time at 0 moved it by `held`: its error grows by that.
-        merged.uncertainty_us = merged
-            .uncertainty_us
-            .max(u_sent + held_sent)
-            .max(u_done + held_done);
         let done = done.max(sent);
-        merged.last_sent_us = merged.last_sent_us.max(sent);
-        merged.events += 1;
-        batch.push(Event {
+        let event = Event {
             intended_us: intended.min(sent),
             sent_us: sent,
             done_us: done,
             agent: index,
             ..e
-        });
+        };
+        if seen.event(&event).is_err() {
+            merged.duplicates += 1;
+            continue;
+        }
+        // Holding a time at 0 moved it by `held`: its error grows by that.
+        merged.uncertainty_us = merged
+            .uncertainty_us
+            .max(u_sent + held_sent)
+            .max(u_done + held_done);
+        merged.last_sent_us = merged.last_sent_us.max(sent);
+        merged.events += 1;
+        batch.push(event);
         if batch.len() >= BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
             if out.send(full).await.is_err() {
@@ -215,10 +226,15 @@ mod tests {
             truth: None,
         };
         let (tx, mut rx) = mpsc::channel(4);
-        let merged = spool(&path, 3, &route, &tx).await.unwrap();
-        drop(tx);
+        let mut seen = Checker::default();
+        let merged = spool(&path, 3, &route, &mut seen, &tx).await.unwrap();
         let got = rx.recv().await.unwrap();
         assert_eq!(got.len(), 1);
+        // The same request in a second spool is left out, and counted.
+        let again = spool(&path, 4, &route, &mut seen, &tx).await.unwrap();
+        assert_eq!((again.events, again.duplicates), (0, 1));
+        drop(tx);
+        assert!(rx.recv().await.is_none());
         let m = &got[0];
         // Sent at -200 µs, held at 0; done at 600 µs.
         assert_eq!((m.sent_us, m.done_us, m.agent, m.seq), (0, 600, 3, 4));

@@ -229,6 +229,14 @@ pub(crate) enum ToAgent {
         run: String,
         arm: String,
     },
+    /// Also send the requests of `segment` (of the arm's split) due from
+    /// `from_us` (trace time) on: a lost agent's, taken over.
+    Take {
+        run: String,
+        arm: String,
+        segment: usize,
+        from_us: u64,
+    },
     /// The run is over: an agent started with `--once` exits.
     Bye {
         run: String,
@@ -268,6 +276,12 @@ pub(crate) enum FromAgent {
         /// against it in tests (`RLBENCH_TEST_CLOCK_TRUTH`).
         #[serde(default)]
         origin_mono_us: i64,
+    },
+    /// It sends `segment`'s requests due from `from_us` on, as asked
+    /// ([`ToAgent::Take`]); its [`Ended`] counts them in.
+    Took {
+        segment: usize,
+        from_us: u64,
     },
     Ended(Ended),
     /// The agent could not do the work (one line, as it would print it).
@@ -324,6 +338,12 @@ mod tests {
                 at_us: 1,
                 phase_us: 2,
             },
+            ToAgent::Take {
+                run: "r".into(),
+                arm: "a".into(),
+                segment: 2,
+                from_us: 1_500_000,
+            },
             ToAgent::Bye { run: "r".into() },
         ];
         for m in all {
@@ -340,5 +360,12 @@ mod tests {
         let text = serde_json::to_string(&ended).unwrap();
         assert!(text.starts_with(r#"{"kind":"ended""#), "{text}");
         assert_eq!(serde_json::from_str::<FromAgent>(&text).unwrap(), ended);
+        let took = FromAgent::Took {
+            segment: 2,
+            from_us: 1_500_000,
+        };
+        let text = serde_json::to_string(&took).unwrap();
+        assert!(text.starts_with(r#"{"kind":"took""#), "{text}");
+        assert_eq!(serde_json::from_str::<FromAgent>(&text).unwrap(), took);
     }
 }
