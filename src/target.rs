@@ -1,5 +1,5 @@
 //! Where load may go, what it may look like, and whether it is answered:
-//! a target URL must be `http://` on this machine (127.0.0.0/8, ::1,
+//! a target URL must be `http://` or `https://` on this machine (127.0.0.0/8, ::1,
 //! localhost) unless the user opted in to others (`--allow-remote-targets`,
 //! `[target] allow_remote = true`), which the report then says; methods, header names and values and the statuses that
 //! mean "limited" follow one set of rules; before any load each target
@@ -19,7 +19,7 @@ use std::time::Duration;
 pub(crate) enum UrlError {
     #[error("{0:?}: not a URL ({1})")]
     NotUrl(String, String),
-    #[error("{0:?}: only http:// targets are supported, not {1}://")]
+    #[error("{0:?}: only http:// and https:// targets are supported, not {1}://")]
     NotHttp(String, String),
     #[error("{0:?}: expected a URL like http://127.0.0.1:8080/")]
     NoScheme(String),
@@ -67,13 +67,14 @@ pub(crate) fn is_loopback(uri: &Uri) -> bool {
         || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// An `http://` URL with a host, on any machine; "/" when it has no path.
+/// An `http://` or `https://` URL with a host, on any machine; "/" when
+/// it has no path.
 pub(crate) fn http_url(text: &str) -> Result<Uri, UrlError> {
     let not_url =
         |e: hyper::http::uri::InvalidUri| UrlError::NotUrl(text.to_string(), e.to_string());
     let uri: Uri = text.parse().map_err(not_url)?;
     match uri.scheme_str() {
-        Some("http") => {}
+        Some("http" | "https") => {}
         Some(other) => return Err(UrlError::NotHttp(text.to_string(), other.to_string())),
         None => return Err(UrlError::NoScheme(text.to_string())),
     }
@@ -104,13 +105,22 @@ pub(crate) fn header_value(text: &str) -> Option<HeaderValue> {
 /// and the informational 1xx.
 pub(crate) const LIMITED_STATUSES: std::ops::RangeInclusive<u16> = 300..=599;
 
+/// The URL's port, or its scheme's (443 for `https://`, else 80).
+pub(crate) fn port(uri: &Uri) -> u16 {
+    uri.port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        })
+}
+
 /// Fails with one line when a target does not accept connections.
 pub(crate) async fn reachable(targets: &[Uri]) -> Result<(), Error> {
     for uri in targets {
         let host = uri.host().unwrap_or_default();
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        let port = uri.port_u16().unwrap_or(80);
-        let connect = tokio::net::TcpStream::connect((host, port));
+        let connect = tokio::net::TcpStream::connect((host, port(uri)));
         match tokio::time::timeout(Duration::from_secs(2), connect).await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
@@ -137,9 +147,13 @@ mod tests {
             "http://127.1.2.3/",
             "http://[::1]:9000/x?y=1",
             "http://localhost:80/",
+            "https://127.0.0.1:8443/",
         ] {
             assert!(loopback_url(ok).is_ok(), "{ok}");
         }
+        assert_eq!(port(&loopback_url("https://localhost/").unwrap()), 443);
+        assert_eq!(port(&loopback_url("http://localhost/").unwrap()), 80);
+        assert_eq!(port(&loopback_url("https://[::1]:9/").unwrap()), 9);
         assert_eq!(
             loopback_url("http://127.0.0.1:8080").unwrap().to_string(),
             "http://127.0.0.1:8080/"
@@ -148,7 +162,7 @@ mod tests {
             ("http://10.0.0.1/", "loopback"),
             ("http://example.com/", "loopback"),
             ("http://128.0.0.1/", "loopback"),
-            ("https://127.0.0.1/", "only http://"),
+            ("ftp://127.0.0.1/", "only http:// and https://"),
             ("127.0.0.1:8080", "expected a URL"),
             ("http://", "not a URL"),
         ] {
@@ -173,7 +187,8 @@ mod tests {
             "http://api.example.com/"
         );
         assert!(is_loopback(&target_url("http://[::1]:9/", true).unwrap()));
-        for bad in ["https://192.0.2.1/", "192.0.2.1:80", "http://"] {
+        assert!(target_url("https://192.0.2.1/", false).is_err());
+        for bad in ["ftp://192.0.2.1/", "192.0.2.1:80", "http://"] {
             assert!(target_url(bad, true).is_err(), "{bad}");
         }
     }

@@ -182,6 +182,9 @@ pub(crate) async fn run(
     let (mut stack, targets) = match &spec.stack {
         None => {
             crate::target::reachable(&spec.plan.targets).await?;
+            crate::load::tls::handshakes(&spec.plan.targets, spec.plan.tls.as_ref())
+                .await
+                .map_err(Error::environment)?;
             (None, spec.plan.targets.clone())
         }
         Some(wanted) => {
@@ -210,6 +213,7 @@ pub(crate) async fn run(
         template: spec.plan.template.clone(),
         shape: spec.plan.shape.clone(),
         retry: spec.plan.retry.clone(),
+        tls: spec.plan.tls.clone(),
         ..spec.plan
     };
     let target_rps = plan.shape.target_rate(plan.duration);
@@ -368,6 +372,7 @@ pub(crate) async fn run(
             () = interrupt.wait() => Vec::new(),
             probes = crate::headers::probe::run(
                 &plan.targets,
+                plan.tls.as_ref(),
                 &plan.template,
                 &spec.probes.keys,
                 plan.timeout,

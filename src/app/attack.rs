@@ -39,6 +39,8 @@ pub(crate) struct AttackOutcome {
 #[derive(Debug)]
 pub(crate) struct Attack {
     pub targets: Vec<Uri>,
+    /// For `https://` targets.
+    pub tls: Option<crate::load::tls::Client>,
     pub template: Template,
     pub shape: Shape,
     pub duration: Duration,
@@ -81,6 +83,7 @@ fn spec(attack: &Attack) -> ArmSpec {
             retry: attack.retry.clone(),
             segment: crate::load::Segment::WHOLE,
             phase_us: None,
+            tls: attack.tls.clone(),
         },
         faults: Vec::new(),
         probes: Probes {
@@ -110,6 +113,9 @@ fn spec(attack: &Attack) -> ArmSpec {
 
 pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome, Error> {
     crate::target::reachable(&attack.targets).await?;
+    crate::load::tls::handshakes(&attack.targets, attack.tls.as_ref())
+        .await
+        .map_err(Error::environment)?;
     let started = SystemTime::now();
     crate::stack::leftovers::sweep();
     if let Some(dir) = &attack.out {

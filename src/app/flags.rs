@@ -143,7 +143,14 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
             "--keys needs --key-header: without it every request is the same key to the limiter",
         ));
     }
+    let tls = crate::load::tls::TlsSpec {
+        ca: args.cacert.clone(),
+        cert: args.cert.clone(),
+        key: args.key.clone(),
+        insecure: args.insecure,
+    };
     Ok(Attack {
+        tls: crate::load::tls::for_targets(&args.urls, &tls).map_err(Error::input)?,
         targets: args.urls.clone(),
         template: Template {
             method: args.method.clone(),

@@ -121,6 +121,11 @@ pub(crate) fn from_scenario(
             retry: scenario.load.retry.clone(),
             segment: crate::load::Segment::WHOLE,
             phase_us: None,
+            tls: match &scenario.external {
+                Some(external) => crate::load::tls::for_targets(&arm.urls, &external.tls)
+                    .map_err(|e| Error::input(format!("[target]: {e}")))?,
+                None => None,
+            },
         },
         faults: scenario.faults.clone(),
         probes: Probes {

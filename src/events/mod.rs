@@ -53,10 +53,14 @@ pub enum ErrorKind {
     /// The server closed the connection before a whole answer.
     Closed,
     Other,
+    /// The TLS handshake failed (a certificate not trusted, no protocol
+    /// in common).
+    Tls,
 }
 
 impl ErrorKind {
-    const ALL: [ErrorKind; 7] = [
+    /// In the order traces store them: new kinds go last.
+    const ALL: [ErrorKind; 8] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -64,14 +68,12 @@ impl ErrorKind {
         ErrorKind::Reset,
         ErrorKind::Closed,
         ErrorKind::Other,
+        ErrorKind::Tls,
     ];
 
     /// Its place in a fixed order (the binary trace stores it).
     pub(crate) fn index(self) -> usize {
-        Self::ALL
-            .iter()
-            .position(|k| *k == self)
-            .unwrap_or(Self::ALL.len() - 1)
+        Self::ALL.iter().position(|k| *k == self).unwrap_or(6)
     }
 
     pub(crate) fn from_index(i: usize) -> Option<Self> {
@@ -91,6 +93,7 @@ impl ErrorKind {
             ErrorKind::Reset => "reset",
             ErrorKind::Closed => "closed",
             ErrorKind::Other => "other",
+            ErrorKind::Tls => "tls",
         }
     }
 }

@@ -20,6 +20,7 @@ const WAVE: u32 = 16;
 /// `targets[i % len]`.
 pub(crate) async fn run(
     targets: &[Uri],
+    tls: Option<&crate::load::tls::Client>,
     template: &Template,
     keys: &[String],
     timeout: Duration,
@@ -30,16 +31,31 @@ pub(crate) async fn run(
         let Some(target) = targets.get(i % targets.len().max(1)).cloned() else {
             break;
         };
-        let (template, key) = (template.clone(), key.clone());
-        set.spawn(async move { (i, one(target, &template, key, timeout, max_wait).await) });
+        let (template, key, tls) = (template.clone(), key.clone(), tls.cloned());
+        set.spawn(async move {
+            let target = Target { uri: target, tls };
+            (i, one(target, &template, key, timeout, max_wait).await)
+        });
     }
     let mut out: Vec<(usize, Probe)> = set.join_all().await;
     out.sort_by_key(|(i, _)| *i);
     out.into_iter().map(|(_, p)| p).collect()
 }
 
+/// Where a probe goes.
+struct Target {
+    uri: Uri,
+    tls: Option<crate::load::tls::Client>,
+}
+
+impl Target {
+    fn connection(&self) -> Dedicated {
+        Dedicated::new(self.uri.clone(), self.tls.as_ref())
+    }
+}
+
 async fn one(
-    target: Uri,
+    target: Target,
     template: &Template,
     key: String,
     timeout: Duration,
@@ -64,7 +80,7 @@ async fn one(
         return probe(Some(wait_ms), ProbeResult::WaitTooLong, limited.status);
     }
     tokio::time::sleep(wait).await;
-    let a = Dedicated::new(target).send(template, &key, timeout).await;
+    let a = target.connection().send(template, &key, timeout).await;
     let result = match a.outcome {
         Outcome::Admitted => ProbeResult::Admitted,
         Outcome::Rejected => ProbeResult::LimitedAgain,
@@ -78,7 +94,7 @@ async fn one(
 /// `None` after [`MAX_REQUESTS`] or [`MAX_TIME`], or the status of a
 /// failure.
 async fn until_limited(
-    target: &Uri,
+    target: &Target,
     template: &Template,
     key: &str,
     timeout: Duration,
@@ -88,8 +104,9 @@ async fn until_limited(
     while sent < MAX_REQUESTS && tokio::time::Instant::now() < deadline {
         let mut wave = tokio::task::JoinSet::new();
         for _ in 0..WAVE.min(MAX_REQUESTS - sent) {
-            let (target, template, key) = (target.clone(), template.clone(), key.to_string());
-            wave.spawn(async move { Dedicated::new(target).send(&template, &key, timeout).await });
+            let (mut connection, template, key) =
+                (target.connection(), template.clone(), key.to_string());
+            wave.spawn(async move { connection.send(&template, &key, timeout).await });
             sent += 1;
         }
         let answers = wave.join_all().await;

@@ -148,7 +148,12 @@ pub(super) async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome 
         );
         groups[w as usize % threads].push(Worker {
             picker,
-            connections: l.plan.targets.iter().cloned().map(Dedicated::new).collect(),
+            connections: l
+                .plan
+                .targets
+                .iter()
+                .map(|t| Dedicated::new(t.clone(), l.plan.tls.as_ref()))
+                .collect(),
             template: l.plan.template.clone(),
             seq: seq.clone(),
             stopping: l.stopping.clone(),

@@ -1,13 +1,15 @@
-//! Keep-alive HTTP/1.1 connections driven by the task that sends on them,
-//! with a per-request timeout ([`Dedicated`]): one per closed-loop worker
-//! and target, one per open-loop connection task.
+//! Keep-alive HTTP/1.1 connections, plain or TLS (`tls`), driven by the
+//! task that sends on them, with a per-request timeout ([`Dedicated`]):
+//! one per closed-loop worker and target, one per open-loop connection
+//! task. A connection is opened ahead of its first request where the
+//! load can (the TLS handshake too), so set-up stays out of latency.
 
 use crate::events::ErrorKind;
 use crate::load::answer::{answered, error_kind, failed, timed_out, Answer};
 use crate::load::request::{Head, Template};
+use crate::load::tls::{self, Stream};
 use crate::load::wire::Reader;
 use hyper::Uri;
-use std::task::Poll;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -21,15 +23,19 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// connections. Reconnects after any failure.
 pub(crate) struct Dedicated {
     uri: Uri,
+    /// For an `https://` target.
+    tls: Option<tls::Client>,
     head: Option<Head>,
-    stream: Option<TcpStream>,
+    stream: Option<Stream>,
     request: Vec<u8>,
     reader: Reader,
 }
 
 impl Dedicated {
-    pub(crate) fn new(uri: Uri) -> Self {
+    /// A connection to `uri`, over TLS when it is `https://` (with `tls`).
+    pub(crate) fn new(uri: Uri, tls: Option<&tls::Client>) -> Self {
         Dedicated {
+            tls: tls.filter(|_| uri.scheme_str() == Some("https")).cloned(),
             uri,
             head: None,
             stream: None,
@@ -41,15 +47,29 @@ impl Dedicated {
     async fn connect(&mut self) -> Result<(), ErrorKind> {
         let host = self.uri.host().ok_or(ErrorKind::Other)?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        let port = self.uri.port_u16().unwrap_or(80);
-        let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((host, port)))
+        let port = crate::target::port(&self.uri);
+        let opening = async {
+            let tcp = TcpStream::connect((host, port))
+                .await
+                .map_err(|e| match error_kind(&e) {
+                    ErrorKind::Other => ErrorKind::Connect,
+                    kind => kind,
+                })?;
+            let _ = tcp.set_nodelay(true);
+            match &self.tls {
+                None => Ok(Stream::Plain(tcp)),
+                Some(tls) => tls
+                    .connect(host, tcp)
+                    .await
+                    .map_err(|e| match error_kind(&e) {
+                        ErrorKind::Other => ErrorKind::Tls,
+                        kind => kind,
+                    }),
+            }
+        };
+        let stream = tokio::time::timeout(CONNECT_TIMEOUT, opening)
             .await
-            .map_err(|_| ErrorKind::ConnectTimeout)?
-            .map_err(|e| match error_kind(&e) {
-                ErrorKind::Other => ErrorKind::Connect,
-                kind => kind,
-            })?;
-        let _ = stream.set_nodelay(true);
+            .map_err(|_| ErrorKind::ConnectTimeout)??;
         self.reader.reset();
         self.stream = Some(stream);
         Ok(())
@@ -61,23 +81,6 @@ impl Dedicated {
         if self.stream.is_none() {
             let _ = self.connect().await;
         }
-    }
-
-    /// Whether the server closed this idle connection meanwhile (a
-    /// restarted replica): its socket turned readable while nothing was
-    /// asked. Costs no system call while it did not.
-    async fn closed_while_idle(&mut self) -> bool {
-        let Some(stream) = &self.stream else {
-            return false;
-        };
-        let readable =
-            std::future::poll_fn(|cx| Poll::Ready(stream.poll_read_ready(cx).is_ready())).await;
-        if !readable {
-            return false;
-        }
-        let mut byte = [0u8; 1];
-        // Data or an end nobody asked for: either way, not reusable.
-        !matches!(stream.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
     }
 
     /// Sends one request on this connection (connecting first if needed).
@@ -97,8 +100,10 @@ impl Dedicated {
             return failed(ErrorKind::Other);
         }
         let head_only = head.head_only;
-        if self.closed_while_idle().await {
-            self.stream = None;
+        if let Some(stream) = &mut self.stream {
+            if stream.closed_while_idle().await {
+                self.stream = None;
+            }
         }
         let exchange = async {
             if self.stream.is_none() {
@@ -111,6 +116,8 @@ impl Dedicated {
                 .write_all(&self.request)
                 .await
                 .map_err(|e| error_kind(&e))?;
+            // TLS may hold the last record back until asked.
+            stream.flush().await.map_err(|e| error_kind(&e))?;
             self.reader.answer(stream, head_only).await
         };
         let answer = match tokio::time::timeout(timeout, exchange).await {
@@ -158,7 +165,7 @@ mod tests {
             Template::new(Method::GET, Some(HeaderName::from_static("authorization")));
         template.key_affix = ("Bearer ".into(), ";v=1".into());
         template.limited = vec![503];
-        let mut c = Dedicated::new(format!("http://{addr}/x").parse().unwrap());
+        let mut c = Dedicated::new(format!("http://{addr}/x").parse().unwrap(), None);
         let a = c
             .send(&template, "customer-7", Duration::from_secs(2))
             .await;
@@ -190,7 +197,7 @@ mod tests {
             }
         });
         let template = Template::new(Method::GET, None);
-        let mut c = Dedicated::new(format!("http://{addr}/").parse().unwrap());
+        let mut c = Dedicated::new(format!("http://{addr}/").parse().unwrap(), None);
         for _ in 0..3 {
             let a = c.send(&template, "k", Duration::from_secs(2)).await;
             assert_eq!((a.status, a.error), (200, None));
@@ -205,7 +212,7 @@ mod tests {
         drop(listener);
         let template = Template::new(Method::GET, None);
         let uri: Uri = format!("http://{addr}/x").parse().unwrap();
-        let mut c = Dedicated::new(uri);
+        let mut c = Dedicated::new(uri, None);
         let a = c.send(&template, "k", Duration::from_secs(2)).await;
         assert_eq!(a.outcome, Outcome::Error);
         assert_eq!(a.error, Some(ErrorKind::ConnectRefused));

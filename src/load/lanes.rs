@@ -76,6 +76,8 @@ pub(super) struct Shared {
     pub lanes: usize,
     /// This machine's share of the schedule, which its lanes split.
     pub segment: Segment,
+    /// For `https://` targets.
+    pub tls: Option<crate::load::tls::Client>,
     /// Requests pending (queued or in flight) per lane, and connections
     /// per lane, at most.
     pub connections: usize,
@@ -499,7 +501,10 @@ impl Lane {
 
     /// A connection opened ahead of its requests: connects, then serves.
     async fn connection_ready(self: Rc<Self>, target: usize) {
-        let mut connection = Dedicated::new(self.shared.targets[target].clone());
+        let mut connection = Dedicated::new(
+            self.shared.targets[target].clone(),
+            self.shared.tls.as_ref(),
+        );
         connection.open().await;
         self.open.borrow_mut()[target].opening -= 1;
         self.serve(target, connection).await;
@@ -508,7 +513,10 @@ impl Lane {
     /// A long-lived connection task: takes the oldest queued request of
     /// its target (or parks until handed one), sends it, and goes on.
     async fn connection(self: Rc<Self>, target: usize) {
-        let connection = Dedicated::new(self.shared.targets[target].clone());
+        let connection = Dedicated::new(
+            self.shared.targets[target].clone(),
+            self.shared.tls.as_ref(),
+        );
         self.serve(target, connection).await;
     }
 

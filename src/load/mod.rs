@@ -16,6 +16,7 @@ pub(crate) mod request;
 pub(crate) mod retry;
 pub(crate) mod schedule;
 mod timer;
+pub(crate) mod tls;
 mod wire;
 
 use crate::events::{Batch, Event, Outcome};
@@ -105,6 +106,7 @@ pub(crate) async fn run(
         retry: plan.retry.clone(),
         lanes,
         segment: plan.segment,
+        tls: plan.tls.clone(),
         connections: plan.max_in_flight.div_ceil(lanes).max(1),
     });
     let (done_tx, mut done_rx) = mpsc::channel::<lanes::Outcome>(lanes);

@@ -30,6 +30,8 @@ pub(crate) struct Plan {
     /// its controller's, so every segment walks the same schedule.
     /// `None`: this machine's own.
     pub phase_us: Option<i64>,
+    /// How to reach `https://` targets (set up once for the run).
+    pub tls: Option<crate::load::tls::Client>,
 }
 
 /// One load agent's share of a schedule, like k6's execution segments:

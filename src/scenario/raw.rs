@@ -57,6 +57,12 @@ pub(super) struct RawTarget {
     pub one_clock: Option<Spanned<bool>>,
     pub wall_clock: Option<Spanned<String>>,
     pub allow_remote: Option<Spanned<bool>>,
+    /// `https://` targets: authorities to trust (PEM), a client
+    /// certificate and key, or no check of the server at all.
+    pub ca: Option<Spanned<String>>,
+    pub cert: Option<Spanned<String>>,
+    pub key: Option<Spanned<String>>,
+    pub insecure: Option<Spanned<bool>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.

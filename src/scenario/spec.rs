@@ -148,6 +148,9 @@ pub struct ExternalTarget {
     /// `[target] allow_remote`: URLs off this machine are accepted (the
     /// report names them); without it, loopback only.
     pub allow_remote: bool,
+    /// `[target] ca`, `cert`, `key`, `insecure`: how `https://` URLs are
+    /// reached (paths relative to the scenario file's folder).
+    pub tls: crate::load::tls::TlsSpec,
 }
 
 #[derive(Clone, Debug)]

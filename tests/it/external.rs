@@ -34,7 +34,7 @@ fn free_ports(n: u16) -> u16 {
     panic!("no {n} consecutive free ports");
 }
 
-fn wait_listening(port: u16, child: &mut Child) {
+pub(crate) fn wait_listening(port: u16, child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
@@ -47,7 +47,7 @@ fn wait_listening(port: u16, child: &mut Child) {
 
 /// A process group of our own, killed (all of it) when dropped — also
 /// when the test panics.
-struct Group(Child);
+pub(crate) struct Group(pub(crate) Child);
 
 impl Drop for Group {
     fn drop(&mut self) {
@@ -57,7 +57,7 @@ impl Drop for Group {
     }
 }
 
-fn spawn_group(cmd: &mut Command) -> Group {
+pub(crate) fn spawn_group(cmd: &mut Command) -> Group {
     use std::os::unix::process::CommandExt;
     Group(
         cmd.process_group(0)

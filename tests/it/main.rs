@@ -40,4 +40,5 @@ mod run_redis;
 mod scripts;
 mod secrets;
 mod shards;
+mod tls;
 mod verify_reference;

@@ -11,8 +11,8 @@ use hyper::header::HeaderMap;
 use hyper::{Method, Uri};
 use toml::Spanned;
 
-const KEYS: &str =
-    "kind, urls, path, method, headers, key_header, key_template, limited_status, one_clock, wall_clock, allow_remote";
+const KEYS: &str = "kind, urls, path, method, headers, key_header, key_template, \
+                    limited_status, one_clock, wall_clock, allow_remote, ca, cert, key, insecure";
 
 /// `None` for the reference API.
 pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
@@ -29,6 +29,10 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
                 t.key_template.as_ref().map(|v| v.span()),
                 t.limited_status.as_ref().map(|v| v.span()),
                 t.allow_remote.as_ref().map(|v| v.span()),
+                t.ca.as_ref().map(|v| v.span()),
+                t.cert.as_ref().map(|v| v.span()),
+                t.key.as_ref().map(|v| v.span()),
+                t.insecure.as_ref().map(|v| v.span()),
             ];
             if let Some(span) = stray.into_iter().flatten().next() {
                 return Err(src.error(
@@ -150,7 +154,9 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             }
         },
     };
+    let tls = tls(src, t)?;
     Ok(Some(ExternalTarget {
+        tls,
         urls,
         wall_clock_here,
         path: path.map(str::to_string),
@@ -164,6 +170,41 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
         allow_remote,
     }))
+}
+
+/// `ca`, `cert`, `key` and `insecure`, the paths relative to the
+/// scenario file's folder (the files are read when the load is set up).
+fn tls(src: &Source, t: &RawTarget) -> Result<crate::load::tls::TlsSpec> {
+    let folder = std::path::Path::new(src.file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let path = |v: &Option<Spanned<String>>, what: &str| -> Result<Option<std::path::PathBuf>> {
+        match v {
+            None => Ok(None),
+            Some(p) if p.get_ref().trim().is_empty() => {
+                Err(src.at(p, format!("{what}: expected the path of a PEM file")))
+            }
+            Some(p) => Ok(Some(folder.join(p.get_ref()))),
+        }
+    };
+    let spec = crate::load::tls::TlsSpec {
+        ca: path(&t.ca, "ca")?,
+        cert: path(&t.cert, "cert")?,
+        key: path(&t.key, "key")?,
+        insecure: t.insecure.as_ref().is_some_and(|v| *v.get_ref()),
+    };
+    match (&t.cert, &t.key) {
+        (Some(c), None) => return Err(src.at(c, "cert needs key (the client certificate's key)")),
+        (None, Some(k)) => return Err(src.at(k, "key needs cert (the client certificate)")),
+        _ => {}
+    }
+    if let (Some(ca), true) = (&t.ca, spec.insecure) {
+        return Err(src.at(
+            ca,
+            "ca and insecure = true contradict each other: insecure checks no certificate",
+        ));
+    }
+    Ok(spec)
 }
 
 /// `http://` URLs, loopback ones unless `remote`, with `path` (when
@@ -195,7 +236,8 @@ pub(super) fn urls(
                         ));
                     }
                     let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
-                    format!("http://{authority}{p}")
+                    let scheme = uri.scheme_str().unwrap_or("http");
+                    format!("{scheme}://{authority}{p}")
                         .parse()
                         .map_err(|e| src.at(u, format!("{:?} with path {p:?}: {e}", u.get_ref())))
                 }

@@ -316,3 +316,68 @@ fn checks_set_the_retry_after_probes() {
     let bad = EXTERNAL.replace("[load]", "[checks]\nretry_after_probes = 101\n\n[load]");
     assert!(error_of(&bad).contains("retry_after_probes must be between 0 and 100"));
 }
+
+#[test]
+fn https_targets_take_their_authority_and_client_certificate_beside_the_scenario() {
+    let text = EXTERNAL
+        .replace(
+            r#"urls = ["http://127.0.0.1:8080", "http://[::1]:8081"]"#,
+            r#"urls = ["https://127.0.0.1:8443", "http://[::1]:8081"]
+ca = "certs/ca.pem"
+cert = "/etc/client.pem"
+key = "client.key""#,
+        )
+        .replace(
+            "urls = [\"http://localhost:8080\"]",
+            "urls = [\"https://localhost\"]",
+        );
+    let s = parse("scenarios/s.toml", &text).unwrap();
+    let t = s.external.as_ref().unwrap();
+    assert_eq!(t.urls[0].to_string(), "https://127.0.0.1:8443/limited?x=1");
+    assert_eq!(
+        s.arms[1].urls[0].to_string(),
+        "https://localhost/limited?x=1"
+    );
+    let tls = &t.tls;
+    assert_eq!(
+        tls.ca.as_deref(),
+        Some(std::path::Path::new("scenarios/certs/ca.pem"))
+    );
+    assert_eq!(
+        tls.cert.as_deref(),
+        Some(std::path::Path::new("/etc/client.pem"))
+    );
+    assert_eq!(
+        tls.key.as_deref(),
+        Some(std::path::Path::new("scenarios/client.key"))
+    );
+    assert!(!tls.insecure);
+    for (change, expected) in [
+        (("key = \"client.key\"", ""), "cert needs key"),
+        (("cert = \"/etc/client.pem\"", ""), "key needs cert"),
+        (
+            ("ca = \"certs/ca.pem\"", "ca = \"\""),
+            "ca: expected the path of a PEM file",
+        ),
+        (
+            ("ca = \"certs/ca.pem\"", "ca = \"ca.pem\"\ninsecure = true"),
+            "ca and insecure = true contradict",
+        ),
+        (
+            ("https://127.0.0.1:8443", "ftp://127.0.0.1:8443"),
+            "only http:// and https://",
+        ),
+    ] {
+        let e = error_of(&text.replace(change.0, change.1));
+        assert!(e.contains(expected), "{change:?}: {e}");
+    }
+    // The reference API is plain HTTP: these keys are not its.
+    let reference = "name = \"r\"\nduration = \"1s\"\n\
+                     [policy]\nalgorithm = \"sliding_log\"\nlimit = 1\nwindow = \"1s\"\n[load]\nrate = 1\n[target]\nkind = \"reference\"\n\
+                     insecure = true\n[[arms]]\nname = \"a\"\nmode = \"local\"\n";
+    let e = error_of(reference);
+    assert!(
+        e.contains("only kind = \"external\" takes these keys"),
+        "{e}"
+    );
+}

@@ -1,0 +1,220 @@
+//! `https://` targets against real nginx over TLS, started here on free
+//! loopback ports with certificates this test makes (rcgen) in its own
+//! temporary folder: `attack --cacert` judges one limit_req zone exact,
+//! twice in a row, and two zones behind round-robin a fake global limit;
+//! without the authority the certificate is refused before any load, in
+//! one line.
+
+use crate::common::{free_port, rlbench, summary, text};
+use crate::external::{spawn_group, wait_listening, Group};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// An authority and a certificate for 127.0.0.1 it signed: (ca, cert, key).
+fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "rlbench test authority");
+    let ca = params.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&key, &rcgen::Issuer::from_params(&params, &ca_key))
+        .unwrap();
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    (
+        write("ca.pem", ca.pem()),
+        write("server.pem", cert.pem()),
+        write("server.key", key.serialize_pem()),
+    )
+}
+
+/// nginx serving /limited over TLS on `ports`, one limit_req zone per
+/// port: 10 requests per second per X-Customer-Id, burst 5, nodelay.
+fn nginx_tls(prefix: &Path, cert: &Path, key: &Path, ports: [u16; 2]) -> Group {
+    assert!(
+        Command::new("nginx").arg("-v").output().is_ok(),
+        "nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)"
+    );
+    let servers: String = ports
+        .iter()
+        .enumerate()
+        .map(|(i, port)| {
+            format!(
+                "limit_req_zone $http_x_customer_id zone=z{i}:1m rate=10r/s;
+    server {{
+        listen 127.0.0.1:{port} ssl;
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        location = /limited {{
+            limit_req zone=z{i} burst=5 nodelay;
+            root html;
+        }}
+    }}
+    ",
+                cert = cert.display(),
+                key = key.display()
+            )
+        })
+        .collect();
+    let conf = format!(
+        "worker_processes 2;\nevents {{ worker_connections 1024; }}\nerror_log stderr warn;\n\
+         http {{\n    access_log off;\n    limit_req_log_level info;\n    {servers}\n}}\n"
+    );
+    std::fs::create_dir_all(prefix.join("html")).unwrap();
+    std::fs::write(prefix.join("html/limited"), "ok\n").unwrap();
+    std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
+    // nginx's workers run as another user when started by root.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pid = prefix.join("nginx.pid");
+    let mut group = spawn_group(Command::new("nginx").args([
+        "-p",
+        prefix.to_str().unwrap(),
+        "-c",
+        "nginx.conf",
+        "-g",
+        &format!("daemon off; pid {};", pid.display()),
+    ]));
+    for port in ports {
+        wait_listening(port, &mut group.0);
+    }
+    group
+}
+
+/// `rlbench attack` on `urls` for 4 s, 4 customers at 50 requests/s each,
+/// judged as nginx's limit_req; extra flags after.
+fn attack(dir: &Path, urls: &[String], extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<&str> = vec!["attack"];
+    args.extend(urls.iter().map(String::as_str));
+    args.extend([
+        "--rate",
+        "200",
+        "-d",
+        "4s",
+        "--keys",
+        "4",
+        "--key-header",
+        "X-Customer-Id",
+        "--limited-status",
+        "503",
+        "--policy",
+        r#"preset = "nginx_limit_req", rate = "10r/s", burst = 5, nodelay = true"#,
+        "--out",
+        "out",
+        "-q",
+    ]);
+    args.extend(extra);
+    rlbench(&args, dir)
+}
+
+#[test]
+fn nginx_over_tls_is_exact_twice_and_its_pair_is_caught() {
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(certs.path());
+    let prefix = tempfile::tempdir().unwrap();
+    let ports = [free_port(), free_port()];
+    let _nginx = nginx_tls(prefix.path(), &cert, &key, ports);
+    let url = |p: u16| format!("https://127.0.0.1:{p}/limited");
+    let cacert = ca.to_str().unwrap();
+
+    for round in ["first", "second"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = attack(dir.path(), &[url(ports[0])], &["--cacert", cacert]);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{round}: {stdout}{stderr}");
+        let s = summary(&dir.path().join("out"));
+        let a = crate::common::arm(&s, "attack");
+        assert_eq!(
+            a["correctness"]["definite_violations"], 0,
+            "{round}: {stdout}"
+        );
+        assert_eq!(a["correctness"]["false_rejects"], 0, "{round}: {stdout}");
+        assert_eq!(a["requests"]["errors"], 0, "{round}: {stdout}");
+        assert!(
+            a["requests"]["rejected"].as_u64().unwrap() > 0,
+            "{round}: nginx did not limit: {stdout}"
+        );
+    }
+
+    // Two zones, each counting alone, behind round-robin: twice too loose.
+    let dir = tempfile::tempdir().unwrap();
+    let out = attack(
+        dir.path(),
+        &[url(ports[0]), url(ports[1])],
+        &["--cacert", cacert],
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    let s = summary(&dir.path().join("out"));
+    let a = crate::common::arm(&s, "attack");
+    assert!(
+        a["correctness"]["definite_violations"].as_u64().unwrap() > 0,
+        "{stdout}"
+    );
+
+    // A scenario names its authority beside itself.
+    let scenario = format!(
+        r#"name = "tls"
+duration = "3s"
+[target]
+kind = "external"
+urls = ["{}"]
+key_header = "X-Customer-Id"
+limited_status = [503]
+ca = "ca.pem"
+[policy]
+preset = "nginx_limit_req"
+rate = "10r/s"
+burst = 5
+nodelay = true
+[load]
+rate = 200
+keys = 4
+[[arms]]
+name = "one-zone"
+[arms.expect]
+max_definite_violations = 0
+max_false_reject_ratio = 0
+"#,
+        url(ports[0])
+    );
+    let path = crate::common::write(certs.path(), "tls.toml", &scenario);
+    let dir = tempfile::tempdir().unwrap();
+    let out = rlbench(
+        &["run", path.to_str().unwrap(), "--out", "out", "-q"],
+        dir.path(),
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let s = summary(&dir.path().join("out"));
+    let one = crate::common::arm(&s, "one-zone");
+    assert!(
+        one["requests"]["rejected"].as_u64().unwrap() > 0,
+        "{stdout}"
+    );
+    assert_eq!(one["requests"]["errors"], 0, "{stdout}");
+
+    // Without the authority: refused before any load, one line, exit 3;
+    // with --insecure it is sent (and said to be unchecked).
+    let dir = tempfile::tempdir().unwrap();
+    let out = attack(dir.path(), &[url(ports[0])], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("cannot speak TLS with") && stderr.contains("--cacert"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out/summary.json").exists());
+    let out = attack(dir.path(), &[url(ports[0])], &["--insecure"]);
+    let stderr = text(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0)), "{stderr}");
+    assert!(stderr.contains("not checked"), "{stderr}");
+}
