@@ -116,6 +116,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         unfinished: false,
         agents: Vec::new(),
         key_header: Some("X-Customer-Id".into()),
+        key_in: None,
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();
     let file = std::fs::File::create(root.join("events").join(name)).unwrap();

@@ -326,6 +326,23 @@ pub struct AttackArgs {
     /// Send a rate-limit key in this header, drawn uniformly from --keys keys.
     #[arg(long, value_name = "NAME", value_parser = values::header_name)]
     pub key_header: Option<HeaderName>,
+    /// Or send it where the limiter finds it, as the keys of a scenario's
+    /// [load] key: 'source_ip = "127.0.0.0/16"' (each key from an address
+    /// of its own), 'query = "api_key"', 'bearer = true', 'path =
+    /// "/users/{key}"', 'json_body = "username"', 'forwarded_for = true',
+    /// 'jwt = { secret = "…" }'.
+    #[arg(long, value_name = "KEYS", conflicts_with = "key_header")]
+    pub key_in: Option<String>,
+    /// A request body (with POST, PUT, PATCH): the text given.
+    #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// A request body read from this file (at most 1 MiB).
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// The body's content type (default: JSON when it parses as JSON,
+    /// else text).
+    #[arg(long, value_name = "TYPE")]
+    pub content_type: Option<String>,
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub keys: u32,
     /// How requests spread over the URLs.

@@ -486,6 +486,7 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
             .key_header
             .as_ref()
             .map(|h| h.as_str().to_string()),
+        key_in: spec.plan.template.key_in(),
         expect: spec
             .expect
             .iter()

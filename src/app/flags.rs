@@ -137,10 +137,60 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         let host = u.host().unwrap_or_default().to_string();
         return Err(crate::target::UrlError::NotLoopback(u.to_string(), host).into());
     }
-    if args.keys > 1 && args.key_header.is_none() {
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(text.as_bytes().to_vec()),
+        (None, Some(path)) => Some(
+            crate::files::read(path, 1024 * 1024)
+                .map_err(|e| Error::input(format!("--body-file {}: {e}", path.display())))?,
+        ),
+        (None, None) => None,
+    };
+    let body = match (body, &args.content_type) {
+        (Some(bytes), content_type) => {
+            let content_type = match content_type {
+                Some(c) if crate::target::header_value(c).is_some() => c.clone(),
+                Some(c) => {
+                    return Err(Error::input(format!(
+                        "--content-type {c:?}: not a header value"
+                    )))
+                }
+                None => crate::load::request::content_type_of(&bytes).to_string(),
+            };
+            Some(crate::load::request::Body {
+                bytes,
+                content_type,
+            })
+        }
+        (None, Some(_)) => return Err(Error::input("--content-type needs --body or --body-file")),
+        (None, None) => None,
+    };
+    let template = Template {
+        method: args.method.clone(),
+        headers,
+        key_header: args.key_header.clone(),
+        key_affix: Default::default(),
+        key_place: Default::default(),
+        body,
+        wire: None,
+        sources: None,
+        limited: args.limited_status.clone(),
+    };
+    let (mut template, key) = match &args.key_in {
+        Some(text) => crate::scenario::inline_key(text, template, args.keys)
+            .map_err(|e| Error::input(format!("--key-in {}", e.message)))?,
+        None => (template, Default::default()),
+    };
+    crate::app::identities::apply(&mut template, &key, args.keys)?;
+    if template.sources.is_some() && args.concurrency.is_some() {
+        return Err(Error::input(
+            "--key-in source_ip needs an open loop (--rate), not --concurrency",
+        ));
+    }
+    if args.keys > 1 && !template.sends_key() {
         // The target would see one key; the verifier must not see several.
         return Err(Error::input(
-            "--keys needs --key-header: without it every request is the same key to the limiter",
+            "--keys needs --key-header or --key-in: without one every request is the same key \
+             to the limiter",
         ));
     }
     let tls = crate::load::tls::TlsSpec {
@@ -152,13 +202,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
     Ok(Attack {
         tls: crate::load::tls::for_targets(&args.urls, &tls).map_err(Error::input)?,
         targets: args.urls.clone(),
-        template: Template {
-            method: args.method.clone(),
-            headers,
-            key_header: args.key_header.clone(),
-            key_affix: Default::default(),
-            limited: args.limited_status.clone(),
-        },
+        template,
         shape,
         duration: args.duration,
         keys: args.keys,

@@ -15,6 +15,7 @@ pub(crate) mod explain;
 pub(crate) mod export;
 pub(crate) mod finish;
 pub(crate) mod flags;
+pub(crate) mod identities;
 pub(crate) mod init;
 pub(crate) mod journal;
 pub(crate) mod live;

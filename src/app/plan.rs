@@ -84,7 +84,21 @@ pub(crate) fn from_scenario(
     run_id: &str,
 ) -> Result<ArmSpec, Error> {
     let (stack, targets, template) = match &scenario.external {
-        Some(external) => (None, arm.urls.clone(), external.template.clone()),
+        Some(external) => {
+            let mut template = external.template.clone();
+            super::identities::apply(&mut template, &external.key, scenario.load.keys)?;
+            if template.sources.is_some()
+                && matches!(
+                    scenario.load.shape,
+                    crate::load::schedule::Shape::Closed { .. }
+                )
+            {
+                return Err(Error::input(
+                    "[load] key = { source_ip }: needs an open loop (rate), not concurrency",
+                ));
+            }
+            (None, arm.urls.clone(), template)
+        }
         None => {
             let key_header = arm
                 .key_header

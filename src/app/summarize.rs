@@ -233,6 +233,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             keys: f.first_requests.keys,
             first_limited: f.first_requests.limited,
             key_header: run.key_header.clone(),
+            key_in: run.key_in.clone(),
         }),
         clock: Some(ClockRate {
             measured_ppm: crate::events::clock::measured_ppm(&run.clock_samples),

@@ -49,8 +49,9 @@ struct Target {
 }
 
 impl Target {
-    fn connection(&self) -> Dedicated {
-        Dedicated::new(self.uri.clone(), self.tls.as_ref())
+    fn connection(&self, template: &Template, key: &str) -> Dedicated {
+        let bind = template.sources.as_ref().and_then(|s| s.get(key).copied());
+        Dedicated::new(self.uri.clone(), self.tls.as_ref()).from(bind)
     }
 }
 
@@ -80,7 +81,10 @@ async fn one(
         return probe(Some(wait_ms), ProbeResult::WaitTooLong, limited.status);
     }
     tokio::time::sleep(wait).await;
-    let a = target.connection().send(template, &key, timeout).await;
+    let a = target
+        .connection(template, &key)
+        .send(template, &key, timeout)
+        .await;
     let result = match a.outcome {
         Outcome::Admitted => ProbeResult::Admitted,
         Outcome::Rejected => ProbeResult::LimitedAgain,
@@ -104,8 +108,11 @@ async fn until_limited(
     while sent < MAX_REQUESTS && tokio::time::Instant::now() < deadline {
         let mut wave = tokio::task::JoinSet::new();
         for _ in 0..WAVE.min(MAX_REQUESTS - sent) {
-            let (mut connection, template, key) =
-                (target.connection(), template.clone(), key.to_string());
+            let (mut connection, template, key) = (
+                target.connection(template, key),
+                template.clone(),
+                key.to_string(),
+            );
             wave.spawn(async move { connection.send(&template, &key, timeout).await });
             sent += 1;
         }

@@ -25,6 +25,8 @@ pub(crate) struct Dedicated {
     uri: Uri,
     /// For an `https://` target.
     tls: Option<tls::Client>,
+    /// The local address its connections come from (a key's own).
+    bind: Option<std::net::IpAddr>,
     head: Option<Head>,
     stream: Option<Stream>,
     request: Vec<u8>,
@@ -36,6 +38,7 @@ impl Dedicated {
     pub(crate) fn new(uri: Uri, tls: Option<&tls::Client>) -> Self {
         Dedicated {
             tls: tls.filter(|_| uri.scheme_str() == Some("https")).cloned(),
+            bind: None,
             uri,
             head: None,
             stream: None,
@@ -44,12 +47,19 @@ impl Dedicated {
         }
     }
 
+    /// Its connections come from `bind` (when given).
+    pub(crate) fn from(mut self, bind: Option<std::net::IpAddr>) -> Self {
+        self.bind = bind;
+        self
+    }
+
     async fn connect(&mut self) -> Result<(), ErrorKind> {
         let host = self.uri.host().ok_or(ErrorKind::Other)?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let port = crate::target::port(&self.uri);
+        let bind = self.bind;
         let opening = async {
-            let tcp = TcpStream::connect((host, port))
+            let tcp = tcp(host, port, bind)
                 .await
                 .map_err(|e| match error_kind(&e) {
                     ErrorKind::Other => ErrorKind::Connect,
@@ -136,6 +146,29 @@ impl Dedicated {
         }
         answer
     }
+}
+
+/// A TCP connection to `host:port`, from `bind` when given.
+async fn tcp(host: &str, port: u16, bind: Option<std::net::IpAddr>) -> std::io::Result<TcpStream> {
+    let Some(bind) = bind else {
+        return TcpStream::connect((host, port)).await;
+    };
+    let to = tokio::net::lookup_host((host, port))
+        .await?
+        .find(|a| a.is_ipv4() == bind.is_ipv4())
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::AddrNotAvailable,
+                format!("{host} has no address of {bind}'s family"),
+            )
+        })?;
+    let socket = if bind.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.bind(std::net::SocketAddr::new(bind, 0))?;
+    socket.connect(to).await
 }
 
 #[cfg(test)]

@@ -78,9 +78,35 @@ pub(super) struct Shared {
     pub segment: Segment,
     /// For `https://` targets.
     pub tls: Option<crate::load::tls::Client>,
+    /// Per key index, the address its connections come from
+    /// (`[load] key = { source_ip }`); empty: the system picks. Each
+    /// (target, key) is then a route with connections of its own.
+    pub binds: Vec<std::net::IpAddr>,
     /// Requests pending (queued or in flight) per lane, and connections
     /// per lane, at most.
     pub connections: usize,
+}
+
+impl Shared {
+    /// Connections are kept apart per route: per target, or per (target,
+    /// key) when keys have addresses of their own.
+    pub(super) fn routes(&self) -> usize {
+        self.targets.len() * self.binds.len().max(1)
+    }
+
+    pub(super) fn route(&self, target: usize, key: usize) -> usize {
+        match self.binds.len() {
+            0 => target,
+            per => target * per + key,
+        }
+    }
+
+    /// A connection for `route`, from its key's address when it has one.
+    fn connection(&self, route: usize) -> Dedicated {
+        let per = self.binds.len().max(1);
+        Dedicated::new(self.targets[route / per].clone(), self.tls.as_ref())
+            .from(self.binds.get(route % per).copied())
+    }
 }
 
 pub(super) struct Outcome {
@@ -114,7 +140,7 @@ pub(super) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
         }
     };
     let local = tokio::task::LocalSet::new();
-    let targets = shared.targets.len();
+    let targets = shared.routes();
     let lane = Rc::new(Lane {
         idle: RefCell::new(vec![Vec::new(); targets]),
         queued: RefCell::new((0..targets).map(|_| VecDeque::new()).collect()),
@@ -182,12 +208,20 @@ struct Scout {
     /// This lane's requests seen and not yet sent: (index, target).
     due: VecDeque<(usize, usize)>,
     per_target: Vec<usize>,
+    /// Keys with addresses of their own (0: none): routes per target.
+    per_key: usize,
     /// What a [`LOOKAHEAD`] of the average rate brings a target of this
     /// lane, twice over, and the floor: more than that is a burst.
     calm: usize,
 }
 
 impl Scout {
+    fn route(&self, target: usize, key: usize) -> usize {
+        match self.per_key {
+            0 => target,
+            per => target * per + key,
+        }
+    }
     fn new(s: &Shared) -> Self {
         let mut schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
         let next = schedule.next().map(|d| (0, d));
@@ -203,10 +237,11 @@ impl Scout {
             next,
             index: 0,
             due: VecDeque::new(),
-            per_target: vec![0; s.targets.len()],
+            per_target: vec![0; s.routes()],
+            per_key: s.binds.len(),
             calm: {
                 let per_target = s.shape.target_rate(s.duration) * LOOKAHEAD.as_secs_f64()
-                    / (s.lanes * s.targets.len().max(1)) as f64;
+                    / (s.lanes * s.routes().max(1)) as f64;
                 (2.0 * per_target).ceil() as usize + FLOOR
             },
         }
@@ -230,10 +265,11 @@ impl Scout {
                 return;
             }
             // Every pick drawn, in order, as the pacer draws them.
-            let (_, target) = self.picker.pick(index as u64);
+            let (key, target) = self.picker.pick_index(index as u64);
             if segment.sends(index, offset, lane, lanes) {
-                self.due.push_back((index, target));
-                self.per_target[target] += 1;
+                let route = self.route(target, key);
+                self.due.push_back((index, route));
+                self.per_target[route] += 1;
             }
             self.index += 1;
             self.next = self.schedule.next().map(|d| (self.index, d));
@@ -257,6 +293,9 @@ struct Job {
     seq: u64,
     key: String,
     target: usize,
+    /// Its target, or with per-key addresses its (target, key): which
+    /// connections may carry it.
+    route: usize,
     intended_us: u64,
     retry_of: Option<RetryOf>,
     attempts: Option<Attempts>,
@@ -329,7 +368,9 @@ impl Lane {
         'schedule: for (index, intended) in schedule.by_ref() {
             // Every lane draws every pick, so each request's key and target
             // are the same however the schedule is split.
-            let (key, target) = picker.pick(index as u64);
+            let (key_index, target) = picker.pick_index(index as u64);
+            let key = picker.key(key_index);
+            let route = s.route(target, key_index);
             if !s.segment.sends(index, intended, self.index, s.lanes) {
                 continue;
             }
@@ -371,6 +412,7 @@ impl Lane {
                 seq: index as u64,
                 key: key.to_string(),
                 target,
+                route,
                 intended_us: intended.as_micros() as u64,
                 retry_of: None,
                 attempts: s
@@ -430,7 +472,7 @@ impl Lane {
     /// (and opens another connection when the queue calls for one).
     fn submit(self: &Rc<Self>, job: Job) {
         self.pending.set(self.pending.get() + 1);
-        let target = job.target;
+        let target = job.route;
         let parked = self.idle.borrow_mut()[target].pop();
         match parked {
             Some(slot) => slot.give(job),
@@ -501,10 +543,7 @@ impl Lane {
 
     /// A connection opened ahead of its requests: connects, then serves.
     async fn connection_ready(self: Rc<Self>, target: usize) {
-        let mut connection = Dedicated::new(
-            self.shared.targets[target].clone(),
-            self.shared.tls.as_ref(),
-        );
+        let mut connection = self.shared.connection(target);
         connection.open().await;
         self.open.borrow_mut()[target].opening -= 1;
         self.serve(target, connection).await;
@@ -513,10 +552,7 @@ impl Lane {
     /// A long-lived connection task: takes the oldest queued request of
     /// its target (or parks until handed one), sends it, and goes on.
     async fn connection(self: Rc<Self>, target: usize) {
-        let connection = Dedicated::new(
-            self.shared.targets[target].clone(),
-            self.shared.tls.as_ref(),
-        );
+        let connection = self.shared.connection(target);
         self.serve(target, connection).await;
     }
 
@@ -542,7 +578,7 @@ impl Lane {
         let sent_us = s.start.elapsed().as_micros() as u64;
         let answer = connection.send(&s.template, &job.key, s.timeout).await;
         let done_us = s.start.elapsed().as_micros() as u64;
-        self.open.borrow_mut()[job.target].took(done_us.saturating_sub(sent_us));
+        self.open.borrow_mut()[job.route].took(done_us.saturating_sub(sent_us));
         let wait = match (&s.retry, job.attempts.as_mut()) {
             (Some(r), Some(a)) => a.after(
                 r,

@@ -107,6 +107,14 @@ pub(crate) async fn run(
         lanes,
         segment: plan.segment,
         tls: plan.tls.clone(),
+        binds: match &plan.template.sources {
+            Some(sources) => pick::key_names(plan.keys)
+                .iter()
+                .map(|k| sources.get(k).copied())
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default(),
+            None => Vec::new(),
+        },
         connections: plan.max_in_flight.div_ceil(lanes).max(1),
     });
     let (done_tx, mut done_rx) = mpsc::channel::<lanes::Outcome>(lanes);

@@ -66,6 +66,18 @@ impl Picker {
 
     /// (key, target index) for request `seq`.
     pub(crate) fn pick(&mut self, seq: u64) -> (&str, usize) {
+        let (key, target) = self.pick_index(seq);
+        (&self.keys[key], target)
+    }
+
+    /// The key's name at `index`.
+    pub(crate) fn key(&self, index: usize) -> &str {
+        &self.keys[index]
+    }
+
+    /// (key index, target index) for request `seq`: the same draws as
+    /// [`Picker::pick`].
+    pub(crate) fn pick_index(&mut self, seq: u64) -> (usize, usize) {
         let key = self.key_index();
         let target = match self.fanout {
             Fanout::RoundRobin => (seq % self.targets as u64) as usize,
@@ -79,7 +91,7 @@ impl Picker {
             }
             Fanout::Single => 0,
         };
-        (&self.keys[key], target)
+        (key, target)
     }
 }
 

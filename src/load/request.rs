@@ -1,8 +1,11 @@
 //! What every request of a load carries besides its target and key (the
-//! [`Template`]), and its bytes for one target around the key (`Head`).
+//! [`Template`]: method, headers, body, where the key goes), and its bytes
+//! for one target around the key (`Head`).
 
 use hyper::header::{HeaderMap, HeaderName};
 use hyper::{Method, Uri};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What a limiter answers by default when it says no.
 pub(crate) const DEFAULT_LIMITED: &[u16] = &[429];
@@ -13,13 +16,55 @@ pub struct Template {
     pub method: Method,
     /// Extra headers (`--header`), sent on every request.
     pub headers: HeaderMap,
-    /// The header that carries the rate-limit key; none sends no key.
+    /// The header that carries the rate-limit key; none sends no key there.
     pub key_header: Option<HeaderName>,
     /// The key header's value around the key (a `key_template` such as
     /// `"Bearer {key}"`); both empty sends the key as it is.
     pub key_affix: (String, String),
+    /// Where else the key goes: the path, a query parameter, a JSON body's
+    /// field (`[load] key`).
+    pub key_place: KeyPlace,
+    /// The request's body (`[target] body`, `--body`), with its type.
+    pub body: Option<Body>,
+    /// What is sent in each key's place when it is not the key itself (a
+    /// JWT minted for it, an address for X-Forwarded-For).
+    pub wire: Option<Arc<HashMap<String, String>>>,
+    /// The local address each key's connections come from (`[load] key =
+    /// { source_ip }`), when the limiter keys on the client's address.
+    pub sources: Option<Arc<HashMap<String, std::net::IpAddr>>>,
     /// Statuses that mean "limited" (429 by default; nginx says 503).
     pub limited: Vec<u16>,
+}
+
+/// Where a request carries its key, besides a header.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum KeyPlace {
+    /// Only in `key_header`, if any.
+    #[default]
+    Header,
+    /// The URL's path replaced by `before` + key + `after`.
+    Path { before: String, after: String },
+    /// A query parameter of this name.
+    Query(String),
+    /// This field of the JSON object the body is.
+    JsonBody(String),
+}
+
+/// A request body and its content type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Body {
+    pub bytes: Vec<u8>,
+    pub content_type: String,
+}
+
+/// The content type a body is sent with when none is given: JSON when it
+/// parses as JSON, else plain text.
+pub(crate) fn content_type_of(bytes: &[u8]) -> &'static str {
+    if serde_json::from_slice::<serde_json::Value>(bytes).is_ok() {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    }
 }
 
 impl Template {
@@ -30,85 +75,237 @@ impl Template {
             headers: HeaderMap::new(),
             key_header,
             key_affix: Default::default(),
+            key_place: KeyPlace::Header,
+            body: None,
+            wire: None,
+            sources: None,
             limited: DEFAULT_LIMITED.to_vec(),
         }
     }
+
+    /// Where the key goes besides a header, in words (`None`: only there).
+    pub fn key_in(&self) -> Option<String> {
+        if self.sources.is_some() {
+            return Some("the client address (one per key)".into());
+        }
+        match &self.key_place {
+            KeyPlace::Header => self.wire.as_ref().and_then(|_| {
+                self.key_header
+                    .as_ref()
+                    .map(|h| format!("{h}, a value minted per key"))
+            }),
+            KeyPlace::Path { before, after } => Some(format!("the path {before}{{key}}{after}")),
+            KeyPlace::Query(name) => Some(format!("the query parameter {name}")),
+            KeyPlace::JsonBody(field) => Some(format!("the JSON body's field {field}")),
+        }
+    }
+
+    /// Whether requests carry a key at all (else every request is one key).
+    pub fn sends_key(&self) -> bool {
+        self.key_header.is_some() || self.key_place != KeyPlace::Header || self.sources.is_some()
+    }
+}
+
+/// One piece of a request's bytes.
+#[derive(Debug)]
+enum Piece {
+    Bytes(Vec<u8>),
+    /// The key (or what is sent in its place), written as `Escape` says.
+    Key(Escape),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Escape {
+    /// As it is: a header value (checked to be one).
+    Header,
+    /// Percent-encoded, for a path segment or a query value.
+    Url,
+    /// Inside a JSON string.
+    Json,
 }
 
 /// The bytes of every request to one target around its key: the request
-/// line, `Host`, the template's headers and the key header's name (and
-/// affix) before the key, the rest after. Built once per connection, so a
-/// request costs one copy into the connection's buffer and no allocation.
+/// line, `Host`, the template's headers, the key where it goes and the
+/// body. Built once per connection, so a request costs a few copies into
+/// the connection's buffer and no allocation.
 pub(super) struct Head {
-    before: Vec<u8>,
-    after: Vec<u8>,
-    /// The key goes between the two (there is a key header).
-    keyed: bool,
+    head: Vec<Piece>,
+    /// The body's pieces, when there is one.
+    body: Option<Vec<Piece>>,
     /// The method's answers carry no body (HEAD).
     pub(super) head_only: bool,
+    wire: Option<Arc<HashMap<String, String>>>,
 }
 
 /// Methods whose requests usually carry a body: sent with
 /// `content-length: 0`, as servers that insist on a length expect.
 const WITH_BODY: [Method; 3] = [Method::POST, Method::PUT, Method::PATCH];
 
+/// Where a JSON body's key goes before it is split around it.
+const MARK: &str = "\u{0}rlbench-key\u{0}";
+
 impl Head {
     pub(super) fn new(template: &Template, uri: &Uri) -> Option<Self> {
-        let path = uri.path_and_query().map_or("/", |p| p.as_str());
-        let mut before = Vec::with_capacity(256);
-        before.extend_from_slice(template.method.as_str().as_bytes());
-        before.push(b' ');
-        before.extend_from_slice(if path.is_empty() { "/" } else { path }.as_bytes());
-        before.extend_from_slice(b" HTTP/1.1\r\nhost: ");
-        before.extend_from_slice(uri.authority()?.as_str().as_bytes());
-        before.extend_from_slice(b"\r\n");
+        let mut head = Vec::new();
+        let mut bytes = Vec::with_capacity(256);
+        bytes.extend_from_slice(template.method.as_str().as_bytes());
+        bytes.push(b' ');
+        let path = uri.path();
+        let query = uri.query();
+        match &template.key_place {
+            KeyPlace::Path { before, after } => {
+                bytes.extend_from_slice(before.as_bytes());
+                head.push(Piece::Bytes(std::mem::take(&mut bytes)));
+                head.push(Piece::Key(Escape::Url));
+                bytes.extend_from_slice(after.as_bytes());
+            }
+            _ => bytes.extend_from_slice(if path.is_empty() { "/" } else { path }.as_bytes()),
+        }
+        if let Some(q) = query {
+            bytes.push(b'?');
+            bytes.extend_from_slice(q.as_bytes());
+        }
+        if let KeyPlace::Query(name) = &template.key_place {
+            bytes.push(if query.is_some() { b'&' } else { b'?' });
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.push(b'=');
+            head.push(Piece::Bytes(std::mem::take(&mut bytes)));
+            head.push(Piece::Key(Escape::Url));
+        }
+        bytes.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+        bytes.extend_from_slice(uri.authority()?.as_str().as_bytes());
+        bytes.extend_from_slice(b"\r\n");
         for (name, value) in &template.headers {
-            if name == hyper::header::HOST {
+            if name == hyper::header::HOST
+                || (template.body.is_some() && name == hyper::header::CONTENT_TYPE)
+            {
                 continue;
             }
-            before.extend_from_slice(name.as_str().as_bytes());
-            before.extend_from_slice(b": ");
-            before.extend_from_slice(value.as_bytes());
-            before.extend_from_slice(b"\r\n");
+            bytes.extend_from_slice(name.as_str().as_bytes());
+            bytes.extend_from_slice(b": ");
+            bytes.extend_from_slice(value.as_bytes());
+            bytes.extend_from_slice(b"\r\n");
         }
-        let mut after = Vec::with_capacity(64);
         if let Some(name) = &template.key_header {
-            before.extend_from_slice(name.as_str().as_bytes());
-            before.extend_from_slice(b": ");
-            before.extend_from_slice(template.key_affix.0.as_bytes());
-            after.extend_from_slice(template.key_affix.1.as_bytes());
-            after.extend_from_slice(b"\r\n");
+            bytes.extend_from_slice(name.as_str().as_bytes());
+            bytes.extend_from_slice(b": ");
+            bytes.extend_from_slice(template.key_affix.0.as_bytes());
+            head.push(Piece::Bytes(std::mem::take(&mut bytes)));
+            head.push(Piece::Key(Escape::Header));
+            bytes.extend_from_slice(template.key_affix.1.as_bytes());
+            bytes.extend_from_slice(b"\r\n");
         }
-        if WITH_BODY.contains(&template.method) {
-            after.extend_from_slice(b"content-length: 0\r\n");
+        let body = match (&template.body, &template.key_place) {
+            (None, KeyPlace::JsonBody(_)) => Some(json_body(b"{}", &template.key_place)?),
+            (Some(b), KeyPlace::JsonBody(_)) => Some(json_body(&b.bytes, &template.key_place)?),
+            (Some(b), _) => Some(vec![Piece::Bytes(b.bytes.clone())]),
+            (None, _) => None,
+        };
+        match (&body, &template.body) {
+            (Some(_), b) => {
+                let content_type = b.as_ref().map_or("application/json", |b| &b.content_type);
+                bytes.extend_from_slice(b"content-type: ");
+                bytes.extend_from_slice(content_type.as_bytes());
+                bytes.extend_from_slice(b"\r\ncontent-length: ");
+            }
+            (None, _) if WITH_BODY.contains(&template.method) => {
+                bytes.extend_from_slice(b"content-length: 0\r\n\r\n");
+            }
+            (None, _) => bytes.extend_from_slice(b"\r\n"),
         }
-        after.extend_from_slice(b"\r\n");
+        head.push(Piece::Bytes(bytes));
         Some(Head {
-            before,
-            after,
-            keyed: template.key_header.is_some(),
+            head,
+            body,
             head_only: template.method == Method::HEAD,
+            wire: template.wire.clone(),
         })
     }
 
-    /// The request with `key` in the key header into `out` (cleared
-    /// first); false when the key (with its affix) is no header value.
+    /// The request with `key` (or what is sent in its place) where it goes
+    /// into `out` (cleared first); false when it cannot be sent there (a
+    /// key that is no header value).
     pub(super) fn write(&self, key: &str, out: &mut Vec<u8>) -> bool {
-        // Visible ASCII, spaces and tabs, as a header value allows.
-        if !key
-            .bytes()
-            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
-        {
-            return false;
-        }
+        let value = match &self.wire {
+            Some(wire) => match wire.get(key) {
+                Some(v) => v.as_str(),
+                None => return false,
+            },
+            None => key,
+        };
         out.clear();
-        out.extend_from_slice(&self.before);
-        if self.keyed {
-            out.extend_from_slice(key.as_bytes());
+        for piece in &self.head {
+            if !put(piece, value, out) {
+                return false;
+            }
         }
-        out.extend_from_slice(&self.after);
+        if let Some(body) = &self.body {
+            let length_at = out.len();
+            out.extend_from_slice(b"\r\n\r\n");
+            let start = out.len();
+            for piece in body {
+                if !put(piece, value, out) {
+                    return false;
+                }
+            }
+            let length = out.len() - start;
+            let mut digits = itoa::Buffer::new();
+            let digits = digits.format(length).as_bytes();
+            out.splice(length_at..length_at, digits.iter().copied());
+        }
         true
     }
+}
+
+/// One piece of a request into `out`.
+fn put(piece: &Piece, value: &str, out: &mut Vec<u8>) -> bool {
+    match piece {
+        Piece::Bytes(b) => out.extend_from_slice(b),
+        // Visible ASCII, spaces and tabs, as a header value allows.
+        Piece::Key(Escape::Header) => {
+            if !value
+                .bytes()
+                .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+            {
+                return false;
+            }
+            out.extend_from_slice(value.as_bytes());
+        }
+        Piece::Key(Escape::Url) => {
+            for b in value.bytes() {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    out.push(b);
+                } else {
+                    out.extend_from_slice(format!("%{b:02X}").as_bytes());
+                }
+            }
+        }
+        Piece::Key(Escape::Json) => {
+            let quoted = serde_json::to_string(value).unwrap_or_default();
+            out.extend_from_slice(&quoted.as_bytes()[1..quoted.len().saturating_sub(1)]);
+        }
+    }
+    true
+}
+
+/// A JSON object body with its key field split out: `None` when the body
+/// is no JSON object.
+fn json_body(bytes: &[u8], place: &KeyPlace) -> Option<Vec<Piece>> {
+    let KeyPlace::JsonBody(field) = place else {
+        return None;
+    };
+    let mut object: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(bytes).ok()?;
+    object.insert(field.clone(), serde_json::Value::String(MARK.to_string()));
+    let text = serde_json::to_string(&object).ok()?;
+    let marked = serde_json::to_string(MARK).ok()?;
+    let inner = &marked[1..marked.len() - 1];
+    let (before, after) = text.split_once(inner)?;
+    Some(vec![
+        Piece::Bytes(before.as_bytes().to_vec()),
+        Piece::Key(Escape::Json),
+        Piece::Bytes(after.as_bytes().to_vec()),
+    ])
 }
 
 #[cfg(test)]
@@ -147,5 +344,71 @@ mod tests {
         );
         // A key that is no header value is refused, not sent.
         assert_eq!(written(&t, "http://127.0.0.1:1/", "a\r\nb"), None);
+    }
+
+    #[test]
+    fn the_key_goes_into_the_path_the_query_or_a_json_body() {
+        let mut t = Template::new(Method::GET, None);
+        t.key_place = KeyPlace::Path {
+            before: "/users/".into(),
+            after: "/transfers".into(),
+        };
+        assert_eq!(
+            written(&t, "http://127.0.0.1:1/ignored?x=1", "a b/c").unwrap(),
+            "GET /users/a%20b%2Fc/transfers?x=1 HTTP/1.1\r\nhost: 127.0.0.1:1\r\n\r\n"
+        );
+        t.key_place = KeyPlace::Query("api_key".into());
+        assert!(written(&t, "http://127.0.0.1:1/v1?x=1", "k&1")
+            .unwrap()
+            .starts_with("GET /v1?x=1&api_key=k%261 HTTP/1.1\r\n"));
+        assert!(written(&t, "http://127.0.0.1:1/v1", "k")
+            .unwrap()
+            .starts_with("GET /v1?api_key=k HTTP/1.1\r\n"));
+        // A login form: the key is the username, the length counts it.
+        t.method = Method::POST;
+        t.key_place = KeyPlace::JsonBody("username".into());
+        t.body = Some(Body {
+            bytes: br#"{"password":"wrong"}"#.to_vec(),
+            content_type: "application/json".into(),
+        });
+        let login = written(&t, "http://127.0.0.1:1/login", "al\"ice").unwrap();
+        let (head, body) = login.split_once("\r\n\r\n").unwrap();
+        let sent: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(sent["username"], "al\"ice");
+        assert_eq!(sent["password"], "wrong");
+        assert!(
+            head.ends_with(&format!(
+                "content-type: application/json\r\ncontent-length: {}",
+                body.len()
+            )),
+            "{head}"
+        );
+        // A body without a key in it, as given.
+        t.key_place = KeyPlace::Header;
+        t.body = Some(Body {
+            bytes: b"plain".to_vec(),
+            content_type: "text/plain".into(),
+        });
+        assert!(written(&t, "http://127.0.0.1:1/", "k")
+            .unwrap()
+            .ends_with("content-type: text/plain\r\ncontent-length: 5\r\n\r\nplain"));
+    }
+
+    #[test]
+    fn what_is_sent_in_a_keys_place_comes_from_its_wire_table() {
+        let mut t = Template::new(
+            Method::GET,
+            Some(HeaderName::from_static("x-forwarded-for")),
+        );
+        t.wire = Some(Arc::new(
+            [("customer-1".to_string(), "10.0.0.2".to_string())].into(),
+        ));
+        assert!(written(&t, "http://127.0.0.1:1/", "customer-1")
+            .unwrap()
+            .ends_with("x-forwarded-for: 10.0.0.2\r\n\r\n"));
+        // A key without an entry is not sent under its bare name.
+        assert_eq!(written(&t, "http://127.0.0.1:1/", "customer-2"), None);
+        assert_eq!(content_type_of(b"{\"a\": 1}"), "application/json");
+        assert!(content_type_of(b"a=1").starts_with("text/plain"));
     }
 }

@@ -15,9 +15,14 @@ pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
     if k.keys < 2 || c.false_rejects == 0 {
         return None;
     }
-    let asks = match &k.key_header {
-        Some(h) => format!("does your limiter key on {h}, the header rlbench sends (`key_header`)"),
-        None => {
+    let asks = match (&k.key_in, &k.key_header) {
+        (Some(place), _) => {
+            format!("does your limiter key on {place}, where rlbench sends the key (`[load] key`)")
+        }
+        (None, Some(h)) => {
+            format!("does your limiter key on {h}, the header rlbench sends (`key_header`)")
+        }
+        (None, None) => {
             "rlbench sent no key header: does your limiter key on one (`key_header`)".to_string()
         }
     };
@@ -65,6 +70,7 @@ mod tests {
             keys,
             first_limited,
             key_header: Some("X-Customer-Id".into()),
+            key_in: None,
         });
         a.requests.admitted = admitted;
         let c = a.correctness.as_mut().unwrap();
@@ -82,6 +88,14 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("does your limiter key on X-Customer-Id"), "{s}");
+        // Keys sent elsewhere are named where they went.
+        let mut elsewhere = arm(10, 4, 25, 250, 300);
+        elsewhere.keys.as_mut().unwrap().key_in = Some("the client address (one per key)".into());
+        let s = sentence(&elsewhere).unwrap();
+        assert!(
+            s.contains("does your limiter key on the client address (one per key), where"),
+            "{s}"
+        );
         // The boundary: admitted × keys = 1.5 × replay still says it.
         assert!(sentence(&arm(2, 0, 75, 100, 1)).is_some());
         assert!(sentence(&arm(2, 0, 76, 100, 1)).is_none());

@@ -41,3 +41,14 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
 pub fn inline_policy(text: &str) -> Result<(Policy, PolicyTiming), ScenarioError> {
     validate::inline_policy(text)
 }
+
+/// Where the key goes, given inline as the keys of `[load] key`
+/// (`source_ip = "127.0.0.0/16"`, `query = "api_key"`, ...; for `rlbench
+/// attack --key-in`), put into `template` for `keys` keys.
+pub fn inline_key(
+    text: &str,
+    template: crate::load::request::Template,
+    keys: u32,
+) -> Result<(crate::load::request::Template, KeySpec), ScenarioError> {
+    validate::inline_key(text, template, keys)
+}

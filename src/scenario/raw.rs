@@ -63,6 +63,10 @@ pub(super) struct RawTarget {
     pub cert: Option<Spanned<String>>,
     pub key: Option<Spanned<String>>,
     pub insecure: Option<Spanned<bool>>,
+    /// The request body, given or from a file, and its type.
+    pub body: Option<Spanned<String>>,
+    pub body_file: Option<Spanned<String>>,
+    pub content_type: Option<Spanned<String>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.
@@ -150,6 +154,33 @@ pub(super) struct RawLoad {
     pub timeout: Option<Spanned<String>>,
     pub max_in_flight: Option<Spanned<i64>>,
     pub retry: Option<Spanned<RawRetry>>,
+    /// Where each request carries its key (external targets).
+    pub key: Option<Spanned<RawKey>>,
+}
+
+/// `[load] key = { ... }`: exactly one of these.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawKey {
+    pub header: Option<Spanned<String>>,
+    pub source_ip: Option<Spanned<String>>,
+    pub path: Option<Spanned<String>>,
+    pub query: Option<Spanned<String>>,
+    pub bearer: Option<Spanned<bool>>,
+    pub json_body: Option<Spanned<String>>,
+    pub jwt: Option<Spanned<RawJwt>>,
+    pub forwarded_for: Option<Spanned<bool>>,
+}
+
+/// `key = { jwt = { claim = "sub", alg = "HS256", secret = "…" } }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJwt {
+    pub claim: Option<Spanned<String>>,
+    pub alg: Option<Spanned<String>>,
+    pub secret: Option<Spanned<String>>,
+    pub key: Option<Spanned<String>>,
+    pub expires_in: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -151,6 +151,57 @@ pub struct ExternalTarget {
     /// `[target] ca`, `cert`, `key`, `insecure`: how `https://` URLs are
     /// reached (paths relative to the scenario file's folder).
     pub tls: crate::load::tls::TlsSpec,
+    /// `[load] key`: where the key goes when more than a header says it
+    /// (its header, path, query or body place is in `template` already).
+    pub key: KeySpec,
+}
+
+/// Where each request carries its key, as the limiter finds it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum KeySpec {
+    /// A header, a path segment, a query parameter, a body field: all in
+    /// the request template as it is.
+    #[default]
+    InTemplate,
+    /// Each key's connections come from an address of its own, the
+    /// `count` from `first` on (what nginx `$binary_remote_addr` and
+    /// HAProxy `src` key on).
+    SourceIp {
+        first: std::net::Ipv4Addr,
+        count: u32,
+    },
+    /// `X-Forwarded-For` with an address of each key's own.
+    ForwardedFor,
+    /// `Authorization: Bearer` with a token minted for each key.
+    Jwt(JwtSpec),
+}
+
+/// Where `X-Forwarded-For` addresses start: 10.0.0.1, one per key.
+pub const FORWARDED_FROM: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 0, 0, 1);
+
+/// How to mint each key's token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JwtSpec {
+    /// The claim that holds the key ("sub").
+    pub claim: String,
+    pub alg: JwtAlg,
+    /// HS256's shared secret, or RS256's private key (PEM file, relative
+    /// to the scenario's folder).
+    pub secret: JwtSecret,
+    /// Tokens expire this long after they are minted.
+    pub expires_in: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JwtAlg {
+    Hs256,
+    Rs256,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JwtSecret {
+    Shared(String),
+    PrivateKey(std::path::PathBuf),
 }
 
 #[derive(Clone, Debug)]

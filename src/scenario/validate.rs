@@ -16,6 +16,49 @@ use toml::Spanned;
 /// the fewest `redis-cli --cluster create` accepts.
 const DEFAULT_MASTERS: usize = 3;
 
+/// `--key-in` text: the keys of `[load] key`, comma-separated.
+pub(super) fn inline_key(
+    text: &str,
+    template: crate::load::request::Template,
+    keys: u32,
+) -> Result<(
+    crate::load::request::Template,
+    crate::scenario::spec::KeySpec,
+)> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped {
+        key: Spanned<super::raw::RawKey>,
+    }
+    let wrapped = format!("key = {{ {text} }}");
+    let src = Source {
+        file: "--key-in",
+        text: &wrapped,
+    };
+    let shift = |mut e: ScenarioError| {
+        e.line = 0;
+        e.message = format!("{text:?}: {}", e.message);
+        e
+    };
+    let raw: Wrapped = toml::from_str(&wrapped).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        shift(src.error(e.span(), message))
+    })?;
+    let given = template.key_header.is_some();
+    let mut target = crate::scenario::spec::ExternalTarget {
+        urls: Vec::new(),
+        path: None,
+        template,
+        one_clock: false,
+        wall_clock_here: false,
+        allow_remote: false,
+        tls: Default::default(),
+        key: Default::default(),
+    };
+    key::apply(&src, &raw.key, &mut target, given, keys).map_err(shift)?;
+    Ok((target.template, target.key))
+}
+
 /// `--policy` text: the keys of a `[policy]` table, comma-separated.
 pub(super) fn inline_policy(text: &str) -> Result<(Policy, crate::scenario::spec::PolicyTiming)> {
     #[derive(serde::Deserialize)]
@@ -58,7 +101,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     })?;
 
     let name = identifier(&src, &raw.name, "scenario name")?;
-    let external = match &raw.target {
+    let mut external = match &raw.target {
         Some(t) => target::target(&src, t)?,
         None => None,
     };
@@ -101,12 +144,25 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         None => DEFAULT_KEY_HEADER.to_string(),
     };
     let (mut load, default_fanout) = load::load(&src, &raw.load)?;
-    // Without a key header the limiter sees every request as one key; so
-    // must the verifier, or another key's admits would look like room.
-    if external
-        .as_ref()
-        .is_some_and(|t| t.template.key_header.is_none())
-    {
+    if let Some(k) = &raw.load.get_ref().key {
+        let Some(target) = external.as_mut() else {
+            return Err(src.at(
+                k,
+                "[load] key needs kind = \"external\" (the reference API keys on [cluster] \
+                 key_header)",
+            ));
+        };
+        let given = raw
+            .target
+            .as_ref()
+            .is_some_and(|t| t.get_ref().key_header.is_some());
+        key::apply(&src, k, target, given, load.keys)?;
+    }
+    // Without a key the limiter sees every request as one key; so must
+    // the verifier, or another key's admits would look like room.
+    if external.as_ref().is_some_and(|t| {
+        !t.template.sends_key() && t.key == crate::scenario::spec::KeySpec::InTemplate
+    }) {
         if let Some(k) = raw
             .load
             .get_ref()
@@ -278,6 +334,7 @@ mod distributed;
 pub(super) use distributed::coordinator;
 mod expect;
 mod faults;
+mod key;
 mod load;
 mod params;
 mod policy;

@@ -295,6 +295,10 @@ pub struct ArmRecord {
     /// was sent, or a folder from before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_header: Option<String>,
+    /// Where else the key went (`[load] key`), in words: "the client
+    /// address", "the query parameter api_key", ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_in: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {

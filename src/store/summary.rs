@@ -96,6 +96,9 @@ pub struct KeyUse {
     /// The request header that carried the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_header: Option<String>,
+    /// Where else it went (`[load] key`), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_in: Option<String>,
 }
 
 /// One load agent's share of an arm.

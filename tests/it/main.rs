@@ -28,6 +28,7 @@ mod headers;
 mod hostile_folder;
 mod house_plan;
 mod html;
+mod keys;
 mod live;
 mod not_sent;
 mod real_limiters;

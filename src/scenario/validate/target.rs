@@ -12,7 +12,8 @@ use hyper::{Method, Uri};
 use toml::Spanned;
 
 const KEYS: &str = "kind, urls, path, method, headers, key_header, key_template, \
-                    limited_status, one_clock, wall_clock, allow_remote, ca, cert, key, insecure";
+                    limited_status, one_clock, wall_clock, allow_remote, ca, cert, key, insecure, \
+                    body, body_file, content_type";
 
 /// `None` for the reference API.
 pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
@@ -33,6 +34,9 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
                 t.cert.as_ref().map(|v| v.span()),
                 t.key.as_ref().map(|v| v.span()),
                 t.insecure.as_ref().map(|v| v.span()),
+                t.body.as_ref().map(|v| v.span()),
+                t.body_file.as_ref().map(|v| v.span()),
+                t.content_type.as_ref().map(|v| v.span()),
             ];
             if let Some(span) = stray.into_iter().flatten().next() {
                 return Err(src.error(
@@ -155,8 +159,10 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
         },
     };
     let tls = tls(src, t)?;
+    let body = body(src, t)?;
     Ok(Some(ExternalTarget {
         tls,
+        key: Default::default(),
         urls,
         wall_clock_here,
         path: path.map(str::to_string),
@@ -165,10 +171,48 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             headers,
             key_header,
             key_affix,
+            key_place: Default::default(),
+            body,
+            wire: None,
+            sources: None,
             limited,
         },
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
         allow_remote,
+    }))
+}
+
+/// `body` or `body_file` (relative to the scenario's folder, read now,
+/// at most 1 MiB) with its `content_type` (default: JSON when it parses
+/// as JSON, else text).
+fn body(src: &Source, t: &RawTarget) -> Result<Option<crate::load::request::Body>> {
+    let bytes = match (&t.body, &t.body_file) {
+        (Some(b), None) => b.get_ref().as_bytes().to_vec(),
+        (None, Some(f)) => {
+            let folder = std::path::Path::new(src.file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
+            let path = folder.join(f.get_ref());
+            crate::files::read(&path, 1024 * 1024)
+                .map_err(|e| src.at(f, format!("body_file {}: {e}", path.display())))?
+        }
+        (Some(b), Some(_)) => return Err(src.at(b, "body and body_file: give one")),
+        (None, None) => {
+            if let Some(c) = &t.content_type {
+                return Err(src.at(c, "content_type needs body or body_file"));
+            }
+            return Ok(None);
+        }
+    };
+    let content_type = match &t.content_type {
+        Some(c) => crate::target::header_value(c.get_ref())
+            .map(|_| c.get_ref().clone())
+            .ok_or_else(|| src.at(c, format!("{:?} is not a header value", c.get_ref())))?,
+        None => crate::load::request::content_type_of(&bytes).to_string(),
+    };
+    Ok(Some(crate::load::request::Body {
+        bytes,
+        content_type,
     }))
 }
 

@@ -381,3 +381,117 @@ key = "client.key""#,
         "{e}"
     );
 }
+
+/// `[load] key = { ... }` on an external target: each place, and what
+/// is refused, in one line at the key.
+#[test]
+fn load_key_says_where_the_limiter_finds_the_key() {
+    use crate::load::request::KeyPlace;
+    use crate::scenario::spec::{JwtAlg, JwtSecret, KeySpec};
+    let base = EXTERNAL
+        .replace("key_header = \"Authorization\"\n", "")
+        .replace("key_template = \"Bearer {key}\"\n", "")
+        .replace("path = \"/limited?x=1\"\n", "");
+    let with = |key: &str| base.replace("[load]\n", &format!("[load]\nkey = {key}\n"));
+    let parsed = |key: &str| parse("scenarios/s.toml", &with(key)).unwrap();
+
+    let s = parsed(r#"{ source_ip = "127.0.0.0/16" }"#);
+    let t = s.external.as_ref().unwrap();
+    assert_eq!(
+        t.key,
+        KeySpec::SourceIp {
+            first: "127.0.0.1".parse().unwrap(),
+            count: 10
+        }
+    );
+    assert!(t.template.key_header.is_none());
+    assert_eq!(s.load.keys, 10, "addresses tell the keys apart");
+
+    let s = parsed(r#"{ path = "/users/{key}/transfers" }"#);
+    assert_eq!(
+        s.external.as_ref().unwrap().template.key_place,
+        KeyPlace::Path {
+            before: "/users/".into(),
+            after: "/transfers".into()
+        }
+    );
+    let s = parsed(r#"{ query = "api_key" }"#);
+    assert_eq!(
+        s.external.as_ref().unwrap().template.key_place,
+        KeyPlace::Query("api_key".into())
+    );
+    let s = parsed("{ bearer = true }");
+    let t = &s.external.as_ref().unwrap().template;
+    assert_eq!(t.key_header.as_ref().unwrap().as_str(), "authorization");
+    assert_eq!(t.key_affix.0, "Bearer ");
+    let s = parsed(r#"{ header = "X-Api-Key" }"#);
+    assert_eq!(
+        s.external
+            .as_ref()
+            .unwrap()
+            .template
+            .key_header
+            .as_ref()
+            .unwrap()
+            .as_str(),
+        "x-api-key"
+    );
+    let s = parsed("{ forwarded_for = true }");
+    assert_eq!(s.external.as_ref().unwrap().key, KeySpec::ForwardedFor);
+    let s = parsed(r#"{ jwt = { claim = "uid", secret = "sixteen chars at least" } }"#);
+    match &s.external.as_ref().unwrap().key {
+        KeySpec::Jwt(j) => {
+            assert_eq!((j.claim.as_str(), j.alg), ("uid", JwtAlg::Hs256));
+            assert_eq!(j.secret, JwtSecret::Shared("sixteen chars at least".into()));
+        }
+        other => panic!("{other:?}"),
+    }
+    let s = parsed(r#"{ jwt = { alg = "RS256", key = "private.pem" } }"#);
+    match &s.external.as_ref().unwrap().key {
+        KeySpec::Jwt(j) => assert_eq!(
+            j.secret,
+            JwtSecret::PrivateKey("scenarios/private.pem".into())
+        ),
+        other => panic!("{other:?}"),
+    }
+    let login = with(r#"{ json_body = "username" }"#).replace(
+        "limited_status",
+        "body = '{\"password\": \"wrong\"}'\nlimited_status",
+    );
+    let s = parse("s.toml", &login).unwrap();
+    let t = &s.external.as_ref().unwrap().template;
+    assert_eq!(t.key_place, KeyPlace::JsonBody("username".into()));
+    assert_eq!(t.body.as_ref().unwrap().content_type, "application/json");
+
+    for (key, expected) in [
+        (
+            r#"{ source_ip = "10.0.0.0/8" }"#,
+            "expected a loopback IPv4 block",
+        ),
+        (r#"{ source_ip = "127.0.0.0/30" }"#, "room for 2"),
+        (r#"{ path = "/users/transfers" }"#, "with {key} once"),
+        (r#"{ query = "a b" }"#, "expected a parameter name"),
+        ("{ bearer = false }", "sends no key"),
+        (r#"{ header = "X-A", query = "k" }"#, "give one of"),
+        ("{ }", "give one of"),
+        (
+            r#"{ jwt = { secret = "short" } }"#,
+            "at least 16 characters",
+        ),
+        (
+            r#"{ jwt = { alg = "RS256", secret = "sixteen chars at least" } }"#,
+            "needs key",
+        ),
+        (r#"{ jwt = { alg = "none" } }"#, "expected HS256 or RS256"),
+        (r#"{ cookie = "sid" }"#, "unknown field"),
+    ] {
+        let e = error_of(&with(key));
+        assert!(e.contains(expected), "{key}: {e}");
+    }
+    // One place for the key: not [target] key_header as well.
+    let both = EXTERNAL.replace("[load]\n", "[load]\nkey = { bearer = true }\n");
+    assert!(error_of(&both).contains("give one"), "{}", error_of(&both));
+    let not_json = with(r#"{ json_body = "username" }"#)
+        .replace("limited_status", "body = \"user=x\"\nlimited_status");
+    assert!(error_of(&not_json).contains("JSON object"));
+}
