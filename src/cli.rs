@@ -301,6 +301,26 @@ pub struct AgentArgs {
     pub once: bool,
 }
 
+/// `--http`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HttpFlag {
+    #[value(name = "1.1")]
+    V1,
+    #[value(name = "2")]
+    V2,
+    Auto,
+}
+
+impl From<HttpFlag> for crate::load::request::Http {
+    fn from(f: HttpFlag) -> Self {
+        match f {
+            HttpFlag::V1 => crate::load::request::Http::H1,
+            HttpFlag::V2 => crate::load::request::Http::H2,
+            HttpFlag::Auto => crate::load::request::Http::Auto,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("loop").required(true).args(["rate", "concurrency"])))]
 pub struct AttackArgs {
@@ -333,6 +353,11 @@ pub struct AttackArgs {
     /// 'jwt = { secret = "…" }'.
     #[arg(long, value_name = "KEYS", conflicts_with = "key_header")]
     pub key_in: Option<String>,
+    /// The HTTP version: 1.1, 2 (ALPN h2 over TLS, prior knowledge in
+    /// cleartext: many requests share a connection) or auto (2 where the
+    /// https:// target agrees to it).
+    #[arg(long, value_enum, default_value_t = HttpFlag::V1)]
+    pub http: HttpFlag,
     /// A request body (with POST, PUT, PATCH): the text given.
     #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
     pub body: Option<String>,

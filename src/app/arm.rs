@@ -179,12 +179,17 @@ pub(crate) async fn run(
     if let Some(live) = watch.live {
         live.arm_starting(&spec.name);
     }
+    let mut template = spec.plan.template.clone();
     let (mut stack, targets) = match &spec.stack {
         None => {
             crate::target::reachable(&spec.plan.targets).await?;
-            crate::load::tls::handshakes(&spec.plan.targets, spec.plan.tls.as_ref())
-                .await
-                .map_err(Error::environment)?;
+            template.http = crate::load::tls::handshakes(
+                &spec.plan.targets,
+                spec.plan.tls.as_ref(),
+                template.http,
+            )
+            .await
+            .map_err(Error::environment)?;
             (None, spec.plan.targets.clone())
         }
         Some(wanted) => {
@@ -210,7 +215,7 @@ pub(crate) async fn run(
     };
     let plan = load::Plan {
         targets,
-        template: spec.plan.template.clone(),
+        template,
         shape: spec.plan.shape.clone(),
         retry: spec.plan.retry.clone(),
         tls: spec.plan.tls.clone(),

@@ -113,7 +113,8 @@ fn spec(attack: &Attack) -> ArmSpec {
 
 pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<AttackOutcome, Error> {
     crate::target::reachable(&attack.targets).await?;
-    crate::load::tls::handshakes(&attack.targets, attack.tls.as_ref())
+    // Before any folder is made (the arm settles the protocol again).
+    crate::load::tls::handshakes(&attack.targets, attack.tls.as_ref(), attack.template.http)
         .await
         .map_err(Error::environment)?;
     let started = SystemTime::now();

@@ -174,6 +174,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         wire: None,
         sources: None,
         limited: args.limited_status.clone(),
+        http: args.http.into(),
     };
     let (mut template, key) = match &args.key_in {
         Some(text) => crate::scenario::inline_key(text, template, args.keys)

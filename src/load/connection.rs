@@ -6,13 +6,14 @@
 
 use crate::events::ErrorKind;
 use crate::load::answer::{answered, error_kind, failed, timed_out, Answer};
-use crate::load::request::{Head, Template};
+use crate::load::h2::Link;
+use crate::load::request::{Head, Http, Template};
 use crate::load::tls::{self, Stream};
 use crate::load::wire::Reader;
 use hyper::Uri;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -27,6 +28,9 @@ pub(crate) struct Dedicated {
     tls: Option<tls::Client>,
     /// The local address its connections come from (a key's own).
     bind: Option<std::net::IpAddr>,
+    /// With HTTP/2: the connection it sends on as a stream, shared with
+    /// the other tasks of its lane and route (its own when none was given).
+    h2: Option<Arc<Link>>,
     head: Option<Head>,
     stream: Option<Stream>,
     request: Vec<u8>,
@@ -39,12 +43,19 @@ impl Dedicated {
         Dedicated {
             tls: tls.filter(|_| uri.scheme_str() == Some("https")).cloned(),
             bind: None,
+            h2: None,
             uri,
             head: None,
             stream: None,
             request: Vec::with_capacity(512),
             reader: Reader::new(),
         }
+    }
+
+    /// With HTTP/2, it sends on `link`, shared with others.
+    pub(crate) fn on(mut self, link: Arc<Link>) -> Self {
+        self.h2 = Some(link);
+        self
     }
 
     /// Its connections come from `bind` (when given).
@@ -59,12 +70,13 @@ impl Dedicated {
         let port = crate::target::port(&self.uri);
         let bind = self.bind;
         let opening = async {
-            let tcp = tcp(host, port, bind)
-                .await
-                .map_err(|e| match error_kind(&e) {
-                    ErrorKind::Other => ErrorKind::Connect,
-                    kind => kind,
-                })?;
+            let tcp =
+                super::socket::tcp(host, port, bind)
+                    .await
+                    .map_err(|e| match error_kind(&e) {
+                        ErrorKind::Other => ErrorKind::Connect,
+                        kind => kind,
+                    })?;
             let _ = tcp.set_nodelay(true);
             match &self.tls {
                 None => Ok(Stream::Plain(tcp)),
@@ -88,7 +100,9 @@ impl Dedicated {
     /// Connects now, ahead of the first request (a failure is left for that
     /// request to meet and count).
     pub(crate) async fn open(&mut self) {
-        if self.stream.is_none() {
+        if let Some(link) = &self.h2 {
+            link.warm().await;
+        } else if self.stream.is_none() {
             let _ = self.connect().await;
         }
     }
@@ -110,6 +124,12 @@ impl Dedicated {
             return failed(ErrorKind::Other);
         }
         let head_only = head.head_only;
+        if template.http == Http::H2 {
+            let link = self.h2.get_or_insert_with(|| {
+                Arc::new(Link::new(self.uri.clone(), self.tls.as_ref(), self.bind))
+            });
+            return link.send(template, &self.request, head_only, timeout).await;
+        }
         if let Some(stream) = &mut self.stream {
             if stream.closed_while_idle().await {
                 self.stream = None;
@@ -146,29 +166,6 @@ impl Dedicated {
         }
         answer
     }
-}
-
-/// A TCP connection to `host:port`, from `bind` when given.
-async fn tcp(host: &str, port: u16, bind: Option<std::net::IpAddr>) -> std::io::Result<TcpStream> {
-    let Some(bind) = bind else {
-        return TcpStream::connect((host, port)).await;
-    };
-    let to = tokio::net::lookup_host((host, port))
-        .await?
-        .find(|a| a.is_ipv4() == bind.is_ipv4())
-        .ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::AddrNotAvailable,
-                format!("{host} has no address of {bind}'s family"),
-            )
-        })?;
-    let socket = if bind.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    socket.bind(std::net::SocketAddr::new(bind, 0))?;
-    socket.connect(to).await
 }
 
 #[cfg(test)]

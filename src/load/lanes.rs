@@ -107,6 +107,16 @@ impl Shared {
         Dedicated::new(self.targets[route / per].clone(), self.tls.as_ref())
             .from(self.binds.get(route % per).copied())
     }
+
+    /// `route`'s HTTP/2 connection, for a lane's tasks to share.
+    fn link(&self, route: usize) -> super::h2::Link {
+        let per = self.binds.len().max(1);
+        super::h2::Link::new(
+            self.targets[route / per].clone(),
+            self.tls.as_ref(),
+            self.binds.get(route % per).copied(),
+        )
+    }
 }
 
 pub(super) struct Outcome {
@@ -151,6 +161,7 @@ pub(super) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
         pending: Cell::new(0),
         retrying: Cell::new(0),
         freed: Notify::new(),
+        links: RefCell::new(vec![None; targets]),
         batch: RefCell::new(Vec::with_capacity(BATCH)),
     });
     local.block_on(&rt, lane.pace())
@@ -344,6 +355,8 @@ struct Lane {
     retrying: Cell<usize>,
     /// A request was answered: room for the next.
     freed: Notify,
+    /// With HTTP/2, each route's connection, shared by its tasks.
+    links: RefCell<Vec<Option<Arc<super::h2::Link>>>>,
     batch: RefCell<Vec<Event>>,
 }
 
@@ -541,9 +554,22 @@ impl Lane {
         }
     }
 
+    /// A connection task's connection for `route`: with HTTP/2 a stream
+    /// slot on the route's one connection.
+    fn dedicated(&self, route: usize) -> Dedicated {
+        let c = self.shared.connection(route);
+        if self.shared.template.http != crate::load::request::Http::H2 {
+            return c;
+        }
+        let link = self.links.borrow_mut()[route]
+            .get_or_insert_with(|| Arc::new(self.shared.link(route)))
+            .clone();
+        c.on(link)
+    }
+
     /// A connection opened ahead of its requests: connects, then serves.
     async fn connection_ready(self: Rc<Self>, target: usize) {
-        let mut connection = self.shared.connection(target);
+        let mut connection = self.dedicated(target);
         connection.open().await;
         self.open.borrow_mut()[target].opening -= 1;
         self.serve(target, connection).await;
@@ -552,7 +578,7 @@ impl Lane {
     /// A long-lived connection task: takes the oldest queued request of
     /// its target (or parks until handed one), sends it, and goes on.
     async fn connection(self: Rc<Self>, target: usize) {
-        let connection = self.shared.connection(target);
+        let connection = self.dedicated(target);
         self.serve(target, connection).await;
     }
 

@@ -34,6 +34,20 @@ pub struct Template {
     pub sources: Option<Arc<HashMap<String, std::net::IpAddr>>>,
     /// Statuses that mean "limited" (429 by default; nginx says 503).
     pub limited: Vec<u16>,
+    /// The HTTP version spoken (settled to 1.1 or 2 before any load).
+    pub http: Http,
+}
+
+/// The HTTP version a load speaks (`[target] http`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Http {
+    #[default]
+    H1,
+    /// HTTP/2: ALPN `h2` over TLS, prior knowledge in cleartext.
+    H2,
+    /// HTTP/2 where every `https://` target agrees to it (ALPN), else
+    /// HTTP/1.1; settled before any load.
+    Auto,
 }
 
 /// Where a request carries its key, besides a header.
@@ -80,6 +94,7 @@ impl Template {
             wire: None,
             sources: None,
             limited: DEFAULT_LIMITED.to_vec(),
+            http: Http::H1,
         }
     }
 

@@ -67,6 +67,8 @@ pub(super) struct RawTarget {
     pub body: Option<Spanned<String>>,
     pub body_file: Option<Spanned<String>>,
     pub content_type: Option<Spanned<String>>,
+    /// "1.1" (default), "2" or "auto".
+    pub http: Option<Spanned<String>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.

@@ -28,6 +28,7 @@ mod headers;
 mod hostile_folder;
 mod house_plan;
 mod html;
+mod http2;
 mod keys;
 mod live;
 mod not_sent;

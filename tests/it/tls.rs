@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// An authority and a certificate for 127.0.0.1 it signed: (ca, cert, key).
-fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);

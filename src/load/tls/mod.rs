@@ -19,6 +19,8 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
+pub(crate) use crate::load::request::Http;
+
 /// How to speak TLS to `https://` targets, as the user said it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TlsSpec {
@@ -35,6 +37,10 @@ pub struct TlsSpec {
 #[derive(Clone)]
 pub(crate) struct Client {
     connector: TlsConnector,
+    /// The same, offering HTTP/2 only (ALPN `h2`).
+    h2: TlsConnector,
+    /// The same, offering HTTP/2 then HTTP/1.1 (`http = "auto"`).
+    either: TlsConnector,
 }
 
 impl std::fmt::Debug for Client {
@@ -58,7 +64,7 @@ impl Client {
         } else {
             builder.with_root_certificates(roots(spec.ca.as_deref())?)
         };
-        let mut config = match (&spec.cert, &spec.key) {
+        let config = match (&spec.cert, &spec.key) {
             (None, None) => builder.with_no_client_auth(),
             (Some(cert), Some(key)) => {
                 let chain = certificates(cert)?;
@@ -71,25 +77,62 @@ impl Client {
             (Some(_), None) => return Err("a client certificate needs its key".into()),
             (None, Some(_)) => return Err("a client key needs its certificate".into()),
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let with = |alpn: &[&[u8]]| {
+            let mut c = config.clone();
+            c.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+            TlsConnector::from(Arc::new(c))
+        };
         Ok(Client {
-            connector: TlsConnector::from(Arc::new(config)),
+            connector: with(&[b"http/1.1"]),
+            h2: with(&[b"h2"]),
+            either: with(&[b"h2", b"http/1.1"]),
         })
     }
 
-    /// Connects to `uri` and shakes hands, within 2 s: why not, in one
-    /// line, when it cannot (an untrusted certificate, a plain-HTTP port).
-    pub(crate) async fn handshake(&self, uri: &hyper::Uri) -> Result<(), String> {
+    /// Connects to `uri` and shakes hands, within 2 s, offering `http`:
+    /// the protocol the server chose (HTTP/2 or HTTP/1.1), or why not, in
+    /// one line, when it cannot (an untrusted certificate, a plain-HTTP
+    /// port, no HTTP/2 where only it was offered).
+    pub(crate) async fn handshake(&self, uri: &hyper::Uri, http: Http) -> Result<Http, String> {
         let host = uri.host().unwrap_or_default();
         let host = host.trim_start_matches('[').trim_end_matches(']');
+        let connector = match http {
+            Http::H1 => &self.connector,
+            Http::H2 => &self.h2,
+            Http::Auto => &self.either,
+        };
         let shake = async {
             let tcp = TcpStream::connect((host, crate::target::port(uri))).await?;
-            self.connect(host, tcp).await
+            let name = ServerName::try_from(host.to_string())
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            connector.connect(name, tcp).await
         };
         match tokio::time::timeout(std::time::Duration::from_secs(2), shake).await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(tls)) => match (tls.get_ref().1.alpn_protocol(), http) {
+                (Some(b"h2"), _) => Ok(Http::H2),
+                (_, Http::H2) => Err(format!(
+                    "{uri} does not speak HTTP/2 over TLS (ALPN h2): give http = \"1.1\" or \"auto\""
+                )),
+                _ => Ok(Http::H1),
+            },
             Ok(Err(e)) => {
-                let hint = match e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+                let cause = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
+                if http == Http::H2
+                    && matches!(
+                        cause,
+                        Some(
+                            rustls::Error::NoApplicationProtocol
+                                | rustls::Error::AlertReceived(
+                                    rustls::AlertDescription::NoApplicationProtocol
+                                )
+                        )
+                    )
+                {
+                    return Err(format!(
+                        "{uri} does not speak HTTP/2 over TLS (ALPN h2): give http = \"1.1\" or \"auto\""
+                    ));
+                }
+                let hint = match cause {
                     Some(rustls::Error::InvalidCertificate(_)) => {
                         ": give the authority that signed it (--cacert, [target] ca), or \
                          --insecure to check nothing"
@@ -102,6 +145,15 @@ impl Client {
                 "cannot speak TLS with {uri}: no handshake within 2 s"
             )),
         }
+    }
+
+    /// The TLS handshake on `tcp` with the server named `host`, offering
+    /// HTTP/2 only.
+    pub(crate) async fn connect_h2(&self, host: &str, tcp: TcpStream) -> io::Result<Stream> {
+        let name = ServerName::try_from(host.to_string())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let tls = self.h2.connect(name, tcp).await?;
+        Ok(Stream::Tls(Box::new(tls)))
     }
 
     /// The TLS handshake on `tcp` with the server named `host`.
@@ -132,13 +184,29 @@ pub(crate) fn for_targets(
     }
 }
 
-/// Every `https://` target shakes hands ([`Client::handshake`]).
-pub(crate) async fn handshakes(targets: &[hyper::Uri], tls: Option<&Client>) -> Result<(), String> {
-    let Some(tls) = tls else { return Ok(()) };
-    for t in targets.iter().filter(|t| t.scheme_str() == Some("https")) {
-        tls.handshake(t).await?;
+/// Every `https://` target shakes hands ([`Client::handshake`]): the
+/// protocol the load speaks — `http` itself, or for `auto` HTTP/2 when
+/// every `https://` target chose it (cleartext: HTTP/1.1).
+pub(crate) async fn handshakes(
+    targets: &[hyper::Uri],
+    tls: Option<&Client>,
+    http: Http,
+) -> Result<Http, String> {
+    let secure: Vec<&hyper::Uri> = targets
+        .iter()
+        .filter(|t| t.scheme_str() == Some("https"))
+        .collect();
+    let mut chosen = Vec::new();
+    if let Some(tls) = tls {
+        for t in &secure {
+            chosen.push(tls.handshake(t, http).await?);
+        }
     }
-    Ok(())
+    Ok(match http {
+        Http::Auto if !chosen.is_empty() && chosen.iter().all(|c| *c == Http::H2) => Http::H2,
+        Http::Auto => Http::H1,
+        other => other,
+    })
 }
 
 /// The authorities in `ca`, or the system's.

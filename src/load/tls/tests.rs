@@ -129,7 +129,9 @@ async fn a_server_signed_by_the_given_authority_is_spoken_to_on_one_connection()
         ..Default::default()
     })
     .unwrap();
-    tls.handshake(&url.parse().unwrap()).await.unwrap();
+    tls.handshake(&url.parse().unwrap(), Http::H1)
+        .await
+        .unwrap();
     let mut c = Dedicated::new(url.parse().unwrap(), Some(&tls));
     // Opened ahead of its first request, as the load does: the server's
     // session tickets arrive while it is idle.
@@ -163,7 +165,10 @@ async fn an_unknown_authority_is_refused_unless_nothing_is_to_be_checked() {
         (answer.outcome, answer.error),
         (Outcome::Error, Some(ErrorKind::Tls))
     );
-    let why = system.handshake(&url.parse().unwrap()).await.unwrap_err();
+    let why = system
+        .handshake(&url.parse().unwrap(), Http::H1)
+        .await
+        .unwrap_err();
     assert!(why.contains("--cacert") && why.contains(&url), "{why}");
     let insecure = Client::new(&TlsSpec {
         insecure: true,

@@ -13,7 +13,7 @@ use toml::Spanned;
 
 const KEYS: &str = "kind, urls, path, method, headers, key_header, key_template, \
                     limited_status, one_clock, wall_clock, allow_remote, ca, cert, key, insecure, \
-                    body, body_file, content_type";
+                    body, body_file, content_type, http";
 
 /// `None` for the reference API.
 pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
@@ -37,6 +37,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
                 t.body.as_ref().map(|v| v.span()),
                 t.body_file.as_ref().map(|v| v.span()),
                 t.content_type.as_ref().map(|v| v.span()),
+                t.http.as_ref().map(|v| v.span()),
             ];
             if let Some(span) = stray.into_iter().flatten().next() {
                 return Err(src.error(
@@ -176,10 +177,27 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             wire: None,
             sources: None,
             limited,
+            http: http(src, t)?,
         },
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
         allow_remote,
     }))
+}
+
+/// `http = "1.1" | "2" | "auto"` (default 1.1).
+fn http(src: &Source, t: &RawTarget) -> Result<crate::load::request::Http> {
+    use crate::load::request::Http;
+    Ok(match t.http.as_ref().map(|h| (h, h.get_ref().as_str())) {
+        None | Some((_, "1.1")) => Http::H1,
+        Some((_, "2")) => Http::H2,
+        Some((_, "auto")) => Http::Auto,
+        Some((h, other)) => {
+            return Err(src.at(
+                h,
+                format!("http {other:?}: expected \"1.1\", \"2\" or \"auto\""),
+            ))
+        }
+    })
 }
 
 /// `body` or `body_file` (relative to the scenario's folder, read now,
