@@ -1,9 +1,10 @@
-//! `https://` targets against real nginx over TLS, started here on free
-//! loopback ports with certificates this test makes (rcgen) in its own
-//! temporary folder: `attack --cacert` judges one limit_req zone exact,
-//! twice in a row, and two zones behind round-robin a fake global limit;
-//! without the authority the certificate is refused before any load, in
-//! one line.
+//! `https://` targets against real nginx and HAProxy over TLS, started
+//! here on free loopback ports with certificates this test makes (rcgen)
+//! in its own temporary folder: `attack --cacert` judges one limit_req
+//! zone exact, twice in a row, and two zones behind round-robin a fake
+//! global limit; without the authority the certificate is refused before
+//! any load, in one line; HAProxy keyed on the client address (`src`) is
+//! exact with each key from an address of its own, and its pair caught.
 
 use crate::common::{free_port, rlbench, summary, text};
 use crate::external::{spawn_group, wait_listening, Group};
@@ -217,4 +218,98 @@ max_false_reject_ratio = 0
     let stderr = text(&out.stderr);
     assert!(matches!(out.status.code(), Some(0)), "{stderr}");
     assert!(stderr.contains("not checked"), "{stderr}");
+}
+
+/// HAProxy over TLS (`bind … ssl crt`), its stick table keyed on the
+/// client address (`src`), as deployments key it: started here with a
+/// certificate of the test's own.
+fn haproxy_tls(dir: &Path, pem: &Path, port: u16) -> Group {
+    assert!(
+        Command::new("haproxy").arg("-v").output().is_ok(),
+        "haproxy is not on PATH: sudo apt-get install haproxy (scripts/test.sh installs it)"
+    );
+    let cfg = format!(
+        "global
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 10s
+    timeout server 10s
+frontend limited
+    bind 127.0.0.1:{port} ssl crt {pem}
+    stick-table type ip size 100k expire 10s store http_req_rate(1s)
+    http-request track-sc0 src
+    http-request deny deny_status 429 if {{ sc_http_req_rate(0) gt 10 }}
+    http-request return status 200 content-type text/plain string \"ok\\n\"
+",
+        pem = pem.display()
+    );
+    let path = dir.join(format!("haproxy-{port}.cfg"));
+    std::fs::write(&path, cfg).unwrap();
+    let mut group =
+        spawn_group(Command::new("haproxy").args(["-db", "-f", path.to_str().unwrap()]));
+    wait_listening(port, &mut group.0);
+    group
+}
+
+#[test]
+fn haproxy_keyed_on_the_client_address_over_tls_is_exact_and_its_pair_caught() {
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(certs.path());
+    // HAProxy takes the certificate and its key in one file.
+    let pem = certs.path().join("haproxy.pem");
+    let both = std::fs::read_to_string(&cert).unwrap() + &std::fs::read_to_string(&key).unwrap();
+    std::fs::write(&pem, both).unwrap();
+    let ports = [free_port(), free_port()];
+    let _one = haproxy_tls(certs.path(), &pem, ports[0]);
+    let _two = haproxy_tls(certs.path(), &pem, ports[1]);
+    let url = |p: u16| format!("\"https://127.0.0.1:{p}/limited\"");
+    let scenario = |urls: &str, expect: &str| {
+        format!(
+            r#"name = "haproxy-tls"
+duration = "5s"
+seed = 17
+[target]
+kind = "external"
+urls = [{urls}]
+limited_status = [429]
+ca = "{ca}"
+[policy]
+algorithm = "sliding_counter"
+limit = 10
+window = "1s"
+count_rejected = true
+[load]
+rate = 200
+keys = 5
+timeout = "1s"
+key = {{ source_ip = "127.0.0.0/16" }}
+[[arms]]
+name = "api"
+[arms.expect]
+{expect}
+"#,
+            ca = ca.display()
+        )
+    };
+    let exact = "max_definite_violations = 0\nmax_false_reject_ratio = 0\nmax_error_ratio = 0";
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) =
+        crate::common::run_scenario(dir.path(), &scenario(&url(ports[0]), exact), &[], &[]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let s = summary(&dir.path().join("out"));
+    let a = crate::common::arm(&s, "api");
+    assert!(a["requests"]["rejected"].as_u64().unwrap() > 0, "{stdout}");
+    assert_eq!(a["correctness"]["false_rejects"], 0, "{stdout}");
+
+    let pair = format!("{}, {}", url(ports[0]), url(ports[1]));
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = crate::common::run_scenario(dir.path(), &scenario(&pair, exact), &[], &[]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    let s = summary(&dir.path().join("out"));
+    let c = &crate::common::arm(&s, "api")["correctness"];
+    assert!(c["definite_violations"].as_u64().unwrap() > 0, "{stdout}");
 }
