@@ -15,7 +15,8 @@
 #   4. peak RSS of a 5-minute `rlbench run` at 20k requests/s, verifier included;
 #   5. `rlbench report` of that run;
 #   6. the Redis path: two redis_lua replicas against redis-benchmark EVALSHA
-#      of the same script on the same Redis (scripts/bench-redis.sh).
+#      of the same script on the same Redis (scripts/bench-redis.sh);
+#   7. TLS and HTTP/2 against oha on nginx (scripts/bench-tls.sh).
 #
 # usage: scripts/bench.sh [--quick]   (--quick: shorter rounds, 30 s instead
 # of 5 min for the RSS run, for a smoke test of the script itself)
@@ -145,10 +146,11 @@ s = json.load(sys.stdin)
 p = s["latencyPercentiles"]
 print(s["summary"]["requestsPerSec"], p["p50"] * 1000, p["p99"] * 1000)'
 }
-# "achieved p50 p99 lag…" from rlbench's table (p50 and p99 columns) and rate line.
+# "achieved p50 p99 lag…" from rlbench's table (its p99 column; the table
+# shows no p50, so "-") and rate line.
 rlbench_open() {
   "$bin" attack "$1" --rate "$2" --duration "$open_for" --quiet | awk '
-    $1 == "attack" && $2 == "external" { p50 = $(NF - 2); p99 = $(NF - 1) }
+    $1 == "attack" && $2 ~ /^[0-9]+$/ { p50 = "-"; p99 = $(NF - 2) }
     /^rate of attack:/ { achieved = $4; lag = $0; sub(/.*schedule lag /, "", lag) }
     END { print achieved, p50, p99, lag }'
 }
@@ -224,3 +226,7 @@ awk -v s="$started" -v e="$(date +%s.%N)" -v n="$events" \
 # --- 6. the Redis path -------------------------------------------------------
 echo
 scripts/bench-redis.sh "$round" "$rounds" | grep -v '^skipped:'
+
+# --- 7. TLS and HTTP/2 -------------------------------------------------------
+echo
+scripts/bench-tls.sh "$round" "$rounds"
