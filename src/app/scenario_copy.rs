@@ -1,7 +1,8 @@
 //! The scenario as the run folder keeps it (`scenario.toml`): the file's
 //! own text, with its secrets hidden — the passwords of its `[redis] url`
-//! and `[distributed] coordinator`, and the values of its `[target]
-//! headers` (an `Authorization` token) — since a run folder is what a CI
+//! and `[distributed] coordinator`, the values of its `[target] headers`
+//! (an `Authorization` token) and a JWT's shared secret (`[load] key =
+//! { jwt }`) — since a run folder is what a CI
 //! job uploads and anyone may read. `rlbench report` reads only the
 //! expectations back from it, which this leaves as written.
 
@@ -86,6 +87,28 @@ fn kept(text: &str, scenario: &Scenario, hide_headers: bool) -> Option<String> {
             );
         }
     }
+    // A JWT's shared secret mints every key's token: as secret as a
+    // header's value, and needed by the agents that mint them.
+    let jwt = scenario
+        .external
+        .as_ref()
+        .and_then(|t| match &t.key {
+            crate::scenario::KeySpec::Jwt(j) => match &j.secret {
+                crate::scenario::JwtSecret::Shared(s) if s != JWT_HIDDEN => Some(s.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter(|_| hide_headers);
+    if let Some(s) = &jwt {
+        secrets = true;
+        for quote in ['"', '\''] {
+            kept = kept.replace(
+                &format!("{quote}{s}{quote}"),
+                &format!("{quote}{JWT_HIDDEN}{quote}"),
+            );
+        }
+    }
     if !secrets {
         return Some(kept);
     }
@@ -118,8 +141,20 @@ fn kept(text: &str, scenario: &Scenario, hide_headers: bool) -> Option<String> {
                 .and_then(|d| d.coordinator.as_deref()),
         )
         && headers_hidden
+        && (jwt.is_none() || jwt_hidden(&again))
         && same_arms)
         .then_some(kept)
+}
+
+/// What a JWT's shared secret reads as in the run folder (long enough to
+/// read back as one).
+const JWT_HIDDEN: &str = "(hidden by rlbench)";
+
+fn jwt_hidden(again: &Scenario) -> bool {
+    again.external.as_ref().is_some_and(|t| {
+        matches!(&t.key, crate::scenario::KeySpec::Jwt(j)
+            if j.secret == crate::scenario::JwtSecret::Shared(JWT_HIDDEN.into()))
+    })
 }
 
 #[cfg(test)]
@@ -167,6 +202,32 @@ max_definite_violations = 0
             literal.contains("'rediss://u:***@example.com:6380'"),
             "{literal}"
         );
+    }
+
+    #[test]
+    fn a_jwt_secret_is_hidden_from_the_folder_and_kept_for_the_agents() {
+        let text = r#"
+name = "s"
+duration = "1s"
+[target]
+kind = "external"
+urls = ["http://127.0.0.1:9"]
+[policy]
+algorithm = "fixed_window"
+limit = 5
+window = "1s"
+[load]
+rate = 10
+key = { jwt = { secret = "the-minting-secret-0001" } }
+[[arms]]
+name = "api"
+"#;
+        let scenario = crate::scenario::parse("s.toml", text).unwrap();
+        let copy = kept(text, &scenario, true).unwrap();
+        assert!(!copy.contains("the-minting-secret-0001"), "{copy}");
+        assert!(copy.contains("secret = \"(hidden by rlbench)\""), "{copy}");
+        let theirs = for_agents(text, &scenario).unwrap();
+        assert!(theirs.contains("the-minting-secret-0001"), "{theirs}");
     }
 
     #[test]
