@@ -681,31 +681,12 @@ async fn a_killed_agent_leaves_the_next_arm_to_the_survivors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let target = Target::start();
-    let mut three = agents(d, &coordinator.url, 3, "kill-", None);
-    let mut con = redis(&coordinator.url);
-    wait_registered(&mut con, "kill-2");
     let scenario = format!(
         "{}\n[[arms]]\nname = \"again\"\n",
         external(target.port, "8s")
     );
-    let path = write(d, "e.toml", &scenario);
-    let controller = run_in_background(
-        d,
-        vec![
-            path.to_str().unwrap().into(),
-            "--agents".into(),
-            "3".into(),
-            "--coordinator".into(),
-            coordinator.url.clone(),
-            "--out".into(),
-            "out".into(),
-        ],
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while target.count() < 100 {
-        assert!(Instant::now() < deadline, "the load never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (controller, mut three) =
+        three_agents_under_load(d, &coordinator.url, "kill-", &scenario, &target);
     let mut killed = three[2].0.take().unwrap();
     killed.kill().unwrap();
     killed.wait().unwrap();
@@ -785,27 +766,9 @@ async fn a_paused_agent_found_lost_is_stopped_and_each_request_is_kept_once() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let target = Target::start();
-    let mut three = agents(d, &coordinator.url, 3, "nap-", None);
-    let mut con = redis(&coordinator.url);
-    wait_registered(&mut con, "nap-2");
-    let path = write(d, "e.toml", &external(target.port, "9s"));
-    let controller = run_in_background(
-        d,
-        vec![
-            path.to_str().unwrap().into(),
-            "--agents".into(),
-            "3".into(),
-            "--coordinator".into(),
-            coordinator.url.clone(),
-            "--out".into(),
-            "out".into(),
-        ],
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while target.count() < 100 {
-        assert!(Instant::now() < deadline, "the load never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let scenario = external(target.port, "9s");
+    let (controller, mut three) =
+        three_agents_under_load(d, &coordinator.url, "nap-", &scenario, &target);
     let pid = Pid::from_raw(three[2].0.as_ref().unwrap().id() as i32);
     kill(pid, Signal::SIGSTOP).unwrap();
     std::thread::sleep(Duration::from_millis(5_500));
@@ -848,6 +811,40 @@ async fn a_paused_agent_found_lost_is_stopped_and_each_request_is_kept_once() {
         "the paused agent exited"
     );
     let _ = &mut three;
+}
+
+/// Three agents named `prefix`0..2 and `rlbench run` of `scenario` over
+/// them, in the background, once the target has seen 100 requests:
+/// (controller, agents).
+fn three_agents_under_load(
+    d: &Path,
+    url: &str,
+    prefix: &str,
+    scenario: &str,
+    target: &Target,
+) -> (std::thread::JoinHandle<std::process::Output>, Vec<Running>) {
+    let three = agents(d, url, 3, prefix, None);
+    let mut con = redis(url);
+    wait_registered(&mut con, &format!("{prefix}2"));
+    let path = write(d, "e.toml", scenario);
+    let controller = run_in_background(
+        d,
+        vec![
+            path.to_str().unwrap().into(),
+            "--agents".into(),
+            "3".into(),
+            "--coordinator".into(),
+            url.into(),
+            "--out".into(),
+            "out".into(),
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while target.count() < 100 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (controller, three)
 }
 
 /// `rlbench run` with two agents on an external target, in the

@@ -70,13 +70,19 @@ pub(crate) fn spawn_group(cmd: &mut Command) -> Group {
 
 /// nginx with the shipped config, its servers on `ports` (for 18080...).
 fn nginx(prefix: &Path, ports: [u16; 3]) -> Group {
-    assert!(
-        Command::new("nginx").arg("-v").output().is_ok(),
-        "nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)"
-    );
     let conf = on_ports(
         &std::fs::read_to_string(Path::new(ROOT).join("scenarios/nginx/nginx.conf")).unwrap(),
         ports,
+    );
+    start_nginx(prefix, &conf, &ports)
+}
+
+/// nginx on `conf` (written to `prefix`, with `html/limited` beside it),
+/// running until dropped, once it listens on every one of `ports`.
+pub(crate) fn start_nginx(prefix: &Path, conf: &str, ports: &[u16]) -> Group {
+    assert!(
+        Command::new("nginx").arg("-v").output().is_ok(),
+        "nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)"
     );
     std::fs::create_dir_all(prefix.join("html")).unwrap();
     std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
@@ -85,9 +91,10 @@ fn nginx(prefix: &Path, ports: [u16; 3]) -> Group {
         prefix.join("html/limited"),
     )
     .unwrap();
-    // nginx's workers run as another user when started by root.
+    // nginx's workers run as another user when started by root (and write
+    // the access logs a test may ask for).
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o777)).unwrap();
     let pid = prefix.join("nginx.pid");
     let mut group = spawn_group(Command::new("nginx").args([
         "-p",
@@ -97,7 +104,7 @@ fn nginx(prefix: &Path, ports: [u16; 3]) -> Group {
         "-g",
         &format!("daemon off; pid {};", pid.display()),
     ]));
-    for port in ports {
+    for &port in ports {
         wait_listening(port, &mut group.0);
     }
     group

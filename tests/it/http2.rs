@@ -7,7 +7,7 @@
 //! whose TLS offers only HTTP/1.1 is refused before any load; and the reference API (`rlbench serve`) over h2c,
 //! its rate-limit headers read as over HTTP/1.1.
 
-use crate::common::{arm, free_port, rlbench, run_scenario, summary, text};
+use crate::common::{arm, free_port, run_scenario, summary, text};
 use crate::external::{spawn_group, wait_listening, Group};
 use std::collections::HashSet;
 use std::path::Path;
@@ -56,23 +56,7 @@ http {{
         server(1, p.cleartext, "http2"),
         server(2, p.http1, "ssl"),
     );
-    std::fs::create_dir_all(prefix.join("html")).unwrap();
-    std::fs::write(prefix.join("html/limited"), "ok\n").unwrap();
-    std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let mut group = spawn_group(Command::new("nginx").args([
-        "-p",
-        prefix.to_str().unwrap(),
-        "-c",
-        "nginx.conf",
-        "-g",
-        &format!("daemon off; pid {};", prefix.join("nginx.pid").display()),
-    ]));
-    for port in [p.tls, p.cleartext, p.http1] {
-        wait_listening(port, &mut group.0);
-    }
-    group
+    crate::external::start_nginx(prefix, &conf, &[p.tls, p.cleartext, p.http1])
 }
 
 /// (requests logged, of them over HTTP/2, distinct connections).
@@ -84,28 +68,9 @@ fn logged(prefix: &Path, port: u16) -> (usize, usize, usize) {
     (lines.len(), h2, connections.len())
 }
 
+/// `tls::attack` (4 customers at 50/s, judged as nginx's limit_req) on one URL.
 fn attack(dir: &Path, url: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "attack",
-        url,
-        "--rate",
-        "200",
-        "-d",
-        "3s",
-        "--keys",
-        "4",
-        "--key-header",
-        "X-Customer-Id",
-        "--limited-status",
-        "503",
-        "--policy",
-        r#"preset = "nginx_limit_req", rate = "10r/s", burst = 5, nodelay = true"#,
-        "--out",
-        "out",
-        "-q",
-    ];
-    args.extend(extra);
-    rlbench(&args, dir)
+    crate::tls::attack(dir, &[url.to_string()], extra)
 }
 
 /// Exact, every request answered: (sent, rejected).

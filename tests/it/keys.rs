@@ -10,9 +10,8 @@
 //! looks like.
 
 use crate::common::{arm, free_port, run_scenario, text};
-use crate::external::{spawn_group, wait_listening, Group};
+use crate::external::Group;
 use std::path::Path;
-use std::process::Command;
 
 /// The servers, by what their zone keys on.
 struct Ports {
@@ -25,10 +24,6 @@ struct Ports {
 }
 
 fn nginx(prefix: &Path, p: &Ports) -> Group {
-    assert!(
-        Command::new("nginx").arg("-v").output().is_ok(),
-        "nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)"
-    );
     let zone =
         |name: &str, key: &str| format!("limit_req_zone {key} zone={name}:1m rate=10r/s;\n    ");
     let server = |port: u16, zone: &str, location: &str, extra: &str| {
@@ -74,32 +69,18 @@ http {{
             "set_real_ip_from 127.0.0.0/8; real_ip_header X-Forwarded-For;"
         ),
     );
-    std::fs::create_dir_all(prefix.join("html")).unwrap();
-    std::fs::write(prefix.join("html/limited"), "ok\n").unwrap();
-    std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
-    // nginx's workers run as another user when started by root.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let pid = prefix.join("nginx.pid");
-    let mut group = spawn_group(Command::new("nginx").args([
-        "-p",
-        prefix.to_str().unwrap(),
-        "-c",
-        "nginx.conf",
-        "-g",
-        &format!("daemon off; pid {};", pid.display()),
-    ]));
-    for port in [
-        p.address,
-        p.address_too,
-        p.query,
-        p.bearer,
-        p.path,
-        p.forwarded,
-    ] {
-        wait_listening(port, &mut group.0);
-    }
-    group
+    crate::external::start_nginx(
+        prefix,
+        &conf,
+        &[
+            p.address,
+            p.address_too,
+            p.query,
+            p.bearer,
+            p.path,
+            p.forwarded,
+        ],
+    )
 }
 
 /// A scenario on `urls` (path `/limited` unless the key is the path),

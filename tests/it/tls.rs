@@ -40,10 +40,6 @@ pub(crate) fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 /// nginx serving /limited over TLS on `ports`, one limit_req zone per
 /// port: 10 requests per second per X-Customer-Id, burst 5, nodelay.
 fn nginx_tls(prefix: &Path, cert: &Path, key: &Path, ports: [u16; 2]) -> Group {
-    assert!(
-        Command::new("nginx").arg("-v").output().is_ok(),
-        "nginx is not installed (Debian: apt-get install nginx-light; .ci/run installs it)"
-    );
     let servers: String = ports
         .iter()
         .enumerate()
@@ -69,30 +65,12 @@ fn nginx_tls(prefix: &Path, cert: &Path, key: &Path, ports: [u16; 2]) -> Group {
         "worker_processes 2;\nevents {{ worker_connections 1024; }}\nerror_log stderr warn;\n\
          http {{\n    access_log off;\n    limit_req_log_level info;\n    {servers}\n}}\n"
     );
-    std::fs::create_dir_all(prefix.join("html")).unwrap();
-    std::fs::write(prefix.join("html/limited"), "ok\n").unwrap();
-    std::fs::write(prefix.join("nginx.conf"), conf).unwrap();
-    // nginx's workers run as another user when started by root.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let pid = prefix.join("nginx.pid");
-    let mut group = spawn_group(Command::new("nginx").args([
-        "-p",
-        prefix.to_str().unwrap(),
-        "-c",
-        "nginx.conf",
-        "-g",
-        &format!("daemon off; pid {};", pid.display()),
-    ]));
-    for port in ports {
-        wait_listening(port, &mut group.0);
-    }
-    group
+    crate::external::start_nginx(prefix, &conf, &ports)
 }
 
 /// `rlbench attack` on `urls` for 4 s, 4 customers at 50 requests/s each,
 /// judged as nginx's limit_req; extra flags after.
-fn attack(dir: &Path, urls: &[String], extra: &[&str]) -> std::process::Output {
+pub(crate) fn attack(dir: &Path, urls: &[String], extra: &[&str]) -> std::process::Output {
     let mut args: Vec<&str> = vec!["attack"];
     args.extend(urls.iter().map(String::as_str));
     args.extend([
