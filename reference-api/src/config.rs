@@ -43,6 +43,10 @@ pub struct ReplicaConfig {
     /// Which rate-limit headers the answers carry.
     #[serde(default)]
     pub ratelimit_headers: HeaderStyle,
+    /// Where the key comes from when not `key_header`: a verified JWT
+    /// claim, or a trusted X-Forwarded-For.
+    #[serde(default)]
+    pub key_from: crate::identity::KeyFrom,
 }
 
 fn default_key_header() -> String {
@@ -71,6 +75,7 @@ impl ReplicaConfig {
             admin: false,
             admin_token: None,
             ratelimit_headers: HeaderStyle::default(),
+            key_from: Default::default(),
         }
     }
 }

@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod config;
 pub mod headers;
+pub mod identity;
 pub mod limiter;
 /// The policy vocabulary, from its own crate (the verifier reads it too).
 pub use rlbench_policy as policy;

@@ -7,6 +7,7 @@
 use crate::clock::Clock;
 use crate::config::{Backend, ReplicaConfig};
 use crate::headers;
+use crate::identity::{Identity, Refused};
 use crate::limiter::redis_backed::{ConnectError, RedisLimiter};
 use crate::limiter::{self, Decision, LocalLimiter};
 use axum::extract::{Request, State};
@@ -40,6 +41,9 @@ pub struct AppState {
     admitted: AtomicU64,
     rejected: AtomicU64,
     bad_requests: AtomicU64,
+    /// Requests without a valid token (`key_from = jwt_claim`): 401s.
+    unauthorized: AtomicU64,
+    identity: Identity,
 }
 
 /// Where decisions are made: this process, or Redis shared by all replicas.
@@ -68,6 +72,8 @@ pub enum SetupError {
     PolicyHeader,
     #[error("admin needs an admin_token: the endpoint is never open")]
     NoAdminToken,
+    #[error("key_from: {0}")]
+    KeyFrom(String),
     #[error(transparent)]
     Redis(#[from] ConnectError),
 }
@@ -100,7 +106,10 @@ impl AppState {
                 Limiter::Redis(Box::new(redis))
             }
         };
+        let identity = Identity::new(&config.key_from).map_err(SetupError::KeyFrom)?;
         Ok(Arc::new(AppState {
+            identity,
+            unauthorized: AtomicU64::new(0),
             limiter,
             clock: Clock::new(config.clock_skew_us, config.clock_rate_ppm),
             key_header,
@@ -157,6 +166,19 @@ fn bad_request(app: &AppState, why: String) -> Response {
 /// Takes the request whole: the `HeaderMap` extractor would copy every
 /// header to read one.
 async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
+    let peer = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0);
+    match app.identity.key(req.headers(), peer) {
+        None => {}
+        Some(Ok(key)) => return decide(&app, &key).await,
+        Some(Err(Refused::BadRequest(why))) => return bad_request(&app, why),
+        Some(Err(Refused::Unauthorized(why))) => {
+            app.unauthorized.fetch_add(1, Ordering::Relaxed);
+            return (StatusCode::UNAUTHORIZED, why + "\n").into_response();
+        }
+    }
     let name = &app.config.key_header;
     let Some(raw) = req.headers().get(&app.key_header) else {
         return bad_request(&app, format!("missing {name} header"));
@@ -170,6 +192,15 @@ async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
         Ok(k) => k,
         Err(_) => return bad_request(&app, format!("{name} header is not visible ASCII")),
     };
+    decide(&app, key).await
+}
+
+/// The limiter's decision for `key`, as the answer says it.
+async fn decide(app: &AppState, key: &str) -> Response {
+    if key.len() > app.config.max_key_len {
+        let max = app.config.max_key_len;
+        return bad_request(app, format!("key longer than {max} bytes"));
+    }
     let decision = app.limiter.decide(key, app.clock.now_us()).await;
     let mut res = if decision.allowed {
         app.admitted.fetch_add(1, Ordering::Relaxed);
@@ -213,11 +244,13 @@ async fn metrics(State(app): State<Arc<AppState>>) -> String {
          rlbench_requests_total{{replica=\"{r}\",decision=\"admitted\"}} {}\n\
          rlbench_requests_total{{replica=\"{r}\",decision=\"rejected\"}} {}\n\
          rlbench_requests_total{{replica=\"{r}\",decision=\"bad_request\"}} {}\n\
+         rlbench_requests_total{{replica=\"{r}\",decision=\"unauthorized\"}} {}\n\
          # TYPE rlbench_live_keys gauge\n\
          rlbench_live_keys{{replica=\"{r}\"}} {}\n",
         load(&app.admitted),
         load(&app.rejected),
         load(&app.bad_requests),
+        load(&app.unauthorized),
         live_keys,
     );
     if matches!(app.limiter, Limiter::Redis(_)) {

@@ -313,3 +313,108 @@ async fn the_clock_can_be_stepped_only_when_the_admin_endpoint_is_on_and_with_it
     let _ = stop.send(());
     task.await.unwrap();
 }
+
+/// A replica keyed on a verified JWT claim: the claim is the key whatever
+/// X-Customer-Id says (a forged header moves nothing), and a request
+/// without a valid token is a 401 and no decision — counted apart.
+#[tokio::test]
+async fn keyed_on_a_jwt_claim_a_forged_header_moves_nothing_and_bad_tokens_get_401() {
+    use reference_api::identity::{JwtAlg, KeyFrom};
+    const SECRET: &str = "the replica's verifying secret";
+    let mut config = ReplicaConfig::new(
+        "r1",
+        Policy::SlidingLog {
+            limit: 2,
+            window_us: 60_000_000,
+        },
+    );
+    config.key_from = KeyFrom::JwtClaim {
+        claim: "sub".into(),
+        alg: JwtAlg::HS256,
+        secret: Some(SECRET.into()),
+        public_key: None,
+    };
+    let (addr, stop, task) = start(config).await;
+    let c = client();
+    let url = format!("http://{addr}/api/transfers");
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 300;
+    let mint = |sub: &str, secret: &str| {
+        let claims = serde_json::json!({ "sub": sub, "exp": exp });
+        let token = jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+        )
+        .unwrap();
+        format!("Bearer {token}")
+    };
+    let alice = mint("alice", SECRET);
+    // Two admits for alice, each under another forged header key...
+    for forged in ["f1", "f2"] {
+        let a = call_as(&c, Method::POST, url.clone(), Some(forged), Some(&alice)).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    }
+    // ...and the third is limited though its header key is fresh.
+    let a = call_as(&c, Method::POST, url.clone(), Some("f3"), Some(&alice)).await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
+    // Another principal has its own quota.
+    let bob = mint("bob", SECRET);
+    let b = call_as(&c, Method::POST, url.clone(), Some("f3"), Some(&bob)).await;
+    assert_eq!(b.status, StatusCode::OK);
+    // No token, a token signed with another secret, a mangled one: 401.
+    let forged = mint("alice", "not the replica's secret");
+    for auth in [None, Some(forged.as_str()), Some("Bearer x.y.z")] {
+        let a = call_as(&c, Method::POST, url.clone(), Some("f9"), auth).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{auth:?}: {}", a.body);
+    }
+    let m = call(&c, Method::GET, format!("http://{addr}/metrics"), None).await;
+    assert!(
+        m.body.contains("decision=\"unauthorized\"} 3"),
+        "{}",
+        m.body
+    );
+    assert!(m.body.contains("decision=\"admitted\"} 3"), "{}", m.body);
+    let _ = stop.send(());
+    task.await.unwrap();
+}
+
+/// A replica that trusts X-Forwarded-For keys on its first address, so a
+/// client that writes a new one each time is never limited.
+#[tokio::test]
+async fn trusting_forwarded_for_lets_a_client_that_forges_it_through() {
+    let mut config = ReplicaConfig::new(
+        "r2",
+        Policy::SlidingLog {
+            limit: 1,
+            window_us: 60_000_000,
+        },
+    );
+    config.key_from = reference_api::identity::KeyFrom::ForwardedFor;
+    let (addr, stop, task) = start(config).await;
+    let c = client();
+    let url = format!("http://{addr}/api/transfers");
+    for i in 0..5 {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(url.clone())
+            .header("X-Forwarded-For", format!("10.9.0.{i}"))
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        assert_eq!(c.request(req).await.unwrap().status(), StatusCode::OK);
+    }
+    // Without the header, the peer's address: limited at its second.
+    assert_eq!(
+        call(&c, Method::POST, url.clone(), None).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(&c, Method::POST, url.clone(), None).await.status,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    let _ = stop.send(());
+    task.await.unwrap();
+}
