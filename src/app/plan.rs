@@ -10,9 +10,10 @@ use crate::gate::Expectation;
 use crate::load::request::Template;
 use crate::load::schedule::Shape;
 use crate::load::Plan;
-use crate::scenario::{units, Arm, Mode, PolicyTiming, Scenario};
+use crate::scenario::{units, Arm, JwtSecret, KeySpec, Mode, PolicyTiming, Scenario};
 use crate::verify;
 use reference_api::config::{Backend, ClockSource, RedisBackend, RedisMode};
+use reference_api::identity::{JwtAlg, KeyFrom};
 use reference_api::{Policy, ReplicaConfig};
 use std::time::Duration;
 
@@ -86,7 +87,7 @@ pub(crate) fn from_scenario(
     let (stack, targets, template) = match &scenario.external {
         Some(external) => {
             let mut template = external.template.clone();
-            super::identities::apply(&mut template, &external.key, scenario.load.keys)?;
+            super::identities::apply(&mut template, &scenario.load.key, scenario.load.keys)?;
             if template.sources.is_some()
                 && matches!(
                     scenario.load.shape,
@@ -111,7 +112,20 @@ pub(crate) fn from_scenario(
                 proxy: managed_redis.is_some()
                     && scenario.faults.iter().any(|f| f.action.needs_proxy()),
             };
-            let template = Template::new(hyper::Method::POST, Some(key_header));
+            let mut template = Template::new(hyper::Method::POST, Some(key_header));
+            // A JWT or X-Forwarded-For key: the replicas read it there.
+            match &scenario.load.key {
+                KeySpec::Jwt(_) => {
+                    template.key_header = Some(hyper::header::AUTHORIZATION);
+                    template.key_affix = ("Bearer ".into(), String::new());
+                }
+                KeySpec::ForwardedFor => {
+                    template.key_header =
+                        Some(hyper::header::HeaderName::from_static("x-forwarded-for"));
+                }
+                _ => {}
+            }
+            super::identities::apply(&mut template, &scenario.load.key, scenario.load.keys)?;
             (Some(stack), Vec::new(), template)
         }
     };
@@ -199,6 +213,20 @@ pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> V
         .map(|i| {
             let mut c = ReplicaConfig::new(format!("r{i}"), arm.policy.clone());
             c.key_header = arm.key_header.clone();
+            c.key_from = match &scenario.load.key {
+                KeySpec::Jwt(j) => match &j.secret {
+                    JwtSecret::Shared(secret) => KeyFrom::JwtClaim {
+                        claim: j.claim.clone(),
+                        alg: JwtAlg::HS256,
+                        secret: Some(secret.clone()),
+                        public_key: None,
+                    },
+                    // (Refused when the scenario is read.)
+                    JwtSecret::PrivateKey(_) => KeyFrom::Header,
+                },
+                KeySpec::ForwardedFor => KeyFrom::ForwardedFor,
+                _ => KeyFrom::Header,
+            };
             c.clock_skew_us = arm.skew_of(i);
             c.clock_rate_ppm = arm.clock_rate_ppm;
             c.ratelimit_headers = arm.ratelimit_headers;

@@ -214,6 +214,7 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             max_in_flight,
             retry: None,
+            key: Default::default(),
         }
     }
 

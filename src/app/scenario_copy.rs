@@ -89,17 +89,14 @@ fn kept(text: &str, scenario: &Scenario, hide_headers: bool) -> Option<String> {
     }
     // A JWT's shared secret mints every key's token: as secret as a
     // header's value, and needed by the agents that mint them.
-    let jwt = scenario
-        .external
-        .as_ref()
-        .and_then(|t| match &t.key {
-            crate::scenario::KeySpec::Jwt(j) => match &j.secret {
-                crate::scenario::JwtSecret::Shared(s) if s != JWT_HIDDEN => Some(s.clone()),
-                _ => None,
-            },
+    let jwt = match &scenario.load.key {
+        crate::scenario::KeySpec::Jwt(j) => match &j.secret {
+            crate::scenario::JwtSecret::Shared(s) if s != JWT_HIDDEN => Some(s.clone()),
             _ => None,
-        })
-        .filter(|_| hide_headers);
+        },
+        _ => None,
+    }
+    .filter(|_| hide_headers);
     if let Some(s) = &jwt {
         secrets = true;
         for quote in ['"', '\''] {
@@ -151,10 +148,8 @@ fn kept(text: &str, scenario: &Scenario, hide_headers: bool) -> Option<String> {
 const JWT_HIDDEN: &str = "(hidden by rlbench)";
 
 fn jwt_hidden(again: &Scenario) -> bool {
-    again.external.as_ref().is_some_and(|t| {
-        matches!(&t.key, crate::scenario::KeySpec::Jwt(j)
-            if j.secret == crate::scenario::JwtSecret::Shared(JWT_HIDDEN.into()))
-    })
+    matches!(&again.load.key, crate::scenario::KeySpec::Jwt(j)
+        if j.secret == crate::scenario::JwtSecret::Shared(JWT_HIDDEN.into()))
 }
 
 #[cfg(test)]

@@ -151,9 +151,6 @@ pub struct ExternalTarget {
     /// `[target] ca`, `cert`, `key`, `insecure`: how `https://` URLs are
     /// reached (paths relative to the scenario file's folder).
     pub tls: crate::load::tls::TlsSpec,
-    /// `[load] key`: where the key goes when more than a header says it
-    /// (its header, path, query or body place is in `template` already).
-    pub key: KeySpec,
 }
 
 /// Where each request carries its key, as the limiter finds it.
@@ -233,6 +230,10 @@ pub struct LoadSpec {
     pub max_in_flight: usize,
     /// `retry = { ... }`: callers retry limited answers; `None`: never.
     pub retry: Option<crate::load::retry::Retry>,
+    /// `[load] key`: where the key goes when more than a header says it
+    /// (an external target's header, path, query or body place is in its
+    /// request template already).
+    pub key: KeySpec,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -53,10 +53,9 @@ pub(super) fn inline_key(
         wall_clock_here: false,
         allow_remote: false,
         tls: Default::default(),
-        key: Default::default(),
     };
-    key::apply(&src, &raw.key, &mut target, given, keys).map_err(shift)?;
-    Ok((target.template, target.key))
+    let key = key::apply(&src, &raw.key, &mut target, given, keys).map_err(shift)?;
+    Ok((target.template, key))
 }
 
 /// `--policy` text: the keys of a `[policy]` table, comma-separated.
@@ -145,23 +144,21 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     };
     let (mut load, default_fanout) = load::load(&src, &raw.load)?;
     if let Some(k) = &raw.load.get_ref().key {
-        let Some(target) = external.as_mut() else {
-            return Err(src.at(
-                k,
-                "[load] key needs kind = \"external\" (the reference API keys on [cluster] \
-                 key_header)",
-            ));
+        load.key = match external.as_mut() {
+            Some(target) => {
+                let given = raw
+                    .target
+                    .as_ref()
+                    .is_some_and(|t| t.get_ref().key_header.is_some());
+                key::apply(&src, k, target, given, load.keys)?
+            }
+            None => key::for_reference(&src, k, load.keys)?,
         };
-        let given = raw
-            .target
-            .as_ref()
-            .is_some_and(|t| t.get_ref().key_header.is_some());
-        key::apply(&src, k, target, given, load.keys)?;
     }
     // Without a key the limiter sees every request as one key; so must
     // the verifier, or another key's admits would look like room.
     if external.as_ref().is_some_and(|t| {
-        !t.template.sends_key() && t.key == crate::scenario::spec::KeySpec::InTemplate
+        !t.template.sends_key() && load.key == crate::scenario::spec::KeySpec::InTemplate
     }) {
         if let Some(k) = raw
             .load

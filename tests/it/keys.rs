@@ -272,3 +272,75 @@ fn nginx_keyed_where_deployments_key_it_is_judged_exact_and_its_pair_caught() {
         "{stdout}"
     );
 }
+
+/// The reference API keyed on a JWT it verifies (its replicas get the
+/// secret the load mints with) and on a trusted X-Forwarded-For: one
+/// replica exact, three counting alone caught, as with its header.
+#[test]
+fn the_reference_api_keyed_on_a_verified_jwt_or_forwarded_for_is_judged_like_its_header() {
+    let scenario = |key: &str| {
+        format!(
+            r#"name = "keyed"
+duration = "3s"
+seed = 5
+[policy]
+algorithm = "sliding_log"
+limit = 10
+window = "1s"
+[load]
+rate = 200
+keys = 4
+key = {key}
+[[arms]]
+name = "single"
+mode = "local"
+replicas = 1
+[arms.expect]
+max_definite_violations = 0
+max_false_reject_ratio = 0
+max_error_ratio = 0
+[[arms]]
+name = "three"
+mode = "local"
+replicas = 3
+"#
+        )
+    };
+    for key in [
+        r#"{ jwt = { claim = "sub", secret = "the run's minting secret" } }"#,
+        "{ forwarded_for = true }",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, _) = run_scenario(dir.path(), &scenario(key), &[], &[]);
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{key}: {stdout}{}",
+            text(&out.stderr)
+        );
+        let s = crate::common::summary(&dir.path().join("out"));
+        let single = arm(&s, "single");
+        assert!(
+            single["requests"]["rejected"].as_u64().unwrap() > 0,
+            "{key}: {stdout}"
+        );
+        let three = &arm(&s, "three")["correctness"];
+        assert!(
+            three["definite_violations"].as_u64().unwrap() > 0,
+            "{key}: {stdout}"
+        );
+        // The minting secret is not in the run folder.
+        let copy = std::fs::read_to_string(dir.path().join("out/scenario.toml")).unwrap();
+        assert!(!copy.contains("the run's minting secret"), "{copy}");
+    }
+    // The other places are an external target's only.
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_scenario(dir.path(), &scenario(r#"{ query = "k" }"#), &[], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the other key places need"),
+        "{}",
+        text(&out.stderr)
+    );
+}

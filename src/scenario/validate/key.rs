@@ -3,7 +3,9 @@
 //! address (`source_ip`, one loopback address per key), a path segment, a
 //! query parameter, an API key in `Authorization: Bearer`, a field of a
 //! JSON body, a JWT claim (a token minted per key), or `X-Forwarded-For`.
-//! External targets only: the reference API keys on its header.
+//! The reference API takes the JWT (its replicas verify it) and
+//! `X-Forwarded-For` (its replicas trust it); the rest need an external
+//! target.
 
 use super::source::{Result, Source};
 use crate::load::request::KeyPlace;
@@ -25,7 +27,7 @@ pub(super) fn apply(
     target: &mut ExternalTarget,
     key_header_given: bool,
     keys: u32,
-) -> Result<()> {
+) -> Result<KeySpec> {
     let k = raw.get_ref();
     let given: Vec<&str> = [
         k.header.as_ref().map(|_| "header"),
@@ -52,6 +54,7 @@ pub(super) fn apply(
             "[load] key and [target] key_header both say where the key goes: give one",
         ));
     }
+    let mut spec = KeySpec::InTemplate;
     let t = &mut target.template;
     let folder = std::path::Path::new(src.file)
         .parent()
@@ -60,7 +63,7 @@ pub(super) fn apply(
         t.key_header = Some(header(src, h)?);
     } else if let Some(cidr) = &k.source_ip {
         let (first, count) = addresses(src, cidr, keys)?;
-        target.key = KeySpec::SourceIp { first, count };
+        spec = KeySpec::SourceIp { first, count };
     } else if let Some(p) = &k.path {
         if target.path.is_some() {
             return Err(src.at(p, "key path and [target] path both give the path: give one"));
@@ -121,7 +124,7 @@ pub(super) fn apply(
         }
         t.key_place = KeyPlace::JsonBody(f.get_ref().clone());
     } else if let Some(j) = &k.jwt {
-        target.key = KeySpec::Jwt(jwt(src, j, folder)?);
+        spec = KeySpec::Jwt(jwt(src, j, folder)?);
         t.key_header = Some(AUTHORIZATION);
         t.key_affix = ("Bearer ".into(), String::new());
     } else if let Some(x) = &k.forwarded_for {
@@ -132,15 +135,41 @@ pub(super) fn apply(
             ));
         }
         addresses_fit(src, raw, keys, FORWARDED_FROM, 1 << 24)?;
-        target.key = KeySpec::ForwardedFor;
+        spec = KeySpec::ForwardedFor;
         t.key_header = Some(HeaderName::from_static("x-forwarded-for"));
     }
-    Ok(())
+    Ok(spec)
 }
 
 fn header(src: &Source, h: &Spanned<String>) -> Result<HeaderName> {
     crate::target::header_name(h.get_ref())
         .ok_or_else(|| src.at(h, format!("{:?} is not a header name", h.get_ref())))
+}
+
+/// `[load] key` for the reference API, which keys on its header, a JWT
+/// it verifies (its replicas get the load's HS256 secret) or a trusted
+/// X-Forwarded-For; the other places need an external target.
+pub(super) fn for_reference(src: &Source, raw: &Spanned<RawKey>, keys: u32) -> Result<KeySpec> {
+    let mut placeholder = ExternalTarget {
+        urls: Vec::new(),
+        path: None,
+        template: crate::load::request::Template::new(hyper::Method::POST, None),
+        one_clock: false,
+        wall_clock_here: false,
+        allow_remote: false,
+        tls: Default::default(),
+    };
+    let spec = apply(src, raw, &mut placeholder, false, keys)?;
+    match &spec {
+        KeySpec::ForwardedFor => Ok(spec),
+        KeySpec::Jwt(j) if matches!(j.secret, JwtSecret::Shared(_)) => Ok(spec),
+        _ => Err(src.at(
+            raw,
+            "the reference API keys on [cluster] key_header, a JWT it verifies (key = { jwt = \
+             { secret = \"…\" } }, HS256) or X-Forwarded-For (key = { forwarded_for = true }); \
+             the other key places need kind = \"external\"",
+        )),
+    }
 }
 
 /// A loopback IPv4 block with room for `keys` addresses: its first usable

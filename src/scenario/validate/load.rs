@@ -268,6 +268,7 @@ pub(super) fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec
             timeout,
             max_in_flight,
             retry: l.retry.as_ref().map(|r| retry(src, r)).transpose()?,
+            key: Default::default(),
         },
         fanout,
     ))

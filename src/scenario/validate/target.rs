@@ -163,7 +163,6 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
     let body = body(src, t)?;
     Ok(Some(ExternalTarget {
         tls,
-        key: Default::default(),
         urls,
         wall_clock_here,
         path: path.map(str::to_string),

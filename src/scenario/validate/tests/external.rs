@@ -398,7 +398,7 @@ fn load_key_says_where_the_limiter_finds_the_key() {
     let s = parsed(r#"{ source_ip = "127.0.0.0/16" }"#);
     let t = s.external.as_ref().unwrap();
     assert_eq!(
-        t.key,
+        s.load.key,
         KeySpec::SourceIp {
             first: "127.0.0.1".parse().unwrap(),
             count: 10
@@ -437,9 +437,9 @@ fn load_key_says_where_the_limiter_finds_the_key() {
         "x-api-key"
     );
     let s = parsed("{ forwarded_for = true }");
-    assert_eq!(s.external.as_ref().unwrap().key, KeySpec::ForwardedFor);
+    assert_eq!(s.load.key, KeySpec::ForwardedFor);
     let s = parsed(r#"{ jwt = { claim = "uid", secret = "sixteen chars at least" } }"#);
-    match &s.external.as_ref().unwrap().key {
+    match &s.load.key {
         KeySpec::Jwt(j) => {
             assert_eq!((j.claim.as_str(), j.alg), ("uid", JwtAlg::Hs256));
             assert_eq!(j.secret, JwtSecret::Shared("sixteen chars at least".into()));
@@ -447,7 +447,7 @@ fn load_key_says_where_the_limiter_finds_the_key() {
         other => panic!("{other:?}"),
     }
     let s = parsed(r#"{ jwt = { alg = "RS256", key = "private.pem" } }"#);
-    match &s.external.as_ref().unwrap().key {
+    match &s.load.key {
         KeySpec::Jwt(j) => assert_eq!(
             j.secret,
             JwtSecret::PrivateKey("scenarios/private.pem".into())
