@@ -153,6 +153,22 @@ pub struct ExternalTarget {
     pub tls: crate::load::tls::TlsSpec,
 }
 
+impl ExternalTarget {
+    /// A target of no URL with this request template: where `[load] key`
+    /// is put when no `[target]` holds it (`--key-in`, the reference API).
+    pub(crate) fn around(template: crate::load::request::Template) -> Self {
+        ExternalTarget {
+            urls: Vec::new(),
+            path: None,
+            template,
+            one_clock: false,
+            wall_clock_here: false,
+            allow_remote: false,
+            tls: Default::default(),
+        }
+    }
+}
+
 /// Where each request carries its key, as the limiter finds it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum KeySpec {

@@ -16,6 +16,24 @@ use toml::Spanned;
 /// the fewest `redis-cli --cluster create` accepts.
 const DEFAULT_MASTERS: usize = 3;
 
+/// An error in text given inline (`--policy`, `--key-in`), said of the
+/// text as given, not of the table wrapped around it.
+fn shifted(text: &str) -> impl Fn(ScenarioError) -> ScenarioError + '_ {
+    move |mut e: ScenarioError| {
+        e.line = 0;
+        e.message = format!("{text:?}: {}", e.message);
+        e
+    }
+}
+
+/// Inline `text`, wrapped into the table `src` holds, read as `T`.
+fn read_inline<T: serde::de::DeserializeOwned>(src: &Source, text: &str) -> Result<T> {
+    toml::from_str(src.text).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        shifted(text)(src.error(e.span(), message))
+    })
+}
+
 /// `--key-in` text: the keys of `[load] key`, comma-separated.
 pub(super) fn inline_key(
     text: &str,
@@ -35,26 +53,10 @@ pub(super) fn inline_key(
         file: "--key-in",
         text: &wrapped,
     };
-    let shift = |mut e: ScenarioError| {
-        e.line = 0;
-        e.message = format!("{text:?}: {}", e.message);
-        e
-    };
-    let raw: Wrapped = toml::from_str(&wrapped).map_err(|e| {
-        let message = e.message().trim().replace('\n', " ");
-        shift(src.error(e.span(), message))
-    })?;
+    let raw: Wrapped = read_inline(&src, text)?;
     let given = template.key_header.is_some();
-    let mut target = crate::scenario::spec::ExternalTarget {
-        urls: Vec::new(),
-        path: None,
-        template,
-        one_clock: false,
-        wall_clock_here: false,
-        allow_remote: false,
-        tls: Default::default(),
-    };
-    let key = key::apply(&src, &raw.key, &mut target, given, keys).map_err(shift)?;
+    let mut target = crate::scenario::spec::ExternalTarget::around(template);
+    let key = key::apply(&src, &raw.key, &mut target, given, keys).map_err(shifted(text))?;
     Ok((target.template, key))
 }
 
@@ -71,24 +73,16 @@ pub(super) fn inline_policy(text: &str) -> Result<(Policy, crate::scenario::spec
         file: "--policy",
         text: &wrapped,
     };
-    // Report columns in the text as given, not in the wrapper.
-    let shift = |mut e: ScenarioError| {
-        e.line = 0;
-        e.message = format!("{text:?}: {}", e.message);
-        e
-    };
-    let raw: Wrapped = toml::from_str(&wrapped).map_err(|e| {
-        let message = e.message().trim().replace('\n', " ");
-        shift(src.error(e.span(), message))
-    })?;
+    let shift = shifted(text);
+    let raw: Wrapped = read_inline(&src, text)?;
     if raw.policy.get_ref().algorithm.is_none() && raw.policy.get_ref().preset.is_none() {
         return Err(shift(src.error(
             None,
             "name the algorithm, e.g. algorithm = \"sliding_log\", limit = 10, window = \"1s\"",
         )));
     }
-    let policy = policy::policy(&src, raw.policy.span(), raw.policy.get_ref()).map_err(shift)?;
-    let timing = policy::timing(&src, raw.policy.get_ref()).map_err(shift)?;
+    let policy = policy::policy(&src, raw.policy.span(), raw.policy.get_ref()).map_err(&shift)?;
+    let timing = policy::timing(&src, raw.policy.get_ref()).map_err(&shift)?;
     Ok((policy, timing))
 }
 

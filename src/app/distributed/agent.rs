@@ -5,23 +5,26 @@
 //! exactly as `run` does (`app::plan`), takes its segment of the schedule,
 //! anchors its clock to the coordinator's, starts at the common instant
 //! and runs the same load code as one machine (`load::run`), streaming its
-//! events back in signed, deflated chunks with an anchor every quarter
-//! second (and, asked to, a lost agent's segment beside its own), then
+//! events back in signed, deflated chunks (`outbox`) with an anchor every
+//! quarter second (and, asked to, a lost agent's segment beside its own:
+//! `takeover`), then
 //! says how its load ended. It stops its load within 2 s of
 //! its controller's last beat, and every wait is bounded; a coordinator
 //! that restarts or refuses writes is tried again for a while.
 
 use super::link::{self, ClockSource, DistributedError};
+use super::outbox::{stream_events, Streamer};
 use super::protocol::{self, Beat, Ended, FromAgent, Registration, Sealed, ToAgent, Work};
-use super::seal::{Header, Sequence, Token};
+use super::seal::{Sequence, Token};
+use super::takeover::{halt_of, take_over, TakeOver};
+use super::voice::{say, Me};
+use super::work::plan_of;
 use crate::error::Error;
-use crate::events::binary::Encoder;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
-use crate::load::{self, Counters, Segment};
+use crate::load::{self, Counters};
 use redis::AsyncCommands;
 use std::collections::HashSet;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,20 +51,12 @@ pub(crate) struct AgentArgs {
 
 /// How long an agent waits for the start once it said it is ready.
 const START_WITHIN: Duration = Duration::from_secs(60);
-/// A chunk is sent once it holds this many bytes, or is this old.
-const CHUNK_BYTES: usize = 256 * 1024;
-const CHUNK_AGE: Duration = Duration::from_millis(250);
 /// How often an agent reads the coordinator's clock while its load runs:
 /// the shorter the pieces between readings, the less a slewing clock can
 /// stray from them. Its controller's beat is looked at as often.
 const ANCHOR_EVERY: Duration = Duration::from_millis(250);
 /// How long a blocking read of an inbox waits before the agent beats.
 const INBOX_POLL_S: f64 = 0.5;
-/// How long a write the coordinator refuses (out of memory, restarting)
-/// is tried again before the agent gives up on its arm.
-const RETRY_WITHIN: Duration = Duration::from_secs(10);
-/// The longest an agent waits for its controller to read its stream.
-const BACKLOG_WITHIN: Duration = Duration::from_secs(30);
 /// How long an idle agent waits for a coordinator that fails it before
 /// it gives up (exit 3).
 const COORDINATOR_WITHIN: Duration = Duration::from_secs(60);
@@ -74,14 +69,6 @@ if held and held ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
-
-/// This process, as it registers and signs.
-struct Me {
-    reg: Registration,
-    token: Token,
-    /// How often it has signed its registration.
-    beats: u64,
-}
 
 /// Serves until interrupted (or, with `--once`, until a run it served
 /// ends or its controller is gone).
@@ -497,135 +484,6 @@ async fn beat(
     Ok(())
 }
 
-/// Adds one signed entry to the arm's stream, tried again while the
-/// coordinator refuses it (within [`RETRY_WITHIN`]).
-async fn say(
-    conn: &mut super::link::Conn,
-    me: &Me,
-    work: &Work,
-    seq: &AtomicU64,
-    message: &FromAgent,
-) -> redis::RedisResult<()> {
-    let body = serde_json::to_string(message).unwrap_or_default();
-    let kind = match message {
-        FromAgent::Ready { .. } => "ready",
-        FromAgent::Anchor(_) => "anchor",
-        FromAgent::Started { .. } => "started",
-        FromAgent::Took { .. } => "took",
-        FromAgent::Ended(_) => "ended",
-        FromAgent::Failed { .. } => "failed",
-    };
-    let n = seq.fetch_add(1, Ordering::Relaxed);
-    let mac = sign_entry(me, work, n, kind, None, body.as_bytes());
-    let n = n.to_string();
-    retrying(|| {
-        let mut conn = conn.clone();
-        let fields = [
-            (protocol::KIND, kind),
-            (protocol::BODY, body.as_str()),
-            (protocol::SEQ, n.as_str()),
-            (protocol::MAC, mac.as_str()),
-        ];
-        async move {
-            redis::pipe()
-                .xadd(&work.stream, "*", &fields)
-                .ignore()
-                .expire(&work.stream, protocol::STREAM_SLACK_S)
-                .ignore()
-                .query_async::<()>(&mut conn)
-                .await
-        }
-    })
-    .await
-}
-
-/// The signature of a stream entry: its run, this agent, its number, its
-/// kind, and its body (a chunk's counts and bytes).
-fn sign_entry(
-    me: &Me,
-    work: &Work,
-    seq: u64,
-    kind: &str,
-    counts: Option<&[u8]>,
-    body: &[u8],
-) -> String {
-    me.token.sign(
-        &Header {
-            run: &work.run,
-            from: &me.reg.name,
-            to: protocol::CONTROLLER,
-            seq,
-            at_us: 0,
-            kind,
-        },
-        &protocol::signed_body(counts, body),
-    )
-}
-
-/// `write` again while the coordinator refuses it (out of memory, a
-/// restart), for at most [`RETRY_WITHIN`].
-async fn retrying<F, Fut, T>(mut write: F) -> redis::RedisResult<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = redis::RedisResult<T>>,
-{
-    let deadline = Instant::now() + RETRY_WITHIN;
-    let mut pause = Duration::from_millis(20);
-    loop {
-        match write().await {
-            Ok(v) => return Ok(v),
-            Err(e) if Instant::now() + pause < deadline => {
-                tracing::debug!("coordinator: {e}; trying again");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(500));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// The arm's load plan, built from the scenario as `run` builds it, with
-/// the controller's targets and this agent's segment. Targets off this
-/// machine's loopback only when this agent's command line allows them.
-fn plan_of(work: &Work, allow_remote: bool) -> Result<load::Plan, Error> {
-    let mut scenario = crate::scenario::parse(&work.scenario_file, &work.scenario_text)?;
-    if let Some(us) = work.duration_us {
-        scenario.duration = Duration::from_micros(us);
-    }
-    let arm = scenario
-        .arms
-        .iter()
-        .find(|a| a.name == work.arm)
-        .ok_or_else(|| Error::input(format!("no arm {:?} in {}", work.arm, work.scenario_file)))?;
-    let spec = crate::app::plan::from_scenario(&scenario, arm, &work.run)?;
-    let mut plan = spec.plan;
-    if !work.targets.is_empty() {
-        plan.targets = work
-            .targets
-            .iter()
-            .map(|t| crate::target::target_url(t, allow_remote))
-            .collect::<Result<_, _>>()?;
-    }
-    // The scenario's own URLs: checked again here, by this agent's rule.
-    for t in &plan.targets {
-        crate::target::target_url(&t.to_string(), allow_remote)?;
-    }
-    if work.of == 0 || work.segment >= work.of {
-        return Err(Error::input(format!(
-            "segment {} of {} does not exist",
-            work.segment, work.of
-        )));
-    }
-    plan.segment = Segment {
-        index: work.segment,
-        of: work.of,
-        from: Duration::ZERO,
-    };
-    // The agents together keep the scenario's bound on requests in flight.
-    plan.max_in_flight = plan.max_in_flight.div_ceil(work.of).max(1);
-    Ok(plan)
-}
-
 /// How an arm ended for the agent, beside an error.
 enum ArmEnd {
     Done,
@@ -871,87 +729,6 @@ async fn run_arm(
     })
 }
 
-/// Resolves once the arm's loads are told to stop (or nobody can tell).
-fn halt_of(halted: &tokio::sync::watch::Receiver<bool>) -> impl std::future::Future<Output = ()> {
-    let mut halted = halted.clone();
-    async move {
-        let _ = halted.wait_for(|h| *h).await;
-    }
-}
-
-/// What takes over a lost agent's segment beside the agent's own load.
-struct TakeOver<'a> {
-    work: &'a Work,
-    allow_remote: bool,
-    phase_us: i64,
-    /// The arm's trace time 0, as for its own load.
-    start: Instant,
-    conn: super::link::Conn,
-    me: Arc<Me>,
-    seq: Arc<AtomicU64>,
-    events: mpsc::Sender<Batch>,
-    counters: Arc<Counters>,
-    halted: tokio::sync::watch::Receiver<bool>,
-    /// Segments to take over, as the controller asks: closed once the
-    /// agent's own load ended.
-    takes: mpsc::Receiver<(usize, u64)>,
-}
-
-/// Each segment the controller hands over (another's, of this split, each
-/// once, due before the schedule's end) is sent from its `from` on with
-/// the same plan, start and phase as the agent's own — the same schedule,
-/// the same keys — and said (`took`); gives back how each such load went.
-async fn take_over(mut t: TakeOver<'_>) -> Vec<load::LoadReport> {
-    let mut loads = tokio::task::JoinSet::new();
-    let mut taken: HashSet<usize> = HashSet::new();
-    let mut reports = Vec::new();
-    let name = t.me.reg.name.clone();
-    loop {
-        tokio::select! {
-            asked = t.takes.recv() => {
-                let Some((segment, from_us)) = asked else { break };
-                let from = Duration::from_micros(from_us);
-                let mut plan = match plan_of(t.work, t.allow_remote) {
-                    Ok(plan) => plan,
-                    Err(_) => continue,
-                };
-                if segment >= t.work.of
-                    || segment == t.work.segment
-                    || from >= plan.duration
-                    || !taken.insert(segment)
-                {
-                    tracing::warn!(
-                        "agent {name}: not taking over segment {segment} from {:.1} s",
-                        from.as_secs_f64()
-                    );
-                    continue;
-                }
-                plan.segment = Segment { index: segment, of: t.work.of, from };
-                plan.phase_us = Some(t.phase_us);
-                let said = FromAgent::Took { segment, from_us };
-                if say(&mut t.conn, &t.me, t.work, &t.seq, &said).await.is_err() {
-                    continue;
-                }
-                tracing::warn!(
-                    "agent {name}: taking over segment {segment} of {} from {:.1} s",
-                    t.work.of,
-                    from.as_secs_f64()
-                );
-                let (events, counters, stop) =
-                    (t.events.clone(), t.counters.clone(), halt_of(&t.halted));
-                let start = t.start;
-                loads.spawn(async move { load::run(&plan, events, counters, stop, start).await });
-            }
-            Some(done) = loads.join_next() => reports.extend(done.ok()),
-        }
-    }
-    drop(t.events);
-    while let Some(done) = loads.join_next().await {
-        reports.extend(done.ok());
-    }
-    reports
-}
-
 /// What runs beside the load.
 struct Beside {
     conn: super::link::Conn,
@@ -1034,129 +811,6 @@ async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
             }
         }
     }
-}
-
-/// What streams the load's events.
-struct Streamer {
-    conn: super::link::Conn,
-    me: Arc<Me>,
-    work: Work,
-    seq: Arc<AtomicU64>,
-    /// Set when the controller stopped beating: nobody reads any more.
-    gone: Arc<AtomicBool>,
-    rx: mpsc::Receiver<Batch>,
-}
-
-/// Encodes the load's events as the trace does, and sends them deflated
-/// and signed, a chunk at a time; waits while the controller is far
-/// behind — at most [`BACKLOG_WITHIN`], and not once it stopped beating.
-/// The number of events sent.
-async fn stream_events(mut s: Streamer) -> redis::RedisResult<u64> {
-    let mut encoder = Encoder::default();
-    let mut bytes = Vec::with_capacity(CHUNK_BYTES * 2);
-    Encoder::start(&mut bytes).map_err(io)?;
-    let mut counts = [0u64; 4];
-    let mut sent = 0u64;
-    let mut since = Instant::now();
-    loop {
-        let batch = tokio::select! {
-            b = s.rx.recv() => b,
-            () = tokio::time::sleep_until(since + CHUNK_AGE) => Some(Vec::new()),
-        };
-        let end = batch.is_none();
-        for e in batch.iter().flatten() {
-            encoder.write(&mut bytes, e).map_err(io)?;
-            counts[0] += 1;
-            match e.outcome {
-                crate::events::Outcome::Admitted => counts[1] += 1,
-                crate::events::Outcome::Rejected => counts[2] += 1,
-                _ => counts[3] += 1,
-            }
-        }
-        if s.gone.load(Ordering::Relaxed) {
-            // Nobody reads: drain the load's events without sending them.
-            bytes.clear();
-            if end {
-                return Ok(sent);
-            }
-            continue;
-        }
-        if !bytes.is_empty() && (end || bytes.len() >= CHUNK_BYTES || since.elapsed() >= CHUNK_AGE)
-        {
-            let waited = Instant::now();
-            loop {
-                // (An unreadable length is the coordinator's trouble: the
-                // write below is tried again for a while anyway.)
-                let unread = s.conn.xlen::<_, u64>(&s.work.stream).await.unwrap_or(0);
-                if unread < protocol::MAX_UNREAD {
-                    break;
-                }
-                if s.gone.load(Ordering::Relaxed) || waited.elapsed() >= BACKLOG_WITHIN {
-                    return Err(redis::RedisError::from((
-                        redis::ErrorKind::Io,
-                        "the controller stopped reading the stream",
-                    )));
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            let chunk = deflate(&bytes).map_err(io)?;
-            let counted = format!("{} {} {} {}", counts[0], counts[1], counts[2], counts[3]);
-            let n = s.seq.fetch_add(1, Ordering::Relaxed);
-            let mac = sign_entry(
-                &s.me,
-                &s.work,
-                n,
-                protocol::CHUNK,
-                Some(counted.as_bytes()),
-                &chunk,
-            );
-            let n = n.to_string();
-            let stream = s.work.stream.clone();
-            retrying(|| {
-                let mut conn = s.conn.clone();
-                let fields: [(&str, &[u8]); 5] = [
-                    (protocol::KIND, protocol::CHUNK.as_bytes()),
-                    (protocol::COUNTS, counted.as_bytes()),
-                    (protocol::BODY, &chunk),
-                    (protocol::SEQ, n.as_bytes()),
-                    (protocol::MAC, mac.as_bytes()),
-                ];
-                let stream = stream.clone();
-                async move {
-                    redis::pipe()
-                        .xadd(&stream, "*", &fields)
-                        .ignore()
-                        .expire(&stream, protocol::STREAM_SLACK_S)
-                        .ignore()
-                        .query_async::<()>(&mut conn)
-                        .await
-                }
-            })
-            .await?;
-            sent += counts[0];
-            counts = [0; 4];
-            bytes.clear();
-            since = Instant::now();
-        } else if bytes.is_empty() {
-            since = Instant::now();
-        }
-        if end {
-            return Ok(sent);
-        }
-    }
-}
-
-fn io(e: std::io::Error) -> redis::RedisError {
-    redis::RedisError::from(e)
-}
-
-fn deflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut out = flate2::write::DeflateEncoder::new(
-        Vec::with_capacity(bytes.len() / 4),
-        flate2::Compression::fast(),
-    );
-    out.write_all(bytes)?;
-    out.finish()
 }
 
 /// This machine's name, as the kernel has it (for the agents' list).

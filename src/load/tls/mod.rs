@@ -68,7 +68,7 @@ impl Client {
             (None, None) => builder.with_no_client_auth(),
             (Some(cert), Some(key)) => {
                 let chain = certificates(cert)?;
-                let key = PrivateKeyDer::from_pem_file(key)
+                let key = PrivateKeyDer::from_pem_slice(&pem(key)?)
                     .map_err(|e| format!("{}: no private key read ({e})", key.display()))?;
                 builder
                     .with_client_auth_cert(chain, key)
@@ -235,10 +235,16 @@ fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
+/// A PEM file's bytes: a regular file of at most 1 MiB (a FIFO or a
+/// device is refused at once, never read until memory runs out).
+fn pem(path: &Path) -> Result<Vec<u8>, String> {
+    crate::files::read(path, 1024 * 1024).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// The certificates of a PEM file, at least one.
 fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let certs = CertificateDer::pem_slice_iter(&pem(path)?)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if certs.is_empty() {
         return Err(format!("{}: no PEM certificate in it", path.display()));

@@ -233,6 +233,25 @@ fn files_that_cannot_be_used_are_named() {
     })
     .unwrap_err();
     assert!(e.contains("ca.pem"), "{e}");
+    // Not a regular file: refused at once, not read until memory runs out.
+    let e = Client::new(&TlsSpec {
+        ca: Some("/dev/zero".into()),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(e.contains("/dev/zero"), "{e}");
+    let fifo = dir.path().join("fifo.pem");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let e = Client::new(&TlsSpec {
+        ca: Some(fifo),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(e.contains("fifo.pem"), "{e}");
     // Plain http:// targets need no client at all.
     let plain: Vec<hyper::Uri> = vec!["http://127.0.0.1:1/".parse().unwrap()];
     assert!(for_targets(&plain, &TlsSpec::default()).unwrap().is_none());

@@ -150,15 +150,8 @@ fn header(src: &Source, h: &Spanned<String>) -> Result<HeaderName> {
 /// it verifies (its replicas get the load's HS256 secret) or a trusted
 /// X-Forwarded-For; the other places need an external target.
 pub(super) fn for_reference(src: &Source, raw: &Spanned<RawKey>, keys: u32) -> Result<KeySpec> {
-    let mut placeholder = ExternalTarget {
-        urls: Vec::new(),
-        path: None,
-        template: crate::load::request::Template::new(hyper::Method::POST, None),
-        one_clock: false,
-        wall_clock_here: false,
-        allow_remote: false,
-        tls: Default::default(),
-    };
+    let template = crate::load::request::Template::new(hyper::Method::POST, None);
+    let mut placeholder = ExternalTarget::around(template);
     let spec = apply(src, raw, &mut placeholder, false, keys)?;
     match &spec {
         KeySpec::ForwardedFor => Ok(spec),
