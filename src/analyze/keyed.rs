@@ -22,9 +22,23 @@ pub(super) struct Keyed {
     pub(super) names: Vec<String>,
     pub(super) traces: Vec<KeyTrace>,
     pub(super) taken: Vec<bool>,
+    /// Each key of the trace's trace here, by the trace's key number:
+    /// its own, or its principal's when keys are judged per principal.
+    alias: Vec<u32>,
+    /// Per principal: its trace's number (only when judged so).
+    principals: Option<std::collections::HashMap<String, u32>>,
 }
 
 impl Keyed {
+    /// Keys judged per principal (`[load] spoof`): the forged keys of a
+    /// principal (`<principal>~<n>`) are one trace, named for it.
+    pub(super) fn per_principal() -> Self {
+        Keyed {
+            principals: Some(Default::default()),
+            ..Default::default()
+        }
+    }
+
     /// Takes a batch of records: names keys (judged here when `judged`
     /// says so) and keeps the judged keys' requests, each widened by its
     /// agent's clock uncertainty (`agents`, µs; none on one machine).
@@ -37,13 +51,26 @@ impl Keyed {
         for record in batch {
             match record {
                 Record::Key(name) => {
+                    let name = match &self.principals {
+                        Some(_) => crate::load::pick::principal_of(name),
+                        None => name.as_str(),
+                    };
+                    let number = self.traces.len() as u32;
+                    if let Some(principals) = &mut self.principals {
+                        if let Some(&known) = principals.get(name) {
+                            self.alias.push(known);
+                            continue;
+                        }
+                        principals.insert(name.to_string(), number);
+                    }
+                    self.alias.push(number);
                     self.taken.push(judged(name));
-                    self.names.push(name.clone());
+                    self.names.push(name.to_string());
                     self.traces.push(KeyTrace::default());
                 }
                 Record::Event(key, e) => {
-                    let key = *key as usize;
-                    let trace = self.traces.get_mut(key).ok_or(Flaw::UndefinedKey)?;
+                    let key = *self.alias.get(*key as usize).ok_or(Flaw::UndefinedKey)? as usize;
+                    let trace = &mut self.traces[key];
                     if self.taken[key] {
                         let decided = match e.outcome {
                             Outcome::Admitted => Decided::Admitted,
@@ -309,6 +336,87 @@ mod tests {
             assert!(kept >= took && kept < took + 1_000, "{took} -> {kept}");
             assert_eq!(o.decided, Decided::Admitted);
         }
+    }
+
+    /// `admits` admits of a principal spread over its forged keys, 10 ms
+    /// apart, within one second: judged per key sent and per principal.
+    fn judged(admits: usize, forged: usize) -> (Vec<u64>, Vec<u64>) {
+        let policy = reference_api::Policy::SlidingLog {
+            limit: 10,
+            window_us: 1_000_000,
+        };
+        let mut batch: Vec<Record> = (0..forged)
+            .map(|n| Record::Key(format!("customer-0001~{n:04}")))
+            .collect();
+        batch.push(Record::Key("customer-0002".into()));
+        for i in 0..admits {
+            let e = Event {
+                seq: i as u64,
+                key: String::new(),
+                replica: 0,
+                intended_us: 1_000 + 10_000 * i as u64,
+                sent_us: 1_000 + 10_000 * i as u64,
+                done_us: 2_000 + 10_000 * i as u64,
+                status: 200,
+                outcome: Outcome::Admitted,
+                error: None,
+                advertised: None,
+                retry_of: None,
+                agent: 0,
+            };
+            batch.push(Record::Event((i % forged) as u32, e));
+        }
+        let opts = crate::verify::Options::default();
+        let definite = |keyed: Keyed| -> Vec<u64> {
+            keyed
+                .traces
+                .iter()
+                .map(|t| {
+                    crate::verify::judge_key(&policy, &t.obs(), &opts, false)
+                        .0
+                        .definite_violations
+                })
+                .collect()
+        };
+        let mut per_key = Keyed::default();
+        per_key.add(&batch, |_| true, &[]).unwrap();
+        assert_eq!(per_key.names.len(), forged + 1);
+        let mut per_principal = Keyed::per_principal();
+        per_principal.add(&batch, |_| true, &[]).unwrap();
+        assert_eq!(per_principal.names, ["customer-0001", "customer-0002"]);
+        (definite(per_key), definite(per_principal))
+    }
+
+    #[test]
+    fn forged_keys_are_one_trace_per_principal() {
+        // 15 admits in 150 ms over 3 forged keys: 5 each, none past the
+        // limit as sent; the principal is 5 past it.
+        let (per_key, per_principal) = judged(15, 3);
+        assert_eq!(per_key, [0, 0, 0, 0]);
+        assert_eq!(per_principal, [5, 0]);
+        // The boundary: exactly the limit, over 4 keys, holds.
+        let (_, per_principal) = judged(10, 4);
+        assert_eq!(per_principal, [0, 0]);
+        // One past it does not.
+        let (_, per_principal) = judged(11, 4);
+        assert_eq!(per_principal, [1, 0]);
+        // An event of a key never named is damage, not a new key.
+        let mut k = Keyed::per_principal();
+        let e = Event {
+            seq: 0,
+            key: String::new(),
+            replica: 0,
+            intended_us: 0,
+            sent_us: 0,
+            done_us: 1,
+            status: 200,
+            outcome: Outcome::Admitted,
+            error: None,
+            advertised: None,
+            retry_of: None,
+            agent: 0,
+        };
+        assert!(k.add(&[Record::Event(0, e)], |_| true, &[]).is_err());
     }
 
     #[test]

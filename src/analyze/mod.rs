@@ -87,6 +87,9 @@ pub(crate) struct ArmFigures {
     /// and against the lease bound (filled by the finish).
     pub judgments: Judgments,
     pub lease_judgments: Option<Judgments>,
+    /// `[load] spoof`: the keys judged as sent, not per principal (filled
+    /// by the finish).
+    pub per_key_sent: Option<Verdict>,
 }
 
 /// Which keys an analysis judges; every other figure is the whole trace's.
@@ -162,7 +165,8 @@ struct Judged {
 /// `trace`: the events' file, and what it is held to (`events::integrity`).
 /// `agents`: each load agent's clock uncertainty (µs), by which its
 /// requests' intervals are widened before they are judged (empty on one
-/// machine). `keys`: which keys are judged here.
+/// machine). `keys`: which keys are judged here; `per_principal`: a
+/// principal's forged keys as one (`[load] spoof`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn analyze(
     (events_path, check): (&Path, crate::events::integrity::Check),
@@ -174,6 +178,7 @@ pub(crate) fn analyze(
     probes: &[crate::store::probes::Probe],
     mut picker: crate::analyze::witnesses::Picker,
     keys: Keys<'_>,
+    per_principal: bool,
 ) -> Result<ArmFigures, crate::events::EventsError> {
     let mut headers = crate::headers::checks::Collector::default();
     let mut phases = Phases::new(fault_windows);
@@ -207,7 +212,11 @@ pub(crate) fn analyze(
     let keyed: Keyed = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<Record>>>(4);
         let keeper = scope.spawn(move || {
-            let mut keyed = Keyed::default();
+            let mut keyed = if per_principal {
+                Keyed::per_principal()
+            } else {
+                Keyed::default()
+            };
             let judged = |name: &str| match keys {
                 Keys::All => true,
                 Keys::Shard(shard) => shard.holds(name),
@@ -283,6 +292,7 @@ pub(crate) fn analyze(
         names,
         traces,
         taken,
+        ..
     } = keyed;
     let read = started.elapsed();
     // Keys are judged apart, on every core; their results are taken in key
@@ -460,6 +470,7 @@ pub(crate) fn analyze(
             .collect(),
         judgments,
         lease_judgments: None,
+        per_key_sent: None,
         first_requests: FirstRequests {
             keys: firsts.iter().filter(|f| f.0 != u64::MAX).count() as u64,
             limited: firsts.iter().filter(|f| f.1).count() as u64,

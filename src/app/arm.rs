@@ -492,6 +492,7 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
             .as_ref()
             .map(|h| h.as_str().to_string()),
         key_in: spec.plan.template.key_in(),
+        spoof: spec.spoof.clone(),
         expect: spec
             .expect
             .iter()

@@ -75,6 +75,7 @@ fn spec(attack: &Attack) -> ArmSpec {
             shape: attack.shape.clone(),
             duration: attack.duration,
             keys: attack.keys,
+            forged: 0,
             key_distribution: KeyDistribution::Uniform,
             fanout: attack.fanout,
             seed: 1,
@@ -107,6 +108,7 @@ fn spec(attack: &Attack) -> ArmSpec {
             declared_clock_rate_ppm: None,
         },
         expect: attack.expect.clone(),
+        spoof: None,
         announce: false,
     }
 }

@@ -41,6 +41,7 @@ pub(crate) fn explain(
         let summary = crate::app::summarize::arm(&record, &figures, &[]);
         let keys = crate::report::keys::sentence(&summary);
         let slow = crate::report::slow::sentence(&summary);
+        let spoofing = crate::report::spoofing::sentence(&summary);
         let verdict = figures.verdict.unwrap_or_default();
         out.push(Explained {
             arm: name.clone(),
@@ -51,6 +52,7 @@ pub(crate) fn explain(
             witnesses: figures.witnesses,
             keys,
             slow,
+            spoofing,
         });
     }
     if !out.is_empty() && missing.len() == out.len() {

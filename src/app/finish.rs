@@ -145,9 +145,26 @@ pub(crate) fn analyze_arm(
         &record.probes,
         picker,
         mine,
+        record.spoof.is_some(),
     )?;
     figures.scheduled = record.scheduled;
     figures.not_sent = record.not_sent;
+    if record.spoof.is_some() && matches!(mine, Keys::All) {
+        // Judged again as the limiter was told: each forged key apart.
+        let as_sent = analyze::analyze(
+            (&folder.events(&record.name), record.trace_check()),
+            record.policy.as_ref(),
+            &options(record),
+            record.replicas,
+            &widening(record),
+            &[],
+            &[],
+            Picker::new(0),
+            Keys::All,
+            false,
+        )?;
+        figures.per_key_sent = as_sent.verdict;
+    }
     let decisions = figures.counts.admitted + figures.counts.rejected;
     figures.redis = analyze::redis_cost::cost(&record.redis_nodes, decisions);
     if let (Some(bound), Some(reference_api::Policy::FixedWindow { window_us, .. })) =
@@ -172,6 +189,7 @@ pub(crate) fn analyze_arm(
             &[],
             Picker::new(0),
             lease,
+            record.spoof.is_some(),
         )?;
         figures.lease_bound = Some(crate::store::summary::LeaseBound {
             limit_per_window: bound,
@@ -234,10 +252,15 @@ fn judge_spilled(
                     &[],
                     picker,
                     Keys::All,
+                    record.spoof.is_some(),
                 )
                 .map(|f| {
                     let mut j = f.judgments;
-                    // The busiest key by its number in the whole trace.
+                    // The busiest key by its number in the whole trace (a
+                    // principal's number is its file's own: not shown).
+                    if record.spoof.is_some() {
+                        j.busiest = None;
+                    }
                     if let Some(b) = j.busiest.as_mut() {
                         b.number = numbers.get(b.number as usize).copied().unwrap_or(b.number);
                     }

@@ -175,6 +175,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         sources: None,
         limited: args.limited_status.clone(),
         http: args.http.into(),
+        beside: Vec::new(),
     };
     let (mut template, key) = match &args.key_in {
         Some(text) => crate::scenario::inline_key(text, template, args.keys)

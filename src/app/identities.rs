@@ -2,11 +2,14 @@
 //! header (`[load] key`): an address of its own its connections come from
 //! (`source_ip`), an address in `X-Forwarded-For`, or a JWT minted for it
 //! (HS256 or RS256, with the `jsonwebtoken` crate) sent as a bearer token.
-//! Set up once per arm, before any load.
+//! Under `[load] spoof`, each principal's forged keys and, beside them,
+//! its own token and an address (its own or forged). Set up once per arm,
+//! before any load.
 
 use crate::error::Error;
 use crate::load::request::Template;
-use crate::scenario::spec::{JwtAlg, JwtSecret, JwtSpec, KeySpec};
+use crate::load::request::Beside;
+use crate::scenario::spec::{JwtAlg, JwtSecret, JwtSpec, KeySpec, Spoof};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -46,6 +49,79 @@ pub(crate) fn apply(template: &mut Template, key: &KeySpec, keys: u32) -> Result
             }
             template.wire = Some(Arc::new(tokens(spec, &names)?));
         }
+    }
+    Ok(())
+}
+
+/// `principals` principals sending under `spoof`'s forged identities:
+/// the key's place carries a forged key (`rotate_key`) or the principal's
+/// name; beside it, `X-Forwarded-For` carries a forged address
+/// (`forwarded_for`) or the principal's own, and `Authorization` the
+/// principal's token when `key` is a JWT. A principal's bare name sends
+/// its own identity throughout (the Retry-After probes use it).
+pub(crate) fn spoof(
+    template: &mut Template,
+    key: &KeySpec,
+    spoof: &Spoof,
+    principals: u32,
+) -> Result<(), Error> {
+    let own = crate::load::pick::key_names(principals);
+    let forged = crate::load::pick::forged_names(principals, spoof.forged_keys);
+    let principal = |i: usize| i / spoof.forged_keys as usize;
+    let first = crate::scenario::FORWARDED_FROM;
+    if !spoof.rotate_key {
+        template.wire = Some(Arc::new(
+            forged
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.clone(), own[principal(i)].clone()))
+                .chain(own.iter().map(|p| (p.clone(), p.clone())))
+                .collect(),
+        ));
+    }
+    // A principal's own address is its number's; forged ones follow them.
+    let address = |i: usize| {
+        if spoof.forwarded_for {
+            nth(first, own.len() + i)
+        } else {
+            nth(first, principal(i))
+        }
+    };
+    template.beside.push(Beside {
+        name: hyper::header::HeaderName::from_static("x-forwarded-for"),
+        prefix: String::new(),
+        values: Arc::new(
+            forged
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.clone(), address(i).to_string()))
+                .chain(
+                    own.iter()
+                        .enumerate()
+                        .map(|(p, k)| (k.clone(), nth(first, p).to_string())),
+                )
+                .collect(),
+        ),
+    });
+    if let KeySpec::Jwt(spec) = key {
+        if principals > MAX_TOKENS {
+            return Err(Error::input(format!(
+                "[load] key = {{ jwt }}: {principals} principals, at most {MAX_TOKENS} tokens are minted"
+            )));
+        }
+        let tokens = tokens(spec, &own)?;
+        template.beside.push(Beside {
+            name: hyper::header::AUTHORIZATION,
+            prefix: "Bearer ".into(),
+            values: Arc::new(
+                forged
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| (k.clone(), tokens[&own[principal(i)]].clone()))
+                    .chain(tokens.clone())
+                    .collect(),
+            ),
+        });
     }
     Ok(())
 }
@@ -127,6 +203,58 @@ mod tests {
         let mut t = template();
         apply(&mut t, &KeySpec::ForwardedFor, 2).unwrap();
         assert_eq!(t.wire.unwrap()["customer-0001"], "10.0.0.2");
+    }
+
+    #[test]
+    fn spoofing_principals_forge_the_key_and_address_but_keep_their_token() {
+        let secret = "the test's secret";
+        let jwt = KeySpec::Jwt(JwtSpec {
+            claim: "sub".into(),
+            alg: JwtAlg::Hs256,
+            secret: JwtSecret::Shared(secret.into()),
+            expires_in: Duration::from_secs(60),
+        });
+        let both = Spoof {
+            forged_keys: 3,
+            rotate_key: true,
+            forwarded_for: true,
+        };
+        let mut t = template();
+        spoof(&mut t, &jwt, &both, 2).unwrap();
+        assert!(t.wire.is_none(), "a forged key is sent as it is");
+        let (xff, auth) = (&t.beside[0].values, &t.beside[1].values);
+        // Six forged addresses after the principals' own two, all apart.
+        assert_eq!(xff["customer-0000"], "10.0.0.1");
+        assert_eq!(xff["customer-0001~0002"], "10.0.0.8");
+        let mut forged: Vec<&String> = xff
+            .iter()
+            .filter(|(k, _)| k.contains('~'))
+            .map(|(_, v)| v)
+            .collect();
+        forged.sort();
+        forged.dedup();
+        assert_eq!(forged.len(), 6);
+        // Every forged key of a principal carries that principal's token.
+        assert_eq!(auth["customer-0001~0000"], auth["customer-0001~0002"]);
+        assert_eq!(auth["customer-0001~0000"], auth["customer-0001"]);
+        assert_ne!(auth["customer-0000~0000"], auth["customer-0001~0000"]);
+        // Spoofing only the address: the key header says who it is.
+        let mut t = template();
+        let address_only = Spoof {
+            rotate_key: false,
+            ..both
+        };
+        spoof(&mut t, &KeySpec::InTemplate, &address_only, 2).unwrap();
+        assert_eq!(t.wire.as_ref().unwrap()["customer-0001~0002"], "customer-0001");
+        assert_eq!(t.beside.len(), 1, "no token without a jwt key");
+        // Spoofing only the key: the principal's own address.
+        let mut t = template();
+        let key_only = Spoof {
+            forwarded_for: false,
+            ..both
+        };
+        spoof(&mut t, &KeySpec::InTemplate, &key_only, 2).unwrap();
+        assert_eq!(t.beside[0].values["customer-0001~0002"], "10.0.0.2");
     }
 
     #[test]

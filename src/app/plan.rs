@@ -10,7 +10,9 @@ use crate::gate::Expectation;
 use crate::load::request::Template;
 use crate::load::schedule::Shape;
 use crate::load::Plan;
-use crate::scenario::{units, Arm, JwtSecret, KeySpec, Mode, PolicyTiming, Scenario};
+use crate::scenario::{
+    units, Arm, JwtSecret, KeyFrom as ArmKeyFrom, KeySpec, Mode, PolicyTiming, Scenario,
+};
 use crate::verify;
 use reference_api::config::{Backend, ClockSource, RedisBackend, RedisMode};
 use reference_api::identity::{JwtAlg, KeyFrom};
@@ -34,6 +36,8 @@ pub(crate) struct ArmSpec {
     pub probes: Probes,
     pub judged: Judged,
     pub expect: Vec<Expectation>,
+    /// `[load] spoof`: principals under forged identities.
+    pub spoof: Option<crate::store::records::Spoofed>,
     /// Log what the arm does (`run` does; `attack` prints only its table).
     pub announce: bool,
 }
@@ -87,7 +91,7 @@ pub(crate) fn from_scenario(
     let (stack, targets, template) = match &scenario.external {
         Some(external) => {
             let mut template = external.template.clone();
-            super::identities::apply(&mut template, &scenario.load.key, scenario.load.keys)?;
+            identities(&mut template, scenario)?;
             if template.sources.is_some()
                 && matches!(
                     scenario.load.shape,
@@ -113,8 +117,10 @@ pub(crate) fn from_scenario(
                     && scenario.faults.iter().any(|f| f.action.needs_proxy()),
             };
             let mut template = Template::new(hyper::Method::POST, Some(key_header));
-            // A JWT or X-Forwarded-For key: the replicas read it there.
+            // A JWT or X-Forwarded-For key: the replicas read it there
+            // (beside the key header under spoofing).
             match &scenario.load.key {
+                _ if scenario.load.spoof.is_some() => {}
                 KeySpec::Jwt(_) => {
                     template.key_header = Some(hyper::header::AUTHORIZATION);
                     template.key_affix = ("Bearer ".into(), String::new());
@@ -125,7 +131,7 @@ pub(crate) fn from_scenario(
                 }
                 _ => {}
             }
-            super::identities::apply(&mut template, &scenario.load.key, scenario.load.keys)?;
+            identities(&mut template, scenario)?;
             (Some(stack), Vec::new(), template)
         }
     };
@@ -141,6 +147,7 @@ pub(crate) fn from_scenario(
             shape: shape_for(scenario, arm),
             duration: scenario.duration,
             keys: scenario.load.keys,
+            forged: scenario.load.spoof.as_ref().map_or(0, |s| s.forged_keys),
             key_distribution: scenario.load.key_distribution,
             fanout: arm.fanout,
             seed: scenario.seed,
@@ -182,8 +189,29 @@ pub(crate) fn from_scenario(
             declared_clock_rate_ppm: scenario.checks.clock_rate_ppm,
         },
         expect: arm.expect.clone(),
+        spoof: scenario.load.spoof.as_ref().map(|s| crate::store::records::Spoofed {
+            principals: scenario.load.keys,
+            forged_keys: s.forged_keys,
+            forged: [
+                s.rotate_key.then(|| "the key".to_string()),
+                s.forwarded_for.then(|| "X-Forwarded-For".to_string()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            own: matches!(scenario.load.key, KeySpec::Jwt(_)).then(|| "a JWT of its own".into()),
+        }),
         announce: true,
     })
+}
+
+/// Each key's identities as `[load] key` and `spoof` say.
+fn identities(template: &mut Template, scenario: &Scenario) -> Result<(), Error> {
+    let load = &scenario.load;
+    match &load.spoof {
+        Some(spoof) => super::identities::spoof(template, &load.key, spoof, load.keys),
+        None => super::identities::apply(template, &load.key, load.keys),
+    }
 }
 
 /// What each replica of `arm` is told; with a managed Redis the URL is
@@ -213,8 +241,10 @@ pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> V
         .map(|i| {
             let mut c = ReplicaConfig::new(format!("r{i}"), arm.policy.clone());
             c.key_header = arm.key_header.clone();
-            c.key_from = match &scenario.load.key {
-                KeySpec::Jwt(j) => match &j.secret {
+            c.key_from = match (arm.key_from, &scenario.load.key) {
+                (Some(ArmKeyFrom::Header), _) => KeyFrom::Header,
+                (Some(ArmKeyFrom::ForwardedFor), _) => KeyFrom::ForwardedFor,
+                (Some(ArmKeyFrom::Jwt) | None, KeySpec::Jwt(j)) => match &j.secret {
                     JwtSecret::Shared(secret) => KeyFrom::JwtClaim {
                         claim: j.claim.clone(),
                         alg: JwtAlg::HS256,
@@ -224,7 +254,7 @@ pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> V
                     // (Refused when the scenario is read.)
                     JwtSecret::PrivateKey(_) => KeyFrom::Header,
                 },
-                KeySpec::ForwardedFor => KeyFrom::ForwardedFor,
+                (None, KeySpec::ForwardedFor) => KeyFrom::ForwardedFor,
                 _ => KeyFrom::Header,
             };
             c.clock_skew_us = arm.skew_of(i);

@@ -215,6 +215,7 @@ mod tests {
             max_in_flight,
             retry: None,
             key: Default::default(),
+            spoof: None,
         }
     }
 

@@ -235,6 +235,14 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             key_header: run.key_header.clone(),
             key_in: run.key_in.clone(),
         }),
+        spoofing: run.spoof.as_ref().map(|spoofed| Spoofing {
+            spoofed: spoofed.clone(),
+            keys_sent: f.first_requests.keys,
+            per_key_sent: f.per_key_sent.as_ref().map(|v| KeySentVerdict {
+                definite_violations: v.definite_violations,
+                false_rejects: v.false_rejects,
+            }),
+        }),
         clock: Some(ClockRate {
             measured_ppm: crate::events::clock::measured_ppm(&run.clock_samples),
             samples: run.clock_samples.len(),

@@ -24,6 +24,7 @@ fn figures(admitted: u64, allowed_max: u64, definite: u64) -> ArmFigures {
         per_agent: vec![],
         judgments: Default::default(),
         lease_judgments: None,
+        per_key_sent: None,
         first_requests: Default::default(),
         per_replica_histograms: vec![],
         window: None,

@@ -145,7 +145,8 @@ pub(super) async fn run(l: Loop<'_>, stop: impl Future<Output = ()>) -> Outcome 
             l.plan
                 .seed
                 .wrapping_add(u64::from(w).wrapping_mul(0x9E37_79B9)),
-        );
+        )
+        .forging(l.plan.forged);
         groups[w as usize % threads].push(Worker {
             picker,
             connections: l

@@ -61,6 +61,8 @@ pub(super) struct Shared {
     pub seed: u64,
     pub epoch_offset_us: i64,
     pub keys: u32,
+    /// Forged keys per principal (`[load] spoof`; 0 or 1: none).
+    pub forged: u32,
     pub key_distribution: KeyDistribution,
     pub fanout: Fanout,
     pub timeout: Duration,
@@ -244,7 +246,8 @@ impl Scout {
                 s.targets.len(),
                 s.fanout,
                 s.seed,
-            ),
+            )
+            .forging(s.forged),
             next,
             index: 0,
             due: VecDeque::new(),
@@ -372,7 +375,8 @@ impl Lane {
             s.targets.len(),
             s.fanout,
             s.seed,
-        );
+        )
+        .forging(s.forged);
         let schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
         let mut scout = Scout::new(&s);
         let (mut scheduled, mut interrupted) = (0, false);

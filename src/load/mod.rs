@@ -97,6 +97,7 @@ pub(crate) async fn run(
         seed: plan.seed,
         epoch_offset_us: plan.phase_us.unwrap_or(epoch_offset_us),
         keys: plan.keys,
+        forged: plan.forged,
         key_distribution: plan.key_distribution,
         fanout: plan.fanout,
         timeout: plan.timeout,

@@ -9,6 +9,9 @@ use rand_distr::{Distribution, Zipf};
 
 pub(crate) struct Picker {
     keys: Vec<String>,
+    /// Forged identities per principal (`[load] spoof`); 1: none, each
+    /// key is its own.
+    forged: usize,
     targets: usize,
     fanout: Fanout,
     distribution: KeyDistribution,
@@ -22,6 +25,26 @@ pub(crate) fn key_names(keys: u32) -> Vec<String> {
     (0..keys.max(1))
         .map(|i| format!("customer-{i:0width$}"))
         .collect()
+}
+
+/// What separates a principal's name from its forged key's number.
+pub(crate) const FORGED: char = '~';
+
+/// The forged keys of `principals` principals, `forged` each, in order:
+/// `customer-0000~0000`, `customer-0000~0001`, ... (principal `p`'s `n`th
+/// at `p · forged + n`).
+pub(crate) fn forged_names(principals: u32, forged: u32) -> Vec<String> {
+    let width = forged.to_string().len().max(4);
+    key_names(principals)
+        .iter()
+        .flat_map(|p| (0..forged.max(1)).map(move |n| format!("{p}{FORGED}{n:0width$}")))
+        .collect()
+}
+
+/// The principal a key name belongs to: the name up to its forged
+/// number, or the whole name.
+pub(crate) fn principal_of(name: &str) -> &str {
+    name.split_once(FORGED).map_or(name, |(p, _)| p)
 }
 
 impl Picker {
@@ -38,6 +61,7 @@ impl Picker {
         };
         Picker {
             keys: key_names(keys),
+            forged: 1,
             targets: targets.max(1),
             fanout,
             distribution,
@@ -46,8 +70,20 @@ impl Picker {
         }
     }
 
+    /// Each principal's requests sent under `forged` forged keys (more
+    /// than 1: `[load] spoof`), one taken per request from its seq.
+    pub(crate) fn forging(mut self, forged: u32) -> Self {
+        if forged > 1 {
+            let principals = self.keys.len() as u32;
+            self.keys = forged_names(principals, forged);
+            self.forged = forged as usize;
+        }
+        self
+    }
+
+    /// A principal (a key, without forging) by the distribution.
     fn key_index(&mut self) -> usize {
-        let n = self.keys.len();
+        let n = self.keys.len() / self.forged;
         match (self.distribution, &self.zipf) {
             // Zipf ranks start at 1; rank 1 is the busiest key.
             (KeyDistribution::Zipf { .. }, Some(z)) => {
@@ -78,7 +114,13 @@ impl Picker {
     /// (key index, target index) for request `seq`: the same draws as
     /// [`Picker::pick`].
     pub(crate) fn pick_index(&mut self, seq: u64) -> (usize, usize) {
-        let key = self.key_index();
+        let mut key = self.key_index();
+        if self.forged > 1 {
+            // A scramble of the seq: a principal's requests walk its
+            // forged keys in no order a limiter could learn.
+            let n = seq.wrapping_mul(0xD6E8_FEB8_6659_FD93).rotate_left(29) % self.forged as u64;
+            key = key * self.forged + n as usize;
+        }
         let target = match self.fanout {
             Fanout::RoundRobin => (seq % self.targets as u64) as usize,
             Fanout::Random => self.rng.random_range(0..self.targets),
@@ -188,6 +230,34 @@ mod tests {
         );
         let mut single = Picker::new(5, KeyDistribution::Uniform, 3, Fanout::Single, 5);
         assert!((0..100).all(|seq| single.pick(seq).1 == 0));
+    }
+
+    #[test]
+    fn principals_keep_their_distribution_and_spread_over_their_forged_keys() {
+        let hot = KeyDistribution::Hot { share: 0.7 };
+        let plain = counts(&mut Picker::new(4, hot, 1, Fanout::Single, 3), 20_000);
+        let mut forging = Picker::new(4, hot, 1, Fanout::Single, 3).forging(50);
+        let forged = counts(&mut forging, 20_000);
+        // The same principals, drawn as often, whatever their forged keys.
+        let mut per_principal: HashMap<String, u32> = HashMap::new();
+        for (key, n) in &forged {
+            let (p, number) = key.split_once(FORGED).unwrap();
+            assert!(number.parse::<u32>().unwrap() < 50, "{key}");
+            *per_principal.entry(p.to_string()).or_default() += n;
+        }
+        assert_eq!(per_principal, plain);
+        // Every forged key of the hot principal is used, about evenly.
+        let hot_keys: Vec<u32> = (0..50)
+            .map(|n| forged[&format!("customer-0000~{n:04}")])
+            .collect();
+        assert!(hot_keys.iter().all(|&n| (180..400).contains(&n)), "{hot_keys:?}");
+        assert_eq!(forged.len(), 200);
+        assert_eq!(principal_of("customer-0003~0017"), "customer-0003");
+        assert_eq!(principal_of("customer-0003"), "customer-0003");
+        assert_eq!(forged_names(2, 3)[4], "customer-0001~0001");
+        // Without forging, nothing changes.
+        let mut one = Picker::new(4, hot, 1, Fanout::Single, 3).forging(1);
+        assert_eq!(counts(&mut one, 20_000), plain);
     }
 }
 

@@ -15,6 +15,9 @@ pub(crate) struct Plan {
     pub shape: Shape,
     pub duration: Duration,
     pub keys: u32,
+    /// Forged keys each key (a principal) sends under (`[load] spoof`);
+    /// 0 or 1: none.
+    pub forged: u32,
     pub key_distribution: KeyDistribution,
     pub fanout: Fanout,
     pub seed: u64,

@@ -36,6 +36,19 @@ pub struct Template {
     pub limited: Vec<u16>,
     /// The HTTP version spoken (settled to 1.1 or 2 before any load).
     pub http: Http,
+    /// Headers whose values depend on the key besides the key's own
+    /// (`[load] spoof`: each principal's token or address beside a
+    /// forged key).
+    pub beside: Vec<Beside>,
+}
+
+/// A header sent with a value of each key's own: `name: prefix value`.
+#[derive(Clone, Debug)]
+pub struct Beside {
+    pub name: HeaderName,
+    pub prefix: String,
+    /// By key name; a key without one is not sent.
+    pub values: Arc<HashMap<String, String>>,
 }
 
 /// The HTTP version a load speaks (`[target] http`).
@@ -95,6 +108,7 @@ impl Template {
             sources: None,
             limited: DEFAULT_LIMITED.to_vec(),
             http: Http::H1,
+            beside: Vec::new(),
         }
     }
 
@@ -127,6 +141,8 @@ enum Piece {
     Bytes(Vec<u8>),
     /// The key (or what is sent in its place), written as `Escape` says.
     Key(Escape),
+    /// The key's value of `beside[i]`, as a header value.
+    Beside(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +166,7 @@ pub(super) struct Head {
     /// The method's answers carry no body (HEAD).
     pub(super) head_only: bool,
     wire: Option<Arc<HashMap<String, String>>>,
+    beside: Vec<Arc<HashMap<String, String>>>,
 }
 
 /// Methods whose requests usually carry a body: sent with
@@ -210,6 +227,14 @@ impl Head {
             bytes.extend_from_slice(template.key_affix.1.as_bytes());
             bytes.extend_from_slice(b"\r\n");
         }
+        for (i, b) in template.beside.iter().enumerate() {
+            bytes.extend_from_slice(b.name.as_str().as_bytes());
+            bytes.extend_from_slice(b": ");
+            bytes.extend_from_slice(b.prefix.as_bytes());
+            head.push(Piece::Bytes(std::mem::take(&mut bytes)));
+            head.push(Piece::Beside(i));
+            bytes.extend_from_slice(b"\r\n");
+        }
         let body = match (&template.body, &template.key_place) {
             (None, KeyPlace::JsonBody(_)) => Some(json_body(b"{}", &template.key_place)?),
             (Some(b), KeyPlace::JsonBody(_)) => Some(json_body(&b.bytes, &template.key_place)?),
@@ -234,6 +259,7 @@ impl Head {
             body,
             head_only: template.method == Method::HEAD,
             wire: template.wire.clone(),
+            beside: template.beside.iter().map(|b| b.values.clone()).collect(),
         })
     }
 
@@ -250,6 +276,13 @@ impl Head {
         };
         out.clear();
         for piece in &self.head {
+            let value = match piece {
+                Piece::Beside(i) => match self.beside[*i].get(key) {
+                    Some(v) => v.as_str(),
+                    None => return false,
+                },
+                _ => value,
+            };
             if !put(piece, value, out) {
                 return false;
             }
@@ -277,7 +310,7 @@ fn put(piece: &Piece, value: &str, out: &mut Vec<u8>) -> bool {
     match piece {
         Piece::Bytes(b) => out.extend_from_slice(b),
         // Visible ASCII, spaces and tabs, as a header value allows.
-        Piece::Key(Escape::Header) => {
+        Piece::Key(Escape::Header) | Piece::Beside(_) => {
             if !value
                 .bytes()
                 .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
@@ -423,6 +456,18 @@ mod tests {
             .ends_with("x-forwarded-for: 10.0.0.2\r\n\r\n"));
         // A key without an entry is not sent under its bare name.
         assert_eq!(written(&t, "http://127.0.0.1:1/", "customer-2"), None);
+        // Beside a forged key, the principal's own token.
+        t.wire = None;
+        t.key_header = Some(HeaderName::from_static("x-customer-id"));
+        t.beside.push(Beside {
+            name: hyper::header::AUTHORIZATION,
+            prefix: "Bearer ".into(),
+            values: Arc::new([("customer-1~0003".to_string(), "t.o.k".to_string())].into()),
+        });
+        assert!(written(&t, "http://127.0.0.1:1/", "customer-1~0003")
+            .unwrap()
+            .ends_with("x-customer-id: customer-1~0003\r\nauthorization: Bearer t.o.k\r\n\r\n"));
+        assert_eq!(written(&t, "http://127.0.0.1:1/", "customer-1~0004"), None);
         assert_eq!(content_type_of(b"{\"a\": 1}"), "application/json");
         assert!(content_type_of(b"a=1").starts_with("text/plain"));
     }

@@ -22,6 +22,9 @@ pub(crate) fn render(arms: &[Explained]) -> String {
         if let Some(slow) = &a.slow {
             let _ = writeln!(out, "  the answers: {slow}");
         }
+        if let Some(spoofing) = &a.spoofing {
+            let _ = writeln!(out, "  who called: {spoofing}");
+        }
         if a.witnesses.is_empty() {
             let _ = writeln!(
                 out,
@@ -221,4 +224,6 @@ pub(crate) struct Explained {
     pub keys: Option<String>,
     /// Admits too slow for the policy's sharp rules (`report::slow`).
     pub slow: Option<String>,
+    /// Principals under forged identities (`report::spoofing`).
+    pub spoofing: Option<String>,
 }

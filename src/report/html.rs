@@ -177,6 +177,9 @@ fn header(s: &Summary) -> Markup {
             @if let Some(sentence) = super::keys::sentence(a) {
                 p.gate.keys id=(format!("keys-{}", a.name)) { "keys of " (a.name) ": " (sentence) }
             }
+            @if let Some(sentence) = super::spoofing::sentence(a) {
+                p.gate.keys id=(format!("spoofing-{}", a.name)) { "spoofing in " (a.name) ": " (sentence) }
+            }
             @if let Some(sentence) = super::slow::sentence(a) {
                 p.gate.keys id=(format!("slow-{}", a.name)) { "answers of " (a.name) ": " (sentence) }
             }

@@ -21,6 +21,7 @@ pub(crate) mod phases;
 pub(crate) mod redis_use;
 pub(crate) mod remote;
 pub(crate) mod slow;
+pub(crate) mod spoofing;
 pub(crate) mod table;
 pub(crate) mod trade;
 

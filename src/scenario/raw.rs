@@ -158,6 +158,12 @@ pub(super) struct RawLoad {
     pub retry: Option<Spanned<RawRetry>>,
     /// Where each request carries its key (external targets).
     pub key: Option<Spanned<RawKey>>,
+    /// True callers, each sending under forged identities (`spoof`).
+    pub principals: Option<Spanned<i64>>,
+    /// `"rotate_key"`, `"forwarded_for"` or a list of them.
+    pub spoof: Option<Spanned<toml::Value>>,
+    /// Forged identities per principal.
+    pub forged_keys: Option<Spanned<i64>>,
 }
 
 /// `[load] key = { ... }`: exactly one of these.
@@ -220,6 +226,9 @@ pub(super) struct RawArm {
     pub lease: Option<Spanned<i64>>,
     pub lease_ttl: Option<Spanned<String>>,
     pub ratelimit_headers: Option<Spanned<String>>,
+    /// Where the reference API finds the key under spoofing: `"header"`,
+    /// `"jwt"` or `"forwarded_for"`.
+    pub key_from: Option<Spanned<String>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
 }

@@ -250,6 +250,37 @@ pub struct LoadSpec {
     /// (an external target's header, path, query or body place is in its
     /// request template already).
     pub key: KeySpec,
+    /// `[load] principals` with `spoof`: `keys` is then the principals'
+    /// count, and each sends under forged identities.
+    pub spoof: Option<Spoof>,
+}
+
+/// True callers (principals) sending under forged identities, each with
+/// its own real one too (its JWT, when `[load] key = { jwt }`): what a
+/// limiter keyed on something a client can forge lets through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spoof {
+    /// Forged identities per principal; a request takes one of them.
+    pub forged_keys: u32,
+    /// The key header carries a forged key (`<principal>~<n>`).
+    pub rotate_key: bool,
+    /// `X-Forwarded-For` carries a forged address (else the principal's own).
+    pub forwarded_for: bool,
+}
+
+/// The most principals × forged keys a load names.
+pub const MAX_FORGED: u32 = 1_000_000;
+
+/// Where the reference API's replicas of an arm find the key under
+/// spoofing (`[[arms]] key_from`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyFrom {
+    /// `[cluster] key_header`, forgeable.
+    Header,
+    /// The verified JWT's claim (`[load] key = { jwt }`).
+    Jwt,
+    /// `X-Forwarded-For`, trusted.
+    ForwardedFor,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -314,6 +345,9 @@ pub struct Arm {
     /// Late replenishment and chunked refill, as the policy declares them.
     pub timing: PolicyTiming,
     pub expect: Vec<Expectation>,
+    /// Under spoofing, where the reference API's replicas take the key
+    /// (`None`: from `[load] key`, as without spoofing).
+    pub key_from: Option<KeyFrom>,
     /// An external target's URLs for this arm (`replicas` is their count);
     /// empty for the reference API.
     pub urls: Vec<hyper::Uri>,

@@ -137,8 +137,17 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         None => DEFAULT_KEY_HEADER.to_string(),
     };
     let (mut load, default_fanout) = load::load(&src, &raw.load)?;
+    if let Some((spoof, principals)) = spoof::spoof(&src, &raw.load)? {
+        load.spoof = Some(spoof);
+        load.keys = principals;
+    }
     if let Some(k) = &raw.load.get_ref().key {
         load.key = match external.as_mut() {
+            // Under spoofing, a JWT goes beside the target's key header.
+            Some(target) if load.spoof.is_some() => {
+                let mut beside = target.clone();
+                key::apply(&src, k, &mut beside, false, load.keys)?
+            }
             Some(target) => {
                 let given = raw
                     .target
@@ -148,6 +157,19 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
             }
             None => key::for_reference(&src, k, load.keys)?,
         };
+    }
+    if load.spoof.is_some() {
+        if let Some(k) = &raw.load.get_ref().key {
+            spoof::load_key(&src, k, &load.key)?;
+        }
+        if let (Some(t), Some(p)) = (&external, &raw.load.get_ref().principals) {
+            if t.template.key_header.is_none() && t.template.key_place == Default::default() {
+                return Err(src.at(
+                    p,
+                    "principals send a key (forged, or their own name) where the limiter may                      read it: give [target] key_header",
+                ));
+            }
+        }
     }
     // Without a key the limiter sees every request as one key; so must
     // the verifier, or another key's admits would look like room.
@@ -187,6 +209,8 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         raw_policy: &raw.policy,
         external: external.as_ref(),
         topology: redis.topology,
+        spoofing: load.spoof.is_some(),
+        load_key: &load.key,
     };
 
     if raw.arms.get_ref().is_empty() {
@@ -331,6 +355,7 @@ mod params;
 mod policy;
 mod presets;
 mod source;
+mod spoof;
 mod target;
 #[cfg(test)]
 mod tests;

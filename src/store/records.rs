@@ -299,6 +299,23 @@ pub struct ArmRecord {
     /// address", "the query parameter api_key", ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_in: Option<String>,
+    /// `[load] spoof`: the trace's keys are principals' forged ones
+    /// (`<principal>~<n>`), judged per principal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spoof: Option<Spoofed>,
+}
+
+/// Principals that sent under forged identities.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spoofed {
+    pub principals: u32,
+    /// Forged identities each.
+    pub forged_keys: u32,
+    /// What they forged, in words ("the key", "X-Forwarded-For"); beside
+    /// it, what they sent of their own ("a JWT of their own").
+    pub forged: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {

@@ -83,6 +83,30 @@ pub struct ArmSummary {
     /// The keys that sent requests and how their first requests fared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<KeyUse>,
+    /// `[load] spoof`: principals sent under forged identities; the
+    /// verdicts above are per principal, these per key sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spoofing: Option<Spoofing>,
+}
+
+/// Principals under forged identities, and the trace judged per key sent
+/// (what the limiter was told) beside per principal (who really called).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spoofing {
+    #[serde(flatten)]
+    pub spoofed: crate::store::records::Spoofed,
+    /// The forged keys that sent requests.
+    pub keys_sent: u64,
+    /// Judged per key sent; none when not judged so (a trace judged in
+    /// shards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_key_sent: Option<KeySentVerdict>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeySentVerdict {
+    pub definite_violations: u64,
+    pub false_rejects: u64,
 }
 
 /// An arm's keys, as the limiter should have told them apart.

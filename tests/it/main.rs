@@ -42,5 +42,6 @@ mod run_redis;
 mod scripts;
 mod secrets;
 mod shards;
+mod spoofing;
 mod tls;
 mod verify_reference;

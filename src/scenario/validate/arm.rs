@@ -165,6 +165,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         },
     };
     let expect = super::expect::arm_expect(src, a, mode.clone())?;
+    let key_from = super::spoof::key_from(src, a, defaults.spoofing, defaults.load_key)?;
     Ok(Arm {
         name,
         mode,
@@ -184,6 +185,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         preset,
         timing,
         expect,
+        key_from,
         urls: Vec::new(),
     })
 }
@@ -222,6 +224,7 @@ fn external_arm(
         a.ratelimit_headers
             .as_ref()
             .map(|v| (v.span(), "ratelimit_headers")),
+        a.key_from.as_ref().map(|v| (v.span(), "key_from")),
     ];
     if let Some((span, key)) = ours.into_iter().flatten().next() {
         return Err(src.error(
@@ -265,6 +268,7 @@ fn external_arm(
         preset,
         timing,
         expect: super::expect::arm_expect(src, a, Mode::External)?,
+        key_from: None,
         urls,
     })
 }
@@ -337,4 +341,7 @@ pub(super) struct ArmDefaults<'a> {
     pub(super) raw_policy: &'a Spanned<RawPolicy>,
     pub(super) external: Option<&'a crate::scenario::spec::ExternalTarget>,
     pub(super) topology: reference_api::config::Topology,
+    /// `[load] principals` spoof their identities.
+    pub(super) spoofing: bool,
+    pub(super) load_key: &'a crate::scenario::spec::KeySpec,
 }

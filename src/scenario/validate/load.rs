@@ -269,6 +269,7 @@ pub(super) fn load(src: &Source, spanned: &Spanned<RawLoad>) -> Result<(LoadSpec
             max_in_flight,
             retry: l.retry.as_ref().map(|r| retry(src, r)).transpose()?,
             key: Default::default(),
+            spoof: None,
         },
         fanout,
     ))

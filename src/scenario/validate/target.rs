@@ -177,6 +177,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             sources: None,
             limited,
             http: http(src, t)?,
+            beside: Vec::new(),
         },
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
         allow_remote,

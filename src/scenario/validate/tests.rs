@@ -13,6 +13,7 @@ mod faults;
 mod load;
 mod policy;
 mod redis;
+mod spoof;
 
 pub(super) const GOOD: &str = r#"
 name = "demo"
