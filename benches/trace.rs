@@ -117,6 +117,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         agents: Vec::new(),
         key_header: Some("X-Customer-Id".into()),
         key_in: None,
+        spoof: None,
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();
     let file = std::fs::File::create(root.join("events").join(name)).unwrap();

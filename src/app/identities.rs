@@ -7,8 +7,8 @@
 //! before any load.
 
 use crate::error::Error;
-use crate::load::request::Template;
 use crate::load::request::Beside;
+use crate::load::request::Template;
 use crate::scenario::spec::{JwtAlg, JwtSecret, JwtSpec, KeySpec, Spoof};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -245,7 +245,10 @@ mod tests {
             ..both
         };
         spoof(&mut t, &KeySpec::InTemplate, &address_only, 2).unwrap();
-        assert_eq!(t.wire.as_ref().unwrap()["customer-0001~0002"], "customer-0001");
+        assert_eq!(
+            t.wire.as_ref().unwrap()["customer-0001~0002"],
+            "customer-0001"
+        );
         assert_eq!(t.beside.len(), 1, "no token without a jwt key");
         // Spoofing only the key: the principal's own address.
         let mut t = template();

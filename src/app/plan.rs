@@ -189,18 +189,23 @@ pub(crate) fn from_scenario(
             declared_clock_rate_ppm: scenario.checks.clock_rate_ppm,
         },
         expect: arm.expect.clone(),
-        spoof: scenario.load.spoof.as_ref().map(|s| crate::store::records::Spoofed {
-            principals: scenario.load.keys,
-            forged_keys: s.forged_keys,
-            forged: [
-                s.rotate_key.then(|| "the key".to_string()),
-                s.forwarded_for.then(|| "X-Forwarded-For".to_string()),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-            own: matches!(scenario.load.key, KeySpec::Jwt(_)).then(|| "a JWT of its own".into()),
-        }),
+        spoof: scenario
+            .load
+            .spoof
+            .as_ref()
+            .map(|s| crate::store::records::Spoofed {
+                principals: scenario.load.keys,
+                forged_keys: s.forged_keys,
+                forged: [
+                    s.rotate_key.then(|| "the key".to_string()),
+                    s.forwarded_for.then(|| "X-Forwarded-For".to_string()),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+                own: matches!(scenario.load.key, KeySpec::Jwt(_))
+                    .then(|| "a JWT of its own".into()),
+            }),
         announce: true,
     })
 }

@@ -250,7 +250,10 @@ mod tests {
         let hot_keys: Vec<u32> = (0..50)
             .map(|n| forged[&format!("customer-0000~{n:04}")])
             .collect();
-        assert!(hot_keys.iter().all(|&n| (180..400).contains(&n)), "{hot_keys:?}");
+        assert!(
+            hot_keys.iter().all(|&n| (180..400).contains(&n)),
+            "{hot_keys:?}"
+        );
         assert_eq!(forged.len(), 200);
         assert_eq!(principal_of("customer-0003~0017"), "customer-0003");
         assert_eq!(principal_of("customer-0003"), "customer-0003");

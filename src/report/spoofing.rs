@@ -89,11 +89,24 @@ mod tests {
     fn forged_keys_past_the_limit_are_said_and_held_ones_too() {
         let walked = sentence(&arm(812, Some((0, 0)))).unwrap();
         assert!(walked.starts_with("4 principals sent under 100 forged identities each (the key and X-Forwarded-For forged, each with a JWT of its own beside; 397 keys sent)"), "{walked}");
-        assert!(walked.contains("812 admits past the policy are proven"), "{walked}");
-        assert!(walked.contains("per key sent, as the limiter was told: 0 definite violations, 0 false rejects"), "{walked}");
+        assert!(
+            walked.contains("812 admits past the policy are proven"),
+            "{walked}"
+        );
+        assert!(
+            walked.contains(
+                "per key sent, as the limiter was told: 0 definite violations, 0 false rejects"
+            ),
+            "{walked}"
+        );
         let held = sentence(&arm(0, Some((0, 350)))).unwrap();
         assert!(held.contains("each was held to its limit"), "{held}");
-        assert!(held.contains("350 false rejects — forged keys refused because their caller had spent its limit"), "{held}");
+        assert!(
+            held.contains(
+                "350 false rejects — forged keys refused because their caller had spent its limit"
+            ),
+            "{held}"
+        );
         let mut plain = arm(0, None);
         plain.spoofing = None;
         assert_eq!(sentence(&plain), None);

@@ -158,13 +158,20 @@ fn haproxy_keyed_on_what_callers_forge_is_caught_per_principal_and_on_a_verified
         jwt["requests"]["rejected"].as_u64().unwrap() > 0,
         "HAProxy limited nothing: {stdout}"
     );
-    assert!(stdout.contains("spoofing in header: 4 principals"), "{stdout}");
+    assert!(
+        stdout.contains("spoofing in header: 4 principals"),
+        "{stdout}"
+    );
     assert!(stdout.contains("each was held to its limit"), "{stdout}");
 
     // Tokens HAProxy cannot verify are 401s: errors, not decisions, and
     // nothing is judged of them.
     let dir = tempfile::tempdir().unwrap();
-    let forged = scenario(ports, "a secret HAProxy does not know", "max_error_ratio = 0");
+    let forged = scenario(
+        ports,
+        "a secret HAProxy does not know",
+        "max_error_ratio = 0",
+    );
     let (out, _) = run_scenario(dir.path(), &forged, &[], &[]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));

@@ -50,7 +50,10 @@ pub(super) fn spoof(src: &Source, load: &Spanned<RawLoad>) -> Result<Option<(Spo
         None => DEFAULT_FORGED,
     };
     if u64::from(principals) * u64::from(forged_keys) > u64::from(MAX_FORGED) {
-        let at = l.forged_keys.as_ref().map_or(principals_span(l), |f| f.span());
+        let at = l
+            .forged_keys
+            .as_ref()
+            .map_or(principals_span(l), |f| f.span());
         return Err(src.error(
             Some(at),
             format!(
@@ -78,10 +81,7 @@ pub(super) fn spoof(src: &Source, load: &Spanned<RawLoad>) -> Result<Option<(Spo
             "rotate_key" => out.rotate_key = true,
             "forwarded_for" => out.forwarded_for = true,
             other => {
-                return Err(src.at(
-                    spoof,
-                    format!("unknown spoof {other:?}, expected {SPOOFS}"),
-                ))
+                return Err(src.at(spoof, format!("unknown spoof {other:?}, expected {SPOOFS}")))
             }
         }
     }

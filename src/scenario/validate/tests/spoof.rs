@@ -64,7 +64,10 @@ fn principals_replace_keys_and_each_arm_says_where_its_key_is() {
     );
     // Without a JWT: forging the header or the address only.
     let plain = SPOOFING
-        .replace("key = { jwt = { secret = \"a secret of the test\" } }\n", "")
+        .replace(
+            "key = { jwt = { secret = \"a secret of the test\" } }\n",
+            "",
+        )
         .replace("key_from = \"jwt\"", "key_from = \"forwarded_for\"");
     let s = parse("s.toml", &plain).unwrap();
     assert_eq!(s.arms[1].key_from, Some(KeyFrom::ForwardedFor));
