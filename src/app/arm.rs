@@ -493,6 +493,10 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
             .map(|h| h.as_str().to_string()),
         key_in: spec.plan.template.key_in(),
         spoof: spec.spoof.clone(),
+        rls: matches!(
+            spec.plan.template.key_place,
+            crate::load::request::KeyPlace::Rls { .. }
+        ),
         expect: spec
             .expect
             .iter()

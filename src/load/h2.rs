@@ -103,6 +103,10 @@ impl Link {
         let Some(req) = as_request(&self.uri, request) else {
             return failed(ErrorKind::Other);
         };
+        let rls = matches!(
+            template.key_place,
+            crate::load::request::KeyPlace::Rls { .. }
+        );
         let exchange = async {
             let mut sender = self.sender().await?;
             sender.ready().await.map_err(|_| ErrorKind::Closed)?;
@@ -115,6 +119,9 @@ impl Link {
             })?;
             let status = response.status().as_u16();
             let advertised = crate::events::advertised::parse(response.headers());
+            if rls && status == 200 {
+                return Ok((grpc_status(response).await?, None));
+            }
             if !head_only {
                 let mut body = response.into_body();
                 while let Some(frame) = body.frame().await {
@@ -129,6 +136,36 @@ impl Link {
             Err(_) => timed_out(),
         }
     }
+}
+
+/// A rate-limit service's answer as the status it stands for (`rls.rs`):
+/// its message (at most [`super::rls::MAX_ANSWER`] bytes read) and its
+/// gRPC status, from its trailers or, answered with trailers only, its
+/// headers.
+async fn grpc_status(response: hyper::Response<hyper::body::Incoming>) -> Result<u16, ErrorKind> {
+    let (parts, mut body) = response.into_parts();
+    let mut grpc = parts
+        .headers
+        .get("grpc-status")
+        .map(|v| v.as_bytes().to_vec());
+    let mut data = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| ErrorKind::Reset)?;
+        match frame.into_data() {
+            Ok(chunk) => {
+                if data.len() + chunk.len() > super::rls::MAX_ANSWER {
+                    return Ok(502);
+                }
+                data.extend_from_slice(&chunk);
+            }
+            Err(frame) => {
+                if let Some(v) = frame.trailers_ref().and_then(|t| t.get("grpc-status")) {
+                    grpc = Some(v.as_bytes().to_vec());
+                }
+            }
+        }
+    }
+    Ok(super::rls::status(grpc.as_deref(), &data))
 }
 
 /// Headers HTTP/2 forbids (connection-specific) or carries otherwise.

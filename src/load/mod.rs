@@ -15,6 +15,7 @@ pub(crate) mod pick;
 mod plan;
 pub(crate) mod request;
 pub(crate) mod retry;
+mod rls;
 pub(crate) mod schedule;
 mod socket;
 mod timer;

@@ -75,6 +75,10 @@ pub enum KeyPlace {
     Query(String),
     /// This field of the JSON object the body is.
     JsonBody(String),
+    /// The value of a rate-limit descriptor's entry named `descriptor`, in
+    /// `domain`: a `ShouldRateLimit` call to an Envoy rate-limit service
+    /// (`rls.rs`); the body is the call's message.
+    Rls { domain: String, descriptor: String },
 }
 
 /// A request body and its content type.
@@ -126,6 +130,9 @@ impl Template {
             KeyPlace::Path { before, after } => Some(format!("the path {before}{{key}}{after}")),
             KeyPlace::Query(name) => Some(format!("the query parameter {name}")),
             KeyPlace::JsonBody(field) => Some(format!("the JSON body's field {field}")),
+            KeyPlace::Rls { domain, descriptor } => Some(format!(
+                "the rate-limit descriptor {descriptor} (domain {domain}) of a ShouldRateLimit call"
+            )),
         }
     }
 
@@ -143,6 +150,11 @@ enum Piece {
     Key(Escape),
     /// The key's value of `beside[i]`, as a header value.
     Beside(usize),
+    /// A `ShouldRateLimit` message with the key in its descriptor.
+    Rls {
+        domain: String,
+        descriptor: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +197,7 @@ impl Head {
         let path = uri.path();
         let query = uri.query();
         match &template.key_place {
+            KeyPlace::Rls { .. } => bytes.extend_from_slice(super::rls::PATH.as_bytes()),
             KeyPlace::Path { before, after } => {
                 bytes.extend_from_slice(before.as_bytes());
                 head.push(Piece::Bytes(std::mem::take(&mut bytes)));
@@ -193,7 +206,7 @@ impl Head {
             }
             _ => bytes.extend_from_slice(if path.is_empty() { "/" } else { path }.as_bytes()),
         }
-        if let Some(q) = query {
+        if let Some(q) = query.filter(|_| !matches!(template.key_place, KeyPlace::Rls { .. })) {
             bytes.push(b'?');
             bytes.extend_from_slice(q.as_bytes());
         }
@@ -236,12 +249,21 @@ impl Head {
             bytes.extend_from_slice(b"\r\n");
         }
         let body = match (&template.body, &template.key_place) {
+            (_, KeyPlace::Rls { domain, descriptor }) => Some(vec![Piece::Rls {
+                domain: domain.clone(),
+                descriptor: descriptor.clone(),
+            }]),
             (None, KeyPlace::JsonBody(_)) => Some(json_body(b"{}", &template.key_place)?),
             (Some(b), KeyPlace::JsonBody(_)) => Some(json_body(&b.bytes, &template.key_place)?),
             (Some(b), _) => Some(vec![Piece::Bytes(b.bytes.clone())]),
             (None, _) => None,
         };
         match (&body, &template.body) {
+            (Some(_), _) if matches!(template.key_place, KeyPlace::Rls { .. }) => {
+                bytes.extend_from_slice(
+                    b"content-type: application/grpc\r\nte: trailers\r\ncontent-length: ",
+                );
+            }
             (Some(_), b) => {
                 let content_type = b.as_ref().map_or("application/json", |b| &b.content_type);
                 bytes.extend_from_slice(b"content-type: ");
@@ -331,6 +353,9 @@ fn put(piece: &Piece, value: &str, out: &mut Vec<u8>) -> bool {
         Piece::Key(Escape::Json) => {
             let quoted = serde_json::to_string(value).unwrap_or_default();
             out.extend_from_slice(&quoted.as_bytes()[1..quoted.len().saturating_sub(1)]);
+        }
+        Piece::Rls { domain, descriptor } => {
+            super::rls::write_request(domain, descriptor, value, out)
         }
     }
     true
@@ -440,6 +465,36 @@ mod tests {
         assert!(written(&t, "http://127.0.0.1:1/", "k")
             .unwrap()
             .ends_with("content-type: text/plain\r\ncontent-length: 5\r\n\r\nplain"));
+    }
+
+    #[test]
+    fn a_rate_limit_service_call_carries_the_key_in_its_message() {
+        let mut t = Template::new(Method::POST, None);
+        t.key_place = KeyPlace::Rls {
+            domain: "edge".into(),
+            descriptor: "customer_id".into(),
+        };
+        let head = Head::new(&t, &"http://127.0.0.1:1/ignored?x=1".parse().unwrap()).unwrap();
+        let mut out = Vec::new();
+        assert!(head.write("customer-7", &mut out));
+        let at = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let (head_bytes, body) = (std::str::from_utf8(&out[..at]).unwrap(), &out[at + 4..]);
+        assert_eq!(
+            head_bytes,
+            format!(
+                "POST {} HTTP/1.1\r\nhost: 127.0.0.1:1\r\ncontent-type: application/grpc\r\n\
+                 te: trailers\r\ncontent-length: {}",
+                super::super::rls::PATH,
+                body.len()
+            )
+        );
+        let mut expected = Vec::new();
+        super::super::rls::write_request("edge", "customer_id", "customer-7", &mut expected);
+        assert_eq!(body, expected);
+        assert_eq!(
+            t.key_in().unwrap(),
+            "the rate-limit descriptor customer_id (domain edge) of a ShouldRateLimit call"
+        );
     }
 
     #[test]

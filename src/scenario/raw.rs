@@ -69,6 +69,10 @@ pub(super) struct RawTarget {
     pub content_type: Option<Spanned<String>>,
     /// "1.1" (default), "2" or "auto".
     pub http: Option<Spanned<String>>,
+    /// `kind = "envoy_rls"`: the domain asked, and the descriptor entry
+    /// whose value is the key.
+    pub domain: Option<Spanned<String>>,
+    pub descriptor: Option<Spanned<String>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.

@@ -141,6 +141,18 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         load.spoof = Some(spoof);
         load.keys = principals;
     }
+    if let (Some(k), Some(t)) = (&raw.load.get_ref().key, &external) {
+        if matches!(
+            t.template.key_place,
+            crate::load::request::KeyPlace::Rls { .. }
+        ) {
+            return Err(src.at(
+                k,
+                "a rate-limit service gets the key as its descriptor's value ([target] \
+                 descriptor); [load] key is for HTTP targets",
+            ));
+        }
+    }
     if let Some(k) = &raw.load.get_ref().key {
         load.key = match external.as_mut() {
             // Under spoofing, a JWT goes beside the target's key header.

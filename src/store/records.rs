@@ -303,6 +303,10 @@ pub struct ArmRecord {
     /// (`<principal>~<n>`), judged per principal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spoof: Option<Spoofed>,
+    /// The target was a rate-limit service asked over gRPC (`envoy_rls`):
+    /// its answers carry no HTTP rate-limit headers to check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rls: bool,
 }
 
 /// Principals that sent under forged identities.

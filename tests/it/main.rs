@@ -19,6 +19,7 @@ mod distributed;
 mod distributed_attacks;
 mod distributed_secrets;
 mod doctor;
+mod envoy_rls;
 mod explain;
 mod external;
 mod failover;

@@ -1,7 +1,9 @@
 //! `[target]`: which endpoints the load goes to. `kind = "reference"` (the
 //! default) is rlbench's own reference API; `kind = "external"` is any HTTP
 //! endpoints on this machine (others only with `allow_remote = true`), with the request (method, path, headers, how
-//! the key is sent) and what "limited" looks like stated here.
+//! the key is sent) and what "limited" looks like stated here;
+//! `kind = "envoy_rls"` is an Envoy rate-limit service (gRPC), asked
+//! `ShouldRateLimit` with the key in a descriptor of `domain`.
 
 use super::source::{Result, Source};
 use crate::load::request::{Template, DEFAULT_LIMITED};
@@ -19,7 +21,13 @@ const KEYS: &str = "kind, urls, path, method, headers, key_header, key_template,
 pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
     let t = raw.get_ref();
     match t.kind.get_ref().as_str() {
-        "external" => {}
+        "external" => {
+            let rls_only = [&t.domain, &t.descriptor];
+            if let Some(v) = rls_only.into_iter().flatten().next() {
+                return Err(src.at(v, "domain and descriptor belong to kind = \"envoy_rls\""));
+            }
+        }
+        "envoy_rls" => return rls(src, raw).map(Some),
         "reference" => {
             let stray = [
                 t.urls.as_ref().map(|v| v.span()),
@@ -38,6 +46,8 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
                 t.body_file.as_ref().map(|v| v.span()),
                 t.content_type.as_ref().map(|v| v.span()),
                 t.http.as_ref().map(|v| v.span()),
+                t.domain.as_ref().map(|v| v.span()),
+                t.descriptor.as_ref().map(|v| v.span()),
             ];
             if let Some(span) = stray.into_iter().flatten().next() {
                 return Err(src.error(
@@ -50,7 +60,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
         other => {
             return Err(src.at(
                 &t.kind,
-                format!("unknown target kind {other:?}, expected reference or external"),
+                format!("unknown target kind {other:?}, expected reference, external or envoy_rls"),
             ))
         }
     }
@@ -143,22 +153,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             })
             .collect::<Result<Vec<u16>>>()?,
     };
-    let wall_clock_here = match &t.wall_clock {
-        None => false,
-        Some(w) => match w.get_ref().as_str() {
-            "this_machine" => true,
-            "other" => false,
-            other => {
-                return Err(src.at(
-                    w,
-                    format!(
-                        "unknown wall_clock {other:?}, expected this_machine (the limiter, or \
-                         the store it reads the time from, runs on this machine) or other"
-                    ),
-                ))
-            }
-        },
-    };
+    let wall_clock_here = wall_clock(src, t)?;
     let tls = tls(src, t)?;
     let body = body(src, t)?;
     Ok(Some(ExternalTarget {
@@ -182,6 +177,100 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
         allow_remote,
     }))
+}
+
+/// `kind = "envoy_rls"`: `urls` of the service (gRPC over HTTP/2, `https://`
+/// with the TLS keys), `domain` (required) and `descriptor` (the entry
+/// whose value is the key, default `customer_id`). Every answer is the
+/// service's: OK admits, OVER_LIMIT limits.
+fn rls(src: &Source, raw: &Spanned<RawTarget>) -> Result<ExternalTarget> {
+    let t = raw.get_ref();
+    let http_only = [
+        t.path.as_ref().map(|v| (v.span(), "path")),
+        t.method.as_ref().map(|v| (v.span(), "method")),
+        t.headers.as_ref().map(|v| (v.span(), "headers")),
+        t.key_header.as_ref().map(|v| (v.span(), "key_header")),
+        t.key_template.as_ref().map(|v| (v.span(), "key_template")),
+        t.limited_status
+            .as_ref()
+            .map(|v| (v.span(), "limited_status")),
+        t.body.as_ref().map(|v| (v.span(), "body")),
+        t.body_file.as_ref().map(|v| (v.span(), "body_file")),
+        t.content_type.as_ref().map(|v| (v.span(), "content_type")),
+        t.http.as_ref().map(|v| (v.span(), "http")),
+    ];
+    if let Some((span, key)) = http_only.into_iter().flatten().next() {
+        return Err(src.error(
+            Some(span),
+            format!(
+                "{key} describes an HTTP request; a rate-limit service is asked ShouldRateLimit \
+                 over gRPC (its keys: urls, domain, descriptor, one_clock, wall_clock, \
+                 allow_remote, ca, cert, key, insecure)"
+            ),
+        ));
+    }
+    let name = |v: &Spanned<String>, what: &str| -> Result<String> {
+        let s = v.get_ref();
+        if s.is_empty() || s.len() > 256 || s.chars().any(char::is_control) {
+            return Err(src.at(v, format!("{what} {s:?}: expected a name like \"rlbench\"")));
+        }
+        Ok(s.clone())
+    };
+    let domain =
+        match &t.domain {
+            Some(d) => name(d, "domain")?,
+            None => return Err(src.error(
+                Some(raw.span()),
+                "kind = \"envoy_rls\" needs \"domain\": the rate-limit domain its limits are in",
+            )),
+        };
+    let descriptor = match &t.descriptor {
+        Some(d) => name(d, "descriptor")?,
+        None => "customer_id".to_string(),
+    };
+    let allow_remote = t.allow_remote.as_ref().is_some_and(|v| *v.get_ref());
+    let urls = match &t.urls {
+        Some(list) => urls(src, list, None, allow_remote)?,
+        None => {
+            return Err(src.error(
+                Some(raw.span()),
+                "kind = \"envoy_rls\" needs \"urls\": the service's addresses, e.g. \
+                 [\"http://127.0.0.1:8081\"]",
+            ))
+        }
+    };
+    let mut template = Template::new(Method::POST, None);
+    template.key_place = crate::load::request::KeyPlace::Rls { domain, descriptor };
+    template.http = crate::load::request::Http::H2;
+    Ok(ExternalTarget {
+        tls: tls(src, t)?,
+        urls,
+        wall_clock_here: wall_clock(src, t)?,
+        path: None,
+        template,
+        one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
+        allow_remote,
+    })
+}
+
+/// `wall_clock`: whether the limiter reads this machine's wall clock.
+fn wall_clock(src: &Source, t: &RawTarget) -> Result<bool> {
+    Ok(match &t.wall_clock {
+        None => false,
+        Some(w) => match w.get_ref().as_str() {
+            "this_machine" => true,
+            "other" => false,
+            other => {
+                return Err(src.at(
+                    w,
+                    format!(
+                        "unknown wall_clock {other:?}, expected this_machine (the limiter, or \
+                         the store it reads the time from, runs on this machine) or other"
+                    ),
+                ))
+            }
+        },
+    })
 }
 
 /// `http = "1.1" | "2" | "auto"` (default 1.1).
