@@ -358,6 +358,10 @@ pub struct AttackArgs {
     /// https:// target agrees to it).
     #[arg(long, value_enum, default_value_t = HttpFlag::V1)]
     pub http: HttpFlag,
+    /// A new connection for every request (HTTP/1.1, `connection: close`),
+    /// its set-up and TLS handshake counted in its latency (oha's name).
+    #[arg(long)]
+    pub disable_keepalive: bool,
     /// A request body (with POST, PUT, PATCH): the text given.
     #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
     pub body: Option<String>,

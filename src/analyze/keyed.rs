@@ -338,6 +338,24 @@ mod tests {
         }
     }
 
+    /// An admitted request of replica 0, sent and answered then (µs).
+    fn admitted(seq: u64, sent_us: u64, done_us: u64) -> Event {
+        Event {
+            seq,
+            key: String::new(),
+            replica: 0,
+            intended_us: sent_us,
+            sent_us,
+            done_us,
+            status: 200,
+            outcome: Outcome::Admitted,
+            error: None,
+            advertised: None,
+            retry_of: None,
+            agent: 0,
+        }
+    }
+
     /// `admits` admits of a principal spread over its forged keys, 10 ms
     /// apart, within one second: judged per key sent and per principal.
     fn judged(admits: usize, forged: usize) -> (Vec<u64>, Vec<u64>) {
@@ -350,20 +368,8 @@ mod tests {
             .collect();
         batch.push(Record::Key("customer-0002".into()));
         for i in 0..admits {
-            let e = Event {
-                seq: i as u64,
-                key: String::new(),
-                replica: 0,
-                intended_us: 1_000 + 10_000 * i as u64,
-                sent_us: 1_000 + 10_000 * i as u64,
-                done_us: 2_000 + 10_000 * i as u64,
-                status: 200,
-                outcome: Outcome::Admitted,
-                error: None,
-                advertised: None,
-                retry_of: None,
-                agent: 0,
-            };
+            let sent = 1_000 + 10_000 * i as u64;
+            let e = admitted(i as u64, sent, sent + 1_000);
             batch.push(Record::Event((i % forged) as u32, e));
         }
         let opts = crate::verify::Options::default();
@@ -402,20 +408,7 @@ mod tests {
         assert_eq!(per_principal, [1, 0]);
         // An event of a key never named is damage, not a new key.
         let mut k = Keyed::per_principal();
-        let e = Event {
-            seq: 0,
-            key: String::new(),
-            replica: 0,
-            intended_us: 0,
-            sent_us: 0,
-            done_us: 1,
-            status: 200,
-            outcome: Outcome::Admitted,
-            error: None,
-            advertised: None,
-            retry_of: None,
-            agent: 0,
-        };
+        let e = admitted(0, 0, 1);
         assert!(k.add(&[Record::Event(0, e)], |_| true, &[]).is_err());
     }
 

@@ -175,6 +175,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         sources: None,
         limited: args.limited_status.clone(),
         http: args.http.into(),
+        keep_alive: !args.disable_keepalive,
         beside: Vec::new(),
     };
     let (mut template, key) = match &args.key_in {
@@ -186,6 +187,12 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
     if template.sources.is_some() && args.concurrency.is_some() {
         return Err(Error::input(
             "--key-in source_ip needs an open loop (--rate), not --concurrency",
+        ));
+    }
+    if args.disable_keepalive && template.http != crate::load::request::Http::H1 {
+        return Err(Error::input(
+            "--disable-keepalive opens a connection per request over HTTP/1.1; HTTP/2 shares \
+             one by design: give --http 1.1",
         ));
     }
     if args.keys > 1 && !template.sends_key() {

@@ -2,7 +2,9 @@
 //! task that sends on them, with a per-request timeout ([`Dedicated`]):
 //! one per closed-loop worker and target, one per open-loop connection
 //! task. A connection is opened ahead of its first request where the
-//! load can (the TLS handshake too), so set-up stays out of latency.
+//! load can (the TLS handshake too), so set-up stays out of latency —
+//! unless the template keeps no connection alive (`keep_alive = false`):
+//! then each request opens its own, inside its latency.
 
 use crate::events::ErrorKind;
 use crate::load::answer::{answered, error_kind, failed, timed_out, Answer};
@@ -152,7 +154,7 @@ impl Dedicated {
         };
         let answer = match tokio::time::timeout(timeout, exchange).await {
             Ok(Ok(answer)) => {
-                if !answer.reusable {
+                if !answer.reusable || !template.keep_alive {
                     self.stream = None;
                 }
                 answered(answer.status, &template.limited, answer.advertised)
@@ -233,6 +235,66 @@ mod tests {
             assert_eq!((a.status, a.error), (200, None));
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    #[tokio::test]
+    async fn without_keep_alive_every_request_opens_its_own_connection() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // Answers every request of a connection, keeping it open; counts
+        // the connections and keeps each request's head.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let accepts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (s, a) = (seen.clone(), accepts.clone());
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                a.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let s = s.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 2048];
+                    while let Ok(n) = conn.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        s.lock()
+                            .unwrap()
+                            .push(String::from_utf8_lossy(&buf[..n]).into());
+                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+                        if conn.write_all(ok).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        let uri: Uri = format!("http://{addr}/").parse().unwrap();
+        let mut template = Template::new(Method::GET, None);
+        let mut kept = Dedicated::new(uri.clone(), None);
+        for _ in 0..3 {
+            let a = kept.send(&template, "k", Duration::from_secs(2)).await;
+            assert_eq!((a.status, a.error), (200, None));
+        }
+        assert_eq!(accepts.load(std::sync::atomic::Ordering::SeqCst), 1);
+        template.keep_alive = false;
+        let mut fresh = Dedicated::new(uri, None);
+        fresh.open().await;
+        for _ in 0..3 {
+            let a = fresh.send(&template, "k", Duration::from_secs(2)).await;
+            assert_eq!((a.status, a.error), (200, None));
+        }
+        // The one opened ahead, then one per request (the first reused it:
+        // lanes do not open ahead without keep-alive).
+        assert_eq!(accepts.load(std::sync::atomic::Ordering::SeqCst), 1 + 3);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 6);
+        assert!(seen[..3].iter().all(|r| !r.contains("connection: close")));
+        assert!(
+            seen[3..]
+                .iter()
+                .all(|r| r.contains("connection: close\r\n")),
+            "{seen:?}"
+        );
     }
 
     #[tokio::test]

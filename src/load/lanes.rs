@@ -574,7 +574,10 @@ impl Lane {
     /// A connection opened ahead of its requests: connects, then serves.
     async fn connection_ready(self: Rc<Self>, target: usize) {
         let mut connection = self.dedicated(target);
-        connection.open().await;
+        // Without keep-alive each request opens its own, in its latency.
+        if self.shared.template.keep_alive {
+            connection.open().await;
+        }
         self.open.borrow_mut()[target].opening -= 1;
         self.serve(target, connection).await;
     }

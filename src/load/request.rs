@@ -36,6 +36,10 @@ pub struct Template {
     pub limited: Vec<u16>,
     /// The HTTP version spoken (settled to 1.1 or 2 before any load).
     pub http: Http,
+    /// Connections kept for the next request (HTTP/1.1 keep-alive); false:
+    /// each request opens its own (`connection: close`), so its set-up
+    /// and handshake count in its latency (`[target] keep_alive = false`).
+    pub keep_alive: bool,
     /// Headers whose values depend on the key besides the key's own
     /// (`[load] spoof`: each principal's token or address beside a
     /// forged key).
@@ -112,6 +116,7 @@ impl Template {
             sources: None,
             limited: DEFAULT_LIMITED.to_vec(),
             http: Http::H1,
+            keep_alive: true,
             beside: Vec::new(),
         }
     }
@@ -220,6 +225,9 @@ impl Head {
         bytes.extend_from_slice(b" HTTP/1.1\r\nhost: ");
         bytes.extend_from_slice(uri.authority()?.as_str().as_bytes());
         bytes.extend_from_slice(b"\r\n");
+        if !template.keep_alive {
+            bytes.extend_from_slice(b"connection: close\r\n");
+        }
         for (name, value) in &template.headers {
             if name == hyper::header::HOST
                 || (template.body.is_some() && name == hyper::header::CONTENT_TYPE)

@@ -69,6 +69,8 @@ pub(super) struct RawTarget {
     pub content_type: Option<Spanned<String>>,
     /// "1.1" (default), "2" or "auto".
     pub http: Option<Spanned<String>>,
+    /// false: a connection per request, its set-up in the latency.
+    pub keep_alive: Option<Spanned<bool>>,
     /// `kind = "envoy_rls"`: the domain asked, and the descriptor entry
     /// whose value is the key.
     pub domain: Option<Spanned<String>>,

@@ -232,3 +232,49 @@ fn the_reference_api_over_h2c_is_judged_with_its_headers() {
     );
     assert_eq!(h["remaining"]["contradicted"], 0, "{h}");
 }
+
+/// `--disable-keepalive` (`[target] keep_alive = false`): every request
+/// over a TLS connection of its own — nginx logs as many connections as
+/// requests — and still judged exact; with keep-alive a handful carry
+/// them all.
+#[test]
+fn without_keep_alive_every_request_has_its_own_tls_connection() {
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = crate::tls::certificates(certs.path());
+    let prefix = tempfile::tempdir().unwrap();
+    let p = Ports {
+        tls: free_port(),
+        cleartext: free_port(),
+        http1: free_port(),
+    };
+    let _nginx = nginx(prefix.path(), &cert, &key, &p);
+    let cacert = ca.to_str().unwrap();
+    let url = format!("https://127.0.0.1:{}/limited", p.http1);
+    let dir = tempfile::tempdir().unwrap();
+    let (sent, _) = exact(
+        dir.path(),
+        &attack(
+            dir.path(),
+            &url,
+            &["--cacert", cacert, "--disable-keepalive"],
+        ),
+    );
+    let (requests, _, connections) = logged(prefix.path(), p.http1);
+    assert_eq!((requests as u64, connections as u64), (sent, sent));
+    let dir = tempfile::tempdir().unwrap();
+    let (sent, _) = exact(dir.path(), &attack(dir.path(), &url, &["--cacert", cacert]));
+    let (after, _, all) = logged(prefix.path(), p.http1);
+    assert_eq!((after - requests) as u64, sent);
+    assert!(
+        (all - connections) * 10 <= sent as usize,
+        "{} connections for {sent} requests with keep-alive",
+        all - connections
+    );
+    // Not with HTTP/2, whose streams share a connection by design.
+    let out = attack(
+        dir.path(),
+        &url,
+        &["--cacert", cacert, "--http", "2", "--disable-keepalive"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

@@ -15,7 +15,7 @@ use toml::Spanned;
 
 const KEYS: &str = "kind, urls, path, method, headers, key_header, key_template, \
                     limited_status, one_clock, wall_clock, allow_remote, ca, cert, key, insecure, \
-                    body, body_file, content_type, http";
+                    body, body_file, content_type, http, keep_alive";
 
 /// `None` for the reference API.
 pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<ExternalTarget>> {
@@ -46,6 +46,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
                 t.body_file.as_ref().map(|v| v.span()),
                 t.content_type.as_ref().map(|v| v.span()),
                 t.http.as_ref().map(|v| v.span()),
+                t.keep_alive.as_ref().map(|v| v.span()),
                 t.domain.as_ref().map(|v| v.span()),
                 t.descriptor.as_ref().map(|v| v.span()),
             ];
@@ -172,6 +173,7 @@ pub(super) fn target(src: &Source, raw: &Spanned<RawTarget>) -> Result<Option<Ex
             sources: None,
             limited,
             http: http(src, t)?,
+            keep_alive: keep_alive(src, t)?,
             beside: Vec::new(),
         },
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
@@ -198,6 +200,7 @@ fn rls(src: &Source, raw: &Spanned<RawTarget>) -> Result<ExternalTarget> {
         t.body_file.as_ref().map(|v| (v.span(), "body_file")),
         t.content_type.as_ref().map(|v| (v.span(), "content_type")),
         t.http.as_ref().map(|v| (v.span(), "http")),
+        t.keep_alive.as_ref().map(|v| (v.span(), "keep_alive")),
     ];
     if let Some((span, key)) = http_only.into_iter().flatten().next() {
         return Err(src.error(
@@ -251,6 +254,24 @@ fn rls(src: &Source, raw: &Spanned<RawTarget>) -> Result<ExternalTarget> {
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
         allow_remote,
     })
+}
+
+/// `keep_alive = false`: each request on a connection of its own, over
+/// HTTP/1.1 (HTTP/2's streams share one by design).
+fn keep_alive(src: &Source, t: &RawTarget) -> Result<bool> {
+    match &t.keep_alive {
+        Some(k) if !k.get_ref() => {
+            if http(src, t)? != crate::load::request::Http::H1 {
+                return Err(src.at(
+                    k,
+                    "keep_alive = false opens a connection per request over HTTP/1.1; \
+                     HTTP/2 shares one by design: give http = \"1.1\"",
+                ));
+            }
+            Ok(false)
+        }
+        _ => Ok(true),
+    }
 }
 
 /// `wall_clock`: whether the limiter reads this machine's wall clock.

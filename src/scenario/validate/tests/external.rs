@@ -590,3 +590,20 @@ name = "one"
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
+
+/// `keep_alive = false`: a connection per request, over HTTP/1.1 only.
+#[test]
+fn keep_alive_off_is_http1_only() {
+    let with =
+        |extra: &str| EXTERNAL.replace("method = \"post\"", &format!("method = \"post\"\n{extra}"));
+    let s = parse("s.toml", &with("keep_alive = false")).unwrap();
+    assert!(!s.external.as_ref().unwrap().template.keep_alive);
+    let s = parse("s.toml", EXTERNAL).unwrap();
+    assert!(s.external.as_ref().unwrap().template.keep_alive);
+    let e = error_of(&with("keep_alive = false\nhttp = \"2\""));
+    assert!(
+        e.contains("keep_alive = false opens a connection per request over HTTP/1.1"),
+        "{e}"
+    );
+    assert!(e.starts_with("s.toml:"), "{e}");
+}
