@@ -173,6 +173,10 @@ pub enum Command {
         /// Overwrite --html's file even when it is not a page rlbench wrote.
         #[arg(long)]
         force: bool,
+        /// Exit 1 when the runs differ in what they ran (scenario,
+        /// duration, an arm's rate, the arms), not only warn.
+        #[arg(long)]
+        strict: bool,
         /// What stdout carries: the text, or one JSON document.
         #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
         format: OutputFormat,

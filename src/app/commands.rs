@@ -64,6 +64,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             emitted?;
             let mut errors = failures(&outcome.summary);
             errors.extend(outcome.error.map(|e| e.message));
+            let exit = setup_first(&outcome.summary, outcome.exit, &mut errors);
             if outcome.exit == Exit::Interrupted {
                 errors.push(
                     "interrupted; the report covers what was sent and is marked partial".into(),
@@ -79,7 +80,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 ));
             }
             Ok(Said {
-                exit: outcome.exit,
+                exit,
                 errors,
                 last: None,
             })
@@ -99,11 +100,12 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 &outcome.summary,
             )?;
             let mut errors = failures(&outcome.summary);
+            let exit = setup_first(&outcome.summary, outcome.exit, &mut errors);
             if outcome.exit == Exit::Interrupted {
                 errors.push("interrupted; the figures cover what was sent".into());
             }
             Ok(Said {
-                exit: outcome.exit,
+                exit,
                 errors,
                 last: None,
             })
@@ -166,6 +168,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             };
             put(out, &verdicts(&summary, Some(&run_dir), wide))?;
             let mut errors = failures(&summary);
+            let exit = setup_first(&summary, exit, &mut errors);
             if summary.partial {
                 errors.push(format!(
                     "the run is partial ({}): it never passes",
@@ -268,12 +271,13 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             max_regression,
             html,
             force,
+            strict,
             format,
         } => {
             use crate::app::compare::{page, run};
             // A page that may not go where asked is refused before any output.
             let at = page::destination(html.as_deref(), [&baseline, &candidate], force)?;
-            let compared = run(&baseline, &candidate, max_regression)?;
+            let compared = run(&baseline, &candidate, max_regression, strict)?;
             emit(
                 out,
                 format,
@@ -284,9 +288,16 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 exit: compared.exit,
                 errors: compared
                     .comparison
-                    .regressions
+                    .differences
                     .iter()
-                    .map(|r| format!("regression: {r}"))
+                    .map(|d| format!("warning: {d}: the figures are not like for like"))
+                    .chain(
+                        compared
+                            .comparison
+                            .regressions
+                            .iter()
+                            .map(|r| format!("regression: {r}")),
+                    )
                     .collect(),
                 last: None,
             };
@@ -372,6 +383,20 @@ fn page_line(page: &Path) -> String {
         .map(|url| format!(" ({url})"))
         .unwrap_or_default();
     format!("report: {}{url}", page.display())
+}
+
+/// The setup named before the limiter is blamed (`report::setup`): what
+/// else came with a failed expectation, and an arm that got no decision
+/// at all, which makes the run's exit the environment's (3).
+fn setup_first(summary: &Summary, exit: Exit, errors: &mut Vec<String>) -> Exit {
+    errors.extend(crate::report::setup::circumstances(summary));
+    match crate::report::setup::unreached(summary) {
+        Some(line) if matches!(exit, Exit::Passed | Exit::GateFailed) => {
+            errors.push(line);
+            Exit::Environment
+        }
+        _ => exit,
+    }
 }
 
 /// The gate's failed expectations, one line each.

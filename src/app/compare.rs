@@ -3,6 +3,9 @@
 //! `--max-regression`, a candidate fails whose over-admission ratio,
 //! definite violations, false-reject ratio or p99 latency grew by more than
 //! that share (from 0, any rise), or that lacks an arm of the baseline.
+//! Runs that differ in what they ran (scenario, duration, an arm's rate,
+//! the arms) are said to differ, before any figure is read as a change;
+//! with `--strict` that fails the comparison too.
 //! The page drawn from the same comparison: `compare/page.rs`.
 
 pub(crate) mod page;
@@ -99,7 +102,54 @@ pub(crate) fn compare(
             rows.push(row);
         }
     }
-    Comparison { rows, regressions }
+    Comparison {
+        rows,
+        regressions,
+        differences: differences(baseline, candidate),
+    }
+}
+
+/// What the runs did not share: the scenario, the duration, an arm's
+/// target rate (more than 1% apart), the arms themselves.
+fn differences(b: &Summary, c: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    if b.scenario != c.scenario {
+        out.push(format!(
+            "the scenarios differ: {} against {}",
+            b.scenario, c.scenario
+        ));
+    }
+    if (b.duration_s - c.duration_s).abs() > 1e-9 {
+        out.push(format!(
+            "the durations differ: {} s against {} s per arm",
+            b.duration_s, c.duration_s
+        ));
+    }
+    let names = |s: &Summary| s.arms.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
+    let (bn, cn) = (names(b), names(c));
+    let only = |of: &[String], other: &[String]| -> Vec<String> {
+        of.iter().filter(|n| !other.contains(n)).cloned().collect()
+    };
+    let (gone, new) = (only(&bn, &cn), only(&cn, &bn));
+    if !gone.is_empty() {
+        out.push(format!("only the baseline has arm(s) {}", gone.join(", ")));
+    }
+    if !new.is_empty() {
+        out.push(format!("only the candidate has arm(s) {}", new.join(", ")));
+    }
+    for a in &b.arms {
+        let Some(other) = c.arms.iter().find(|o| o.name == a.name) else {
+            continue;
+        };
+        let (x, y) = (a.rate.target_rps, other.rate.target_rps);
+        if (x - y).abs() > 0.01 * x.abs().max(y.abs()) {
+            out.push(format!(
+                "arm {}'s rates differ: {x:.0} against {y:.0} requests/s",
+                a.name
+            ));
+        }
+    }
+    out
 }
 
 /// A summary.json, or a run folder's.
@@ -133,18 +183,21 @@ pub(crate) struct Compared {
     pub exit: Exit,
 }
 
+/// `strict`: runs that differ in what they ran fail the comparison.
 pub(crate) fn run(
     baseline: &Path,
     candidate: &Path,
     max_regression: Option<f64>,
+    strict: bool,
 ) -> Result<Compared, Error> {
     let (baseline, candidate) = (read_summary(baseline)?, read_summary(candidate)?);
     let comparison = compare(&baseline, &candidate, max_regression);
-    let exit = if comparison.regressions.is_empty() {
-        Exit::Passed
-    } else {
-        Exit::GateFailed
-    };
+    let exit =
+        if comparison.regressions.is_empty() && (!strict || comparison.differences.is_empty()) {
+            Exit::Passed
+        } else {
+            Exit::GateFailed
+        };
     Ok(Compared {
         baseline,
         candidate,

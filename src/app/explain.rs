@@ -39,7 +39,8 @@ pub(crate) fn explain(
             )?);
         }
         let summary = crate::app::summarize::arm(&record, &figures, &[]);
-        let keys = crate::report::keys::sentence(&summary);
+        let keys = crate::report::keys::sentence(&summary)
+            .or_else(|| crate::report::setup::nothing_limited(&summary));
         let slow = crate::report::slow::sentence(&summary);
         let spoofing = crate::report::spoofing::sentence(&summary);
         let verdict = figures.verdict.unwrap_or_default();

@@ -80,6 +80,9 @@ impl Row {
 pub(crate) struct Comparison {
     pub rows: Vec<Row>,
     pub regressions: Vec<String>,
+    /// How the two runs differ in what they ran (scenario, duration,
+    /// rates, arms): their figures are then not like for like.
+    pub differences: Vec<String>,
 }
 
 /// The comparison as `--format json` prints it: each row with its change
@@ -98,7 +101,11 @@ pub(crate) fn document(c: &Comparison) -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({ "rows": rows, "regressions": c.regressions })
+    serde_json::json!({
+        "rows": rows,
+        "regressions": c.regressions,
+        "differences": c.differences,
+    })
 }
 
 pub(crate) fn show(v: Option<f64>) -> String {

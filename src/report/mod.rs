@@ -20,6 +20,7 @@ pub(crate) mod page;
 pub(crate) mod phases;
 pub(crate) mod redis_use;
 pub(crate) mod remote;
+pub(crate) mod setup;
 pub(crate) mod slow;
 pub(crate) mod spoofing;
 pub(crate) mod table;

@@ -193,6 +193,9 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
         if let Some(sentence) = super::keys::sentence(a) {
             out.push_str(&format!("keys of {}: {sentence}\n", a.name));
         }
+        if let Some(sentence) = super::setup::nothing_limited(a) {
+            out.push_str(&format!("setup of {}: {sentence}\n", a.name));
+        }
         if let Some(sentence) = super::spoofing::sentence(a) {
             out.push_str(&format!("spoofing in {}: {sentence}\n", a.name));
         }

@@ -136,11 +136,17 @@ fn hang_ups_are_counted_by_kind_and_do_not_stop_the_attack() {
         dir.path(),
     );
     let stdout = text(&o.stdout);
-    // Nothing was answered, so nothing was measured: never a pass.
+    // Nothing was answered, so nothing was measured: never a pass, and
+    // the environment's failure (exit 3), not the limiter's.
     let stderr = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(o.status.code(), Some(3), "{stdout}{stderr}");
     assert!(
         stderr.contains("expectation failed: attack: nothing judged: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("got a decision (")
+            && stderr.contains("check the URL and that the target is up"),
         "{stderr}"
     );
     let arm = &summary(&out)["arms"][0];

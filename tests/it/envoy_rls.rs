@@ -286,7 +286,7 @@ fn limitador_in_memory_is_exact_twice_on_one_process_and_caught_on_three() {
 
 #[test]
 fn a_service_that_errs_or_says_unknown_decides_nothing() {
-    // No server at all: connection errors, never decisions.
+    // No server at all: refused before any load (exit 3).
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let (out, _) = run_scenario(
@@ -295,8 +295,12 @@ fn a_service_that_errs_or_says_unknown_decides_nothing() {
         &[],
         &[],
     );
-    let stdout = text(&out.stdout);
-    assert_ne!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("cannot reach http://127.0.0.1:"),
+        "{stderr}"
+    );
     // A domain with no limits in limitador: every call OK (nothing
     // limited), judged as admits of a limiter that never limits.
     let (one, _server) = start("memory");

@@ -393,10 +393,16 @@ max_definite_violations = 0
         dir.path(),
     );
     let stderr = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    // The setup's failure, not the limiter's: exit 3, "check the URL".
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(
         stderr.contains("expectation failed: api: nothing judged: ")
             && stderr.contains(" requests failed (404 ×"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("arm api: none of its ")
+            && stderr.contains("the limiter is not to blame — check the URL's path and method"),
         "{stderr}"
     );
     let s = common::summary(&dir.path().join("out"));

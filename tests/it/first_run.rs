@@ -57,3 +57,77 @@ fn a_limiter_keyed_on_another_header_is_named_on_the_first_run() {
     assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
     assert!(!said.contains("keys of api"), "{said}");
 }
+
+/// The issue's first mistake: nginx keyed on `X-Customer-Id`, the attack
+/// sending `X-Customer`. nginx does not account requests whose key is
+/// empty, so nothing is limited and the policy is "proven" broken; the
+/// terminal names the setup as the likely cause. Told the right header,
+/// nothing is said.
+#[test]
+fn a_limiter_that_limited_nothing_points_at_the_setup() {
+    let prefix = tempfile::tempdir().unwrap();
+    let port = crate::common::free_port();
+    let conf = format!(
+        "worker_processes 1;
+events {{ worker_connections 256; }}
+error_log stderr warn;
+http {{
+    access_log off;
+    limit_req_zone $http_x_customer_id zone=z:1m rate=10r/s;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /limited {{ limit_req zone=z burst=5 nodelay; root html; }}
+    }}
+}}
+"
+    );
+    let _nginx = crate::external::start_nginx(prefix.path(), &conf, &[port]);
+    let url = format!("http://127.0.0.1:{port}/limited");
+    let attack = |header: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        rlbench(
+            &[
+                "attack",
+                &url,
+                "--rate",
+                "100",
+                "-d",
+                "2s",
+                "--keys",
+                "3",
+                "--key-header",
+                header,
+                "--limited-status",
+                "503",
+                "--policy",
+                r#"preset = "nginx_limit_req", rate = "10r/s", burst = 5, nodelay = true"#,
+            ],
+            dir.path(),
+        )
+    };
+    let wrong = attack("X-Customer");
+    let said = text(&wrong.stdout);
+    assert_eq!(
+        wrong.status.code(),
+        Some(1),
+        "{said}{}",
+        text(&wrong.stderr)
+    );
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("setup of attack: "))
+        .unwrap_or_else(|| panic!("no word on the setup: {said}"));
+    assert!(
+        line.contains("the limiter limited none of the") && line.contains("x-customer"),
+        "{line}"
+    );
+    let right = attack("X-Customer-Id");
+    let said = text(&right.stdout);
+    assert_eq!(
+        right.status.code(),
+        Some(0),
+        "{said}{}",
+        text(&right.stderr)
+    );
+    assert!(!said.contains("setup of attack"), "{said}");
+}

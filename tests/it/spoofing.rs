@@ -165,7 +165,7 @@ fn haproxy_keyed_on_what_callers_forge_is_caught_per_principal_and_on_a_verified
     assert!(stdout.contains("each was held to its limit"), "{stdout}");
 
     // Tokens HAProxy cannot verify are 401s: errors, not decisions, and
-    // nothing is judged of them.
+    // nothing is judged of them — the setup's failure (exit 3).
     let dir = tempfile::tempdir().unwrap();
     let forged = scenario(
         ports,
@@ -173,8 +173,16 @@ fn haproxy_keyed_on_what_callers_forge_is_caught_per_principal_and_on_a_verified
         "max_error_ratio = 0",
     );
     let (out, _) = run_scenario(dir.path(), &forged, &[], &[]);
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("arm jwt: none of its") && stderr.contains("401 ×"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("check what the target asks of a request"),
+        "{stderr}"
+    );
     let s = summary(&dir.path().join("out"));
     let jwt = arm(&s, "jwt");
     assert_eq!(jwt["requests"]["admitted"], 0, "{stdout}");

@@ -148,3 +148,44 @@ fn figures_the_gate_ignores_are_never_coloured() {
         assert!(!c.rows.iter().find(|r| r.figure == figure).unwrap().gated);
     }
 }
+
+#[test]
+fn runs_that_ran_different_things_are_said_to_differ() {
+    let a = summary(&[("x", Some(1.0), 3.0), ("y", Some(1.0), 3.0)]);
+    assert!(compare(&a, &a, None).differences.is_empty());
+    let mut b = summary(&[("x", Some(1.0), 3.0), ("z", Some(1.0), 3.0)]);
+    b.scenario = "other".into();
+    b.duration_s = 8.0;
+    b.arms[0].rate.target_rps = 200.0;
+    let d = compare(&a, &b, None).differences;
+    assert_eq!(
+        d,
+        [
+            "the scenarios differ: s against other",
+            "the durations differ: 1 s against 8 s per arm",
+            "only the baseline has arm(s) y",
+            "only the candidate has arm(s) z",
+            "arm x's rates differ: 100 against 200 requests/s",
+        ]
+    );
+    // Within 1%, a rate is the same.
+    let mut c = summary(&[("x", Some(1.0), 3.0), ("y", Some(1.0), 3.0)]);
+    c.arms[0].rate.target_rps = 100.5;
+    assert!(compare(&a, &c, None).differences.is_empty());
+}
+
+#[test]
+fn strict_fails_runs_that_differ_and_plain_compare_only_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = summary(&[("x", Some(1.0), 3.0)]);
+    let mut b = summary(&[("x", Some(1.0), 3.0)]);
+    b.duration_s = 3.0;
+    let (pa, pb) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&pa, serde_json::to_string(&a).unwrap()).unwrap();
+    std::fs::write(&pb, serde_json::to_string(&b).unwrap()).unwrap();
+    let plain = run(&pa, &pb, None, false).unwrap();
+    assert_eq!(plain.exit, Exit::Passed);
+    assert_eq!(plain.comparison.differences.len(), 1);
+    assert_eq!(run(&pa, &pb, None, true).unwrap().exit, Exit::GateFailed);
+    assert_eq!(run(&pa, &pa, None, true).unwrap().exit, Exit::Passed);
+}

@@ -74,6 +74,12 @@ fn legend(p: &Page) -> Markup {
     }
     let gated = gated.join(", ");
     html! {
+        @if !p.comparison.differences.is_empty() {
+            div.gate.fail #differences {
+                "The runs differ in what they ran: their figures are not like for like."
+                ul { @for d in &p.comparison.differences { li { (d) } } }
+            }
+        }
         @match p.max_regression {
             Some(max) => {
                 @if p.comparison.regressions.is_empty() {
@@ -107,6 +113,7 @@ fn header(title: &str, r: &Run) -> Markup {
             dl {
                 dt { "scenario" } dd { (s.scenario) }
                 dt { "started" } dd { (s.started_at) }
+                dt { "duration" } dd { (s.duration_s) " s per arm" }
                 dt { @if r.folder { "folder" } @else { "file" } } dd { code { (r.given) } }
                 dt { "arms" } dd { (s.arms.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")) }
                 dt { "gate" } dd {

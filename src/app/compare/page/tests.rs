@@ -67,6 +67,7 @@ fn charts_come_from_run_folders_and_a_missing_one_is_no_error() {
     let s = summary();
     let c = Comparison {
         rows: Vec::new(),
+        differences: Vec::new(),
         regressions: Vec::new(),
     };
     let page = dir.path().join("out/compare.html");
@@ -98,6 +99,7 @@ fn a_page_that_cannot_be_written_is_an_environment_failure() {
     let s = summary();
     let c = Comparison {
         rows: Vec::new(),
+        differences: Vec::new(),
         regressions: Vec::new(),
     };
     let page = blocker.join("compare.html");

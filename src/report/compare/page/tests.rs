@@ -80,6 +80,7 @@ fn a_regression_is_red_an_improvement_green_and_the_rest_plain() {
                 Trend::Even,
             ),
         ],
+        differences: Vec::new(),
         regressions: vec!["x: over_admission_ratio 1 -> 1.500 (more than 10.0% worse)".into()],
     };
     let html = page(&a, &a, &c, Vec::new());
@@ -105,6 +106,7 @@ fn an_arm_in_one_run_only_is_said_plainly() {
             row("x", "p99_ms", Some(3.0), Some(3.0), Trend::Even),
             row("fresh", "p99_ms", None, Some(3.0), Trend::Even),
         ],
+        differences: Vec::new(),
         regressions: Vec::new(),
     };
     let html = page(&a, &b, &c, Vec::new());
@@ -124,6 +126,7 @@ fn a_hostile_arm_name_is_escaped() {
     let a = summary(&[name]);
     let c = Comparison {
         rows: vec![row(name, "p99_ms", Some(3.0), Some(3.0), Trend::Even)],
+        differences: Vec::new(),
         regressions: vec![format!("{name}: gone")],
     };
     let html = page(&a, &a, &c, Vec::new());
@@ -136,6 +139,7 @@ fn charts_are_embedded_side_by_side_and_a_missing_one_is_said() {
     let a = summary(&["x"]);
     let c = Comparison {
         rows: Vec::new(),
+        differences: Vec::new(),
         regressions: Vec::new(),
     };
     let png = b"\x89PNG fake".to_vec();
@@ -159,6 +163,7 @@ fn summary_files_alone_still_give_the_figures_and_say_why_no_charts() {
     let a = summary(&["x"]);
     let c = Comparison {
         rows: vec![row("x", "p99_ms", Some(3.0), Some(4.0), Trend::Worse)],
+        differences: Vec::new(),
         regressions: Vec::new(),
     };
     let run = |given: &str| Run {
