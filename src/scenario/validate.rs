@@ -30,6 +30,7 @@ fn shifted(text: &str) -> impl Fn(ScenarioError) -> ScenarioError + '_ {
 fn read_inline<T: serde::de::DeserializeOwned>(src: &Source, text: &str) -> Result<T> {
     toml::from_str(src.text).map_err(|e| {
         let message = e.message().trim().replace('\n', " ");
+        let message = hints::friendlier(&message, src.text, e.span().map(|s| s.start));
         shifted(text)(src.error(e.span(), message))
     })
 }
@@ -90,6 +91,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     let src = Source { file, text };
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
         let message = e.message().trim().replace('\n', " ");
+        let message = hints::friendlier(&message, text, e.span().map(|s| s.start));
         src.error(e.span(), message)
     })?;
 
@@ -361,6 +363,7 @@ mod distributed;
 pub(super) use distributed::coordinator;
 mod expect;
 mod faults;
+mod hints;
 mod key;
 mod load;
 mod params;
