@@ -62,10 +62,11 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
     let mut rows: Vec<Vec<String>> = vec![all.iter().map(|h| h.to_string()).collect()];
     for a in &s.arms {
         let failed = a.expect.iter().filter(|e| !e.passed).count();
+        // Met of all when every one holds; failed of all when not.
         let verdict = match (a.expect.len(), failed) {
             (0, _) => "-".to_string(),
-            (n, 0) => format!("ok ({n})"),
-            (_, f) => format!("FAIL ({f})"),
+            (n, 0) => format!("ok {n}/{n}"),
+            (n, f) => format!("FAIL {f}/{n}"),
         };
         let judged = a.correctness.as_ref().map_or_else(
             || vec!["-".to_string(); 6],
@@ -208,6 +209,11 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
             out.push_str(&line);
         }
     }
+    for a in &s.arms {
+        if let Some(sentence) = expected(a) {
+            out.push_str(&format!("{}: {sentence}\n", a.name));
+        }
+    }
     if s.partial {
         let why = s
             .partial_reason
@@ -216,7 +222,72 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
         let warn = anstyle::Style::new().fg_color(Some(anstyle::AnsiColor::Yellow.into()));
         out.push_str(&format!("{warn}partial:{warn:#} {why}\n"));
     }
+    out.push_str(&gate_line(s));
     out
+}
+
+/// What an arm's expectations asked of its limiter, and what it did, so
+/// that a green `ok` on a fake limiter reads as "caught, as expected":
+/// an arm expected to be caught (a minimum on violations or
+/// over-admission), or expected correct (at most 0 definite violations).
+fn expected(a: &ArmSummary) -> Option<String> {
+    let c = a.correctness.as_ref()?;
+    let on = |kind: &str, figures: &[&str]| {
+        a.expect
+            .iter()
+            .filter(|e| e.kind == kind && figures.contains(&e.figure.as_str()))
+            .collect::<Vec<_>>()
+    };
+    let caught = on(
+        "min",
+        &[
+            "definite_violations",
+            "over_admission_ratio",
+            "peak_window_ratio",
+        ],
+    );
+    let correct = on("max", &["definite_violations"]);
+    let proven = format!(
+        "{}, {} admits proven past the policy",
+        ratio(c.over_admission_ratio),
+        c.definite_violations
+    );
+    if !caught.is_empty() {
+        return Some(if caught.iter().all(|e| e.passed) {
+            format!("expected to be caught, and caught ({proven})")
+        } else {
+            format!("expected to be caught, but not ({proven})")
+        });
+    }
+    let correct = correct.first()?;
+    Some(if correct.passed && c.definite_violations == 0 {
+        "expected correct, and nothing is proven past the policy".to_string()
+    } else if correct.passed {
+        format!(
+            "expected at most {} proven, and within it ({proven})",
+            correct.bound
+        )
+    } else {
+        format!("expected correct, but not ({proven})")
+    })
+}
+
+/// The run's gate in one closing line: met, or how many expectations of
+/// all failed and the first of them.
+fn gate_line(s: &Summary) -> String {
+    let all: usize = s.arms.iter().map(|a| a.expect.len()).sum();
+    let n = s.gate.failures.len();
+    let (ok, bad) = (passed(), failed());
+    match s.gate.failures.first() {
+        None if s.gate.passed => {
+            format!("{ok}gate: passed{ok:#} — every expectation met ({all} of {all})\n")
+        }
+        None => format!("{bad}gate: FAILED{bad:#}\n"),
+        Some(first) => format!(
+            "{bad}gate: FAILED{bad:#} — {n} of {all} expectations ({first}{})\n",
+            if n > 1 { ", …" } else { "" }
+        ),
+    }
 }
 
 /// Achieved against target rate, and how late requests left.
@@ -330,6 +401,54 @@ mod tests {
             }
         }
         s
+    }
+
+    #[test]
+    fn each_arm_says_what_was_expected_and_the_gate_closes() {
+        let mut s: Summary =
+            serde_json::from_str(include_str!("../../tests/fixtures/report-v1/summary.json"))
+                .unwrap();
+        let text = anstream::adapter::strip_str(&render(&s, false)).to_string();
+        let last = text.lines().last().unwrap();
+        assert!(
+            last.starts_with("gate: passed — every expectation met ("),
+            "{text}"
+        );
+        assert!(text.contains(" ok "), "{text}");
+        // An arm expected caught, caught; one expected correct, not.
+        let a = &mut s.arms[0];
+        a.expect[0].kind = "min".into();
+        a.expect[0].figure = "definite_violations".into();
+        a.expect[0].passed = true;
+        a.correctness.as_mut().unwrap().definite_violations = 578;
+        a.correctness.as_mut().unwrap().over_admission_ratio = Some(2.44);
+        assert_eq!(
+            expected(a).unwrap(),
+            "expected to be caught, and caught (2.44x, 578 admits proven past the policy)"
+        );
+        a.expect[0].passed = false;
+        assert!(expected(a)
+            .unwrap()
+            .starts_with("expected to be caught, but not"));
+        a.expect[0].kind = "max".into();
+        a.expect[0].bound = 0.0;
+        assert_eq!(
+            expected(a).unwrap(),
+            "expected correct, but not (2.44x, 578 admits proven past the policy)"
+        );
+        let failure = format!("{}: definite_violations 578 > max 0", a.name);
+        s.gate.passed = false;
+        s.gate.failures = vec![failure.clone()];
+        let text = anstream::adapter::strip_str(&render(&s, false)).to_string();
+        let all: usize = s.arms.iter().map(|a| a.expect.len()).sum();
+        assert_eq!(
+            text.lines().last().unwrap(),
+            format!("gate: FAILED — 1 of {all} expectations ({failure})")
+        );
+        assert!(
+            text.contains(&format!(" FAIL 1/{}", s.arms[0].expect.len())),
+            "{text}"
+        );
     }
 
     #[test]

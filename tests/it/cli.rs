@@ -338,10 +338,14 @@ fn colour_only_where_it_is_wanted() {
         text(&out.stdout)
     };
     let plain = report(&[], &[]);
-    assert!(plain.contains(" ok ("), "{plain}");
+    assert!(plain.contains(" ok "), "{plain}");
+    assert!(
+        plain.contains("\ngate: passed — every expectation met"),
+        "{plain}"
+    );
     assert!(!plain.contains('\u{1b}'), "piped: {plain:?}");
     let coloured = report(&[], &["--color", "always"]);
-    assert!(coloured.contains("\u{1b}[32mok ("), "{coloured:?}");
+    assert!(coloured.contains("\u{1b}[32mok "), "{coloured:?}");
     assert_eq!(anstream::adapter::strip_str(&coloured).to_string(), plain);
     assert_eq!(report(&[("CLICOLOR_FORCE", "1")], &[]), coloured);
     for (env, extra) in [

@@ -2,6 +2,8 @@
 //! schedule (here every slot of `max_in_flight` is held by a target that
 //! never answers) counts what it never sent, says why, and the arm fails
 //! its gate with that reason — `scheduled` stays the scenario's schedule.
+//! (No request got a decision, so the run is the environment's failure:
+//! exit 3.)
 
 use crate::common::{arm, rlbench, summary, text, write};
 use std::net::TcpListener;
@@ -58,8 +60,14 @@ max_error_ratio = 1.0
         &["run", path.to_str().unwrap(), "--out", "out", "-q"],
         dir.path(),
     );
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // No request got a decision (all timed out): the environment's
+    // failure, exit 3, with what to check.
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("arm api: none of its") && stderr.contains("timeout ×"),
+        "{stderr}"
+    );
     let s = summary(&dir.path().join("out"));
     let a = arm(&s, "api");
     let rate = &a["rate"];
