@@ -140,8 +140,13 @@ pub enum Command {
         target: Option<String>,
         /// The [policy] keys on one line, e.g.
         /// 'algorithm = "fixed_window", limit = 5, window = "1m"'.
-        #[arg(long, value_name = "KEYS")]
+        #[arg(long, value_name = "KEYS", conflicts_with = "preset")]
         policy: Option<String>,
+        /// With --target: a limiter people run, its policy written in its
+        /// own terms with the numbers to set (nginx, haproxy,
+        /// express-rate-limit, governor, redis-cell, aspnetcore).
+        #[arg(long, value_enum, requires = "target")]
+        preset: Option<InitPreset>,
         /// With --target: the request header your limiter keys on
         /// (default X-Customer-Id).
         #[arg(long, value_name = "NAME", value_parser = values::header_name, requires = "target")]
@@ -315,6 +320,17 @@ pub enum HttpFlag {
     Auto,
 }
 
+/// `init --preset`: a limiter people run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitPreset {
+    Nginx,
+    Haproxy,
+    ExpressRateLimit,
+    Governor,
+    RedisCell,
+    Aspnetcore,
+}
+
 impl From<HttpFlag> for crate::load::request::Http {
     fn from(f: HttpFlag) -> Self {
         match f {
@@ -389,6 +405,12 @@ pub struct AttackArgs {
     pub max_in_flight: u64,
     /// Judge the answers against this policy, given as the keys of a
     /// [policy] table: 'algorithm = "sliding_log", limit = 10, window = "1s"'.
+    /// Limiters people run, in their own terms: nginx 'preset =
+    /// "nginx_limit_req", rate = "10r/s", burst = 5, nodelay = true' (with
+    /// --limited-status 503); HAProxy 'algorithm = "sliding_counter", limit
+    /// = 10, window = "1s", count_rejected = true'; express-rate-limit
+    /// 'algorithm = "fixed_window", limit = 10, window = "1m"'; a token
+    /// bucket 'algorithm = "token_bucket", capacity = 5, refill = "10/1s"'.
     #[arg(long, value_name = "KEYS")]
     pub policy: Option<String>,
     /// Statuses that mean "limited" (comma-separated); nginx's limit_req

@@ -233,6 +233,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             name,
             target,
             policy,
+            preset,
             key_header,
             force,
         } => {
@@ -240,6 +241,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 name: &name,
                 target: target.as_deref(),
                 policy: policy.as_deref(),
+                preset: preset.map(Into::into),
                 key_header: key_header.as_ref().map(|h| h.as_str()),
                 force,
                 dir: Path::new("."),

@@ -11,6 +11,8 @@ pub(crate) struct Init<'a> {
     pub name: &'a str,
     pub target: Option<&'a str>,
     pub policy: Option<&'a str>,
+    /// A known limiter's policy and limited status (`--preset`).
+    pub preset: Option<Preset>,
     /// The header an external target's limiter keys on.
     pub key_header: Option<&'a str>,
     pub force: bool,
@@ -36,18 +38,21 @@ pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
             args.name
         )));
     }
-    let policy = match args.policy {
-        Some(text) => policy_lines(text)?,
-        None => DEFAULT_POLICY.to_string(),
+    let policy = match (args.policy, args.preset) {
+        (Some(text), _) => policy_lines(text)?,
+        (None, Some(preset)) => preset.policy().to_string(),
+        (None, None) => DEFAULT_POLICY.to_string(),
     };
     let text = match args.target {
         Some(url) => {
             crate::target::loopback_url(url)?;
+            let limited = args.preset.map_or(429, Preset::limited_status);
             external(
                 args.name,
                 url,
                 args.key_header.unwrap_or(KEY_HEADER),
                 &policy,
+                limited,
             )
         }
         None => reference(args.name, &policy),
@@ -141,7 +146,103 @@ max_definite_violations = 0
     )
 }
 
-fn external(name: &str, url: &str, key_header: &str, policy: &str) -> String {
+/// Limiters people run, for `init --preset`: each one's policy in its own
+/// terms (docs/own-limiter.md, "Burst conventions"), and what it answers
+/// when it limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Preset {
+    Nginx,
+    Haproxy,
+    ExpressRateLimit,
+    Governor,
+    RedisCell,
+    Aspnetcore,
+}
+
+impl From<crate::cli::InitPreset> for Preset {
+    fn from(p: crate::cli::InitPreset) -> Self {
+        use crate::cli::InitPreset as P;
+        match p {
+            P::Nginx => Preset::Nginx,
+            P::Haproxy => Preset::Haproxy,
+            P::ExpressRateLimit => Preset::ExpressRateLimit,
+            P::Governor => Preset::Governor,
+            P::RedisCell => Preset::RedisCell,
+            P::Aspnetcore => Preset::Aspnetcore,
+        }
+    }
+}
+
+impl Preset {
+    /// Every preset, for the tests.
+    #[cfg(test)]
+    const ALL: [Preset; 6] = [
+        Preset::Nginx,
+        Preset::Haproxy,
+        Preset::ExpressRateLimit,
+        Preset::Governor,
+        Preset::RedisCell,
+        Preset::Aspnetcore,
+    ];
+
+    /// The `[policy]` lines, each number commented with where it comes from.
+    fn policy(self) -> &'static str {
+        match self {
+            Preset::Nginx => {
+                "preset = \"nginx_limit_req\"  # limit_req_zone … rate=10r/s; limit_req burst=5 nodelay
+rate = \"10r/s\"               # the zone's rate= (r/s only)
+burst = 5                    # limit_req's burst= (0 without one)
+nodelay = true               # limit_req's nodelay (the same admits without it, answered late)
+"
+            }
+            Preset::Haproxy => {
+                "algorithm = \"sliding_counter\" # stick-table … store http_req_rate(1s)
+limit = 10                   # deny if { sc_http_req_rate(0) gt 10 }
+window = \"1s\"                # http_req_rate's period
+count_rejected = true        # the rate counts denied requests too
+"
+            }
+            Preset::ExpressRateLimit => {
+                "algorithm = \"fixed_window\"  # express-rate-limit's memory store: a window from the first hit
+limit = 10                   # limit (max)
+window = \"1m\"                # windowMs
+"
+            }
+            Preset::Governor => {
+                "preset = \"governor\"         # Quota::per_second(10).allow_burst(10)
+rate = \"10/1s\"               # the quota's rate
+burst = 10                   # allow_burst (default: the rate's count)
+"
+            }
+            Preset::RedisCell => {
+                "preset = \"redis_cell\"       # CL.THROTTLE key 5 10 1
+rate = \"10/1s\"               # count per period
+burst = 5                    # max_burst
+"
+            }
+            Preset::Aspnetcore => {
+                "preset = \"aspnetcore\"       # RateLimitPartition.GetFixedWindowLimiter, QueueLimit 0
+limiter = \"fixed_window\"     # or sliding_window, token_bucket
+permit_limit = 10            # PermitLimit
+window = \"1s\"                # Window
+"
+            }
+        }
+    }
+
+    /// The status it limits with by default.
+    fn limited_status(self) -> u16 {
+        match self {
+            // nginx answers 503 unless limit_req_status says otherwise.
+            Preset::Nginx => 503,
+            // ASP.NET Core's RejectionStatusCode defaults to 503.
+            Preset::Aspnetcore => 503,
+            _ => 429,
+        }
+    }
+}
+
+fn external(name: &str, url: &str, key_header: &str, policy: &str, limited: u16) -> String {
     format!(
         r#"# {name}: a starter scenario against your own limiter at {url}.
 # `rlbench check {name}.toml` validates it, `rlbench run {name}.toml` sends
@@ -155,7 +256,7 @@ kind = "external"
 urls = ["{url}"]
 method = "GET"
 key_header = "{key_header}" # the header your limiter keys on
-limited_status = [429]       # what your limiter answers when it limits
+limited_status = [{limited}]       # what your limiter answers when it limits
 
 [policy]                     # what your limiter promises, per key
 {policy}
@@ -182,6 +283,7 @@ mod tests {
             name: "mine",
             target,
             policy,
+            preset: None,
             key_header: None,
             force: false,
             dir,
@@ -215,6 +317,42 @@ mod tests {
         .unwrap();
         let s = crate::scenario::read(&path).unwrap();
         assert!(s.arms[0].key_header.eq_ignore_ascii_case("X-Customer"));
+    }
+
+    #[test]
+    fn every_preset_writes_a_starter_in_its_limiters_terms_that_checks() {
+        for preset in Preset::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let path = init(&Init {
+                preset: Some(preset),
+                ..args(dir.path(), Some("http://127.0.0.1:8080/limited"), None)
+            })
+            .unwrap();
+            let s = crate::scenario::read(&path).unwrap();
+            let t = s.external.as_ref().unwrap();
+            assert_eq!(t.template.limited, [preset.limited_status()], "{preset:?}");
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.contains(preset.policy()), "{preset:?}");
+        }
+        // nginx's: a GCRA of 10/s that takes burst + 1 at once, on 503s.
+        let dir = tempfile::tempdir().unwrap();
+        let path = init(&Init {
+            preset: Some(Preset::Nginx),
+            ..args(dir.path(), Some("http://127.0.0.1:8080/limited"), None)
+        })
+        .unwrap();
+        let s = crate::scenario::read(&path).unwrap();
+        assert_eq!(
+            s.policy,
+            reference_api::Policy::Gcra {
+                rate: reference_api::Rate {
+                    count: 10,
+                    per_us: 1_000_000
+                },
+                burst: 6
+            }
+        );
+        assert_eq!(s.external.unwrap().template.limited, [503]);
     }
 
     #[test]
