@@ -59,6 +59,27 @@ http {{
     crate::external::start_nginx(prefix, &conf, &[p.tls, p.cleartext, p.http1])
 }
 
+/// nginx on free ports with a certificate of the test's own: the
+/// certificates' folder, nginx's prefix, the authority, the ports, nginx.
+fn started() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    Ports,
+    Group,
+) {
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = crate::tls::certificates(certs.path());
+    let prefix = tempfile::tempdir().unwrap();
+    let p = Ports {
+        tls: free_port(),
+        cleartext: free_port(),
+        http1: free_port(),
+    };
+    let nginx = nginx(prefix.path(), &cert, &key, &p);
+    (certs, prefix, ca, p, nginx)
+}
+
 /// (requests logged, of them over HTTP/2, distinct connections).
 fn logged(prefix: &Path, port: u16) -> (usize, usize, usize) {
     let text = std::fs::read_to_string(prefix.join(format!("{port}.log"))).unwrap_or_default();
@@ -89,15 +110,7 @@ fn exact(dir: &Path, out: &std::process::Output) -> (u64, u64) {
 
 #[test]
 fn nginx_over_http2_is_judged_exact_on_shared_connections() {
-    let certs = tempfile::tempdir().unwrap();
-    let (ca, cert, key) = crate::tls::certificates(certs.path());
-    let prefix = tempfile::tempdir().unwrap();
-    let p = Ports {
-        tls: free_port(),
-        cleartext: free_port(),
-        http1: free_port(),
-    };
-    let _nginx = nginx(prefix.path(), &cert, &key, &p);
+    let (_certs, prefix, ca, p, _nginx) = started();
     let cacert = ca.to_str().unwrap();
 
     // Over TLS, HTTP/2 asked for.
@@ -239,15 +252,7 @@ fn the_reference_api_over_h2c_is_judged_with_its_headers() {
 /// them all.
 #[test]
 fn without_keep_alive_every_request_has_its_own_tls_connection() {
-    let certs = tempfile::tempdir().unwrap();
-    let (ca, cert, key) = crate::tls::certificates(certs.path());
-    let prefix = tempfile::tempdir().unwrap();
-    let p = Ports {
-        tls: free_port(),
-        cleartext: free_port(),
-        http1: free_port(),
-    };
-    let _nginx = nginx(prefix.path(), &cert, &key, &p);
+    let (_certs, prefix, ca, p, _nginx) = started();
     let cacert = ca.to_str().unwrap();
     let url = format!("https://127.0.0.1:{}/limited", p.http1);
     let dir = tempfile::tempdir().unwrap();

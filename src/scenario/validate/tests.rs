@@ -14,6 +14,7 @@ mod load;
 mod policy;
 mod redis;
 mod spoof;
+mod target_kinds;
 
 pub(super) const GOOD: &str = r#"
 name = "demo"
