@@ -110,6 +110,15 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 last: None,
             })
         }
+        Command::Probe(args) => {
+            let probe = crate::app::flags::probe(&args)?;
+            let outcome = crate::app::probe::run(&probe, &Interrupt::listen(), out).await?;
+            Ok(Said {
+                exit: outcome.exit,
+                errors: outcome.error.into_iter().collect(),
+                last: None,
+            })
+        }
         Command::Check { scenario, format } => {
             let s = crate::scenario::read(&scenario)?;
             let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
@@ -245,6 +254,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 key_header: key_header.as_ref().map(|h| h.as_str()),
                 force,
                 dir: Path::new("."),
+                found: None,
             })?;
             put(
                 out,

@@ -7,7 +7,7 @@ use crate::app::attack::Attack;
 use crate::app::distributed::agent::AgentArgs as AgentArgsChecked;
 use crate::app::distributed::link::ClockSource;
 use crate::app::run::Request;
-use crate::cli::{AgentArgs, AttackArgs, RunArgs};
+use crate::cli::{AgentArgs, AttackArgs, ProbeArgs, RunArgs};
 use crate::error::Error;
 use crate::gate::{Bound, Expectation, Figure};
 use crate::load::request::Template;
@@ -261,4 +261,33 @@ fn attack_expect(args: &AttackArgs, judged: bool) -> Vec<Expectation> {
         });
     }
     out
+}
+
+/// `rlbench probe`'s flags: loopback targets only (probing is load).
+pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::probe::Probe, Error> {
+    let targets = args
+        .urls
+        .iter()
+        .map(|u| crate::target::loopback_url(&u.to_string()).map_err(Error::from))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut template = Template::new(args.method.clone(), None);
+    template.headers = args.headers.iter().cloned().collect::<HeaderMap>();
+    template.limited = args.limited_status.clone();
+    let declared = args
+        .policy
+        .as_deref()
+        .map(crate::scenario::inline_policy)
+        .transpose()
+        .map_err(|e| Error::input(format!("--policy: {e}")))?;
+    Ok(crate::app::probe::Probe {
+        targets,
+        template,
+        key_headers: args.key_header.clone(),
+        declared,
+        max_requests: args.max_requests,
+        max_time: args.max_time,
+        timeout: args.timeout,
+        write: args.write.clone(),
+        force: args.force,
+    })
 }

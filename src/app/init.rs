@@ -18,6 +18,22 @@ pub(crate) struct Init<'a> {
     pub force: bool,
     /// The folder the file is written in.
     pub dir: &'a Path,
+    /// What `rlbench probe` found, written in place of the defaults.
+    pub found: Option<Found>,
+}
+
+/// What `rlbench probe` found of a limiter, for its starter scenario.
+#[derive(Debug)]
+pub(crate) struct Found {
+    /// The `[policy]` lines, commented.
+    pub policy: String,
+    /// Where the key goes (`None`: every caller shares one bucket).
+    pub key: Option<crate::app::probe::KeyLine>,
+    pub limited: Vec<u16>,
+    /// Requests per second over all keys, and the keys.
+    pub rate: u64,
+    pub keys: u32,
+    pub duration_s: u64,
 }
 
 /// The header the reference API keys on, and an external target's by default.
@@ -43,8 +59,12 @@ pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
         (None, Some(preset)) => preset.policy().to_string(),
         (None, None) => DEFAULT_POLICY.to_string(),
     };
-    let text = match args.target {
-        Some(url) => {
+    let text = match (args.target, &args.found) {
+        (Some(url), Some(found)) => {
+            crate::target::loopback_url(url)?;
+            probed(args.name, url, found)
+        }
+        (Some(url), None) => {
             crate::target::loopback_url(url)?;
             let limited = args.preset.map_or(429, Preset::limited_status);
             external(
@@ -55,7 +75,7 @@ pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
                 limited,
             )
         }
-        None => reference(args.name, &policy),
+        (None, _) => reference(args.name, &policy),
     };
     // What we write must be what `check` accepts.
     crate::scenario::parse(&format!("{}.toml", args.name), &text)
@@ -274,6 +294,56 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
     )
 }
 
+/// The starter for a limiter `rlbench probe` looked at.
+fn probed(name: &str, url: &str, f: &Found) -> String {
+    use crate::app::probe::KeyLine;
+    let (target_key, load_key) = match &f.key {
+        Some(KeyLine::Target(l)) => (format!("{l}\n"), String::new()),
+        Some(KeyLine::Load(l)) => (String::new(), format!("{l}\n")),
+        None => (
+            String::new(),
+            "# every caller shares one bucket (rlbench probe moved no limit by key)\n".into(),
+        ),
+    };
+    let limited = f
+        .limited
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        r#"# {name}: a starter scenario against your own limiter at {url},
+# its key and policy found by `rlbench probe`. `rlbench run {name}.toml`
+# sends the load (to this machine only) and judges every answer.
+name = "{name}"
+duration = "{duration}s"
+
+[target]
+kind = "external"
+urls = ["{url}"]
+method = "GET"
+{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
+
+[policy]
+{policy}
+[load]
+rate = {rate}                   # requests per second, open loop, about thrice the limit
+keys = {keys}
+timeout = "2s"
+{load_key}
+[[arms]]
+name = "api"
+[arms.expect]
+max_definite_violations = 0  # never admit beyond the policy
+max_false_reject_ratio = 0   # never refuse what the policy allows
+"#,
+        duration = f.duration_s,
+        policy = f.policy,
+        rate = f.rate,
+        keys = f.keys,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +357,7 @@ mod tests {
             key_header: None,
             force: false,
             dir,
+            found: None,
         }
     }
 

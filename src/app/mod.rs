@@ -1,7 +1,7 @@
 //! The commands, each taking validated values and the interrupt handle
 //! from `main`: `run` and `attack` drive arms through one pipeline
 //! (`plan` → `arm` → `finish`); `report` (also in shards), `explain`, `export` and
-//! `compare` read run folders; `check`, `doctor` and `init` help before a run; `serve`
+//! `compare` read run folders; `check`, `doctor`, `probe` and `init` help before a run; `serve`
 //! keeps one arm's stack up by hand; `live` follows a run in a browser;
 //! `commands` carries one command line out.
 
@@ -21,6 +21,7 @@ pub(crate) mod journal;
 pub(crate) mod live;
 pub(crate) mod plan;
 pub(crate) mod preflight;
+pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod replica;
 pub mod report;

@@ -1,0 +1,739 @@
+//! `rlbench probe URL`: finds, from outside and within a printed budget
+//! of requests and time, what a limiter keys on and which policy explains
+//! its every decision, with the verifier itself as the judge. Four steps,
+//! each a bounded open-loop load to this machine only:
+//!
+//! 1. scale: one fixed caller at 20, then 100, then 500 requests/s for a
+//!    second until a fifth of the answers are limited;
+//! 2. keys: a baseline with every candidate fixed, then one phase per
+//!    candidate sent fresh in each request ([`keys`]): the candidate whose
+//!    phase lost the limited answers is the key;
+//! 3. fit: one fresh caller saturated, rested and saturated again, the
+//!    rests doubling while the window is not pinned and the budget lasts;
+//! 4. judge: every policy of the grid against that trace ([`fit`]); what
+//!    fits, what is ruled out and why, the best one as `[policy]` lines
+//!    (and, with `--write`, a starter scenario).
+
+mod fit;
+mod keys;
+mod send;
+
+use crate::error::{Error, Exit};
+use crate::events::Event;
+use crate::interrupt::Interrupt;
+use crate::load::request::Template;
+use crate::scenario::PolicyTiming;
+use crate::verify::{self, Obs, Options};
+use hyper::header::HeaderName;
+use hyper::Uri;
+use reference_api::Policy;
+use send::{Phase, Sent};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::time::Instant;
+
+pub(crate) use keys::KeyLine;
+
+/// What `rlbench probe` was asked for, checked.
+#[derive(Debug)]
+pub(crate) struct Probe {
+    pub targets: Vec<Uri>,
+    /// Method, the user's headers, the statuses that mean "limited".
+    pub template: Template,
+    /// Headers to try as the key before the common ones (`--key-header`).
+    pub key_headers: Vec<HeaderName>,
+    /// The policy the user believes in (`--policy`), judged beside the fit.
+    pub declared: Option<(Policy, PolicyTiming)>,
+    pub max_requests: u64,
+    pub max_time: Duration,
+    pub timeout: Duration,
+    /// `--write NAME`: a starter scenario with what was found.
+    pub write: Option<String>,
+    pub force: bool,
+}
+
+/// What the probe ends with.
+pub(crate) struct Outcome {
+    pub exit: Exit,
+    /// One line for standard error when it did not find a policy.
+    pub error: Option<String>,
+}
+
+/// Rates the scale step tries, requests per second.
+const SCALE: &[f64] = &[20.0, 100.0, 500.0];
+/// The key phases and the fit send at most this fast.
+const MAX_RATE: f64 = 1_000.0;
+
+/// What is left of the budget.
+struct Budget {
+    requests: u64,
+    deadline: Instant,
+    timeout: Duration,
+}
+
+impl Budget {
+    /// Whether `count` requests at `rate` (and their answers) fit.
+    fn allows(&self, count: u64, rate: f64) -> bool {
+        let time = Duration::from_secs_f64(count as f64 / rate) + self.timeout;
+        count <= self.requests && Instant::now() + time <= self.deadline
+    }
+
+    fn time_left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+fn line(out: &mut dyn Write, text: &str) -> Result<(), Error> {
+    writeln!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::environment(format!("cannot write to standard output: {e}")))
+}
+
+/// Runs the probe, printing as it goes.
+pub(crate) async fn run(
+    p: &Probe,
+    interrupt: &Interrupt,
+    out: &mut dyn Write,
+) -> Result<Outcome, Error> {
+    crate::target::reachable(&p.targets).await?;
+    let urls: Vec<String> = p.targets.iter().map(|u| u.to_string()).collect();
+    line(
+        out,
+        &format!(
+            "probing {}: at most {} requests in at most {} s, to this machine only",
+            urls.join(", "),
+            p.max_requests,
+            p.max_time.as_secs()
+        ),
+    )?;
+    let origin = Instant::now();
+    let mut budget = Budget {
+        requests: p.max_requests,
+        deadline: origin + p.max_time,
+        timeout: p.timeout,
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let nonce = format!("rlbench-probe-{:x}", now.as_micros() & 0xff_ffff);
+    let v4 = p.targets.iter().all(|u| {
+        let host = u.host().unwrap_or_default();
+        host == "localhost" || host.parse::<std::net::Ipv4Addr>().is_ok()
+    });
+    let sent_headers: Vec<HeaderName> = p.template.headers.keys().cloned().collect();
+    let all = keys::candidates(&p.key_headers, &sent_headers, v4);
+    let mut phase_no: u8 = 0;
+    let mut next_tag = || {
+        phase_no += 1;
+        (format!("{nonce}-{phase_no}"), phase_no)
+    };
+    let phase = |template: Template, rate: f64, count: u64, keys: u32| Phase {
+        targets: &p.targets,
+        template,
+        rate,
+        count,
+        keys,
+        timeout: p.timeout,
+    };
+
+    // 1. Scale.
+    let mut scale: Option<(f64, Sent)> = None;
+    let mut tally = Tally::default();
+    for &rate in SCALE {
+        let count = rate as u64;
+        if !budget.allows(count, rate) {
+            break;
+        }
+        let (tag, no) = next_tag();
+        let t = keys::template(&p.template, &all, None, &tag, no, 1);
+        let s = send::send(phase(t, rate, count, 1), origin, interrupt).await;
+        spend(&mut budget, &s, &mut tally);
+        if s.interrupted {
+            return Ok(interrupted());
+        }
+        line(
+            out,
+            &format!(
+                "  scale: {} requests at {rate:.0}/s, one caller: {} limited, {} admitted",
+                s.events.len(),
+                s.limited(),
+                s.admitted()
+            ),
+        )?;
+        if s.decided() == 0 {
+            return Err(Error::environment(format!(
+                "none of {} requests got a decision ({}): check the URL and the method, \
+                 and --limited-status if the limiter answers other than {}",
+                s.events.len(),
+                counted(&tally.statuses),
+                limited_list(&p.template.limited)
+            )));
+        }
+        if s.limited_share() >= 0.2 {
+            scale = Some((rate, s));
+            break;
+        }
+    }
+    let Some((rate, scaled)) = scale else {
+        let line_text = format!(
+            "nothing was limited: {} requests at up to {:.0}/s ({}); the URL may not be \
+             behind the limiter, or its limit is above what the probe sends (--max-requests)",
+            tally.sent,
+            SCALE[SCALE.len() - 1],
+            counted(&tally.statuses)
+        );
+        line(out, &line_text)?;
+        return Ok(Outcome {
+            exit: Exit::GateFailed,
+            error: Some("the probe found no limit".into()),
+        });
+    };
+
+    // 2. Keys.
+    let key_rate = (rate * 2.0).min(MAX_RATE);
+    let key_count = ((3 * scaled.admitted() + 10) as f64)
+        .min(key_rate)
+        .max(10.0) as u64;
+    let (tag, no) = next_tag();
+    let t = keys::template(&p.template, &all, None, &tag, no, 1);
+    let baseline = send::send(phase(t, key_rate, key_count, 1), origin, interrupt).await;
+    spend(&mut budget, &baseline, &mut tally);
+    let base_share = baseline.limited_share();
+    line(
+        out,
+        &format!(
+            "  keys: every candidate fixed: {} of {} limited",
+            baseline.limited(),
+            baseline.events.len()
+        ),
+    )?;
+    let mut shares = Vec::new();
+    for c in &all {
+        if interrupt.fired() || !budget.allows(key_count, key_rate) {
+            line(
+                out,
+                &format!("  keys: the budget ends before {} is tried", c.name()),
+            )?;
+            break;
+        }
+        let (tag, no) = next_tag();
+        let fresh_keys = (key_count * 20).min(60_000) as u32;
+        let t = keys::template(&p.template, &all, Some(c), &tag, no, fresh_keys);
+        let s = send::send(phase(t, key_rate, key_count, fresh_keys), origin, interrupt).await;
+        spend(&mut budget, &s, &mut tally);
+        let undecided = s.events.len() as u64 - s.decided();
+        let note = if s.decided() * 2 < s.events.len() as u64 {
+            format!(
+                " — {undecided} without a decision ({}): not judged",
+                counted(&status_counts(&s.events))
+            )
+        } else {
+            String::new()
+        };
+        line(
+            out,
+            &format!(
+                "  keys: {} fresh in every request: {} of {} limited{note}",
+                c.name(),
+                s.limited(),
+                s.events.len()
+            ),
+        )?;
+        if s.decided() * 2 >= s.events.len() as u64 {
+            shares.push((c.clone(), s.limited_share()));
+        }
+    }
+    if interrupt.fired() {
+        return Ok(interrupted());
+    }
+    let moved = keys::moved(base_share, &shares);
+    let key = moved.first().cloned();
+    match (&key, moved.len()) {
+        (Some(k), 1) => line(
+            out,
+            &format!("key: {} (it alone moved the limits)", k.name()),
+        )?,
+        (Some(k), _) => line(
+            out,
+            &format!(
+                "key: {} — and {} moved the limits too: the limiter may key on them together",
+                k.name(),
+                moved[1..]
+                    .iter()
+                    .map(|c| c.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )?,
+        (None, _) => line(
+            out,
+            "key: none of the candidates moved the limits: every caller may share one bucket, \
+             or the key is something not tried (--key-header NAME tries a header)",
+        )?,
+    }
+
+    // 3. Fit.
+    let fit_start = Instant::now();
+    let (tag, no) = next_tag();
+    let fit_template = keys::template(&p.template, &all, None, &tag, no, 1);
+    let g = fit::glance(&observations_of(&scaled.events));
+    let fit_rate = key_rate;
+    let saturate = if g.is_some_and(|g| g.per_second > 0.0) {
+        2.0
+    } else {
+        3.0
+    };
+    let mut events: Vec<Event> = Vec::new();
+    let mut samples = vec![crate::load::clocks::sample(fit_start)];
+    let count = ((fit_rate * saturate) as u64)
+        .min(budget.requests / 2)
+        .max(1);
+    let s = send::send(
+        phase(fit_template.clone(), fit_rate, count, 1),
+        fit_start,
+        interrupt,
+    )
+    .await;
+    spend(&mut budget, &s, &mut tally);
+    events.extend(s.events);
+    samples.push(crate::load::clocks::sample(fit_start));
+    let mut opts = options(key.is_none(), p.timeout, &samples);
+    // The grid comes from the first saturation alone (the rests would
+    // thin its admits per second).
+    let seen = fit::glance(&observations_of(&events));
+    let burst = (scaled.admitted() + 10).min(fit_rate as u64);
+    let rest = Duration::from_secs_f64(saturate / 2.0);
+    let mut judged = judge(&events, seen, &opts);
+    // One rest and saturation again (it tells a refill from a window);
+    // then, while the closest fits disagree on the long-run rate, a steady
+    // phase at the middle of their rates (geometric): a policy slower than
+    // it is caught admitting too much, one faster refusing what it allows
+    // — a bisection on the rate, each step proven by the verifier.
+    let mut round = 0;
+    let mut tried_rates: Vec<f64> = Vec::new();
+    while !interrupt.fired() && judged.is_some() {
+        let (wait, rate, count) = if round == 0 {
+            (
+                rest,
+                fit_rate,
+                burst.max((rest.as_secs_f64() * fit_rate) as u64),
+            )
+        } else {
+            let Some((mid, longest)) = judged.as_deref().and_then(disagreement) else {
+                break;
+            };
+            // At least 1 a second: slower steps tell little in the time.
+            let mid = mid.max(1.0);
+            if round > 8
+                || tried_rates
+                    .iter()
+                    .any(|r: &f64| (r / mid - 1.0).abs() < 0.05)
+            {
+                break;
+            }
+            tried_rates.push(mid);
+            let secs = (2.0 * longest).clamp(2.0, 8.0);
+            (Duration::ZERO, mid, (mid * secs) as u64)
+        };
+        round += 1;
+        let need = wait + Duration::from_secs_f64(count as f64 / rate) + p.timeout;
+        if count < 3 || budget.time_left() < need || !budget.allows(count, rate) {
+            break;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = interrupt.wait() => {}
+        }
+        let s = send::send(
+            phase(fit_template.clone(), rate, count, 1),
+            fit_start,
+            interrupt,
+        )
+        .await;
+        spend(&mut budget, &s, &mut tally);
+        events.extend(s.events);
+        samples.push(crate::load::clocks::sample(fit_start));
+        opts = options(key.is_none(), p.timeout, &samples);
+        judged = judge(&events, seen, &opts);
+    }
+    if interrupt.fired() {
+        return Ok(interrupted());
+    }
+    let span_s = events.iter().map(|e| e.done_us).max().unwrap_or(0) as f64 / 1e6;
+    line(
+        out,
+        &format!(
+            "  fit: {} requests over {span_s:.1} s, one fresh caller: {} limited ({} \
+             requests in all)",
+            events.len(),
+            events
+                .iter()
+                .filter(|e| e.outcome == crate::events::Outcome::Rejected)
+                .count(),
+            tally.sent
+        ),
+    )?;
+
+    // 4. Judge.
+    let obs = observations_of(&events);
+    let Some(tried) = judged else {
+        line(
+            out,
+            "the fresh caller was not limited: nothing to fit (the limit moved during the probe?)",
+        )?;
+        return Ok(Outcome {
+            exit: Exit::GateFailed,
+            error: Some("the probe found no policy to fit".into()),
+        });
+    };
+    let fits = fit::fits(&tried);
+    let mut exit = Exit::Passed;
+    let mut error = None;
+    if fits.is_empty() {
+        line(
+            out,
+            &format!(
+                "no policy explains every decision: of {} tried, none leaves 0 definite \
+                 violations and 0 false rejects — the limiter keeps no policy rlbench knows, or \
+                 it is several limiters counting apart",
+                tried.len()
+            ),
+        )?;
+        exit = Exit::GateFailed;
+        error = Some("no policy fits the limiter's decisions".into());
+    } else {
+        line(
+            out,
+            &format!(
+                "fits (0 definite violations, 0 false rejects on {} requests), tightest first:",
+                obs.len()
+            ),
+        )?;
+        for t in fits.iter().take(5) {
+            line(
+                out,
+                &format!(
+                    "  {}  (at most {} admits allowed, {} given)",
+                    t.candidate.describe(),
+                    t.verdict.allowed_max,
+                    t.verdict.admitted
+                ),
+            )?;
+        }
+        if fits.len() > 5 {
+            line(out, &format!("  … and {} more", fits.len() - 5))?;
+        }
+        if let Some((lo, hi)) = rate_range(&tried).filter(|_| ambiguous(&tried)) {
+            line(
+                out,
+                &format!(
+                    "not told apart: the closest fits allow from {lo:.3} to {hi:.3} a second \
+                     over the long run; the probe ran {span_s:.0} s — a longer --max-time \
+                     tells them apart"
+                ),
+            )?;
+        }
+    }
+    let misses = fit::nearest_misses(&tried);
+    if !misses.is_empty() {
+        line(
+            out,
+            "ruled out (the nearest of each family, with its proof):",
+        )?;
+        for t in misses {
+            line(
+                out,
+                &format!(
+                    "  {}: {} definite violations, {} false rejects — {}",
+                    t.candidate.describe(),
+                    t.verdict.definite_violations,
+                    t.verdict.false_rejects,
+                    proof(&t.candidate, &obs, &opts)
+                ),
+            )?;
+        }
+    }
+    if let Some((policy, timing)) = &p.declared {
+        let declared_opts = Options {
+            count_rejected: timing.count_rejected,
+            lateness_us: timing.lateness_us,
+            chunked_refill: timing.chunked_refill,
+            chunks_on_epoch: timing.chunks_on_epoch,
+            ..opts
+        };
+        let v = verify::verify_key(policy, &obs, &declared_opts);
+        let c = fit::Candidate {
+            policy: policy.clone(),
+            count_rejected: timing.count_rejected,
+        };
+        if v.definite_violations == 0 && v.false_rejects == 0 {
+            line(
+                out,
+                &format!("your policy ({}) explains every decision", c.describe()),
+            )?;
+        } else {
+            line(
+                out,
+                &format!(
+                    "your policy ({}) does not explain the decisions: {} definite violations, \
+                     {} false rejects — {}",
+                    c.describe(),
+                    v.definite_violations,
+                    v.false_rejects,
+                    proof_with(policy, &obs, &declared_opts)
+                ),
+            )?;
+            if let Some(best) = fits.first() {
+                let theirs = per_second(&fit::Candidate {
+                    policy: policy.clone(),
+                    count_rejected: false,
+                });
+                let found = per_second(&best.candidate);
+                if found >= 1.5 * theirs {
+                    line(
+                        out,
+                        &format!(
+                            "the limiter admits {:.1}x your rate: several limiters counting \
+                             apart (replicas each with its own memory)?",
+                            found / theirs
+                        ),
+                    )?;
+                }
+            }
+            exit = Exit::GateFailed;
+            error = Some("the policy you gave does not explain the limiter's decisions".into());
+        }
+    }
+    if let Some(best) = fits.first() {
+        line(
+            out,
+            &format!("best: --policy '{}'", best.candidate.inline()),
+        )?;
+        if let Some(name) = &p.write {
+            let limited_seen: Vec<u16> = tally.limited.iter().copied().collect();
+            let written = starter(
+                p,
+                name,
+                key.as_ref(),
+                &best.candidate,
+                g,
+                span_s,
+                &limited_seen,
+            )?;
+            line(
+                out,
+                &format!("wrote {w}\nnext: rlbench run {w}", w = written.display()),
+            )?;
+        }
+    }
+    Ok(Outcome { exit, error })
+}
+
+fn interrupted() -> Outcome {
+    Outcome {
+        exit: Exit::Interrupted,
+        error: Some("interrupted; nothing was concluded".into()),
+    }
+}
+
+/// What the probe has sent and what came back.
+#[derive(Default)]
+struct Tally {
+    sent: u64,
+    statuses: BTreeMap<u16, u64>,
+    /// The statuses of the limited answers.
+    limited: std::collections::BTreeSet<u16>,
+}
+
+fn spend(budget: &mut Budget, s: &Sent, tally: &mut Tally) {
+    budget.requests = budget.requests.saturating_sub(s.events.len() as u64);
+    tally.sent += s.events.len() as u64;
+    for (k, v) in status_counts(&s.events) {
+        *tally.statuses.entry(k).or_default() += v;
+    }
+    tally.limited.extend(
+        s.events
+            .iter()
+            .filter(|e| e.outcome == crate::events::Outcome::Rejected)
+            .map(|e| e.status),
+    );
+}
+
+fn status_counts(events: &[Event]) -> BTreeMap<u16, u64> {
+    let mut m = BTreeMap::new();
+    for e in events {
+        *m.entry(e.status).or_default() += 1;
+    }
+    m
+}
+
+/// `404 ×20, no answer ×3`.
+fn counted(statuses: &BTreeMap<u16, u64>) -> String {
+    statuses
+        .iter()
+        .map(|(s, n)| match s {
+            0 => format!("no answer ×{n}"),
+            s => format!("{s} ×{n}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn limited_list(limited: &[u16]) -> String {
+    limited
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+fn observations_of(events: &[Event]) -> Vec<Obs> {
+    let refs: Vec<&Event> = events.iter().collect();
+    let mut obs = send::observations(&refs);
+    obs.sort_by_key(|o| o.sent);
+    obs
+}
+
+/// The verifier's options for the probe: one clock of this machine's
+/// (its rate measured against the wall clock, plus the usual margin), no
+/// alignment known, and a history known empty only when the key was found
+/// (the fit's caller is fresh).
+fn options(
+    unknown_history: bool,
+    timeout: Duration,
+    samples: &[crate::events::clock::ClockSample],
+) -> Options {
+    let measured = crate::events::clock::measured_ppm(samples);
+    Options {
+        unknown_history,
+        history_settles_us: timeout.as_micros() as i64,
+        clock_rate_ppm: crate::events::clock::allowed_ppm(measured, 0, None),
+        ..Options::default()
+    }
+}
+
+/// The grid around `seen` judged on the fit's events; `None` when
+/// nothing was limited.
+fn judge(events: &[Event], seen: Option<fit::Glance>, opts: &Options) -> Option<Vec<fit::Tried>> {
+    let obs = observations_of(events);
+    Some(fit::judge(&obs, opts, fit::candidates(seen?)))
+}
+
+/// The long-run rate a candidate allows, per second (a window's limit
+/// over the window, a bucket's refill).
+fn per_second(c: &fit::Candidate) -> f64 {
+    let (limit, window_us) = c.policy.quota();
+    limit as f64 * 1e6 / window_us.max(1) as f64
+}
+
+/// The slowest and the fastest long-run rate among the plausible fits:
+/// those whose bound on these requests is within a quarter of the
+/// tightest one's.
+fn rate_range(tried: &[fit::Tried]) -> Option<(f64, f64)> {
+    let fits = fit::fits(tried);
+    let tightest = fits.first()?.verdict.allowed_max;
+    let rates = fits
+        .iter()
+        .filter(|t| t.verdict.allowed_max as f64 <= tightest as f64 * 1.25)
+        .map(|t| per_second(&t.candidate));
+    let lo = rates.clone().fold(f64::INFINITY, f64::min);
+    let hi = rates.fold(0.0, f64::max);
+    Some((lo, hi))
+}
+
+/// The plausible fits disagree on the rate by more than half: the probe
+/// has not told them apart.
+fn ambiguous(tried: &[fit::Tried]) -> bool {
+    rate_range(tried).is_some_and(|(lo, hi)| hi > lo * 1.5)
+}
+
+/// When [`ambiguous`]: the median of the plausible fits' rates (half
+/// of them are ruled out whichever way the limiter answers a steady load
+/// at it) and the longest plausible window not over a minute, in seconds.
+fn disagreement(tried: &[fit::Tried]) -> Option<(f64, f64)> {
+    if !ambiguous(tried) {
+        return None;
+    }
+    let fits = fit::fits(tried);
+    let tightest = fits.first()?.verdict.allowed_max as f64;
+    let plausible: Vec<&&fit::Tried> = fits
+        .iter()
+        .filter(|t| t.verdict.allowed_max as f64 <= tightest * 1.25)
+        .collect();
+    let mut rates: Vec<f64> = plausible.iter().map(|t| per_second(&t.candidate)).collect();
+    rates.sort_by(f64::total_cmp);
+    let median = rates[rates.len() / 2];
+    let longest = plausible
+        .iter()
+        .map(|t| t.candidate.policy.quota().1 as f64 / 1e6)
+        .filter(|&w| w <= 60.0)
+        .fold(0.0, f64::max);
+    Some((median, longest))
+}
+
+/// The first proof against a candidate, in words.
+fn proof(c: &fit::Candidate, obs: &[Obs], base: &Options) -> String {
+    let opts = Options {
+        count_rejected: c.count_rejected,
+        ..*base
+    };
+    proof_with(&c.policy, obs, &opts)
+}
+
+fn proof_with(policy: &Policy, obs: &[Obs], opts: &Options) -> String {
+    let (_, witnesses) = verify::judge_key(policy, obs, opts, true);
+    match witnesses.first() {
+        Some(w) => format!(
+            "{} in {:.3}–{:.3} s: {}",
+            w.kind.name().replace('_', " "),
+            w.from_us as f64 / 1e6,
+            w.to_us as f64 / 1e6,
+            w.rule
+        ),
+        None => "no single proof kept".into(),
+    }
+}
+
+/// Writes the starter scenario with the key and the best fit.
+fn starter(
+    p: &Probe,
+    name: &str,
+    key: Option<&keys::Candidate>,
+    best: &fit::Candidate,
+    g: Option<fit::Glance>,
+    probed_s: f64,
+    limited_seen: &[u16],
+) -> Result<PathBuf, Error> {
+    let (_, window_us) = best.policy.quota();
+    let window_s = window_us as f64 / 1e6;
+    // Three windows, 10 s to 2 min; each key sent about thrice its rate.
+    let duration = (window_s * 3.0).clamp(10.0, 120.0).ceil() as u64;
+    let (limit, _) = best.policy.quota();
+    let per_key = (3.0 * limit as f64 / window_s.max(0.001)).max(g.map_or(0.0, |g| g.per_second));
+    let keys = if key.is_some() { 5 } else { 1 };
+    let rate = (per_key * keys as f64).clamp(10.0, 2_000.0).round() as u64;
+    let policy = format!(
+        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n{}",
+        best.describe(),
+        best.lines()
+    );
+    crate::app::init::init(&crate::app::init::Init {
+        name,
+        target: Some(&p.targets[0].to_string()),
+        policy: None,
+        preset: None,
+        key_header: None,
+        force: p.force,
+        dir: std::path::Path::new("."),
+        found: Some(crate::app::init::Found {
+            policy,
+            key: key.map(|k| k.scenario_line()),
+            limited: limited_seen.to_vec(),
+            rate,
+            keys,
+            duration_s: duration,
+        }),
+    })
+}
