@@ -151,6 +151,10 @@ pub enum Command {
         /// (default X-Customer-Id).
         #[arg(long, value_name = "NAME", value_parser = values::header_name, requires = "target")]
         key_header: Option<HeaderName>,
+        /// With --target: find the key and the policy first, as `rlbench
+        /// probe URL --write NAME` does (a bounded load to the target).
+        #[arg(long, requires = "target", conflicts_with_all = ["policy", "preset", "key_header"])]
+        probe: bool,
         /// Overwrite NAME.toml if it exists.
         #[arg(long)]
         force: bool,
@@ -379,8 +383,8 @@ pub struct ProbeArgs {
     /// At most this many requests in all.
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub max_requests: u64,
-    /// At most this long in all, e.g. "40s"; a longer one pins longer windows.
-    #[arg(long, default_value = "40s", value_parser = values::duration)]
+    /// At most this long in all, e.g. "60s"; a longer one pins longer windows.
+    #[arg(long, default_value = "60s", value_parser = values::duration)]
     pub max_time: Duration,
     /// Per-request timeout.
     #[arg(long, default_value = "2s", value_parser = values::duration)]

@@ -110,15 +110,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 last: None,
             })
         }
-        Command::Probe(args) => {
-            let probe = crate::app::flags::probe(&args)?;
-            let outcome = crate::app::probe::run(&probe, &Interrupt::listen(), out).await?;
-            Ok(Said {
-                exit: outcome.exit,
-                errors: outcome.error.into_iter().collect(),
-                last: None,
-            })
-        }
+        Command::Probe(args) => probe(&args, out).await,
         Command::Check { scenario, format } => {
             let s = crate::scenario::read(&scenario)?;
             let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
@@ -240,11 +232,35 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
         }
         Command::Init {
             name,
+            target: Some(target),
+            probe: true,
+            force,
+            ..
+        } => {
+            // `init --target URL --probe` is `probe URL --write NAME`.
+            use clap::{Args, FromArgMatches};
+            let mut argv = vec!["probe", target.as_str(), "--write", name.as_str()];
+            if force {
+                argv.push("--force");
+            }
+            let args = crate::cli::ProbeArgs::augment_args(clap::Command::new("probe"))
+                .try_get_matches_from(argv)
+                .and_then(|m| crate::cli::ProbeArgs::from_arg_matches(&m))
+                .map_err(|e| {
+                    let first = e.to_string();
+                    let first = first.lines().next().unwrap_or_default();
+                    Error::input(format!("--target: {}", first.trim_start_matches("error: ")))
+                })?;
+            probe(&args, out).await
+        }
+        Command::Init {
+            name,
             target,
             policy,
             preset,
             key_header,
             force,
+            ..
         } => {
             let path = crate::app::init::init(&crate::app::init::Init {
                 name: &name,
@@ -426,4 +442,15 @@ fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| Error::environment(format!("cannot write to standard output: {e}")))
+}
+
+/// `rlbench probe`, and `init --probe`.
+async fn probe(args: &crate::cli::ProbeArgs, out: &mut dyn Write) -> Result<Said, Error> {
+    let probe = crate::app::flags::probe(args)?;
+    let outcome = crate::app::probe::run(&probe, &Interrupt::listen(), out).await?;
+    Ok(Said {
+        exit: outcome.exit,
+        errors: outcome.error.into_iter().collect(),
+        last: None,
+    })
 }

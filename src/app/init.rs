@@ -34,6 +34,11 @@ pub(crate) struct Found {
     pub rate: u64,
     pub keys: u32,
     pub duration_s: u64,
+    /// What the rate is, for its comment.
+    pub rate_note: &'static str,
+    pub method: String,
+    /// The headers the probe was given (`-H`), sent on every request.
+    pub headers: Vec<(String, String)>,
 }
 
 /// The header the reference API keys on, and an external target's by default.
@@ -311,6 +316,20 @@ fn probed(name: &str, url: &str, f: &Found) -> String {
         .map(|s| s.to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    let headers = if f.headers.is_empty() {
+        String::new()
+    } else {
+        let pairs: Vec<String> = f
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                // A JSON string is a TOML basic string (the same escapes).
+                let quoted = |x: &String| serde_json::to_string(x).unwrap_or_default();
+                format!("{} = {}", quoted(k), quoted(v))
+            })
+            .collect();
+        format!("headers = {{ {} }}\n", pairs.join(", "))
+    };
     format!(
         r#"# {name}: a starter scenario against your own limiter at {url},
 # its key and policy found by `rlbench probe`. `rlbench run {name}.toml`
@@ -321,13 +340,13 @@ duration = "{duration}s"
 [target]
 kind = "external"
 urls = ["{url}"]
-method = "GET"
-{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
+method = "{method}"
+{headers}{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
 
 [policy]
 {policy}
 [load]
-rate = {rate}                   # requests per second, open loop, about thrice the limit
+rate = {rate}                   # requests per second, open loop, {rate_note}
 keys = {keys}
 timeout = "2s"
 {load_key}
@@ -341,6 +360,8 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
         policy = f.policy,
         rate = f.rate,
         keys = f.keys,
+        rate_note = f.rate_note,
+        method = f.method,
     )
 }
 

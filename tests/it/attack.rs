@@ -166,7 +166,7 @@ fn hang_ups_are_counted_by_kind_and_do_not_stop_the_attack() {
 /// A `rlbench serve` the test started: killed (and reaped) when dropped,
 /// on every path out of the test, a failed assertion too; its replicas
 /// die with it.
-struct Served(Child);
+pub(crate) struct Served(Child);
 
 impl Drop for Served {
     fn drop(&mut self) {
@@ -183,7 +183,7 @@ fn serve_replica(dir: &std::path::Path) -> (Served, String) {
 
 /// `rlbench serve` of `replicas` local replicas, each counting alone: 5 per
 /// `window` of `algorithm`. Their URLs once all are up.
-fn serve_replicas(
+pub(crate) fn serve_replicas(
     dir: &std::path::Path,
     replicas: usize,
     algorithm: &str,

@@ -33,6 +33,7 @@ mod http2;
 mod keys;
 mod live;
 mod not_sent;
+mod probe;
 mod real_limiters;
 mod redis;
 mod report_fixture;

@@ -137,9 +137,14 @@ pub(crate) fn candidates(g: Glance) -> Vec<Candidate> {
         });
     }
     if r < 5.0 {
-        // Per minute only what per second cannot say.
+        // Per minute only what per second cannot say (not within 2 % of
+        // a whole number a second: 301/1m is 5/1s to any short probe).
+        let per_second_says = |c: u64| {
+            let s = c as f64 / 60.0;
+            s.round() >= 1.0 && (s - s.round()).abs() < 0.02 * s
+        };
         for count in span(r * 36.0, r * 84.0 + 1.0)
-            .filter(|c| c % 60 != 0)
+            .filter(|&c| !per_second_says(c))
             .take(200)
         {
             rates.push(Rate {
@@ -215,16 +220,57 @@ fn refill_per_second(c: &Candidate) -> u64 {
 /// plainer writing, the slower refill and the shorter window.
 pub(crate) fn fits(tried: &[Tried]) -> Vec<&Tried> {
     let mut fits: Vec<&Tried> = tried.iter().filter(|t| t.fits()).collect();
-    fits.sort_by_key(|t| {
-        (
-            t.verdict.allowed_max,
-            family_rank(&t.candidate),
-            plainness(&t.candidate),
-            refill_per_second(&t.candidate),
-            t.candidate.policy.quota().1,
-        )
-    });
+    fits.sort_by_key(|t| tightness(t));
     fits
+}
+
+fn tightness(t: &Tried) -> (u64, u8, u8, u64, u64) {
+    (
+        t.verdict.allowed_max,
+        family_rank(&t.candidate),
+        plainness(&t.candidate),
+        refill_per_second(&t.candidate),
+        t.candidate.policy.quota().1,
+    )
+}
+
+/// The fits, likeliest first: those whose replays get the fewest
+/// admits wrong (`wrong`), where every fit within a quarter of the best's
+/// errors (at least 2) of the best is as good — a boundary's
+/// jitter is no reason to propose `301/1m` over `5/1s` — and comes in the
+/// order of [`fits`]; the rest follow by their wrong decisions.
+pub(crate) fn ranked<'a>(
+    tried: &'a [Tried],
+    wrong: &(dyn Fn(&Candidate) -> usize + Sync),
+) -> Vec<&'a Tried> {
+    rerank(fits(tried), wrong)
+}
+
+/// The most wrong admits a replay may have and be as good as one with
+/// `best`.
+pub(crate) fn as_good(best: usize) -> usize {
+    best + (best / 4).max(2)
+}
+
+/// [`ranked`] over some of the fits.
+pub(crate) fn rerank<'a>(
+    mut fits: Vec<&'a Tried>,
+    wrong: &(dyn Fn(&Candidate) -> usize + Sync),
+) -> Vec<&'a Tried> {
+    fits.sort_by_key(|t| tightness(t));
+    let mut scored: Vec<(usize, &Tried)> = fits
+        .into_par_iter()
+        .map(|t| (wrong(&t.candidate), t))
+        .collect();
+    let Some(best) = scored.iter().map(|(w, _)| *w).min() else {
+        return Vec::new();
+    };
+    // A replay that slips by one request slips every later one with it
+    // (a bucket of one): a quarter of the best's errors is noise too.
+    let good = as_good(best);
+    // Stable: the as-good keep their order.
+    scored.sort_by_key(|&(w, _)| if w <= good { 0 } else { w });
+    scored.into_iter().map(|(_, t)| t).collect()
 }
 
 /// A family's name for grouping what was ruled out.
@@ -489,6 +535,32 @@ mod tests {
         assert!(fits(&tried).is_empty());
         let misses = nearest_misses(&tried);
         assert!(misses.len() >= 5, "{}", misses.len());
+    }
+
+    #[test]
+    fn replays_as_good_as_the_best_keep_the_plainer_first_and_worse_ones_follow() {
+        let obs = probe_trace(40.0, &mut bucket(6.0, 10.0));
+        let tried = judge(&obs, &Options::default(), candidates(glance(&obs).unwrap()));
+        let plain = |c: &Candidate| {
+            matches!(c.policy, Policy::TokenBucket { refill, .. }
+                if refill.per_us == 1_000_000 && refill.count == 10)
+        };
+        // The plain one 2 off, a per-minute one exact: as good, and the
+        // tighter, plainer one stays first.
+        let first = ranked(&tried, &|c| if plain(c) { 2 } else { 0 });
+        assert!(plain(&first[0].candidate), "{:?}", first[0].candidate);
+        // 3 off against 0: no longer as good.
+        let first = ranked(&tried, &|c| if plain(c) { 3 } else { 0 });
+        assert!(!plain(&first[0].candidate));
+        // Order among the worse: by their wrong admits.
+        let wrong = |t: &Tried| t.candidate.policy.quota().0 as usize * 10;
+        let order = ranked(&tried, &|c| c.policy.quota().0 as usize * 10);
+        let w: Vec<usize> = order.iter().map(|t| wrong(t)).collect();
+        let mut sorted = w.clone();
+        sorted.sort_unstable();
+        assert_eq!(w, sorted);
+        assert_eq!(as_good(0), 2);
+        assert_eq!(as_good(40), 50);
     }
 
     #[test]

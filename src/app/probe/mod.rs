@@ -16,6 +16,7 @@
 
 mod fit;
 mod keys;
+mod predict;
 mod send;
 
 use crate::error::{Error, Exit};
@@ -65,6 +66,8 @@ pub(crate) struct Outcome {
 const SCALE: &[f64] = &[20.0, 100.0, 500.0];
 /// The key phases and the fit send at most this fast.
 const MAX_RATE: f64 = 1_000.0;
+/// The fit leaves this much of the time for the confirmation.
+const CONFIRM_TIME: Duration = Duration::from_secs(10);
 
 /// What is left of the budget.
 struct Budget {
@@ -287,6 +290,7 @@ pub(crate) async fn run(
     };
     let mut events: Vec<Event> = Vec::new();
     let mut samples = vec![crate::load::clocks::sample(fit_start)];
+    let epoch_offset = samples[0].wall_us - samples[0].trace_us;
     let count = ((fit_rate * saturate) as u64)
         .min(budget.requests / 2)
         .max(1);
@@ -339,7 +343,7 @@ pub(crate) async fn run(
         };
         round += 1;
         let need = wait + Duration::from_secs_f64(count as f64 / rate) + p.timeout;
-        if count < 3 || budget.time_left() < need || !budget.allows(count, rate) {
+        if count < 3 || budget.time_left() < need + CONFIRM_TIME || !budget.allows(count, rate) {
             break;
         }
         tokio::select! {
@@ -354,6 +358,52 @@ pub(crate) async fn run(
         .await;
         spend(&mut budget, &s, &mut tally);
         events.extend(s.events);
+        samples.push(crate::load::clocks::sample(fit_start));
+        opts = options(key.is_none(), p.timeout, &samples);
+        judged = judge(&events, seen, &opts);
+    }
+    // Saturation admits a window's limit at each window's start, fixed or
+    // sliding alike, and evenly spaced requests age out of a sliding log
+    // as evenly as they came. Each round here rests a window, spreads a
+    // limit and two over half a window, then sends as many within a
+    // twentieth of one, 1.02 windows after the slow ones began: a fixed
+    // window (anchored at the first hit or at any boundary) admits its
+    // whole limit there at once, where a sliding one frees only what aged.
+    let boundary = judged
+        .as_deref()
+        .and_then(|t| boundary_test(&likeliest(t, &events, epoch_offset)));
+    if let Some((limit, window)) = boundary {
+        let count = limit + 2;
+        let slow = count as f64 / window.mul_f64(0.5).as_secs_f64();
+        let fast = count as f64 / window.mul_f64(0.05).as_secs_f64();
+        for _ in 0..3 {
+            let need = window.mul_f64(2.1) + p.timeout;
+            if interrupt.fired()
+                || budget.time_left() < need + CONFIRM_TIME
+                || !budget.allows(2 * count, slow)
+            {
+                break;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(window) => {}
+                () = interrupt.wait() => {}
+            }
+            let began = Instant::now();
+            for (rate, at) in [(slow, Duration::ZERO), (fast, window.mul_f64(1.02))] {
+                tokio::select! {
+                    () = tokio::time::sleep_until(began + at) => {}
+                    () = interrupt.wait() => {}
+                }
+                let s = send::send(
+                    phase(fit_template.clone(), rate, count, 1),
+                    fit_start,
+                    interrupt,
+                )
+                .await;
+                spend(&mut budget, &s, &mut tally);
+                events.extend(s.events);
+            }
+        }
         samples.push(crate::load::clocks::sample(fit_start));
         opts = options(key.is_none(), p.timeout, &samples);
         judged = judge(&events, seen, &opts);
@@ -388,7 +438,71 @@ pub(crate) async fn run(
             error: Some("the probe found no policy to fit".into()),
         });
     };
-    let fits = fit::fits(&tried);
+    let mut fits = likeliest(&tried, &events, epoch_offset);
+    // 5. Confirm: the starter's own load (its keys, its rate) for a few
+    // seconds on fresh keys, each key's trace judged under every fit;
+    // what a run of the starter would disprove goes now, not in the
+    // user's first run.
+    let mut confirmed = 0usize;
+    if let Some(best) = fits.first() {
+        let load = starter_load(&best.candidate, g, key.is_some());
+        let window_s = best.candidate.policy.quota().1 as f64 / 1e6;
+        let secs = (3.0 * window_s).clamp(3.0, 8.0);
+        let rate = load.rate as f64;
+        let count = ((rate * secs) as u64).min(budget.requests);
+        if interrupt.fired() || count < load.rate || !budget.allows(count, rate) {
+            line(
+                out,
+                "  confirm: the budget ends before the starter's load is tried (--max-time)",
+            )?;
+        } else {
+            let (tag, no) = next_tag();
+            let t = keys::template(&p.template, &all, key.as_ref(), &tag, no, load.keys);
+            let s = send::send(phase(t, rate, count, load.keys), fit_start, interrupt).await;
+            spend(&mut budget, &s, &mut tally);
+            if s.interrupted {
+                return Ok(interrupted());
+            }
+            let mut by_key: BTreeMap<&str, Vec<Event>> = BTreeMap::new();
+            for e in &s.events {
+                by_key.entry(e.key.as_str()).or_default().push(e.clone());
+            }
+            let before = fits.len();
+            let traces: Vec<Vec<Obs>> = by_key.values().map(|e| observations_of(e)).collect();
+            fits.retain(|t| {
+                let opts = Options {
+                    count_rejected: t.candidate.count_rejected,
+                    ..opts
+                };
+                traces.iter().all(|obs| {
+                    let v = verify::verify_key(&t.candidate.policy, obs, &opts);
+                    v.definite_violations == 0 && v.false_rejects == 0
+                })
+            });
+            // Ranked again on every trace's replays.
+            let decided: Vec<Vec<(i64, bool)>> = std::iter::once(decisions(&events))
+                .chain(by_key.values().map(|e| decisions(e)))
+                .collect();
+            fits = fit::rerank(fits, &|c| {
+                decided
+                    .iter()
+                    .map(|d| predict::disagreements(c, d, epoch_offset))
+                    .sum()
+            });
+            confirmed = s.events.len();
+            line(
+                out,
+                &format!(
+                    "  confirm: {} requests at {rate:.0}/s over {} fresh key{}, as the starter \
+                     sends them: {} of {before} fits left",
+                    s.events.len(),
+                    load.keys,
+                    if load.keys == 1 { "" } else { "s" },
+                    fits.len()
+                ),
+            )?;
+        }
+    }
     let mut exit = Exit::Passed;
     let mut error = None;
     if fits.is_empty() {
@@ -407,16 +521,21 @@ pub(crate) async fn run(
         line(
             out,
             &format!(
-                "fits (0 definite violations, 0 false rejects on {} requests), tightest first:",
-                obs.len()
+                "fits (0 definite violations, 0 false rejects on {} requests), likeliest first \
+                 (the fewest admits a replay of it gives or refuses otherwise):",
+                obs.len() + confirmed
             ),
         )?;
+        let decided = decisions(&events);
         for t in fits.iter().take(5) {
             line(
                 out,
                 &format!(
-                    "  {}  (at most {} admits allowed, {} given)",
+                    "  {}  (replayed, {} admits off over {} requests; at most {} admits \
+                     allowed, {} given)",
                     t.candidate.describe(),
+                    predict::disagreements(&t.candidate, &decided, epoch_offset),
+                    decided.len(),
                     t.verdict.allowed_max,
                     t.verdict.admitted
                 ),
@@ -425,13 +544,24 @@ pub(crate) async fn run(
         if fits.len() > 5 {
             line(out, &format!("  … and {} more", fits.len() - 5))?;
         }
-        if let Some((lo, hi)) = rate_range(&tried).filter(|_| ambiguous(&tried)) {
+        // The fits whose replays are as good as the best one's: the trace
+        // does not tell them apart.
+        let wrong = |t: &fit::Tried| predict::disagreements(&t.candidate, &decided, epoch_offset);
+        let slack = fit::as_good(wrong(fits[0]));
+        let rates: Vec<f64> = fits
+            .iter()
+            .filter(|t| wrong(t) <= slack)
+            .map(|t| per_second(&t.candidate))
+            .collect();
+        let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = rates.iter().copied().fold(0.0, f64::max);
+        if hi > lo * 1.5 {
             line(
                 out,
                 &format!(
-                    "not told apart: the closest fits allow from {lo:.3} to {hi:.3} a second \
-                     over the long run; the probe ran {span_s:.0} s — a longer --max-time \
-                     tells them apart"
+                    "not told apart: fits replaying as well as the best allow from {lo:.3} to \
+                     {hi:.3} a second over the long run; the probe ran {span_s:.0} s — a longer \
+                     --max-time tells them apart"
                 ),
             )?;
         }
@@ -522,10 +652,8 @@ pub(crate) async fn run(
                 span_s,
                 &limited_seen,
             )?;
-            line(
-                out,
-                &format!("wrote {w}\nnext: rlbench run {w}", w = written.display()),
-            )?;
+            let w = written.strip_prefix(".").unwrap_or(&written).display();
+            line(out, &format!("wrote {w}\nnext: rlbench run {w}"))?;
         }
     }
     Ok(Outcome { exit, error })
@@ -649,6 +777,47 @@ fn ambiguous(tried: &[fit::Tried]) -> bool {
     rate_range(tried).is_some_and(|(lo, hi)| hi > lo * 1.5)
 }
 
+/// The decided requests of `events` in the order sent: (sent µs, admitted).
+fn decisions(events: &[Event]) -> Vec<(i64, bool)> {
+    observations_of(events)
+        .iter()
+        .filter(|o| o.decided != verify::Decided::Unknown)
+        .map(|o| (o.sent, o.decided == verify::Decided::Admitted))
+        .collect()
+}
+
+/// The fits of `tried` on `events`, likeliest first ([`fit::ranked`]).
+fn likeliest<'a>(
+    tried: &'a [fit::Tried],
+    events: &[Event],
+    epoch_offset: i64,
+) -> Vec<&'a fit::Tried> {
+    let decided = decisions(events);
+    fit::ranked(tried, &|c| {
+        predict::disagreements(c, &decided, epoch_offset)
+    })
+}
+
+/// When the likeliest fit is a window that one of another window family
+/// of the same limit could pass for (a limit of at most 500, a window
+/// from 100 ms to 10 s): its limit and window, for the boundary bursts.
+fn boundary_test(fits: &[&fit::Tried]) -> Option<(u64, Duration)> {
+    let best = fits.first()?;
+    match best.candidate.policy {
+        Policy::SlidingLog { limit, window_us }
+        | Policy::FixedWindow { limit, window_us }
+        | Policy::SlidingWindow {
+            limit, window_us, ..
+        }
+        | Policy::SlidingCounter { limit, window_us }
+            if limit <= 500 && (100_000..=10_000_000).contains(&window_us) =>
+        {
+            Some((limit, Duration::from_micros(window_us)))
+        }
+        _ => None,
+    }
+}
+
 /// When [`ambiguous`]: the median of the plausible fits' rates (half
 /// of them are ruled out whichever way the limiter answers a steady load
 /// at it) and the longest plausible window not over a minute, in seconds.
@@ -696,6 +865,42 @@ fn proof_with(policy: &Policy, obs: &[Obs], opts: &Options) -> String {
     }
 }
 
+/// The load a starter sends.
+struct StarterLoad {
+    rate: u64,
+    keys: u32,
+    duration_s: u64,
+    note: &'static str,
+}
+
+/// Three windows, 10 s to 2 min; each key sent about thrice its rate —
+/// or, when rejected requests count, at four fifths of it (above it, a
+/// key stays shut for good and the run judges nothing but rejects; below
+/// it, the random picks of five keys still overrun a window now and then);
+/// five keys when the key was found, else one.
+fn starter_load(best: &fit::Candidate, g: Option<fit::Glance>, keyed: bool) -> StarterLoad {
+    let (limit, window_us) = best.policy.quota();
+    let window_s = window_us as f64 / 1e6;
+    let duration_s = (window_s * 3.0).clamp(10.0, 120.0).ceil() as u64;
+    let rate = limit as f64 / window_s.max(0.001);
+    let (per_key, note) = if best.count_rejected {
+        (0.8 * rate, "each key a little under the limit")
+    } else {
+        (
+            (3.0 * rate).max(g.map_or(0.0, |g| g.per_second)),
+            "each key about thrice the limit",
+        )
+    };
+    let keys = if keyed { 5 } else { 1 };
+    let rate = (per_key * keys as f64).clamp(10.0, 2_000.0).round() as u64;
+    StarterLoad {
+        rate,
+        keys,
+        duration_s,
+        note,
+    }
+}
+
 /// Writes the starter scenario with the key and the best fit.
 fn starter(
     p: &Probe,
@@ -706,14 +911,7 @@ fn starter(
     probed_s: f64,
     limited_seen: &[u16],
 ) -> Result<PathBuf, Error> {
-    let (_, window_us) = best.policy.quota();
-    let window_s = window_us as f64 / 1e6;
-    // Three windows, 10 s to 2 min; each key sent about thrice its rate.
-    let duration = (window_s * 3.0).clamp(10.0, 120.0).ceil() as u64;
-    let (limit, _) = best.policy.quota();
-    let per_key = (3.0 * limit as f64 / window_s.max(0.001)).max(g.map_or(0.0, |g| g.per_second));
-    let keys = if key.is_some() { 5 } else { 1 };
-    let rate = (per_key * keys as f64).clamp(10.0, 2_000.0).round() as u64;
+    let load = starter_load(best, g, key.is_some());
     let policy = format!(
         "# rlbench probe found it on {probed_s:.0} s of probing: {}\n{}",
         best.describe(),
@@ -731,9 +929,17 @@ fn starter(
             policy,
             key: key.map(|k| k.scenario_line()),
             limited: limited_seen.to_vec(),
-            rate,
-            keys,
-            duration_s: duration,
+            rate: load.rate,
+            keys: load.keys,
+            duration_s: load.duration_s,
+            rate_note: load.note,
+            method: p.template.method.to_string(),
+            headers: p
+                .template
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
+                .collect(),
         }),
     })
 }

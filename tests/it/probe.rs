@@ -1,0 +1,268 @@
+//! `rlbench probe` against real limiters on loopback: nginx `limit_req`
+//! with and without a burst, HAProxy counting rejects, PyPI `limits`,
+//! rate-limiter-flexible and our own replicas. Each must come out with
+//! the key it keys on and the policy it keeps, and the starter scenario
+//! the probe writes must pass twice back to back (a first hour without
+//! false alarms). Three replicas counting apart, given the one policy
+//! they claim, must be told that it does not explain them.
+
+use crate::attack::serve_replicas;
+use crate::common::{free_port, rlbench, text};
+use crate::external::start_nginx;
+use crate::real_limiters::{start, Limiter};
+use std::path::Path;
+use std::process::Output;
+
+/// `rlbench probe` with `args` in `dir`, its standard output.
+fn probe(dir: &Path, args: &[&str]) -> (Output, String) {
+    let mut all = vec!["probe"];
+    all.extend_from_slice(args);
+    let out = rlbench(&all, dir);
+    let stdout = text(&out.stdout);
+    (out, stdout)
+}
+
+/// The `best:` line of a probe's output.
+fn best(stdout: &str) -> &str {
+    stdout
+        .lines()
+        .find(|l| l.starts_with("best: "))
+        .unwrap_or_else(|| panic!("no best line:\n{stdout}"))
+}
+
+/// The `key:` line of a probe's output.
+fn key(stdout: &str) -> &str {
+    stdout
+        .lines()
+        .find(|l| l.starts_with("key: "))
+        .unwrap_or_else(|| panic!("no key line:\n{stdout}"))
+}
+
+/// Probes `url` writing `name.toml`, checks the key and the best policy
+/// (`key_has`, `best_is`), then runs the starter twice: both must pass.
+fn found_and_starter_passes_twice(url: &str, extra: &[&str], key_has: &str, best_is: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![url, "--write", "starter"];
+    args.extend_from_slice(extra);
+    let (out, stdout) = probe(dir.path(), &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(key(&stdout).contains(key_has), "{stdout}");
+    assert_eq!(
+        best(&stdout),
+        format!("best: --policy '{best_is}'"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wrote starter.toml"), "{stdout}");
+    let starter = std::fs::read_to_string(dir.path().join("starter.toml")).unwrap();
+    assert!(starter.contains("# rlbench probe found it"), "{starter}");
+    for round in 1..=2 {
+        let run = rlbench(&["run", "starter.toml"], dir.path());
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "run {round} of the starter:\n{starter}\n{}\n{}",
+            text(&run.stdout),
+            text(&run.stderr)
+        );
+        assert!(
+            text(&run.stdout).contains("gate: passed"),
+            "{}",
+            text(&run.stdout)
+        );
+    }
+}
+
+fn nginx_conf(port: u16) -> String {
+    format!(
+        r#"
+worker_processes 1;
+events {{ worker_connections 1024; }}
+error_log stderr warn;
+http {{
+    access_log off;
+    limit_req_zone $http_x_customer_id zone=burst:1m rate=10r/s;
+    limit_req_zone $binary_remote_addr zone=ip:1m rate=5r/s;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /limited {{ limit_req zone=burst burst=5 nodelay; root html; }}
+        location = /ip {{ limit_req zone=ip; limit_req_status 429; alias html/limited; }}
+    }}
+}}
+"#
+    )
+}
+
+/// nginx `rate=10r/s burst=5 nodelay` keyed on X-Customer-Id, answering
+/// 503: a token bucket of 6 refilled 10 a second, written as nginx writes it.
+#[test]
+fn nginx_with_a_burst_is_found_and_its_starter_passes_twice() {
+    let prefix = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _nginx = start_nginx(prefix.path(), &nginx_conf(port), &[port]);
+    found_and_starter_passes_twice(
+        &format!("http://127.0.0.1:{port}/limited"),
+        &[],
+        "header X-Customer-Id (it alone moved the limits)",
+        r#"algorithm = "token_bucket", capacity = 6, refill = "10/1s""#,
+    );
+}
+
+/// nginx `rate=5r/s` without a burst keyed on the client address: a bucket
+/// of one, and the key only a source address of its own moves. Asked
+/// through `init --target URL --probe`, which writes the starter.
+#[test]
+fn nginx_without_a_burst_keyed_on_the_address_is_found_by_init_probe() {
+    let prefix = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _nginx = start_nginx(prefix.path(), &nginx_conf(port), &[port]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/ip");
+    let out = rlbench(&["init", "edge", "--target", &url, "--probe"], dir.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let starter = std::fs::read_to_string(dir.path().join("edge.toml")).unwrap();
+    assert!(starter.contains("source_ip"), "{starter}");
+    assert!(starter.contains("refill = \"5/1s\""), "{starter}");
+    assert!(key(&stdout).contains("the client address"), "{stdout}");
+    assert_eq!(
+        best(&stdout),
+        r#"best: --policy 'algorithm = "token_bucket", capacity = 1, refill = "5/1s"'"#,
+        "{stdout}"
+    );
+    assert!(stdout.contains("nginx: rate=5r/s burst=0"), "{stdout}");
+}
+
+/// HAProxy's stick table counts the requests it denies too: only a policy
+/// counting rejects explains it, 10 per second.
+#[test]
+fn haproxy_counting_rejects_is_found_and_its_starter_passes_twice() {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start(Limiter::Haproxy, logs.path());
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{}/limited", server.port);
+    let (out, stdout) = probe(dir.path(), &[&url, "--write", "starter"]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(key(&stdout).contains("X-Customer-Id"), "{stdout}");
+    let best = best(&stdout);
+    assert!(
+        best.contains("limit = 10, window = \"1s\"") && best.contains("count_rejected = true"),
+        "{stdout}"
+    );
+    for round in 1..=2 {
+        let run = rlbench(&["run", "starter.toml"], dir.path());
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "run {round}: {}",
+            text(&run.stdout)
+        );
+    }
+}
+
+/// PyPI `limits`' fixed window is anchored at the key's first hit: the
+/// probe must not settle for a tighter window that only its short trace
+/// allows (its starter would then fail on a correct limiter).
+#[test]
+fn limits_fixed_window_is_found_and_its_starter_passes_twice() {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start(Limiter::Limits("fixed-window"), logs.path());
+    found_and_starter_passes_twice(
+        &format!("http://127.0.0.1:{}/limited", server.port),
+        &[],
+        "header X-Customer-Id",
+        r#"algorithm = "fixed_window", limit = 10, window = "1s""#,
+    );
+}
+
+/// `limits`' moving window is a sliding log; its sliding window counter a
+/// sliding counter; rate-limiter-flexible's memory limiter a fixed window.
+#[test]
+fn limits_moving_window_sliding_counter_and_rate_limiter_flexible_are_found() {
+    let logs = tempfile::tempdir().unwrap();
+    for (limiter, policy) in [
+        (
+            Limiter::Limits("moving-window"),
+            r#"algorithm = "sliding_log", limit = 10, window = "1s""#,
+        ),
+        (
+            Limiter::Limits("sliding-window-counter"),
+            r#"algorithm = "sliding_counter", limit = 10, window = "1s""#,
+        ),
+        (
+            Limiter::Flexible,
+            r#"algorithm = "fixed_window", limit = 10, window = "1s""#,
+        ),
+    ] {
+        let server = start(limiter, logs.path());
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("http://127.0.0.1:{}/limited", server.port);
+        let (out, stdout) = probe(dir.path(), &[&url]);
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        assert!(key(&stdout).contains("X-Customer-Id"), "{stdout}");
+        assert_eq!(
+            best(&stdout),
+            format!("best: --policy '{policy}'"),
+            "{stdout}"
+        );
+    }
+}
+
+/// Our own replica (a sliding log of 5 per second on POST /api/transfers)
+/// is found and its starter passes twice; three replicas counting apart,
+/// given the one policy they claim, do not explain it: the probe says so,
+/// names the counting apart, and exits 1.
+#[test]
+fn our_replicas_are_found_and_three_counting_apart_do_not_explain_the_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_one, urls) = serve_replicas(dir.path(), 1, "sliding_log", "1s");
+    found_and_starter_passes_twice(
+        &urls[0],
+        &["-m", "POST"],
+        "header X-Customer-Id",
+        r#"algorithm = "sliding_log", limit = 5, window = "1s""#,
+    );
+    let three_dir = tempfile::tempdir().unwrap();
+    let (_three, urls) = serve_replicas(three_dir.path(), 3, "sliding_log", "1s");
+    let mut args: Vec<&str> = urls.iter().map(String::as_str).collect();
+    args.extend([
+        "-m",
+        "POST",
+        "--policy",
+        r#"algorithm = "sliding_log", limit = 5, window = "1s""#,
+    ]);
+    let (out, stdout) = probe(dir.path(), &args);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("your policy (sliding_log: 5 per 1s) does not explain the decisions"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("several limiters counting apart"),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("the policy you gave does not explain"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A URL where nothing answers but 404 is the setup's fault: exit 3 with
+/// "check the URL", after the first step alone.
+#[test]
+fn a_url_that_only_answers_404_is_the_setup_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_one, urls) = serve_replicas(dir.path(), 1, "sliding_log", "1s");
+    let url = urls[0].replace("/api/transfers", "/no/such/path");
+    let (out, stdout) = probe(dir.path(), &[&url]);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("check the URL"), "{stderr}");
+    assert!(stderr.contains("404"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
