@@ -18,6 +18,7 @@ mod fit;
 mod keys;
 mod predict;
 mod send;
+mod starter;
 
 use crate::error::{Error, Exit};
 use crate::events::Event;
@@ -31,7 +32,6 @@ use reference_api::Policy;
 use send::{Phase, Sent};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -445,7 +445,7 @@ pub(crate) async fn run(
     // user's first run.
     let mut confirmed = 0usize;
     if let Some(best) = fits.first() {
-        let load = starter_load(&best.candidate, g, key.is_some());
+        let load = starter::starter_load(&best.candidate, g, key.is_some());
         let window_s = best.candidate.policy.quota().1 as f64 / 1e6;
         let secs = (3.0 * window_s).clamp(3.0, 8.0);
         let rate = load.rate as f64;
@@ -643,7 +643,7 @@ pub(crate) async fn run(
         )?;
         if let Some(name) = &p.write {
             let limited_seen: Vec<u16> = tally.limited.iter().copied().collect();
-            let written = starter(
+            let written = starter::starter(
                 p,
                 name,
                 key.as_ref(),
@@ -863,83 +863,4 @@ fn proof_with(policy: &Policy, obs: &[Obs], opts: &Options) -> String {
         ),
         None => "no single proof kept".into(),
     }
-}
-
-/// The load a starter sends.
-struct StarterLoad {
-    rate: u64,
-    keys: u32,
-    duration_s: u64,
-    note: &'static str,
-}
-
-/// Three windows, 10 s to 2 min; each key sent about thrice its rate —
-/// or, when rejected requests count, at four fifths of it (above it, a
-/// key stays shut for good and the run judges nothing but rejects; below
-/// it, the random picks of five keys still overrun a window now and then);
-/// five keys when the key was found, else one.
-fn starter_load(best: &fit::Candidate, g: Option<fit::Glance>, keyed: bool) -> StarterLoad {
-    let (limit, window_us) = best.policy.quota();
-    let window_s = window_us as f64 / 1e6;
-    let duration_s = (window_s * 3.0).clamp(10.0, 120.0).ceil() as u64;
-    let rate = limit as f64 / window_s.max(0.001);
-    let (per_key, note) = if best.count_rejected {
-        (0.8 * rate, "each key a little under the limit")
-    } else {
-        (
-            (3.0 * rate).max(g.map_or(0.0, |g| g.per_second)),
-            "each key about thrice the limit",
-        )
-    };
-    let keys = if keyed { 5 } else { 1 };
-    let rate = (per_key * keys as f64).clamp(10.0, 2_000.0).round() as u64;
-    StarterLoad {
-        rate,
-        keys,
-        duration_s,
-        note,
-    }
-}
-
-/// Writes the starter scenario with the key and the best fit.
-fn starter(
-    p: &Probe,
-    name: &str,
-    key: Option<&keys::Candidate>,
-    best: &fit::Candidate,
-    g: Option<fit::Glance>,
-    probed_s: f64,
-    limited_seen: &[u16],
-) -> Result<PathBuf, Error> {
-    let load = starter_load(best, g, key.is_some());
-    let policy = format!(
-        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n{}",
-        best.describe(),
-        best.lines()
-    );
-    crate::app::init::init(&crate::app::init::Init {
-        name,
-        target: Some(&p.targets[0].to_string()),
-        policy: None,
-        preset: None,
-        key_header: None,
-        force: p.force,
-        dir: std::path::Path::new("."),
-        found: Some(crate::app::init::Found {
-            policy,
-            key: key.map(|k| k.scenario_line()),
-            limited: limited_seen.to_vec(),
-            rate: load.rate,
-            keys: load.keys,
-            duration_s: load.duration_s,
-            rate_note: load.note,
-            method: p.template.method.to_string(),
-            headers: p
-                .template
-                .headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
-                .collect(),
-        }),
-    })
 }

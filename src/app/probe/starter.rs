@@ -1,0 +1,90 @@
+//! The starter scenario `rlbench probe --write` leaves: the load it sends
+//! (also what the probe's confirmation sends first) and the file itself,
+//! written by `init` with what was found.
+
+use super::{fit, keys, Probe};
+use crate::error::Error;
+use std::path::PathBuf;
+
+/// The load a starter sends.
+pub(super) struct StarterLoad {
+    pub rate: u64,
+    pub keys: u32,
+    pub duration_s: u64,
+    pub note: &'static str,
+}
+
+/// Three windows, 10 s to 2 min; each key sent about thrice its rate —
+/// or, when rejected requests count, at four fifths of it (above it, a
+/// key stays shut for good and the run judges nothing but rejects; below
+/// it, the random picks of five keys still overrun a window now and then);
+/// five keys when the key was found, else one.
+pub(super) fn starter_load(
+    best: &fit::Candidate,
+    g: Option<fit::Glance>,
+    keyed: bool,
+) -> StarterLoad {
+    let (limit, window_us) = best.policy.quota();
+    let window_s = window_us as f64 / 1e6;
+    let duration_s = (window_s * 3.0).clamp(10.0, 120.0).ceil() as u64;
+    let rate = limit as f64 / window_s.max(0.001);
+    let (per_key, note) = if best.count_rejected {
+        (0.8 * rate, "each key a little under the limit")
+    } else {
+        (
+            (3.0 * rate).max(g.map_or(0.0, |g| g.per_second)),
+            "each key about thrice the limit",
+        )
+    };
+    let keys = if keyed { 5 } else { 1 };
+    let rate = (per_key * keys as f64).clamp(10.0, 2_000.0).round() as u64;
+    StarterLoad {
+        rate,
+        keys,
+        duration_s,
+        note,
+    }
+}
+
+/// Writes the starter scenario with the key and the best fit.
+pub(super) fn starter(
+    p: &Probe,
+    name: &str,
+    key: Option<&keys::Candidate>,
+    best: &fit::Candidate,
+    g: Option<fit::Glance>,
+    probed_s: f64,
+    limited_seen: &[u16],
+) -> Result<PathBuf, Error> {
+    let load = starter_load(best, g, key.is_some());
+    let policy = format!(
+        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n{}",
+        best.describe(),
+        best.lines()
+    );
+    crate::app::init::init(&crate::app::init::Init {
+        name,
+        target: Some(&p.targets[0].to_string()),
+        policy: None,
+        preset: None,
+        key_header: None,
+        force: p.force,
+        dir: std::path::Path::new("."),
+        found: Some(crate::app::init::Found {
+            policy,
+            key: key.map(|k| k.scenario_line()),
+            limited: limited_seen.to_vec(),
+            rate: load.rate,
+            keys: load.keys,
+            duration_s: load.duration_s,
+            rate_note: load.note,
+            method: p.template.method.to_string(),
+            headers: p
+                .template
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
+                .collect(),
+        }),
+    })
+}
