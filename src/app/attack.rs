@@ -143,7 +143,7 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
         .out
         .clone()
         .or_else(|| scratch.as_ref().map(|d| d.path().to_path_buf()));
-    let folder = RunFolder::create(root.as_deref(), ARM, started)?;
+    let folder = RunFolder::create(root.as_deref(), ARM, started, "latest")?;
     let specs = [spec(attack)];
     let mut journal = Journal::open(&folder, ARM, started, attack.duration)?;
     let ran = arm::run_all(

@@ -200,7 +200,9 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
             tracing::info!("{line}");
         }
     }
-    let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started)?;
+    let names: Vec<&str> = arms.iter().map(|a| a.name.as_str()).collect();
+    let latest = crate::store::folder::latest_name(&names, names.len() == scenario.arms.len());
+    let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started, &latest)?;
     // The copy hides the Redis password (scenario_copy.rs).
     crate::app::scenario_copy::write(&request.scenario, &scenario, &folder.scenario_copy())?;
     let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)?;

@@ -52,10 +52,14 @@ impl RunFolder {
         })
     }
 
+    /// `latest`: the name of the link beside the folder that points at it
+    /// (`latest`, or `latest-ARM+ARM` for a run of some arms only), moved
+    /// only when rlbench chose the folder.
     pub(crate) fn create(
         out: Option<&Path>,
         scenario: &str,
         now: SystemTime,
+        latest: &str,
     ) -> Result<Self, StoreError> {
         let root = match out {
             Some(dir) => dir.to_path_buf(),
@@ -79,7 +83,7 @@ impl RunFolder {
             source,
         })?;
         if out.is_none() {
-            point_latest(&root);
+            point_latest(&root, latest);
         }
         Ok(RunFolder { root })
     }
@@ -196,13 +200,44 @@ impl RunFolder {
     }
 }
 
-/// Best effort: a missing `latest` link never fails a run.
-fn point_latest(root: &Path) {
+/// The link name for a run of `arms` (all of the scenario's when
+/// `all`): `latest`, or `latest-` and the arms joined by `+`, any byte
+/// but a letter, digit, `-` or `_` written `_`.
+pub(crate) fn latest_name(arms: &[&str], all: bool) -> String {
+    if all {
+        return "latest".into();
+    }
+    let safe: Vec<String> = arms
+        .iter()
+        .map(|a| {
+            a.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    format!("latest-{}", safe.join("+"))
+}
+
+/// Best effort: a missing `latest` link never fails a run. Only a link is
+/// replaced: a file or folder of that name is not rlbench's to remove.
+fn point_latest(root: &Path, latest: &str) {
     let (Some(parent), Some(name)) = (root.parent(), root.file_name()) else {
         return;
     };
-    let link = parent.join("latest");
-    let _ = std::fs::remove_file(&link);
+    let link = parent.join(latest);
+    match std::fs::symlink_metadata(&link) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let _ = std::fs::remove_file(&link);
+        }
+        Ok(_) => return,
+        Err(_) => {}
+    }
     #[cfg(unix)]
     let _ = std::os::unix::fs::symlink(name, &link);
 }
@@ -215,11 +250,36 @@ mod tests {
     fn an_explicit_folder_is_used_as_is() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("run1");
-        let f = RunFolder::create(Some(&out), "demo", SystemTime::now()).unwrap();
+        let f = RunFolder::create(Some(&out), "demo", SystemTime::now(), "latest").unwrap();
         assert_eq!(f.root, out);
         assert!(out.join("events").is_dir());
         assert_eq!(f.events("local"), out.join("events/local.trace"));
         std::fs::write(out.join("events/old.csv"), "").unwrap();
         assert_eq!(f.events("old"), out.join("events/old.csv"));
+    }
+
+    #[test]
+    fn a_run_of_some_arms_points_a_link_of_its_own() {
+        assert_eq!(latest_name(&["local", "redis"], true), "latest");
+        assert_eq!(latest_name(&["local"], false), "latest-local");
+        assert_eq!(latest_name(&["a b", "c/d"], false), "latest-a_b+c_d");
+    }
+
+    #[test]
+    fn a_latest_that_is_not_a_link_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("latest");
+        std::fs::write(&mine, "the user's").unwrap();
+        let run = dir.path().join("2026-12-04T00-00-00Z");
+        std::fs::create_dir_all(&run).unwrap();
+        point_latest(&run, "latest");
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "the user's");
+        // A link is moved.
+        point_latest(&run, "latest-local");
+        point_latest(&run, "latest-local");
+        assert_eq!(
+            std::fs::read_link(dir.path().join("latest-local")).unwrap(),
+            Path::new("2026-12-04T00-00-00Z")
+        );
     }
 }

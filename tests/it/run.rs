@@ -157,6 +157,39 @@ fn a_run_shows_the_fake_global_and_passes_its_gate() {
     assert!(stdout.contains("headers of local:"), "{stdout}");
 }
 
+/// `latest` is the last run of every arm: a run of some arms points a
+/// link of its own (`latest-single`), so `explain …/latest --arm local`
+/// still reads a folder that has that arm.
+#[test]
+fn a_run_of_one_arm_leaves_latest_to_the_runs_of_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &common::small_scenario("2s", ""));
+    let s = path.to_str().unwrap();
+    let all = rlbench(&["run", s, "-q"], dir.path());
+    assert_eq!(all.status.code(), Some(0), "{}", text(&all.stderr));
+    let reports = dir.path().join("reports/small");
+    let first = std::fs::read_link(reports.join("latest")).unwrap();
+    let one = rlbench(
+        &["run", s, "-q", "--arm", "single", "--duration", "1s"],
+        dir.path(),
+    );
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    assert_eq!(std::fs::read_link(reports.join("latest")).unwrap(), first);
+    let single = std::fs::read_link(reports.join("latest-single")).unwrap();
+    assert_ne!(single, first);
+    assert!(reports.join(&single).join("summary.json").is_file());
+    let explained = rlbench(
+        &["explain", "reports/small/latest", "--arm", "local"],
+        dir.path(),
+    );
+    assert_eq!(
+        explained.status.code(),
+        Some(0),
+        "{}",
+        text(&explained.stderr)
+    );
+}
+
 #[test]
 fn a_failed_expectation_exits_1_and_says_which() {
     let dir = tempfile::tempdir().unwrap();
