@@ -46,7 +46,8 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = clap::ColorChoice::Auto)]
     pub color: clap::ColorChoice,
     /// The verdict table with every column (mode, replicas, allowed, peak,
-    /// possible, p50), wider than 80 columns.
+    /// possible, p50), wider than 80 columns, and no line folded (on a
+    /// terminal, or with COLUMNS set, lines fold at 80 columns or COLUMNS).
     #[arg(long, global = true)]
     pub wide: bool,
 }

@@ -110,7 +110,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 last: None,
             })
         }
-        Command::Probe(args) => probe(&args, out).await,
+        Command::Probe(args) => probe(&args, wide, out).await,
         Command::Check { scenario, format } => {
             let s = crate::scenario::read(&scenario)?;
             let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
@@ -203,7 +203,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             emit(
                 out,
                 format,
-                &crate::report::explain::render(&arms),
+                &crate::report::fold::for_stdout(&crate::report::explain::render(&arms), wide),
                 &serde_json::json!({ "arms": arms }),
             )?;
             Ok(Said::passed())
@@ -214,7 +214,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             emit(
                 out,
                 format,
-                &crate::report::doctor::render(&findings),
+                &crate::report::fold::for_stdout(&crate::report::doctor::render(&findings), wide),
                 &serde_json::json!({
                     "passed": crate::app::doctor::passed(&findings),
                     "findings": findings,
@@ -251,7 +251,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                     let first = first.lines().next().unwrap_or_default();
                     Error::input(format!("--target: {}", first.trim_start_matches("error: ")))
                 })?;
-            probe(&args, out).await
+            probe(&args, wide, out).await
         }
         Command::Init {
             name,
@@ -399,7 +399,7 @@ fn verdicts(summary: &Summary, folder: Option<&Path>, wide: bool) -> String {
     } else if let Some(file) = written("summary.json") {
         text.push_str(&format!("report: {}\n", file.display()));
     }
-    text
+    crate::report::fold::for_stdout(&text, wide)
 }
 
 /// "report: PATH (file:///…)": a written page to open, as a path and a
@@ -445,8 +445,13 @@ fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
 }
 
 /// `rlbench probe`, and `init --probe`.
-async fn probe(args: &crate::cli::ProbeArgs, out: &mut dyn Write) -> Result<Said, Error> {
-    let probe = crate::app::flags::probe(args)?;
+async fn probe(
+    args: &crate::cli::ProbeArgs,
+    wide: bool,
+    out: &mut dyn Write,
+) -> Result<Said, Error> {
+    let mut probe = crate::app::flags::probe(args)?;
+    probe.columns = crate::report::fold::width(wide);
     let outcome = crate::app::probe::run(&probe, &Interrupt::listen(), out).await?;
     Ok(Said {
         exit: outcome.exit,

@@ -289,5 +289,6 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::probe::Probe, Error>
         timeout: args.timeout,
         write: args.write.clone(),
         force: args.force,
+        columns: None,
     })
 }

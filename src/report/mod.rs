@@ -10,6 +10,7 @@ pub(crate) mod doctor;
 pub(crate) mod error;
 pub(crate) mod explain;
 pub(crate) mod figures;
+pub(crate) mod fold;
 pub(crate) mod goodput;
 pub(crate) mod headers;
 pub(crate) mod hgrm;

@@ -8,10 +8,23 @@ pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_rlbench"))
 }
 
+/// rlbench with `args` in `cwd`; its output unfolded whatever the
+/// shell's `COLUMNS` (tests that read the folding set it themselves).
 pub(crate) fn rlbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(bin())
         .args(args)
         .current_dir(cwd)
+        .env_remove("COLUMNS")
+        .output()
+        .expect("rlbench runs")
+}
+
+/// rlbench with `args` in `cwd` and `COLUMNS=columns`.
+pub(crate) fn rlbench_at(columns: usize, args: &[&str], cwd: &Path) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("COLUMNS", columns.to_string())
         .output()
         .expect("rlbench runs")
 }
@@ -113,6 +126,7 @@ pub(crate) fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::pro
     let mut cmd = Command::new(bin());
     cmd.args(args)
         .current_dir(dir)
+        .env_remove("COLUMNS")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     for (k, v) in env {

@@ -12,6 +12,7 @@ mod chunked_bucket;
 mod cli;
 mod cluster;
 mod cluster_failover;
+mod columns;
 mod compare;
 mod crash;
 mod damaged;

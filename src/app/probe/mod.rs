@@ -53,6 +53,8 @@ pub(crate) struct Probe {
     /// `--write NAME`: a starter scenario with what was found.
     pub write: Option<String>,
     pub force: bool,
+    /// Where its lines fold ([`crate::report::fold::width`]).
+    pub columns: Option<usize>,
 }
 
 /// What the probe ends with.
@@ -94,6 +96,33 @@ fn line(out: &mut dyn Write, text: &str) -> Result<(), Error> {
         .map_err(|e| Error::environment(format!("cannot write to standard output: {e}")))
 }
 
+/// Standard output with the probe's lines folded at `columns` (each line
+/// is written whole, then flushed), but for the `best:` line: it is to be
+/// copied as it is.
+struct Folded<'a> {
+    out: &'a mut dyn Write,
+    columns: Option<usize>,
+    pending: Vec<u8>,
+}
+
+impl Write for Folded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let text = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        let text = match self.columns {
+            Some(w) if !text.starts_with("best: ") => crate::report::fold::fold(&text, w),
+            _ => text,
+        };
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
+}
+
 /// Runs the probe, printing as it goes.
 pub(crate) async fn run(
     p: &Probe,
@@ -101,6 +130,11 @@ pub(crate) async fn run(
     out: &mut dyn Write,
 ) -> Result<Outcome, Error> {
     crate::target::reachable(&p.targets).await?;
+    let out = &mut Folded {
+        out,
+        columns: p.columns,
+        pending: Vec::new(),
+    };
     let urls: Vec<String> = p.targets.iter().map(|u| u.to_string()).collect();
     line(
         out,
