@@ -15,7 +15,7 @@
 //!    (and, with `--write`, a starter scenario).
 
 mod fit;
-mod keys;
+pub(crate) mod keys;
 mod predict;
 mod send;
 mod starter;
@@ -34,8 +34,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Duration;
 use tokio::time::Instant;
-
-pub(crate) use keys::KeyLine;
 
 /// What `rlbench probe` was asked for, checked.
 #[derive(Debug)]
@@ -677,8 +675,19 @@ pub(crate) async fn run(
         )?;
         if let Some(name) = &p.write {
             let limited_seen: Vec<u16> = tally.limited.iter().copied().collect();
+            let request = starter::Request {
+                url: p.targets[0].to_string(),
+                method: p.template.method.to_string(),
+                headers: p
+                    .template
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
+                    .collect(),
+                force: p.force,
+            };
             let written = starter::starter(
-                p,
+                &request,
                 name,
                 key.as_ref(),
                 &best.candidate,

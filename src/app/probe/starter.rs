@@ -2,7 +2,7 @@
 //! (also what the probe's confirmation sends first) and the file itself,
 //! written by `init` with what was found.
 
-use super::{fit, keys, Probe};
+use super::{fit, keys};
 use crate::error::Error;
 use std::path::PathBuf;
 
@@ -46,9 +46,20 @@ pub(super) fn starter_load(
     }
 }
 
+/// What the probe sent, as the starter sends it again.
+pub(super) struct Request {
+    /// The first target's URL.
+    pub url: String,
+    pub method: String,
+    /// The user's headers (`-H`).
+    pub headers: Vec<(String, String)>,
+    /// Overwrite the file (`--force`).
+    pub force: bool,
+}
+
 /// Writes the starter scenario with the key and the best fit.
 pub(super) fn starter(
-    p: &Probe,
+    p: &Request,
     name: &str,
     key: Option<&keys::Candidate>,
     best: &fit::Candidate,
@@ -64,7 +75,7 @@ pub(super) fn starter(
     );
     crate::app::init::init(&crate::app::init::Init {
         name,
-        target: Some(&p.targets[0].to_string()),
+        target: Some(&p.url),
         policy: None,
         preset: None,
         key_header: None,
@@ -78,13 +89,8 @@ pub(super) fn starter(
             keys: load.keys,
             duration_s: load.duration_s,
             rate_note: load.note,
-            method: p.template.method.to_string(),
-            headers: p
-                .template
-                .headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
-                .collect(),
+            method: p.method.clone(),
+            headers: p.headers.clone(),
         }),
     })
 }
