@@ -5,7 +5,8 @@
 #
 #   pylib/         limits, redis-py and their dependencies (PyPI, requirements.txt),
 #                  pip install --target; the servers run with PYTHONPATH=pylib
-#   node_modules/  rate-limiter-flexible (npm, package-lock.json), npm ci
+#   node_modules/  rate-limiter-flexible, express-rate-limit and express (npm,
+#                  package-lock.json), npm ci
 #
 # Needs python3 with pip, and node with npm (.ci/run installs them when
 # missing). Both folders are git-ignored.
@@ -24,15 +25,19 @@ else
     --no-input --target pylib -r requirements.txt
 fi
 
+# Each package at the version package-lock.json pins, or npm ci again.
 locked() {
-  node -e "const l = require('./package-lock.json').packages['node_modules/rate-limiter-flexible'];
-    let v = null; try { v = require('rate-limiter-flexible/package.json').version } catch {}
-    if (v !== l.version) process.exit(1); console.log(v)"
+  node -e "const names = ['rate-limiter-flexible', 'express-rate-limit', 'express'];
+    const lock = require('./package-lock.json').packages;
+    const fs = require('fs');
+    const have = names.map((n) => { try { return JSON.parse(fs.readFileSync('node_modules/' + n + '/package.json')).version } catch { return null } });
+    if (names.some((n, i) => have[i] !== lock['node_modules/' + n].version)) process.exit(1);
+    console.log(names.map((n, i) => n + ' ' + have[i]).join(', '))"
 }
-if rlf=$(locked 2>/dev/null); then
-  echo "rate-limiter-flexible $rlf: installed (scripts/limiters/node_modules)"
+if npm_pkgs=$(locked 2>/dev/null); then
+  echo "$npm_pkgs: installed (scripts/limiters/node_modules)"
 else
-  echo "== installing rate-limiter-flexible into scripts/limiters/node_modules"
+  echo "== installing rate-limiter-flexible, express-rate-limit and express into scripts/limiters/node_modules"
   npm ci --no-audit --no-fund --loglevel=error
   locked >/dev/null
 fi

@@ -1,6 +1,6 @@
 //! `rlbench probe` against real limiters on loopback: nginx `limit_req`
 //! with and without a burst, HAProxy counting rejects, PyPI `limits`,
-//! rate-limiter-flexible and our own replicas. Each must come out with
+//! rate-limiter-flexible, express-rate-limit and our own replicas. Each must come out with
 //! the key it keys on and the policy it keeps, and the starter scenario
 //! the probe writes must pass twice back to back (a first hour without
 //! false alarms). Three replicas counting apart, given the one policy
@@ -171,6 +171,20 @@ fn haproxy_counting_rejects_is_found_and_its_starter_passes_twice() {
 fn limits_fixed_window_is_found_and_its_starter_passes_twice() {
     let logs = tempfile::tempdir().unwrap();
     let server = start(Limiter::Limits("fixed-window"), logs.path());
+    found_and_starter_passes_twice(
+        &format!("http://127.0.0.1:{}/limited", server.port),
+        &[],
+        "header X-Customer-Id",
+        r#"algorithm = "fixed_window", limit = 10, window = "1s""#,
+    );
+}
+
+/// express-rate-limit's memory store: a fixed window anchored at the
+/// key's first hit, in an express app.
+#[test]
+fn express_rate_limit_is_found_and_its_starter_passes_twice() {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start(Limiter::Express, logs.path());
     found_and_starter_passes_twice(
         &format!("http://127.0.0.1:{}/limited", server.port),
         &[],

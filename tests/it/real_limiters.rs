@@ -43,6 +43,8 @@ pub(crate) enum Limiter {
     LimitsOn(&'static str, &'static str, &'static str),
     /// rate-limiter-flexible's RateLimiterMemory, 10 points per 1 s.
     Flexible,
+    /// express-rate-limit's MemoryStore in an express app, 10 per 1 s.
+    Express,
     /// HAProxy's stick table (scenarios/haproxy/haproxy.cfg): more than 10
     /// requests per 1 s, denied ones counted, get a 429.
     Haproxy,
@@ -80,20 +82,24 @@ impl Limiter {
                      scripts/limiters/pylib: {INSTALL}"
                 );
             }
-            Limiter::Flexible => {
+            Limiter::Flexible | Limiter::Express => {
+                let package = match self {
+                    Limiter::Flexible => "rate-limiter-flexible",
+                    _ => "express-rate-limit",
+                };
                 let lock: Value = serde_json::from_str(
                     &std::fs::read_to_string(limiters().join("package-lock.json")).unwrap(),
                 )
                 .unwrap();
-                let version = &lock["packages"]["node_modules/rate-limiter-flexible"]["version"];
+                let version = &lock["packages"][format!("node_modules/{package}")]["version"];
                 let installed = std::fs::read_to_string(
-                    limiters().join("node_modules/rate-limiter-flexible/package.json"),
+                    limiters().join(format!("node_modules/{package}/package.json")),
                 )
                 .ok()
                 .and_then(|t| serde_json::from_str::<Value>(&t).ok());
                 assert!(
                     installed.as_ref().is_some_and(|p| &p["version"] == version),
-                    "the npm library rate-limiter-flexible {version} is not installed in \
+                    "the npm library {package} {version} is not installed in \
                      scripts/limiters/node_modules: {INSTALL}"
                 );
             }
@@ -125,6 +131,12 @@ impl Limiter {
             Limiter::Flexible => {
                 let mut cmd = Command::new("node");
                 cmd.arg(limiters().join("rlf_server.js"))
+                    .args([&port.to_string(), "10", "1"]);
+                cmd
+            }
+            Limiter::Express => {
+                let mut cmd = Command::new("node");
+                cmd.arg(limiters().join("erl_server.js"))
                     .args([&port.to_string(), "10", "1"]);
                 cmd
             }
