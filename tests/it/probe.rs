@@ -61,7 +61,8 @@ fn found_and_starter_passes_twice(url: &str, extra: &[&str], key_has: &str, best
     let starter = std::fs::read_to_string(dir.path().join("starter.toml")).unwrap();
     assert!(starter.contains("# rlbench probe found it"), "{starter}");
     for round in 1..=2 {
-        let run = rlbench(&["run", "starter.toml"], dir.path());
+        // 5 s of the starter's load (it writes 10): CI's time budget.
+        let run = rlbench(&["run", "starter.toml", "--duration", "5s"], dir.path());
         assert_eq!(
             run.status.code(),
             Some(0),
@@ -154,7 +155,8 @@ fn haproxy_counting_rejects_is_found_and_its_starter_passes_twice() {
         "{stdout}"
     );
     for round in 1..=2 {
-        let run = rlbench(&["run", "starter.toml"], dir.path());
+        // 5 s of the starter's load (it writes 10): CI's time budget.
+        let run = rlbench(&["run", "starter.toml", "--duration", "5s"], dir.path());
         assert_eq!(
             run.status.code(),
             Some(0),
@@ -246,6 +248,8 @@ fn our_replicas_are_found_and_three_counting_apart_do_not_explain_the_claim() {
     args.extend([
         "-m",
         "POST",
+        "--max-time",
+        "30s",
         "--policy",
         r#"algorithm = "sliding_log", limit = 5, window = "1s""#,
     ]);
