@@ -36,7 +36,8 @@ pub(crate) struct ArmPage {
     pub keys: Vec<KeyView>,
 }
 
-/// Requests by the second they were sent in (or a wider bucket).
+/// Requests by the bucket of send time they were sent in (20 ms for a
+/// short run, wider for a long one: `analyze::series`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Series {
     /// Bucket width (s); bucket i starts at `i · bucket_s`.
