@@ -47,19 +47,26 @@ fn s(us: i64) -> String {
     format!("{:.3} s", us as f64 / 1e6)
 }
 
-/// A duration as people write it: `2 s`, `250 ms`, `1.391 s`, and to the
-/// µs when it is not whole milliseconds (a window shortened for a clock's
-/// rate: `0.49995 s`).
+/// A duration as people write it: `2 s`, `250 ms`, `1.391 s`; one that
+/// is not whole milliseconds (a window shortened for a clock's rate) is
+/// the policy's round figure less the rest, `2 s − 208 µs`, so the
+/// sentence shows the number the policy was written with and stays exact.
 fn span(us: i64) -> String {
+    if us % 1_000 == 0 {
+        return whole(us);
+    }
+    let up = (us / 1_000 + 1) * 1_000;
+    format!("{} − {} µs", whole(up), up - us)
+}
+
+/// Whole milliseconds in the largest unit that keeps them whole.
+fn whole(us: i64) -> String {
     if us % 1_000_000 == 0 {
         format!("{} s", us / 1_000_000)
-    } else if us % 1_000 == 0 && us < 1_000_000 {
+    } else if us < 1_000_000 {
         format!("{} ms", us / 1_000)
-    } else if us % 1_000 == 0 {
-        s(us)
     } else {
-        let text = format!("{:.6}", us as f64 / 1e6);
-        format!("{} s", text.trim_end_matches('0'))
+        s(us)
     }
 }
 
@@ -297,4 +304,20 @@ pub(crate) fn keep_per_key(found: Vec<Witness>) -> Vec<Witness> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span;
+
+    #[test]
+    fn spans_read_in_the_policys_own_figures() {
+        assert_eq!(span(2_000_000), "2 s");
+        assert_eq!(span(250_000), "250 ms");
+        assert_eq!(span(1_391_000), "1.391 s");
+        // A window shortened for a clock's rate: the round figure less the rest.
+        assert_eq!(span(1_999_792), "2 s − 208 µs");
+        assert_eq!(span(499_950), "500 ms − 50 µs");
+        assert_eq!(span(1_500_300), "1.501 s − 700 µs");
+    }
 }
