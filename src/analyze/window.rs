@@ -7,7 +7,7 @@ use crate::verify::{self, Decided, Obs};
 use reference_api::Policy;
 
 /// The busiest key's admits whose whole `[sent, done]` lies in a trailing
-/// span shorter than the window, at up to 600 evenly spaced times, with
+/// span shorter than the window, at 50 to 600 evenly spaced times, with
 /// the most a correct limiter may admit there (`verify::band`): each of
 /// them was decided inside the span, so a correct run stays in the band.
 pub(super) fn series(
@@ -28,7 +28,8 @@ pub(super) fn series(
     if end <= 0 {
         return None;
     }
-    let step = (span / 20).max(end / 600).max(1);
+    // Twenty samples a span, at least 50 over the run, at most 600.
+    let step = (span / 20).min(end / 50).max(end / 600).max(1);
     let (mut first, mut last) = (0usize, 0usize);
     let (mut t_s, mut admitted) = (Vec::new(), Vec::new());
     let mut t = 0i64;

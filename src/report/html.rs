@@ -152,16 +152,27 @@ fn sentences<'a>(s: &'a Summary, of: impl Fn(&'a ArmSummary) -> Vec<String>) -> 
     }
 }
 
+/// The banner names what failed: the one expectation, or how many and
+/// the first (the table below lists them all).
+fn failed(failures: &[String]) -> String {
+    match failures {
+        [one] => format!("Expectation failed: {one}."),
+        [first, rest @ ..] => format!(
+            "{} expectations failed: {first}, and {} more (Expectations, below).",
+            rest.len() + 1,
+            rest.len()
+        ),
+        [] => "The run did not complete.".to_string(),
+    }
+}
+
 fn header(s: &Summary) -> Markup {
     let (class, words) = if s.gate.passed {
         ("gate pass", "Every expectation met.".to_string())
     } else if s.gate.failures.is_empty() {
         ("gate fail", "The run did not complete.".to_string())
     } else {
-        (
-            "gate fail",
-            format!("{} expectation(s) failed.", s.gate.failures.len()),
-        )
+        ("gate fail", failed(&s.gate.failures))
     };
     html! {
         h1 { "rlbench: " (s.scenario) }
@@ -401,5 +412,21 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(2_970_001), "2,970,001");
+    }
+
+    #[test]
+    fn the_banner_names_what_failed() {
+        let one = ["local: remaining_contradictions 0 < min 1".to_string()];
+        assert_eq!(
+            failed(&one),
+            "Expectation failed: local: remaining_contradictions 0 < min 1."
+        );
+        let two = [one[0].clone(), "api: definite_violations 3 > max 0".into()];
+        assert_eq!(
+            failed(&two),
+            "2 expectations failed: local: remaining_contradictions 0 < min 1, \
+             and 1 more (Expectations, below)."
+        );
+        assert_eq!(failed(&[]), "The run did not complete.");
     }
 }

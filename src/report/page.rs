@@ -30,16 +30,9 @@ pub(crate) fn sections(s: &Summary, page: Option<&PageData>) -> Markup {
     };
     html! {
         h2 id="over-time" { "Over time" }
-        p.meta { "Per second of send time, each arm on its own time axis (s since its load started). Drag across a chart to zoom, double-click to zoom out; hover for values. Shaded orange: a fault's window." }
+        p.meta { "Rates per second, counted in buckets of send time (each chart names the width) and drawn as steps; each arm on its own time axis (s since its load started). Legends give totals and peaks; hover for a bucket's values, drag across a chart to zoom, double-click to zoom out. Shaded orange: a fault's window." }
         @for (i, arm) in page.arms.iter().enumerate() {
             h3 { (arm.name) }
-            @if let Some(w) = &arm.window {
-                p.meta {
-                    "Admits of " (w.key) " inside any " (format!("{:.2}", w.span_s)) " s: at most "
-                    (w.most) " for a correct limiter whose windows' alignment is unknown ("
-                    (w.why) "). A correct run stays inside the shaded band; above it is a violation."
-                }
-            }
             div.over-time id=(format!("over-time-{i}")) {}
         }
         h2 id="timeline" { "Per-key timeline" }

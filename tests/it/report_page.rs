@@ -25,7 +25,7 @@ fn count(b: &mut cdp::Browser, selector: &str) -> u64 {
 #[test]
 fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
     let dir = tempfile::tempdir().unwrap();
-    let out_dir = common::run_small(dir.path(), "2s");
+    let out_dir = common::run_small(dir.path(), "3s");
     let page = std::fs::canonicalize(out_dir.join("report.html")).unwrap();
     assert!(out_dir.join("page.json").is_file());
     let url = url::Url::from_file_path(&page).unwrap().to_string();
@@ -37,12 +37,41 @@ fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
         Duration::from_secs(20),
     );
 
-    // Five charts over time per arm (outcomes, statuses, the busiest key
-    // against its band, latency, lag), each a uPlot canvas.
+    // Four charts over time per arm (requests by outcome and status, the
+    // busiest key against its band, latency, lag), each a uPlot canvas.
     let arms =
         b.eval("JSON.parse(document.getElementById('rlbench-data').textContent).arms.length");
     assert_eq!(arms, 2, "single and local");
-    assert_eq!(count(&mut b, ".over-time .uplot canvas"), 10);
+    assert_eq!(count(&mut b, ".over-time .uplot canvas"), 8);
+    // A 3 s run: no chart under 20 points, every legend says something
+    // (a total or a peak) before the pointer comes near, and each
+    // chart's y axis starts at zero.
+    let points =
+        b.eval("[...document.querySelectorAll('.over-time .chart')].map(d => +d.dataset.points)");
+    let points: Vec<u64> = serde_json::from_value(points).unwrap();
+    assert_eq!(points.len(), 8, "{points:?}");
+    assert!(points.iter().all(|&n| n >= 20), "{points:?}");
+    let legends = b.eval(
+        "[...document.querySelectorAll('.over-time .u-legend .u-series:not(:first-child) .u-value')].map(v => v.textContent)",
+    );
+    let legends: Vec<String> = serde_json::from_value(legends).unwrap();
+    assert!(legends.len() >= 8, "{legends:?}");
+    assert!(
+        legends.iter().all(|v| !v.trim().is_empty()
+            && v != "--"
+            && (v.ends_with(" in all") || v.starts_with("peak"))),
+        "{legends:?}"
+    );
+    let admitted = legends.iter().find(|v| v.ends_with(" in all")).unwrap();
+    assert_ne!(admitted, "0 in all", "{legends:?}");
+    let from = b.eval(
+        "[...document.querySelectorAll('.over-time .chart')].map(d => [+d.dataset.xmin, +d.dataset.ymin])",
+    );
+    let from: Vec<(f64, f64)> = serde_json::from_value(from).unwrap();
+    assert!(
+        from.iter().all(|&p| p == (0.0, 0.0)),
+        "axes from zero: {from:?}"
+    );
     // The correct arm's admits stay inside the band; the fake global's do not.
     let inside = b.eval(
         "JSON.parse(document.getElementById('rlbench-data').textContent).arms\
@@ -83,6 +112,12 @@ fn a_key_is_picked_and_its_witness_is_outlined_on_the_timeline() {
     let said = said.as_str().unwrap();
     assert!(said.starts_with("Violation: customer-"), "{said}");
     assert!(said.contains("each replica counts alone"), "{said}");
+    // Times in the policy's terms: nothing finer than a millisecond.
+    let fine = said
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.split_once('.'))
+        .find(|(_, frac)| frac.len() > 3);
+    assert_eq!(fine, None, "{said}");
 
     // The policy's window follows the pointer, with its admits and the limit.
     let window = b.eval(

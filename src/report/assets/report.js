@@ -58,30 +58,68 @@
     };
   }
 
-  function chart(box, title, x, series, faults, extra) {
+  // What a legend says when the pointer is not on the chart: the
+  // series' total or its peak, so a glance reads something.
+  function peak(values) {
+    var m = null;
+    values.forEach(function (v) { if (v != null && (m == null || v > m)) m = v; });
+    return m;
+  }
+
+  // One chart: `series` items are { label, color, values, dash, idle,
+  // unit, digits }; `idle` is the legend's text off the chart.
+  function chart(box, title, x, series, faults, extra, stepped) {
     var div = document.createElement("div");
     div.className = "chart";
+    div.dataset.points = x.length - (stepped ? 1 : 0);
     box.appendChild(div);
     var width = Math.max(480, Math.min(1000, box.clientWidth || 960));
+    var fromZero = function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; };
     var opts = {
       title: title,
       width: width,
       height: 190,
-      scales: { x: { time: false } },
+      scales: { x: { time: false, range: function (u, min, max) { return [Math.min(0, min), max]; } },
+        y: { range: (extra && extra.range) || fromZero } },
       cursor: { sync: { key: box.dataset.sync } },
       axes: [{ label: "s since the load started" }, { size: 60 }],
-      series: [{ label: "s" }].concat(series.map(function (s) {
-        return { label: s.label, stroke: s.color, width: 1.5, dash: s.dash };
+      series: [{ label: "at", value: function (u, v) { return v == null ? "" : fmt(v, 2) + " s"; } }].concat(series.map(function (s) {
+        var o = {
+          label: s.label, stroke: s.color, width: 1.5, dash: s.dash, points: { show: false },
+          value: function (u, v, si, idx) {
+            if (idx == null) return s.idle;
+            return v == null ? "–" : fmt(v, s.digits || 0) + (s.unit || "");
+          },
+        };
+        if (stepped) o.paths = uPlot.paths.stepped({ align: 1 });
+        return o;
       })),
       hooks: { drawClear: [shadeFaults(faults)].concat(extra || []) },
     };
-    if (extra && extra.range) opts.scales.y = { range: extra.range };
+    // Where the axes begin, as drawn (read by the browser tests).
+    opts.hooks.draw = [function (u) {
+      div.dataset.xmin = u.scales.x.min;
+      div.dataset.ymin = u.scales.y.min;
+    }];
     return new uPlot(opts, [x].concat(series.map(function (s) { return s.values; })), div);
   }
 
-  function perSecond(values, width) {
-    return values.map(function (n) { return n / width; });
+  function caption(box, text) {
+    var p = document.createElement("p");
+    p.className = "meta";
+    p.textContent = text;
+    box.appendChild(p);
   }
+
+  function sum(values) { return values.reduce(function (a, b) { return a + b; }, 0); }
+
+  function same(a, b) {
+    return a.length === b.length && a.every(function (v, j) { return v === b[j]; });
+  }
+
+  // A bucketed series drawn as steps: each bucket's value held from its
+  // start to its end, the last one closed at the run's end.
+  function held(values) { return values.length ? values.concat([values[values.length - 1]]) : values; }
 
   function overTime(arm, i) {
     var box = document.getElementById("over-time-" + i);
@@ -89,40 +127,67 @@
     box.dataset.sync = "arm" + i;
     var s = arm.series;
     var w = s.bucket_s || 1;
-    var x = s.admitted.map(function (_, j) { return (j + 0.5) * w; });
-    if (x.length === 0) {
+    var n = s.admitted.length;
+    if (n === 0) {
       box.textContent = "No requests were sent.";
       return;
     }
-    var per = w === 1 ? "per second" : "per second (buckets of " + w + " s)";
-    chart(box, "Requests " + per + " by outcome", x, [
-      { label: "admitted", color: COLORS.a, values: perSecond(s.admitted, w) },
-      { label: "rejected", color: COLORS.r, values: perSecond(s.rejected, w) },
-      { label: "errors", color: "#c62828", values: perSecond(s.errors, w) },
-      { label: "timeouts", color: "#6a1b9a", values: perSecond(s.timeouts, w) },
-    ], arm.faults);
+    var x = [];
+    for (var j = 0; j <= n; j++) x.push(+(j * w).toFixed(6));
+    var width = w >= 1 ? fmt(w, 0) + " s" : fmt(w * 1000, 0) + " ms";
+    var counted = function (label, color, counts, dash) {
+      return {
+        label: label, color: color, dash: dash, digits: 1, unit: "/s",
+        values: held(counts.map(function (c) { return c / w; })),
+        idle: sum(counts) + " in all",
+      };
+    };
+    // Outcomes solid; an HTTP status class dashed when it says more than
+    // the outcomes do (not all zero, not the same counts as one of them).
+    var outcomes = [
+      counted("admitted", COLORS.a, s.admitted),
+      counted("rejected", COLORS.r, s.rejected),
+      counted("errors", "#c62828", s.errors),
+      counted("timeouts", "#6a1b9a", s.timeouts),
+    ];
+    var raw = [s.admitted, s.rejected, s.errors, s.timeouts];
     var statusColors = { "2xx": COLORS.a, "429": COLORS.r, "4xx": "#8d6e63", "5xx": "#c62828", other: "#1565c0", none: "#6a1b9a" };
-    chart(box, "Answers " + per + " by HTTP status (none: no answer)", x, s.status.map(function (p) {
-      return { label: p[0], color: statusColors[p[0]] || "#555", values: perSecond(p[1], w) };
-    }), arm.faults);
+    var statuses = s.status.filter(function (p) {
+      return sum(p[1]) > 0 && !raw.some(function (r) { return same(r, p[1]); });
+    }).map(function (p) {
+      return counted("HTTP " + p[0], statusColors[p[0]] || "#555", p[1], [5, 3]);
+    });
+    chart(box, "Requests per second, by outcome" + (statuses.length ? " and (dashed) by HTTP status" : "") +
+      " — buckets of " + width + " of send time", x, outcomes.concat(statuses), arm.faults, null, true);
     if (arm.window && arm.window.t.length) {
       var win = arm.window;
       var band = drawBand(win);
-      var max = Math.max(win.most, Math.max.apply(null, win.admitted)) * 1.15;
+      var max = Math.max(win.most, peak(win.admitted) || 0) * 1.15;
       var hooks = [band];
-      hooks.range = [0, max];
-      chart(box, "Admits of " + win.key + " (the busiest key) decided within " + fmt(win.span_s, 2) +
-        " s — dashed: the limit, " + win.limit + "; shaded: the most a correct limiter may reach, " + win.most,
-        win.t, [{ label: "admits in the span", color: "#1565c0", values: win.admitted }], arm.faults, hooks);
+      hooks.range = function () { return [0, max > 0 ? max : 1]; };
+      chart(box, "Admits of " + win.key + " decided within any " + fmt(win.span_s, 2) + " s",
+        win.t, [{ label: "admits in the span", color: "#1565c0", values: win.admitted, idle: "peak " + peak(win.admitted) }],
+        arm.faults, hooks, false);
+      caption(box, "Dashed: the limit, " + win.limit + ". Shaded: at most " + win.most +
+        " for a correct limiter whose windows' alignment is unknown (" + win.why +
+        "). Each admit counts once its whole [sent, answered] lies in the span, so a correct run stays inside the band; above it is a violation.");
     }
-    chart(box, "Latency from the intended send time (ms)", x, [
-      { label: "p50", color: "#1565c0", values: s.p50_ms },
-      { label: "p99", color: "#ef6c00", values: s.p99_ms },
-      { label: "max", color: "#c62828", values: s.max_ms, dash: [4, 3] },
-    ], arm.faults);
-    chart(box, "Schedule lag: how late the generator sent (ms, the most per bucket)", x, [
-      { label: "lag max", color: "#6a1b9a", values: s.lag_max_ms },
-    ], arm.faults);
+    var ms = function (label, color, values, dash) {
+      var p = peak(values);
+      return { label: label, color: color, dash: dash, digits: 1, unit: " ms", values: held(values),
+        idle: p == null ? "none" : "peak " + fmt(p, 1) + " ms" };
+    };
+    // A bucket nothing was sent in has no latency and no lag: a gap, not 0.
+    var sent = s.admitted.map(function (a, j) { return a + s.rejected[j] + s.errors[j] + s.timeouts[j]; });
+    var where = function (values) { return values.map(function (v, j) { return sent[j] > 0 ? v : null; }); };
+    chart(box, "Latency from the intended send time (ms), per bucket of " + width, x, [
+      ms("p50", "#1565c0", where(s.p50_ms)),
+      ms("p99", "#ef6c00", where(s.p99_ms)),
+      ms("max", "#c62828", where(s.max_ms), [4, 3]),
+    ], arm.faults, null, true);
+    chart(box, "Schedule lag: how late the generator sent (ms, the most per bucket of " + width + ")", x, [
+      ms("lag max", "#6a1b9a", where(s.lag_max_ms)),
+    ], arm.faults, null, true);
   }
 
   // ---- per-key timeline -------------------------------------------------
@@ -175,10 +240,10 @@
       // The witness's span, with room around it to see what came before.
       var w = ws[state.witness];
       var pad = Math.max((w.to_s - w.from_s) * 1.5, 0.02);
-      state.t0 = w.from_s - pad;
+      state.t0 = Math.max(0, w.from_s - pad);
       state.t1 = w.to_s + pad;
     } else {
-      state.t0 = first;
+      state.t0 = Math.max(0, first);
       state.t1 = Math.min(last, first + 4 * span);
     }
     if (state.t1 <= state.t0) state.t1 = state.t0 + 1;
