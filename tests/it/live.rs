@@ -100,6 +100,25 @@ fn the_live_view_follows_a_run_in_a_browser_and_links_the_report() {
         json!(3),
         "admitted, rejected and errors per second"
     );
+    // Both charts have axes: values from 0 with the unit on the top tick,
+    // and the time since the arm began along the bottom.
+    for (id, unit) in [("chart-outcomes", "/s"), ("chart-latency", " ms")] {
+        let ticks = browser.eval(&format!(
+            "[...document.querySelectorAll('#{id} text.tick')].map(t => t.textContent)"
+        ));
+        let ticks: Vec<String> = serde_json::from_value(ticks).unwrap();
+        assert_eq!(
+            ticks.first().map(String::as_str),
+            Some("0"),
+            "{id}: {ticks:?}"
+        );
+        assert!(ticks.iter().any(|t| t.ends_with(unit)), "{id}: {ticks:?}");
+        assert!(ticks.iter().any(|t| t == "0 s"), "{id}: {ticks:?}");
+        assert!(
+            ticks.iter().filter(|t| t.ends_with(" s")).count() >= 2,
+            "{id}: {ticks:?}"
+        );
+    }
 
     // The end: each arm's verdict, and the report, kept by the page.
     browser.wait_for(
