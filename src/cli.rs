@@ -69,7 +69,8 @@ pub enum Command {
     /// A load agent for `run --agents`: registers with the coordinator and
     /// sends its segment of each arm's schedule.
     Agent(AgentArgs),
-    /// Validate a scenario without running anything.
+    /// Validate a scenario without running anything; names every error in
+    /// the file (each on its own line, in the file's order), not only the first.
     Check {
         /// The scenario file (TOML).
         scenario: PathBuf,

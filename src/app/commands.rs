@@ -112,7 +112,16 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
         }
         Command::Probe(args) => probe(&args, wide, out).await,
         Command::Check { scenario, format } => {
-            let s = crate::scenario::read(&scenario)?;
+            let s = match crate::scenario::read_every(&scenario) {
+                Ok(s) => s,
+                Err(errors) => {
+                    return Ok(Said {
+                        exit: Exit::BadInput,
+                        errors: errors.iter().map(ToString::to_string).collect(),
+                        last: None,
+                    })
+                }
+            };
             let arms: Vec<&str> = s.arms.iter().map(|a| a.name.as_str()).collect();
             let doc = serde_json::json!({
                 "file": scenario,

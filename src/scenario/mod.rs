@@ -2,6 +2,7 @@
 //! (`raw`), then validated into the engine types below (`validate`); every
 //! error names the file, line and column and says what was expected.
 
+mod every;
 mod raw;
 pub(crate) mod spec;
 pub(crate) mod units;
@@ -13,14 +14,30 @@ use std::path::Path;
 
 /// Reads and validates a scenario file.
 pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read the scenario: {e}"),
-    })?;
+    let (file, text) = text_of(path)?;
     parse(&file, &text)
+}
+
+/// Reads a scenario file as [`read`] does, but on a file with errors
+/// returns every error it can place, not only the first (`rlbench check`);
+/// the first is the one [`read`] reports.
+pub fn read_every(path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
+    let (file, text) = text_of(path).map_err(|e| vec![e])?;
+    every::every(&file, &text)
+}
+
+/// The file's name as errors give it, and its text.
+fn text_of(path: &Path) -> Result<(String, String), ScenarioError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => Err(ScenarioError {
+            file,
+            line: 0,
+            column: 0,
+            message: format!("cannot read the scenario: {e}"),
+        }),
+    }
 }
 
 /// A coordinator's Redis URL (`[distributed] coordinator`, `--coordinator`),

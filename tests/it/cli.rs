@@ -52,6 +52,39 @@ fn a_misspelled_key_exits_2_naming_line_and_column() {
 }
 
 #[test]
+fn check_names_every_error_in_the_file_and_run_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = common::small_scenario("1s", "")
+        .replace("duration = \"1s\"", "duration = 10")
+        .replace("rate = 300", "rte = 300")
+        .replace(
+            "mode = \"local\"\nreplicas = 1",
+            "mode = \"globl\"\nreplicas = 1",
+        );
+    let path = write(dir.path(), "bad.toml", &bad);
+    let at = |start: &str| bad.lines().position(|l| l.starts_with(start)).unwrap() + 1;
+    let out = rlbench(&["check", path.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.trim().lines().collect();
+    assert_eq!(lines.len(), 3, "one line per error: {err}");
+    for (line, (start, says)) in lines.iter().zip([
+        ("duration", "write duration = \"10s\""),
+        ("rte", "unknown field `rte`"),
+        ("mode = \"globl\"", "unknown mode \"globl\""),
+    ]) {
+        assert!(
+            line.contains(&format!("bad.toml:{}:", at(start))) && line.contains(says),
+            "{line}"
+        );
+    }
+    // A run stops at the first: one line.
+    let out = rlbench(&["run", path.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr).trim().lines().count(), 1);
+}
+
+#[test]
 fn impossible_values_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let good = common::small_scenario("1s", "");
