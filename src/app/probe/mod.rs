@@ -349,6 +349,7 @@ pub(crate) async fn run(
     // — a bisection on the rate, each step proven by the verifier.
     let mut round = 0;
     let mut tried_rates: Vec<f64> = Vec::new();
+    let (mut admitted_at, mut refused_at): (Option<f64>, Option<f64>) = (None, None);
     while !interrupt.fired() && judged.is_some() {
         let (wait, rate, count) = if round == 0 {
             (
@@ -359,6 +360,22 @@ pub(crate) async fn run(
         } else {
             let Some((mid, longest)) = judged.as_deref().and_then(disagreement) else {
                 break;
+            };
+            // The next rate from what the limiter did: up by doubling
+            // while it admits a steady load whole, then a bisection
+            // between the fastest it admitted and the slowest it refused
+            // (the verifier turns each step into proofs; this only picks
+            // where to look).
+            let mid = match (admitted_at, refused_at) {
+                // Not slower than the fit's admits so far came: a
+                // saturated limiter admits about its rate, so a first
+                // step from the fits' slow end (1 a second against
+                // HAProxy's 10) would spend the budget crawling up.
+                (None, None) => mid.max(admits_per_second(&events)),
+                (Some(a), None) => a * 2.0,
+                (None, Some(r)) => r / 2.0,
+                (Some(a), Some(r)) if r / a < 1.2 => break,
+                (Some(a), Some(r)) => (a * r).sqrt(),
             };
             // At least 1 a second: slower steps tell little in the time.
             let mid = mid.max(1.0);
@@ -388,6 +405,22 @@ pub(crate) async fn run(
             interrupt,
         )
         .await;
+        line(
+            out,
+            &format!(
+                "  fit: {count} requests at {rate:.2}/s after {:.1} s at rest: {} limited",
+                wait.as_secs_f64(),
+                s.limited()
+            ),
+        )?;
+        if round > 1 {
+            // A refusal or so at the start may be the saturation before.
+            if s.limited() <= (count / 10).max(1) {
+                admitted_at = Some(admitted_at.map_or(rate, |a: f64| a.max(rate)));
+            } else {
+                refused_at = Some(refused_at.map_or(rate, |r: f64| r.min(rate)));
+            }
+        }
         spend(&mut budget, &s, &mut tally);
         events.extend(s.events);
         samples.push(crate::load::clocks::sample(fit_start));
@@ -799,6 +832,20 @@ fn per_second(c: &fit::Candidate) -> f64 {
     limit as f64 * 1e6 / window_us.max(1) as f64
 }
 
+/// The admits of `events` per second of their span.
+fn admits_per_second(events: &[Event]) -> f64 {
+    let span_s = events.iter().map(|e| e.done_us).max().unwrap_or(0) as f64 / 1e6;
+    let admits = events
+        .iter()
+        .filter(|e| e.outcome == crate::events::Outcome::Admitted)
+        .count();
+    if span_s > 0.0 {
+        admits as f64 / span_s
+    } else {
+        0.0
+    }
+}
+
 /// The slowest and the fastest long-run rate among the plausible fits:
 /// those whose bound on these requests is within a quarter of the
 /// tightest one's.
@@ -861,28 +908,28 @@ fn boundary_test(fits: &[&fit::Tried]) -> Option<(u64, Duration)> {
     }
 }
 
-/// When [`ambiguous`]: the median of the plausible fits' rates (half
-/// of them are ruled out whichever way the limiter answers a steady load
-/// at it) and the longest plausible window not over a minute, in seconds.
+/// When [`ambiguous`]: the geometric middle of the plausible fits' rates
+/// (a steady load at it rules out those slower than it if the limiter
+/// admits it all, the faster ones if it refuses some) and the longest
+/// plausible window not over a minute, in seconds. The middle of the
+/// range, not its median: the plausible fits crowd at the slow end (their
+/// bounds are the tight ones), and a bisection on their median crawled up
+/// from the slowest (1, 2, 2.3 a second against HAProxy's 10) until the
+/// budget was spent.
 fn disagreement(tried: &[fit::Tried]) -> Option<(f64, f64)> {
     if !ambiguous(tried) {
         return None;
     }
+    let (lo, hi) = rate_range(tried)?;
     let fits = fit::fits(tried);
     let tightest = fits.first()?.verdict.allowed_max as f64;
-    let plausible: Vec<&&fit::Tried> = fits
+    let longest = fits
         .iter()
         .filter(|t| t.verdict.allowed_max as f64 <= tightest * 1.25)
-        .collect();
-    let mut rates: Vec<f64> = plausible.iter().map(|t| per_second(&t.candidate)).collect();
-    rates.sort_by(f64::total_cmp);
-    let median = rates[rates.len() / 2];
-    let longest = plausible
-        .iter()
         .map(|t| t.candidate.policy.quota().1 as f64 / 1e6)
         .filter(|&w| w <= 60.0)
         .fold(0.0, f64::max);
-    Some((median, longest))
+    Some(((lo * hi).sqrt(), longest))
 }
 
 /// The first proof against a candidate, in words.
