@@ -3,6 +3,7 @@
 //! verifier judges. Reads only the events file, so a run folder can be
 //! re-analyzed later.
 
+pub(crate) mod fit;
 pub(crate) mod judgments;
 mod keyed;
 pub(crate) mod phases;

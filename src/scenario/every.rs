@@ -38,7 +38,7 @@ struct Blanked {
 /// of the file (reading finds them in its own order: a table's keys
 /// sorted by name).
 pub(crate) fn every(file: &str, text: &str) -> Result<Scenario, Vec<ScenarioError>> {
-    let first = match super::parse(file, text) {
+    let first = match super::validate::scenario(file, text) {
         Ok(s) => return Ok(s),
         Err(e) => e,
     };
@@ -99,7 +99,7 @@ fn read(file: &str, lines: &[String]) -> Read {
     if toml::from_str::<toml::Table>(&text).is_err() {
         return Read::Unreadable;
     }
-    match super::parse(file, &text) {
+    match super::validate::scenario(file, &text) {
         Ok(_) => Read::Clean,
         Err(e) => Read::Error(e),
     }

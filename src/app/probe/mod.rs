@@ -14,7 +14,7 @@
 //!    fits, what is ruled out and why, the best one as `[policy]` lines
 //!    (and, with `--write`, a starter scenario).
 
-mod fit;
+use crate::analyze::fit;
 pub(crate) mod keys;
 mod predict;
 mod send;

@@ -14,7 +14,7 @@
 //! on purpose: that one stays the verifier's own, and this one also
 //! counts rejected attempts and anchors fixed windows at the first hit.
 
-use super::fit::Candidate;
+use crate::analyze::fit::Candidate;
 use reference_api::Policy;
 use std::collections::VecDeque;
 

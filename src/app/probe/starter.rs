@@ -2,7 +2,8 @@
 //! (also what the probe's confirmation sends first) and the file itself,
 //! written by `init` with what was found.
 
-use super::{fit, keys};
+use super::keys;
+use crate::analyze::fit;
 use crate::error::Error;
 use std::path::PathBuf;
 

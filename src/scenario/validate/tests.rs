@@ -317,3 +317,23 @@ fn arms_choose_which_rate_limit_headers_the_replicas_send() {
         "{e}"
     );
 }
+
+/// Every policy `rlbench probe` may propose (analyze::fit) is written as
+/// a scenario reads it back: the same policy, counting rejects or not.
+#[test]
+fn policies_the_fit_writes_read_back_as_they_were() {
+    use crate::analyze::fit::{candidates, Glance};
+    for c in candidates(Glance {
+        burst: 10,
+        per_second: 2.0,
+    })
+    .into_iter()
+    .step_by(37)
+    {
+        let text = c.inline();
+        let (policy, timing) =
+            crate::scenario::inline_policy(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(policy, c.policy, "{text}");
+        assert_eq!(timing.count_rejected, c.count_rejected, "{text}");
+    }
+}
