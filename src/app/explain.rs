@@ -22,6 +22,7 @@ pub(crate) fn explain(
             run.arms.join(", ")
         )));
     }
+    let scenario = crate::app::report::scenario_copy(&folder)?;
     let mut out = Vec::new();
     // Per arm explained whose trace does not name the key: why.
     let mut missing: Vec<String> = Vec::new();
@@ -38,9 +39,14 @@ pub(crate) fn explain(
                 k,
             )?);
         }
-        let summary = crate::app::summarize::arm(&record, &figures, &[]);
-        let keys = crate::report::keys::sentence(&summary)
-            .or_else(|| crate::report::setup::nothing_limited(&summary));
+        let mut summary = crate::app::summarize::arm(&record, &figures, &[]);
+        let checks = crate::gate::evaluate(
+            &crate::app::report::expectations(scenario.as_ref(), &record),
+            &figures,
+        );
+        summary.policy_fit = finish::policy_fit(&folder, &record, &figures, &checks)?;
+        let keys = crate::report::keys::sentence(&summary);
+        let setup = crate::report::setup::sentence(&summary);
         let slow = crate::report::slow::sentence(&summary);
         let spoofing = crate::report::spoofing::sentence(&summary);
         let verdict = figures.verdict.unwrap_or_default();
@@ -52,6 +58,7 @@ pub(crate) fn explain(
             false_rejects: verdict.false_rejects,
             witnesses: figures.witnesses,
             keys,
+            setup,
             slow,
             spoofing,
         });

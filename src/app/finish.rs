@@ -368,7 +368,11 @@ pub(crate) fn finish_judged(
                 .map(|c| format!("{}: {}", record.name, c.describe())),
         );
         failures.extend(unbounded_clocks(record));
-        out.push(summarize::arm(record, &figures, &checks));
+        let mut arm = summarize::arm(record, &figures, &checks);
+        if !judged.contains_key(&record.name) && spill_shards(folder, record).is_none() {
+            arm.policy_fit = policy_fit(folder, record, &figures, &checks)?;
+        }
+        out.push(arm);
         all_figures.push(figures);
     }
     let mut summary = Summary {
@@ -442,6 +446,47 @@ pub(crate) fn finish_judged(
         summary,
         write_error,
     })
+}
+
+/// For an arm expected to be correct (an upper bound on its definite
+/// violations, false rejects or over-admission) that failed one, judged
+/// against its declared policy: another policy its decisions fit, if any
+/// (`analyze::refit`). Not for spoofed keys, whose verdicts are per
+/// principal by design.
+pub(crate) fn policy_fit(
+    folder: &RunFolder,
+    record: &ArmRecord,
+    figures: &ArmFigures,
+    checks: &[gate::Check],
+) -> Result<Option<crate::store::summary::PolicyFit>, EventsError> {
+    let expected_correct_failed = checks.iter().any(|c| {
+        !c.passed
+            && c.expectation.bound == gate::Bound::AtMost
+            && matches!(
+                c.expectation.figure,
+                gate::Figure::DefiniteViolations
+                    | gate::Figure::FalseRejectRatio
+                    | gate::Figure::OverAdmissionRatio
+            )
+    });
+    let proven_wrong = figures
+        .verdict
+        .as_ref()
+        .is_some_and(|v| v.definite_violations > 0 || v.false_rejects > 0);
+    let (Some(declared), true, true, None) = (
+        record.policy.as_ref(),
+        expected_correct_failed,
+        proven_wrong,
+        record.spoof.as_ref(),
+    ) else {
+        return Ok(None);
+    };
+    analyze::refit::refit(
+        (&folder.events(&record.name), record.trace_check()),
+        declared,
+        &options(record),
+        &widening(record),
+    )
 }
 
 /// Marks the summary partial (the first reason stays) and its gate failed:

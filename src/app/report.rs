@@ -6,6 +6,7 @@ use crate::app::finish;
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
 use crate::scenario;
+use crate::store::folder::RunFolder;
 use crate::store::records::{self, ArmRecord};
 use crate::store::summary::Summary;
 use std::path::Path;
@@ -21,26 +22,11 @@ pub(crate) fn rebuild_judged(
     judged: &finish::Judged,
 ) -> Result<(Summary, Exit), Error> {
     let (folder, run) = crate::app::journal::read_back(dir)?;
-    // `rlbench attack --out` keeps no scenario: its bounds are in the
-    // arm's record.
-    let scenario = match folder.scenario_copy() {
-        copy if copy.exists() => Some(scenario::read(&copy)?),
-        _ => None,
-    };
+    let scenario = scenario_copy(&folder)?;
     let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();
     for name in &run.arms {
         let arm: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
-        let expect = scenario
-            .iter()
-            .flat_map(|s| &s.arms)
-            .find(|a| &a.name == name)
-            .map(|a| a.expect.clone())
-            .unwrap_or_else(|| {
-                arm.expect
-                    .iter()
-                    .filter_map(|(k, v)| crate::gate::named(k, *v))
-                    .collect()
-            });
+        let expect = expectations(scenario.as_ref(), &arm);
         arms.push((arm, expect));
     }
     let finished = finish::finish_judged(&folder, &run, &arms, judged)?;
@@ -54,4 +40,32 @@ pub(crate) fn rebuild_judged(
         Exit::GateFailed
     };
     Ok((finished.summary, exit))
+}
+
+/// The scenario copy a run folder keeps; `rlbench attack --out` keeps
+/// none (its bounds are in the arm's record).
+pub(crate) fn scenario_copy(folder: &RunFolder) -> Result<Option<scenario::Scenario>, Error> {
+    match folder.scenario_copy() {
+        copy if copy.exists() => Ok(Some(scenario::read(&copy)?)),
+        _ => Ok(None),
+    }
+}
+
+/// What `arm` was expected to do: its scenario's `[arms.expect]`, else
+/// the bounds its record keeps.
+pub(crate) fn expectations(
+    scenario: Option<&scenario::Scenario>,
+    arm: &ArmRecord,
+) -> Vec<Expectation> {
+    scenario
+        .iter()
+        .flat_map(|s| &s.arms)
+        .find(|a| a.name == arm.name)
+        .map(|a| a.expect.clone())
+        .unwrap_or_else(|| {
+            arm.expect
+                .iter()
+                .filter_map(|(k, v)| crate::gate::named(k, *v))
+                .collect()
+        })
 }

@@ -248,6 +248,8 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
                 false_rejects: v.false_rejects,
             }),
         }),
+        // Filled by the finish, which knows what the arm was expected to do.
+        policy_fit: None,
         clock: Some(ClockRate {
             measured_ppm: crate::events::clock::measured_ppm(&run.clock_samples),
             samples: run.clock_samples.len(),

@@ -19,6 +19,9 @@ pub(crate) fn render(arms: &[Explained]) -> String {
         if let Some(keys) = &a.keys {
             let _ = writeln!(out, "  first, the keys: {keys}");
         }
+        if let Some(setup) = &a.setup {
+            let _ = writeln!(out, "  first, the setup: {setup}");
+        }
         if let Some(slow) = &a.slow {
             let _ = writeln!(out, "  the answers: {slow}");
         }
@@ -222,6 +225,8 @@ pub(crate) struct Explained {
     /// Whether the limiter seems not to have told the keys apart
     /// (`report::keys`), in words.
     pub keys: Option<String>,
+    /// The setup named before the limiter is blamed (`report::setup`).
+    pub setup: Option<String>,
     /// Admits too slow for the policy's sharp rules (`report::slow`).
     pub slow: Option<String>,
     /// Principals under forged identities (`report::spoofing`).

@@ -188,7 +188,7 @@ fn header(s: &Summary) -> Markup {
             @if let Some(sentence) = super::keys::sentence(a) {
                 p.gate.keys id=(format!("keys-{}", a.name)) { "keys of " (a.name) ": " (sentence) }
             }
-            @if let Some(sentence) = super::setup::nothing_limited(a) {
+            @if let Some(sentence) = super::setup::sentence(a) {
                 p.gate.keys id=(format!("setup-{}", a.name)) { "setup of " (a.name) ": " (sentence) }
             }
             @if let Some(sentence) = super::spoofing::sentence(a) {

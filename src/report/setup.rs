@@ -53,6 +53,41 @@ pub(crate) fn unreached(s: &Summary) -> Option<String> {
     })
 }
 
+/// The setup hint of an arm, if any: nothing limited, or a policy other
+/// than the declared one that explains every decision — unless the keys
+/// hint speaks (`report::keys`): keys the limiter did not tell apart are
+/// the nearer cause, and a per-key fit of one bucket's admits says less.
+pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
+    nothing_limited(a).or_else(|| {
+        super::keys::sentence(a)
+            .is_none()
+            .then(|| other_policy(a))
+            .flatten()
+    })
+}
+
+/// A hint when an arm expected correct was proven wrong against its
+/// declared policy and another policy explains its decisions: the policy
+/// declared is the likelier mistake (or several limiters count apart).
+pub(crate) fn other_policy(a: &ArmSummary) -> Option<String> {
+    let f = a.policy_fit.as_ref()?;
+    let apart = if f.rate_ratio >= 1.5 {
+        format!(
+            " — or {} limiters count apart, each keeping the declared one (a fake global limit)",
+            f.rate_ratio.round()
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "its answers fit {} ({:.2}× the declared rate) with no definite violation and no false \
+         reject on its {} busiest keys ({} requests): is that the limiter's policy rather than \
+         the declared {}? `rlbench probe URL` finds the limiter's own from outside; this one \
+         is --policy '{}'{apart}",
+        f.policy_text, f.rate_ratio, f.keys, f.requests, a.policy_text, f.inline
+    ))
+}
+
 /// A hint when the limiter limited none of an arm's requests though the
 /// policy was exceeded: the likeliest cause is the setup, not the limiter.
 pub(crate) fn nothing_limited(a: &ArmSummary) -> Option<String> {
@@ -177,6 +212,38 @@ mod tests {
         a.requests.rejected = 0;
         a.correctness.as_mut().unwrap().definite_violations = 0;
         assert_eq!(nothing_limited(&a), None);
+    }
+
+    #[test]
+    fn a_policy_other_than_declared_that_fits_is_named_with_the_command_to_check() {
+        let s = summary();
+        let mut a = s
+            .arms
+            .into_iter()
+            .find(|a| a.correctness.is_some())
+            .unwrap();
+        assert_eq!(other_policy(&a), None);
+        a.policy_fit = Some(crate::store::summary::PolicyFit {
+            policy_text: "token_bucket: capacity 6, refill 10 per 1s".into(),
+            inline: "algorithm = \"token_bucket\", capacity = 6, refill = \"10/1s\"".into(),
+            rate_ratio: 1.0,
+            keys: 3,
+            requests: 300,
+        });
+        let hint = sentence(&a).unwrap();
+        assert!(
+            hint.starts_with("its answers fit token_bucket: capacity 6, refill 10 per 1s (1.00×"),
+            "{hint}"
+        );
+        assert!(hint.contains("its 3 busiest keys (300 requests)"), "{hint}");
+        assert!(hint.contains("rlbench probe URL"), "{hint}");
+        assert!(!hint.contains("count apart"), "{hint}");
+        // Three times the declared rate: several limiters counting apart
+        // would do that too.
+        a.policy_fit.as_mut().unwrap().rate_ratio = 2.96;
+        assert!(sentence(&a).unwrap().ends_with(
+            "or 3 limiters count apart, each keeping the declared one (a fake global limit)"
+        ));
     }
 
     #[test]

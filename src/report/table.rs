@@ -194,7 +194,7 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
         if let Some(sentence) = super::keys::sentence(a) {
             out.push_str(&format!("keys of {}: {sentence}\n", a.name));
         }
-        if let Some(sentence) = super::setup::nothing_limited(a) {
+        if let Some(sentence) = super::setup::sentence(a) {
             out.push_str(&format!("setup of {}: {sentence}\n", a.name));
         }
         if let Some(sentence) = super::spoofing::sentence(a) {

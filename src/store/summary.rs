@@ -87,6 +87,25 @@ pub struct ArmSummary {
     /// verdicts above are per principal, these per key sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spoofing: Option<Spoofing>,
+    /// An arm expected correct and proven wrong against its declared
+    /// policy: another policy under which its busiest keys hold no
+    /// definite violation and no false reject (a hint, not a verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_fit: Option<PolicyFit>,
+}
+
+/// See [`ArmSummary::policy_fit`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PolicyFit {
+    /// In words, e.g. `sliding_log: 30 per 2s`.
+    pub policy_text: String,
+    /// As `--policy` takes it.
+    pub inline: String,
+    /// Its long-run rate over the declared policy's.
+    pub rate_ratio: f64,
+    /// The keys and requests it was judged on.
+    pub keys: u64,
+    pub requests: u64,
 }
 
 /// Principals under forged identities, and the trace judged per key sent

@@ -83,7 +83,8 @@ http {{
     );
     let _nginx = crate::external::start_nginx(prefix.path(), &conf, &[port]);
     let url = format!("http://127.0.0.1:{port}/limited");
-    let attack = |header: &str| {
+    let nginx_policy = r#"preset = "nginx_limit_req", rate = "10r/s", burst = 5, nodelay = true"#;
+    let attack = |header: &str, policy: &str| {
         let dir = tempfile::tempdir().unwrap();
         rlbench(
             &[
@@ -100,12 +101,12 @@ http {{
                 "--limited-status",
                 "503",
                 "--policy",
-                r#"preset = "nginx_limit_req", rate = "10r/s", burst = 5, nodelay = true"#,
+                policy,
             ],
             dir.path(),
         )
     };
-    let wrong = attack("X-Customer");
+    let wrong = attack("X-Customer", nginx_policy);
     let said = text(&wrong.stdout);
     assert_eq!(
         wrong.status.code(),
@@ -121,7 +122,7 @@ http {{
         line.contains("the limiter limited none of the") && line.contains("x-customer"),
         "{line}"
     );
-    let right = attack("X-Customer-Id");
+    let right = attack("X-Customer-Id", nginx_policy);
     let said = text(&right.stdout);
     assert_eq!(
         right.status.code(),
@@ -130,4 +131,25 @@ http {{
         text(&right.stderr)
     );
     assert!(!said.contains("setup of attack"), "{said}");
+
+    // The issue's second mistake: the policy guessed. The limiter is
+    // correct and its answers are "proven" wrong against the guess; the
+    // setup line says which policy they fit instead (a bucket, nginx's
+    // own kind) and how to find the limiter's.
+    let guessed = attack(
+        "X-Customer-Id",
+        r#"algorithm = "sliding_log", limit = 10, window = "1s""#,
+    );
+    let said = text(&guessed.stdout);
+    assert_eq!(guessed.status.code(), Some(1), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("setup of attack: "))
+        .unwrap_or_else(|| panic!("no word on the setup: {said}"));
+    assert!(
+        line.contains("its answers fit token_bucket")
+            && line.contains("rather than the declared sliding_log: 10 per 1s")
+            && line.contains("rlbench probe URL"),
+        "{line}"
+    );
 }

@@ -14,9 +14,9 @@
 //!    fits, what is ruled out and why, the best one as `[policy]` lines
 //!    (and, with `--write`, a starter scenario).
 
-use crate::analyze::fit;
+use crate::analyze::{fit, predict};
 pub(crate) mod keys;
-mod predict;
+
 mod send;
 mod starter;
 

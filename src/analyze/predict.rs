@@ -1,4 +1,4 @@
-//! Which of the fits the probe proposes: each one replayed over the trace's
+//! Which of the fits the probe (and a run's policy hint) proposes: each one replayed over the trace's
 //! send times as the plainest limiter of its writing would decide, and the
 //! one whose admits agree most with the limiter's first (half second by
 //! half second). This ranks,
