@@ -88,10 +88,14 @@ http {{
     access_log off;
     limit_req_zone $http_x_customer_id zone=burst:1m rate=10r/s;
     limit_req_zone $binary_remote_addr zone=ip:1m rate=5r/s;
+    limit_req_zone $arg_api_key zone=query:1m rate=10r/s;
+    limit_req_zone $uri zone=path:1m rate=10r/s;
     server {{
         listen 127.0.0.1:{port};
         location = /limited {{ limit_req zone=burst burst=5 nodelay; root html; }}
         location = /ip {{ limit_req zone=ip; limit_req_status 429; alias html/limited; }}
+        location = /query {{ limit_req zone=query burst=5 nodelay; alias html/limited; }}
+        location /api/ {{ limit_req zone=path burst=5 nodelay; root html; try_files /limited =404; }}
     }}
 }}
 "#
@@ -111,6 +115,49 @@ fn nginx_with_a_burst_is_found_and_its_starter_passes_twice() {
         "header X-Customer-Id (it alone moved the limits)",
         r#"algorithm = "token_bucket", capacity = 6, refill = "10/1s""#,
     );
+}
+
+/// nginx keyed on a query parameter (`$arg_api_key`) and on the path
+/// (`$uri`, every `/api/…` its own caller): each found by the candidate
+/// fresh in its place (the parameter's value, the path's last segment),
+/// and the starter says where the key goes. Keys only: the policy of the
+/// same nginx is found in the tests above.
+#[test]
+fn nginx_keyed_on_a_query_parameter_or_the_path_is_found() {
+    let prefix = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _nginx = start_nginx(prefix.path(), &nginx_conf(port), &[port]);
+    for (path, key_is, line) in [
+        (
+            "/query",
+            "the query parameter api_key (it alone moved the limits)",
+            "key = { query = \"api_key\" }",
+        ),
+        (
+            "/api/transfers",
+            "the path /api/{key} (it alone moved the limits)",
+            "key = { path = \"/api/{key}\" }",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("http://127.0.0.1:{port}{path}");
+        let (out, stdout) = probe(
+            dir.path(),
+            &[
+                &url,
+                "--limited-status",
+                "503",
+                "--max-time",
+                "30s",
+                "--write",
+                "starter",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        assert_eq!(key(&stdout), format!("key: {key_is}"), "{stdout}");
+        let starter = std::fs::read_to_string(dir.path().join("starter.toml")).unwrap();
+        assert!(starter.contains(line), "{starter}");
+    }
 }
 
 /// nginx `rate=5r/s` without a burst keyed on the client address: a bucket

@@ -158,20 +158,29 @@ pub(crate) async fn run(
         host == "localhost" || host.parse::<std::net::Ipv4Addr>().is_ok()
     });
     let sent_headers: Vec<HeaderName> = p.template.headers.keys().cloned().collect();
-    let all = keys::candidates(&p.key_headers, &sent_headers, v4);
+    let all = keys::candidates(&p.key_headers, &sent_headers, &p.targets, v4);
     let mut phase_no: u8 = 0;
     let mut next_tag = || {
         phase_no += 1;
         (format!("{nonce}-{phase_no}"), phase_no)
     };
-    let phase = |template: Template, rate: f64, count: u64, keys: u32| Phase {
-        targets: &p.targets,
-        template,
-        rate,
-        count,
-        keys,
-        timeout: p.timeout,
+    // A phase's template and URLs: `fresh` (if any) new in every request,
+    // every other candidate fixed at this phase's `tag`.
+    let sending = |fresh: Option<&keys::Candidate>, tag: &str, no: u8, keys: u32| {
+        (
+            keys::template(&p.template, &all, fresh, tag, no, keys),
+            keys::targets(&p.targets, &all, fresh, tag),
+        )
     };
+    let phase =
+        |(template, targets): (Template, Vec<Uri>), rate: f64, count: u64, keys: u32| Phase {
+            targets,
+            template,
+            rate,
+            count,
+            keys,
+            timeout: p.timeout,
+        };
 
     // 1. Scale.
     let mut scale: Option<(f64, Sent)> = None;
@@ -182,7 +191,7 @@ pub(crate) async fn run(
             break;
         }
         let (tag, no) = next_tag();
-        let t = keys::template(&p.template, &all, None, &tag, no, 1);
+        let t = sending(None, &tag, no, 1);
         let s = send::send(phase(t, rate, count, 1), origin, interrupt).await;
         spend(&mut budget, &s, &mut tally);
         if s.interrupted {
@@ -232,7 +241,7 @@ pub(crate) async fn run(
         .min(key_rate)
         .max(10.0) as u64;
     let (tag, no) = next_tag();
-    let t = keys::template(&p.template, &all, None, &tag, no, 1);
+    let t = sending(None, &tag, no, 1);
     let baseline = send::send(phase(t, key_rate, key_count, 1), origin, interrupt).await;
     spend(&mut budget, &baseline, &mut tally);
     let base_share = baseline.limited_share();
@@ -255,7 +264,7 @@ pub(crate) async fn run(
         }
         let (tag, no) = next_tag();
         let fresh_keys = (key_count * 20).min(60_000) as u32;
-        let t = keys::template(&p.template, &all, Some(c), &tag, no, fresh_keys);
+        let t = sending(Some(c), &tag, no, fresh_keys);
         let s = send::send(phase(t, key_rate, key_count, fresh_keys), origin, interrupt).await;
         spend(&mut budget, &s, &mut tally);
         let undecided = s.events.len() as u64 - s.decided();
@@ -312,7 +321,13 @@ pub(crate) async fn run(
     // 3. Fit.
     let fit_start = Instant::now();
     let (tag, no) = next_tag();
-    let fit_template = keys::template(&p.template, &all, None, &tag, no, 1);
+    // One caller new to the limiter: every candidate fixed at this
+    // phase's values, and a path key (whose fixed value is the URL's own,
+    // the same in every phase) as this phase's own path.
+    let path_key = key
+        .as_ref()
+        .filter(|k| matches!(k, keys::Candidate::Path { .. }));
+    let fit_template = sending(path_key, &tag, no, 1);
     let g = fit::glance(&observations_of(&scaled.events));
     let fit_rate = key_rate;
     let saturate = if g.is_some_and(|g| g.per_second > 0.0) {
@@ -522,7 +537,7 @@ pub(crate) async fn run(
             )?;
         } else {
             let (tag, no) = next_tag();
-            let t = keys::template(&p.template, &all, key.as_ref(), &tag, no, load.keys);
+            let t = sending(key.as_ref(), &tag, no, load.keys);
             let s = send::send(phase(t, rate, count, load.keys), fit_start, interrupt).await;
             spend(&mut budget, &s, &mut tally);
             if s.interrupted {

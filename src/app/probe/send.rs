@@ -16,8 +16,8 @@ use tokio::time::Instant;
 
 /// What a phase sends: `count` requests at `rate` per second over `keys`
 /// keys (picked uniformly) with `template`.
-pub(super) struct Phase<'a> {
-    pub targets: &'a [Uri],
+pub(super) struct Phase {
+    pub targets: Vec<Uri>,
     pub template: Template,
     pub rate: f64,
     pub count: u64,
@@ -62,10 +62,10 @@ impl Sent {
 
 /// Sends `phase` now and returns its events on the clock that starts at
 /// `origin`.
-pub(super) async fn send(phase: Phase<'_>, origin: Instant, interrupt: &Interrupt) -> Sent {
+pub(super) async fn send(phase: Phase, origin: Instant, interrupt: &Interrupt) -> Sent {
     let duration = Duration::from_secs_f64(phase.count as f64 / phase.rate);
     let plan = Plan {
-        targets: phase.targets.to_vec(),
+        targets: phase.targets,
         template: phase.template,
         shape: Shape::Constant { rate: phase.rate },
         duration,
