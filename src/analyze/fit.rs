@@ -374,9 +374,12 @@ impl Candidate {
         if let Policy::TokenBucket { capacity, refill } = self.policy {
             if refill.per_us == 1_000_000 {
                 s.push_str(&format!(
-                    " (nginx: rate={}r/s burst={} nodelay)",
+                    " (nginx: rate={}r/s burst={} nodelay; governor: \
+                     Quota::per_second({}).allow_burst({}))",
                     refill.count,
-                    capacity - 1
+                    capacity - 1,
+                    refill.count,
+                    capacity
                 ));
             }
         }

@@ -26,6 +26,7 @@ mod external;
 mod failover;
 mod faults;
 mod first_run;
+mod governor;
 mod headers;
 mod hostile_folder;
 mod house_plan;

@@ -40,7 +40,12 @@ fn key(stdout: &str) -> &str {
 
 /// Probes `url` writing `name.toml`, checks the key and the best policy
 /// (`key_has`, `best_is`), then runs the starter twice: both must pass.
-fn found_and_starter_passes_twice(url: &str, extra: &[&str], key_has: &str, best_is: &str) {
+fn found_and_starter_passes_twice(
+    url: &str,
+    extra: &[&str],
+    key_has: &str,
+    best_is: &str,
+) -> String {
     let dir = tempfile::tempdir().unwrap();
     let mut args = vec![url, "--write", "starter"];
     args.extend_from_slice(extra);
@@ -76,6 +81,7 @@ fn found_and_starter_passes_twice(url: &str, extra: &[&str], key_has: &str, best
             text(&run.stdout)
         );
     }
+    stdout
 }
 
 fn nginx_conf(port: u16) -> String {
@@ -114,6 +120,28 @@ fn nginx_with_a_burst_is_found_and_its_starter_passes_twice() {
         &[],
         "header X-Customer-Id (it alone moved the limits)",
         r#"algorithm = "token_bucket", capacity = 6, refill = "10/1s""#,
+    );
+}
+
+/// The `governor` crate (GCRA) keyed on X-Customer-Id,
+/// `Quota::per_second(10).allow_burst(5)`: a token bucket of 5 refilled 10
+/// a second, said in governor's own terms too.
+#[test]
+fn governor_is_found_and_its_starter_passes_twice() {
+    let (port, _server) = crate::governor::start();
+    let stdout = found_and_starter_passes_twice(
+        &format!("http://127.0.0.1:{port}/limited"),
+        &[],
+        "header X-Customer-Id (it alone moved the limits)",
+        &format!(
+            r#"algorithm = "token_bucket", capacity = {}, refill = "{}/1s""#,
+            crate::governor::BURST,
+            crate::governor::PER_SECOND
+        ),
+    );
+    assert!(
+        stdout.contains("governor: Quota::per_second(10).allow_burst(5)"),
+        "{stdout}"
     );
 }
 
