@@ -14,6 +14,16 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// `text` as standard error shows it: folded at 80 columns (or
+/// `COLUMNS`) on a terminal or with `COLUMNS` set, whole with `--wide` or
+/// into a pipe — as standard output is.
+pub fn for_stderr(text: &str, wide: bool) -> String {
+    match crate::report::fold::stderr_width(wide) {
+        Some(w) => crate::report::fold::fold(text, w),
+        None => text.to_string(),
+    }
+}
+
 /// A command line clap refused, in one line like every rlbench error:
 /// clap's own words, without its usage block and its pointer to --help.
 pub fn one_line(e: &clap::Error) -> String {

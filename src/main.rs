@@ -43,9 +43,9 @@ fn main() -> ExitCode {
     };
     match &cli.command {
         Command::Replica { .. } => {}
-        Command::Run(a) => init_logging(a.quiet),
-        Command::Attack(a) => init_logging(a.quiet),
-        _ => init_logging(false),
+        Command::Run(a) => init_logging(a.quiet, cli.wide),
+        Command::Attack(a) => init_logging(a.quiet, cli.wide),
+        _ => init_logging(false, cli.wide),
     }
     // Styled text goes through streams that drop the styles for NO_COLOR,
     // --color never, and output that is not a terminal.
@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         clap::ColorChoice::Never => anstream::ColorChoice::Never,
     };
     let mut out = anstream::AutoStream::new(std::io::stdout(), choice);
+    let cli_wide = cli.wide;
     let said = runtime.block_on(rlbench::app::commands::execute(
         cli.command,
         cli.wide,
@@ -66,7 +67,9 @@ fn main() -> ExitCode {
         .fg_color(Some(anstyle::AnsiColor::Red.into()))
         .bold();
     for line in &said.errors {
-        let _ = writeln!(err, "rlbench: {failed}{line}{failed:#}");
+        let line =
+            rlbench::cli::for_stderr(&format!("rlbench: {failed}{line}{failed:#}"), cli_wide);
+        let _ = writeln!(err, "{line}");
     }
     if let Some(line) = &said.last {
         let _ = writeln!(err, "{line}");
@@ -97,7 +100,25 @@ fn refused(e: &clap::Error) -> ExitCode {
     ExitCode::from(rlbench::error::Exit::BadInput.code())
 }
 
-fn init_logging(quiet: bool) {
+/// Standard error for the log: each event written as a whole, folded as
+/// the rest of standard error is (`cli::for_stderr`).
+struct Folding {
+    wide: bool,
+}
+
+impl Write for Folding {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(rlbench::cli::for_stderr(&text, self.wide).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+fn init_logging(quiet: bool, wide: bool) {
     use tracing_subscriber::filter::LevelFilter;
     let level = std::env::var("RLBENCH_LOG")
         .ok()
@@ -109,7 +130,7 @@ fn init_logging(quiet: bool) {
         });
     tracing_subscriber::fmt()
         .with_max_level(level)
-        .with_writer(std::io::stderr)
+        .with_writer(move || Folding { wide })
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .without_time()

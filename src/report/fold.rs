@@ -25,6 +25,22 @@ pub(crate) fn width(wide: bool) -> Option<usize> {
     }
 }
 
+/// The width to fold standard error at: as [`width`], for standard error
+/// (logging and the `rlbench:` lines).
+pub(crate) fn stderr_width(wide: bool) -> Option<usize> {
+    use std::io::IsTerminal;
+    if wide {
+        return None;
+    }
+    match std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+    {
+        Some(n) if n >= 20 => Some(n),
+        _ => std::io::stderr().is_terminal().then_some(COLUMNS),
+    }
+}
+
 /// `text` folded at [`width`], or as it is.
 pub(crate) fn for_stdout(text: &str, wide: bool) -> String {
     match width(wide) {

@@ -1,4 +1,5 @@
-//! Every line of `run`, `explain` and `doctor` fits 80 columns on a
+//! Every line of `run`, `explain` and `doctor` (standard output and
+//! standard error) fits 80 columns on a
 //! terminal (here `COLUMNS=80`, as a shell sets it): wider ones fold
 //! between words, and only a word wider than the width (a path, a URL)
 //! keeps a line of its own. `--wide` and a pipe without `COLUMNS` keep
@@ -23,7 +24,7 @@ fn run_explain_and_doctor_fit_80_columns_and_wide_does_not_fold() {
         &crate::common::small_scenario("2s", ""),
     );
     let s = path.to_str().unwrap();
-    let run = rlbench_at(80, &["run", s, "-q"], dir.path());
+    let run = rlbench_at(80, &["run", s], dir.path());
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     let explain = rlbench_at(80, &["explain", "reports/small/latest"], dir.path());
     assert_eq!(explain.status.code(), Some(0), "{}", text(&explain.stderr));
@@ -33,7 +34,17 @@ fn run_explain_and_doctor_fit_80_columns_and_wide_does_not_fold() {
         assert!(stdout.lines().count() >= 3, "{name}: {stdout}");
         let wide = too_wide(&stdout, 80);
         assert!(wide.is_empty(), "{name}: {wide:#?}\n{stdout}");
+        // Standard error too: the log (the targets of an arm, three URLs
+        // on one line) and the `rlbench:` lines.
+        let stderr = text(&out.stderr);
+        let wide = too_wide(&stderr, 80);
+        assert!(wide.is_empty(), "{name} (stderr): {wide:#?}\n{stderr}");
     }
+    assert!(
+        text(&run.stderr).contains("INFO arm local"),
+        "the log is there to fold: {}",
+        text(&run.stderr)
+    );
     // The same explanation unfolded: a pipe without COLUMNS, or --wide,
     // has lines over 80 columns (the witnesses' sentences), and the same
     // words.
