@@ -356,7 +356,17 @@ pub(crate) async fn run(
     let seen = fit::glance(&observations_of(&events));
     let burst = (scaled.admitted() + 10).min(fit_rate as u64);
     let rest = Duration::from_secs_f64(saturate / 2.0);
-    let mut judged = judge(&events, seen, &opts);
+    // Judging the grid takes time too (longer on a busy machine, and the
+    // next judging is on more requests): the longest one so far is kept
+    // back, twice, from the rounds beside the confirmation's time.
+    let mut judging = Duration::ZERO;
+    let mut judge_timed = |events: &[Event], opts: &Options| {
+        let began = Instant::now();
+        let judged = judge(events, seen, opts);
+        judging = judging.max(began.elapsed());
+        (judged, judging * 2)
+    };
+    let (mut judged, mut keep_back) = judge_timed(&events, &opts);
     // One rest and saturation again (it tells a refill from a window);
     // then, while the closest fits disagree on the long-run rate, a steady
     // phase at the middle of their rates (geometric): a policy slower than
@@ -407,7 +417,10 @@ pub(crate) async fn run(
         };
         round += 1;
         let need = wait + Duration::from_secs_f64(count as f64 / rate) + p.timeout;
-        if count < 3 || budget.time_left() < need + CONFIRM_TIME || !budget.allows(count, rate) {
+        if count < 3
+            || budget.time_left() < need + CONFIRM_TIME + keep_back
+            || !budget.allows(count, rate)
+        {
             break;
         }
         tokio::select! {
@@ -440,7 +453,7 @@ pub(crate) async fn run(
         events.extend(s.events);
         samples.push(crate::load::clocks::sample(fit_start));
         opts = options(key.is_none(), p.timeout, &samples);
-        judged = judge(&events, seen, &opts);
+        (judged, keep_back) = judge_timed(&events, &opts);
     }
     // Saturation admits a window's limit at each window's start, fixed or
     // sliding alike, and evenly spaced requests age out of a sliding log
@@ -459,7 +472,7 @@ pub(crate) async fn run(
         for _ in 0..3 {
             let need = window.mul_f64(2.1) + p.timeout;
             if interrupt.fired()
-                || budget.time_left() < need + CONFIRM_TIME
+                || budget.time_left() < need + CONFIRM_TIME + keep_back
                 || !budget.allows(2 * count, slow)
             {
                 break;
@@ -486,7 +499,7 @@ pub(crate) async fn run(
         }
         samples.push(crate::load::clocks::sample(fit_start));
         opts = options(key.is_none(), p.timeout, &samples);
-        judged = judge(&events, seen, &opts);
+        (judged, _) = judge_timed(&events, &opts);
     }
     if interrupt.fired() {
         return Ok(interrupted());
