@@ -19,6 +19,10 @@ pub(crate) struct Candidate {
     pub policy: Policy,
     /// Rejected attempts count too (HAProxy's stick tables).
     pub count_rejected: bool,
+    /// A token bucket that refills in whole chunks (`refill` a chunk per
+    /// its period; Stripe's style, ASP.NET's TokenBucketRateLimiter) at an
+    /// unknown phase, not continuously.
+    pub chunked: bool,
 }
 
 /// A candidate and what the verifier said of it on the trace.
@@ -111,6 +115,7 @@ pub(crate) fn candidates(g: Glance) -> Vec<Candidate> {
                     out.push(Candidate {
                         policy,
                         count_rejected,
+                        chunked: false,
                     })
                 };
                 push(Policy::SlidingLog { limit, window_us });
@@ -159,11 +164,41 @@ pub(crate) fn candidates(g: Glance) -> Vec<Candidate> {
             out.push(Candidate {
                 policy: Policy::TokenBucket { capacity, refill },
                 count_rejected: false,
+                chunked: false,
             });
+        }
+    }
+    // The same rates in whole chunks, each period people write for one: a
+    // chunk of at least one token and at most the bucket (a bigger one
+    // fills it all the same; ASP.NET refuses one). The first burst may
+    // have met a chunk on top of a full bucket: capacities near half of
+    // it too, as for the windows.
+    for &capacity in &limits {
+        for &refill in &rates {
+            for &every_us in CHUNKS_US {
+                let tokens = refill.count as u128 * every_us as u128;
+                let per = refill.per_us as u128;
+                if tokens % per == 0 && tokens > 0 && tokens / per <= capacity as u128 {
+                    out.push(Candidate {
+                        policy: Policy::TokenBucket {
+                            capacity,
+                            refill: Rate {
+                                count: (tokens / per) as u64,
+                                per_us: every_us,
+                            },
+                        },
+                        count_rejected: false,
+                        chunked: true,
+                    });
+                }
+            }
         }
     }
     out
 }
+
+/// The periods a chunked bucket refills at.
+const CHUNKS_US: &[u64] = &[500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000];
 
 /// Judges every candidate on the trace (`base`: what is known of the
 /// limiter's clocks and history).
@@ -171,10 +206,7 @@ pub(crate) fn judge(obs: &[Obs], base: &Options, candidates: Vec<Candidate>) -> 
     candidates
         .into_par_iter()
         .map(|candidate| {
-            let opts = Options {
-                count_rejected: candidate.count_rejected,
-                ..*base
-            };
+            let opts = candidate.options(base);
             let verdict = verify::verify_key(&candidate.policy, obs, &opts);
             Tried { candidate, verdict }
         })
@@ -191,7 +223,7 @@ fn family_rank(c: &Candidate) -> u8 {
         Policy::SlidingCounter { .. } => 3,
         Policy::FixedWindow { .. } => 4,
     };
-    base + if c.count_rejected { 5 } else { 0 }
+    base + if c.count_rejected { 5 } else { 0 } + u8::from(c.chunked)
 }
 
 /// How plainly a candidate is written: a rate per second before one per
@@ -325,6 +357,18 @@ pub(crate) fn span_text(us: u64) -> String {
 }
 
 impl Candidate {
+    /// The verifier's options for it, on `base` (what is known of the
+    /// limiter's clocks and history): whether rejects count, whether the
+    /// bucket refills in chunks (of an unknown phase).
+    pub(crate) fn options(&self, base: &Options) -> Options {
+        Options {
+            count_rejected: self.count_rejected,
+            chunked_refill: self.chunked,
+            chunks_on_epoch: false,
+            ..*base
+        }
+    }
+
     /// The `[policy]` lines that state it.
     pub(crate) fn lines(&self) -> String {
         let mut s = match self.policy {
@@ -342,6 +386,12 @@ impl Candidate {
             } => format!(
                 "algorithm = \"sliding_window\"\nlimit = {limit}\nwindow = \"{}\"\nsegments = {segments}\n",
                 span_text(window_us)
+            ),
+            Policy::TokenBucket { capacity, refill } if self.chunked => format!(
+                "algorithm = \"token_bucket\"\ncapacity = {capacity}\nrefill = \"{}/{}\"\nrefill_every = \"{}\"\n",
+                refill.count,
+                span_text(refill.per_us),
+                span_text(refill.per_us)
             ),
             Policy::TokenBucket { capacity, refill } => format!(
                 "algorithm = \"token_bucket\"\ncapacity = {capacity}\nrefill = \"{}/{}\"\n",
@@ -371,7 +421,11 @@ impl Candidate {
         if self.count_rejected {
             s.push_str(", rejected requests counted too");
         }
-        if let Policy::TokenBucket { capacity, refill } = self.policy {
+        if self.chunked {
+            s.push_str(" in whole chunks (Stripe's style, ASP.NET's TokenBucketRateLimiter)");
+        }
+        if let (Policy::TokenBucket { capacity, refill }, false) = (&self.policy, self.chunked) {
+            let (capacity, refill) = (*capacity, *refill);
             if refill.per_us == 1_000_000 {
                 s.push_str(&format!(
                     " (nginx: rate={}r/s burst={} nodelay; governor: \
@@ -452,6 +506,30 @@ mod tests {
         }
     }
 
+    /// A bucket of `capacity` given `chunk` tokens at every `every_s`
+    /// seconds past `phase_s` (Stripe's style), written for this test.
+    fn chunked_bucket(
+        capacity: u64,
+        chunk: u64,
+        every_s: f64,
+        phase_s: f64,
+    ) -> impl FnMut(i64) -> bool {
+        let (mut tokens, mut at) = (capacity, None::<i64>);
+        move |t| {
+            let every = (every_s * 1e6) as i64;
+            let k = (t - (phase_s * 1e6) as i64).div_euclid(every);
+            if let Some(before) = at.filter(|&b| k > b) {
+                tokens = (tokens + (k - before) as u64 * chunk).min(capacity);
+            }
+            at = Some(k);
+            let ok = tokens > 0;
+            if ok {
+                tokens -= 1;
+            }
+            ok
+        }
+    }
+
     fn best(obs: &[Obs]) -> Candidate {
         let g = glance(obs).expect("limited");
         let tried = judge(obs, &Options::default(), candidates(g));
@@ -489,6 +567,44 @@ mod tests {
             "{}",
             c.describe()
         );
+    }
+
+    #[test]
+    fn a_bucket_refilled_in_chunks_fits_as_one_and_not_as_a_continuous_one() {
+        let obs = probe_trace(40.0, &mut chunked_bucket(10, 5, 1.0, 0.37));
+        let tried = judge(&obs, &Options::default(), candidates(glance(&obs).unwrap()));
+        let truth = |chunked: bool| {
+            tried
+                .iter()
+                .find(|t| {
+                    t.candidate.chunked == chunked
+                        && t.candidate.policy
+                            == Policy::TokenBucket {
+                                capacity: 10,
+                                refill: Rate {
+                                    count: 5,
+                                    per_us: 1_000_000,
+                                },
+                            }
+                })
+                .expect("on the grid")
+        };
+        // Sound: the limiter's own policy fits, whatever its chunks' phase.
+        assert!(truth(true).fits(), "{:?}", truth(true).verdict);
+        // The same rate refilled continuously would have had tokens for
+        // the requests refused between the chunks.
+        assert!(
+            truth(false).verdict.false_rejects > 0,
+            "{:?}",
+            truth(false).verdict
+        );
+        let c = &truth(true).candidate;
+        assert_eq!(
+            c.inline(),
+            r#"algorithm = "token_bucket", capacity = 10, refill = "5/1s", refill_every = "1s""#
+        );
+        assert!(c.describe().contains("in whole chunks"), "{}", c.describe());
+        assert!(!c.describe().contains("nginx"), "{}", c.describe());
     }
 
     #[test]
@@ -536,7 +652,14 @@ mod tests {
         };
         let obs = probe_trace(40.0, &mut coin);
         let tried = judge(&obs, &Options::default(), candidates(glance(&obs).unwrap()));
-        assert!(fits(&tried).is_empty());
+        assert!(
+            fits(&tried).is_empty(),
+            "{:?}",
+            fits(&tried)
+                .iter()
+                .map(|t| (t.candidate.inline(), t.verdict.allowed_max))
+                .collect::<Vec<_>>()
+        );
         let misses = nearest_misses(&tried);
         assert!(misses.len() >= 5, "{}", misses.len());
     }

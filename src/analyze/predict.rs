@@ -67,6 +67,7 @@ pub(crate) fn disagreements(c: &Candidate, decided: &[(i64, bool)], epoch_offset
             segments,
             ..
         } => grid(window_us / segments.max(1)),
+        Policy::TokenBucket { refill, .. } if c.chunked => grid(refill.per_us),
         _ => count(Anchor::Epoch(epoch_offset)),
     }
 }
@@ -168,6 +169,24 @@ fn replay(c: &Candidate, decided: &[(i64, bool)], anchor: Anchor) -> Vec<bool> {
                 out.push(admit);
             }
         }
+        Policy::TokenBucket { capacity, refill } if c.chunked => {
+            // Whole chunks at the grid's lines, the bucket full at first.
+            let per = refill.per_us.max(1) as i64;
+            let (mut tokens, mut chunk) = (capacity, None::<i64>);
+            for &(t, _) in decided {
+                let k = wall(t).div_euclid(per);
+                if let Some(before) = chunk.filter(|&b| k > b) {
+                    let gained = ((k - before) as u64).saturating_mul(refill.count);
+                    tokens = tokens.saturating_add(gained).min(capacity);
+                }
+                chunk = Some(k);
+                let admit = tokens > 0;
+                if admit {
+                    tokens -= 1;
+                }
+                out.push(admit);
+            }
+        }
         Policy::TokenBucket { capacity, refill } => {
             let per = refill.per_us as i128;
             let full = capacity as i128 * per;
@@ -210,6 +229,7 @@ mod tests {
 
     fn candidate(policy: Policy) -> Candidate {
         Candidate {
+            chunked: false,
             policy,
             count_rejected: false,
         }

@@ -11,7 +11,7 @@ use rlbench::stack::redis::RedisServer;
 
 /// A redis-server of the test's own (stopped when the runtime and the
 /// server are dropped), and its URL for the bucket servers.
-fn redis() -> (tokio::runtime::Runtime, RedisServer, &'static str) {
+pub(crate) fn redis() -> (tokio::runtime::Runtime, RedisServer, &'static str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt
         .block_on(RedisServer::start("rlbench-test"))

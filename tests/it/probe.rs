@@ -145,6 +145,22 @@ fn governor_is_found_and_its_starter_passes_twice() {
     );
 }
 
+/// A bucket in Stripe's style, 10 refilled 5 at a time at each whole
+/// second (of Redis' clock): a token bucket in whole chunks, its phase
+/// unknown to the probe.
+#[test]
+fn a_bucket_refilled_in_chunks_is_found_and_its_starter_passes_twice() {
+    let (_rt, _redis, redis_url) = crate::chunked_bucket::redis();
+    let logs = tempfile::tempdir().unwrap();
+    let server = start(Limiter::Stripe(redis_url), logs.path());
+    found_and_starter_passes_twice(
+        &format!("http://127.0.0.1:{}/limited", server.port),
+        &[],
+        "header X-Customer-Id",
+        r#"algorithm = "token_bucket", capacity = 10, refill = "5/1s", refill_every = "1s""#,
+    );
+}
+
 /// nginx keyed on a query parameter (`$arg_api_key`) and on the path
 /// (`$uri`, every `/api/…` its own caller): each found by the candidate
 /// fresh in its place (the parameter's value, the path's last segment),

@@ -69,6 +69,10 @@ const MAX_RATE: f64 = 1_000.0;
 /// The fit leaves this much of the time for the confirmation.
 const CONFIRM_TIME: Duration = Duration::from_secs(10);
 
+/// The requests that check whether a target answers requests carrying
+/// the query candidates.
+const QUERY_CHECK: u64 = 3;
+
 /// What is left of the budget.
 struct Budget {
     requests: u64,
@@ -158,12 +162,50 @@ pub(crate) async fn run(
         host == "localhost" || host.parse::<std::net::Ipv4Addr>().is_ok()
     });
     let sent_headers: Vec<HeaderName> = p.template.headers.keys().cloned().collect();
-    let all = keys::candidates(&p.key_headers, &sent_headers, &p.targets, v4);
+    let mut all = keys::candidates(&p.key_headers, &sent_headers, &p.targets, v4);
     let mut phase_no: u8 = 0;
     let mut next_tag = || {
         phase_no += 1;
         (format!("{nonce}-{phase_no}"), phase_no)
     };
+    let mut tally = Tally::default();
+    // The query candidates ride in every URL: a target that answers no
+    // request carrying them (a server routing on the whole request
+    // target, one refusing unknown parameters) gets none.
+    let queries: Vec<String> = all
+        .iter()
+        .filter(|c| matches!(c, keys::Candidate::Query(_)))
+        .map(keys::Candidate::name)
+        .collect();
+    if !queries.is_empty() {
+        let (tag, no) = next_tag();
+        let s = send::send(
+            Phase {
+                targets: keys::targets(&p.targets, &all, None, &tag),
+                template: keys::template(&p.template, &all, None, &tag, no, 1),
+                rate: QUERY_CHECK as f64 * 10.0,
+                count: QUERY_CHECK,
+                keys: 1,
+                timeout: p.timeout,
+            },
+            origin,
+            interrupt,
+        )
+        .await;
+        spend(&mut budget, &s, &mut tally);
+        if s.decided() == 0 {
+            all.retain(|c| !matches!(c, keys::Candidate::Query(_)));
+            line(
+                out,
+                &format!(
+                    "  keys: {} not tried: no request carrying them got a decision ({})",
+                    queries.join(", "),
+                    counted(&status_counts(&s.events))
+                ),
+            )?;
+        }
+    }
+    let all = all;
     // A phase's template and URLs: `fresh` (if any) new in every request,
     // every other candidate fixed at this phase's `tag`.
     let sending = |fresh: Option<&keys::Candidate>, tag: &str, no: u8, keys: u32| {
@@ -184,7 +226,6 @@ pub(crate) async fn run(
 
     // 1. Scale.
     let mut scale: Option<(f64, Sent)> = None;
-    let mut tally = Tally::default();
     for &rate in SCALE {
         let count = rate as u64;
         if !budget.allows(count, rate) {
@@ -563,10 +604,7 @@ pub(crate) async fn run(
             let before = fits.len();
             let traces: Vec<Vec<Obs>> = by_key.values().map(|e| observations_of(e)).collect();
             fits.retain(|t| {
-                let opts = Options {
-                    count_rejected: t.candidate.count_rejected,
-                    ..opts
-                };
+                let opts = t.candidate.options(&opts);
                 traces.iter().all(|obs| {
                     let v = verify::verify_key(&t.candidate.policy, obs, &opts);
                     v.definite_violations == 0 && v.false_rejects == 0
@@ -690,6 +728,7 @@ pub(crate) async fn run(
         let c = fit::Candidate {
             policy: policy.clone(),
             count_rejected: timing.count_rejected,
+            chunked: timing.chunked_refill,
         };
         if v.definite_violations == 0 && v.false_rejects == 0 {
             line(
@@ -712,6 +751,7 @@ pub(crate) async fn run(
                 let theirs = per_second(&fit::Candidate {
                     policy: policy.clone(),
                     count_rejected: false,
+                    chunked: false,
                 });
                 let found = per_second(&best.candidate);
                 if found >= 1.5 * theirs {
@@ -962,11 +1002,7 @@ fn disagreement(tried: &[fit::Tried]) -> Option<(f64, f64)> {
 
 /// The first proof against a candidate, in words.
 fn proof(c: &fit::Candidate, obs: &[Obs], base: &Options) -> String {
-    let opts = Options {
-        count_rejected: c.count_rejected,
-        ..*base
-    };
-    proof_with(&c.policy, obs, &opts)
+    proof_with(&c.policy, obs, &c.options(base))
 }
 
 fn proof_with(policy: &Policy, obs: &[Obs], opts: &Options) -> String {

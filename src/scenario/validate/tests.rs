@@ -328,12 +328,16 @@ fn policies_the_fit_writes_read_back_as_they_were() {
         per_second: 2.0,
     })
     .into_iter()
-    .step_by(37)
+    .enumerate()
+    .filter(|(i, c)| i % 37 == 0 || c.chunked)
+    .map(|(_, c)| c)
     {
         let text = c.inline();
         let (policy, timing) =
             crate::scenario::inline_policy(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(policy, c.policy, "{text}");
         assert_eq!(timing.count_rejected, c.count_rejected, "{text}");
+        assert_eq!(timing.chunked_refill, c.chunked, "{text}");
+        assert!(!timing.chunks_on_epoch, "{text}");
     }
 }
