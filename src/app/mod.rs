@@ -30,3 +30,6 @@ pub(crate) mod scenario_copy;
 pub(crate) mod serve;
 pub(crate) mod shard;
 pub(crate) mod summarize;
+
+#[cfg(test)]
+mod hostile_tests;

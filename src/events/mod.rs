@@ -170,3 +170,6 @@ impl Outcome {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod hostile_tests;

@@ -3,6 +3,8 @@
 //! error names the file, line and column and says what was expected.
 
 mod every;
+#[cfg(test)]
+mod hostile_tests;
 mod raw;
 pub(crate) mod spec;
 pub(crate) mod units;
