@@ -47,6 +47,37 @@ pub struct ReplicaConfig {
     /// claim, or a trusted X-Forwarded-For.
     #[serde(default)]
     pub key_from: crate::identity::KeyFrom,
+    /// What one client may take of the replica (`listen.rs`).
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// What one client may take of a replica: how long a request head may take
+/// to arrive, how big it and a body may be, how many connections may be
+/// open at once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// A request head (or the next one, on an idle keep-alive connection)
+    /// not whole within this is cut off: slowloris.
+    pub header_read_timeout_ms: u64,
+    /// Bigger request heads are refused (at least hyper's 8 KiB buffer).
+    pub max_header_bytes: usize,
+    /// A body declared bigger than this is refused with 413, unread.
+    pub max_body_bytes: u64,
+    /// Connections open at once; one more is closed when accepted.
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_read_timeout_ms: 30_000,
+            max_header_bytes: 16 * 1024,
+            max_body_bytes: 64 * 1024,
+            max_connections: 10_000,
+        }
+    }
 }
 
 fn default_key_header() -> String {
@@ -76,6 +107,7 @@ impl ReplicaConfig {
             admin_token: None,
             ratelimit_headers: HeaderStyle::default(),
             key_from: Default::default(),
+            limits: Limits::default(),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod headers;
 pub mod identity;
 pub mod limiter;
+pub mod listen;
 /// The policy vocabulary, from its own crate (the verifier reads it too).
 pub use rlbench_policy as policy;
 pub mod redis_url;

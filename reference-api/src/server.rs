@@ -43,7 +43,11 @@ pub struct AppState {
     bad_requests: AtomicU64,
     /// Requests without a valid token (`key_from = jwt_claim`): 401s.
     unauthorized: AtomicU64,
+    /// Requests whose declared body was over `max_body_bytes`: 413s.
+    too_large: AtomicU64,
     identity: Identity,
+    /// What the connection limits turned away (`listen.rs`).
+    turned: Arc<crate::listen::Turned>,
 }
 
 /// Where decisions are made: this process, or Redis shared by all replicas.
@@ -120,6 +124,8 @@ impl AppState {
             admitted: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             bad_requests: AtomicU64::new(0),
+            too_large: AtomicU64::new(0),
+            turned: Default::default(),
         }))
     }
 }
@@ -140,16 +146,16 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, then drains in-flight requests.
+/// Serves until `shutdown` resolves, then drains in-flight requests; each
+/// client within the config's limits (`listen.rs`).
 pub async fn serve(
     listener: TcpListener,
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = state.config.limits.clone();
+    let turned = state.turned.clone();
+    crate::listen::serve(listener, router(state), &limits, turned, shutdown).await
 }
 
 async fn tag_replica(State(app): State<Arc<AppState>>, mut res: Response) -> Response {
@@ -166,6 +172,20 @@ fn bad_request(app: &AppState, why: String) -> Response {
 /// Takes the request whole: the `HeaderMap` extractor would copy every
 /// header to read one.
 async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > app.config.limits.max_body_bytes) {
+        app.too_large.fetch_add(1, Ordering::Relaxed);
+        let max = app.config.limits.max_body_bytes;
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a body of at most {max} bytes\n"),
+        )
+            .into_response();
+    }
     let peer = req
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
@@ -235,9 +255,9 @@ async fn decide(app: &AppState, key: &str) -> Response {
 async fn metrics(State(app): State<Arc<AppState>>) -> String {
     let r = &app.config.replica;
     let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-    let (live_keys, fallbacks) = match &app.limiter {
-        Limiter::Local(l) => (l.live_keys(), Default::default()),
-        Limiter::Redis(redis) => (0, redis.fallbacks()),
+    let (live_keys, refused_keys, fallbacks) = match &app.limiter {
+        Limiter::Local(l) => (l.live_keys(), l.refused_keys(), Default::default()),
+        Limiter::Redis(redis) => (0, 0, redis.fallbacks()),
     };
     let mut text = format!(
         "# TYPE rlbench_requests_total counter\n\
@@ -245,13 +265,21 @@ async fn metrics(State(app): State<Arc<AppState>>) -> String {
          rlbench_requests_total{{replica=\"{r}\",decision=\"rejected\"}} {}\n\
          rlbench_requests_total{{replica=\"{r}\",decision=\"bad_request\"}} {}\n\
          rlbench_requests_total{{replica=\"{r}\",decision=\"unauthorized\"}} {}\n\
+         rlbench_requests_total{{replica=\"{r}\",decision=\"too_large\"}} {}\n\
          # TYPE rlbench_live_keys gauge\n\
-         rlbench_live_keys{{replica=\"{r}\"}} {}\n",
+         rlbench_live_keys{{replica=\"{r}\"}} {}\n\
+         # TYPE rlbench_keys_refused_total counter\n\
+         rlbench_keys_refused_total{{replica=\"{r}\"}} {}\n\
+         # TYPE rlbench_connections_refused_total counter\n\
+         rlbench_connections_refused_total{{replica=\"{r}\"}} {}\n",
         load(&app.admitted),
         load(&app.rejected),
         load(&app.bad_requests),
         load(&app.unauthorized),
+        load(&app.too_large),
         live_keys,
+        refused_keys,
+        load(&app.turned.connections),
     );
     if matches!(app.limiter, Limiter::Redis(_)) {
         text.push_str(&format!(

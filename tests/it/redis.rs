@@ -459,3 +459,91 @@ async fn a_script_past_its_deadline_consumes_nothing() {
         redis::Value::Int(2)
     );
 }
+
+/// Every key a Redis mode writes expires: a client spraying fresh keys
+/// grows Redis only for as long as each key's window or refill lasts.
+/// Each algorithm in each mode that keeps it (lua all; naive some;
+/// batched fixed windows), 50 fresh keys each, every key found by SCAN with a TTL
+/// (`PTTL`) of at most twice the policy's span and a second.
+#[tokio::test]
+async fn every_key_the_redis_modes_write_carries_a_ttl() {
+    let server = RedisServer::start("rlbench-test").await.unwrap();
+    let rate = Rate {
+        count: 5,
+        per_us: 1_000_000,
+    };
+    let window_us = 2_000_000;
+    let policies = [
+        Policy::SlidingLog {
+            limit: 10,
+            window_us,
+        },
+        Policy::FixedWindow {
+            limit: 10,
+            window_us,
+        },
+        Policy::SlidingWindow {
+            limit: 10,
+            window_us,
+            segments: 4,
+        },
+        Policy::SlidingCounter {
+            limit: 10,
+            window_us,
+        },
+        Policy::TokenBucket {
+            capacity: 10,
+            refill: rate,
+        },
+        Policy::Gcra { rate, burst: 10 },
+    ];
+    let (mut written, mut kept) = (0, 0);
+    for (i, policy) in policies.iter().enumerate() {
+        let mut modes = vec![RedisMode::Lua, RedisMode::Naive];
+        if matches!(policy, Policy::FixedWindow { .. }) {
+            modes.push(RedisMode::Batched);
+        }
+        for (m, mode) in modes.into_iter().enumerate() {
+            let mut b = backend(
+                &server.url,
+                &format!("ttl{i}-{m}:"),
+                mode,
+                OnError::FailClosed,
+            );
+            b.timeout_us = 2_000_000;
+            // The naive mode keeps some algorithms only.
+            let Ok(l) = RedisLimiter::connect(b, policy.clone(), "r0").await else {
+                continue;
+            };
+            kept += 1;
+            let now = 1_790_000_000_123_457i64;
+            for k in 0..50 {
+                l.decide(&format!("spray-{k}"), now + k * 1_000).await;
+            }
+        }
+    }
+    let client = redis::Client::open(server.url.as_str()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("ttl*")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    for key in &keys {
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(key)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        // The longest: a token bucket's time to refill whole (2 s) or a
+        // window kept a window longer than current, and a second.
+        assert!(
+            ttl > 0 && ttl <= 2 * window_us as i64 / 1_000 + 1_000,
+            "{key}: PTTL {ttl}"
+        );
+        written += 1;
+    }
+    // 50 keys for each algorithm a mode keeps, one Redis key or more each.
+    assert!(kept >= 8, "{kept}");
+    assert!(written >= 50 * kept, "{written} keys of {kept}: {keys:?}");
+}

@@ -50,4 +50,8 @@ pub trait Algorithm: Send + Sync + 'static {
 pub trait LocalLimiter: Send + Sync {
     fn decide(&self, key: &str, now: i64) -> Decision;
     fn live_keys(&self) -> usize;
+    /// New keys refused because `max_keys` live ones were kept (the safe
+    /// direction: a live count evicted would be forgotten, and admitted
+    /// again).
+    fn refused_keys(&self) -> u64;
 }

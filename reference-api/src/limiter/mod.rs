@@ -22,17 +22,26 @@ use store::Store;
 struct Keyed<A: Algorithm> {
     algorithm: A,
     store: Store<A::State>,
+    refused: std::sync::atomic::AtomicU64,
 }
 
 impl<A: Algorithm> LocalLimiter for Keyed<A> {
     fn decide(&self, key: &str, now: i64) -> Decision {
         self.store
             .with_state(key, now, &self.algorithm)
-            .unwrap_or_else(|| Decision::deny(1_000_000))
+            .unwrap_or_else(|| {
+                self.refused
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Decision::deny(1_000_000)
+            })
     }
 
     fn live_keys(&self) -> usize {
         self.store.len()
+    }
+
+    fn refused_keys(&self) -> u64 {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -42,6 +51,7 @@ pub fn local(policy: &Policy, max_keys: usize) -> Box<dyn LocalLimiter> {
         Box::new(Keyed {
             algorithm,
             store: Store::new(max_keys),
+            refused: Default::default(),
         })
     }
     match *policy {

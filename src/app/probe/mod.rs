@@ -483,8 +483,17 @@ pub(crate) async fn run(
             ),
         )?;
         if round > 1 {
-            // A refusal or so at the start may be the saturation before.
-            if s.limited() <= (count / 10).max(1) {
+            // Judged on its second half: the refusals at its start may be
+            // the saturation before it still counted (a limiter counting
+            // rejects remembers them for a window).
+            let mut sent: Vec<&Event> = s.events.iter().collect();
+            sent.sort_by_key(|e| e.sent_us);
+            let late = &sent[sent.len() / 2..];
+            let refused = late
+                .iter()
+                .filter(|e| e.outcome == crate::events::Outcome::Rejected)
+                .count() as u64;
+            if refused <= (late.len() as u64 / 10).max(1) {
                 admitted_at = Some(admitted_at.map_or(rate, |a: f64| a.max(rate)));
             } else {
                 refused_at = Some(refused_at.map_or(rate, |r: f64| r.min(rate)));
