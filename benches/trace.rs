@@ -90,6 +90,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         interrupted: false,
         redis_fallbacks: None,
         redis_nodes: Vec::new(),
+        limiter_metrics: None,
         lease_bound: None,
         unknown_history: false,
         faults: Vec::new(),

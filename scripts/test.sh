@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's command 2: installs what the tests need when it is missing —
-# redis-server, nginx, HAProxy, Chromium, python3 + pip and node + npm (for the
+# redis-server, nginx, HAProxy, Prometheus, Chromium, python3 + pip and node + npm (for the
 # third-party limiters, whose pinned libraries scripts/limiters/install.sh
 # brings), cargo-nextest — then runs the whole test suite. Without
 # cargo-nextest (and no way to install it) it runs `cargo test --workspace`.
@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 need redis-server redis-server redis redis
 need nginx nginx-light nginx nginx
 need haproxy haproxy haproxy haproxy
+need prometheus prometheus golang-github-prometheus prometheus
 need chromium chromium chromium chromium
 need python3 python3 python3 python3
 if python3 -m pip --version >/dev/null 2>&1; then

@@ -72,6 +72,7 @@ pub(crate) fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
         Figure::RedisCommandsPerDecision => f.redis.as_ref()?.commands_per_decision,
         Figure::RedisBytesPerKey => f.redis.as_ref()?.bytes_per_key as f64,
         Figure::LeaseBoundViolations => f.lease_bound.as_ref()?.definite_violations as f64,
+        Figure::MetricsDiscrepancy => f.metrics.as_ref()?.discrepancy?,
         Figure::NotSentRatio => match f.scheduled {
             0 => 0.0,
             n => f.not_sent.total() as f64 / n as f64,
@@ -146,7 +147,7 @@ pub(crate) fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Chec
             // A bound on a correctness figure never passes unjudged, nor a
             // bound on Redis' figures unmeasured.
             let judged = (figures.verdict.is_some() || !e.figure.needs_policy())
-                && (value.is_some() || !e.figure.read_from_redis());
+                && (value.is_some() || !e.figure.measured_apart());
             let passed = judged
                 && match e.bound {
                     Bound::AtMost => v <= e.value,
@@ -154,6 +155,11 @@ pub(crate) fn evaluate(expect: &[Expectation], figures: &ArmFigures) -> Vec<Chec
                 };
             let because = match e.figure {
                 Figure::DecidedRequests | Figure::ErrorRatio => Some(failed_requests(figures)),
+                Figure::MetricsDiscrepancy => figures
+                    .metrics
+                    .as_ref()
+                    .map(|m| m.error.clone().unwrap_or_else(|| m.describe()))
+                    .or_else(|| Some("the limiter's metrics were not read".into())),
                 Figure::NotSentRatio => Some(format!(
                     "{} of {} requests never sent ({})",
                     figures.not_sent.total(),
@@ -257,6 +263,16 @@ const NAMED: &[(&str, Figure, Bound)] = &[
         Figure::LeaseBoundViolations,
         Bound::AtMost,
     ),
+    (
+        "max_metrics_discrepancy",
+        Figure::MetricsDiscrepancy,
+        Bound::AtMost,
+    ),
+    (
+        "min_metrics_discrepancy",
+        Figure::MetricsDiscrepancy,
+        Bound::AtLeast,
+    ),
 ];
 
 /// The bound written as `key = value`, if `key` names one.
@@ -311,6 +327,9 @@ pub enum Figure {
     DecidedRequests,
     /// The share of the schedule never sent.
     NotSentRatio,
+    /// How far the limiter's own counters are, at the least, from any
+    /// counts the trace allows (`[target] metrics`).
+    MetricsDiscrepancy,
 }
 
 impl Figure {
@@ -330,6 +349,7 @@ impl Figure {
             Figure::LeaseBoundViolations => "lease_bound_violations",
             Figure::DecidedRequests => "decided_requests",
             Figure::NotSentRatio => "not_sent_ratio",
+            Figure::MetricsDiscrepancy => "metrics_discrepancy",
         }
     }
 
@@ -345,6 +365,7 @@ impl Figure {
                 | Figure::RemainingContradictions
                 | Figure::RedisCommandsPerDecision
                 | Figure::RedisBytesPerKey
+                | Figure::MetricsDiscrepancy
         )
     }
 
@@ -356,5 +377,11 @@ impl Figure {
                 | Figure::RedisBytesPerKey
                 | Figure::LeaseBoundViolations
         )
+    }
+
+    /// Measured apart from the trace (Redis, the limiter's metrics): a
+    /// bound on it never passes unmeasured.
+    pub fn measured_apart(self) -> bool {
+        self.read_from_redis() || self == Figure::MetricsDiscrepancy
     }
 }

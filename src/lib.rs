@@ -22,6 +22,7 @@ mod gate;
 mod headers;
 mod interrupt;
 mod load;
+pub mod metrics;
 mod report;
 pub mod scenario;
 pub mod stack;

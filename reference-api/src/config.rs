@@ -50,6 +50,12 @@ pub struct ReplicaConfig {
     /// What one client may take of the replica (`listen.rs`).
     #[serde(default)]
     pub limits: Limits,
+    /// A deliberately broken variant: admits are counted in `/metrics` by
+    /// reading the counter, waiting a millisecond and writing it back plus
+    /// one, so concurrent admits lose counts. Decisions are unaffected:
+    /// it is there to show a limiter's own metrics caught against a trace.
+    #[serde(default)]
+    pub lossy_metrics: bool,
 }
 
 /// What one client may take of a replica: how long a request head may take
@@ -108,6 +114,7 @@ impl ReplicaConfig {
             ratelimit_headers: HeaderStyle::default(),
             key_from: Default::default(),
             limits: Limits::default(),
+            lossy_metrics: false,
         }
     }
 }

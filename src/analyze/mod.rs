@@ -93,6 +93,9 @@ pub(crate) struct ArmFigures {
     /// `[load] spoof`: the keys judged as sent, not per principal (filled
     /// by the finish).
     pub per_key_sent: Option<Verdict>,
+    /// `[target] metrics`: the limiter's own counts held against the
+    /// trace's (filled by the finish).
+    pub metrics: Option<crate::store::summary::LimiterMetrics>,
 }
 
 /// Which keys an analysis judges; every other figure is the whole trace's.
@@ -474,6 +477,7 @@ pub(crate) fn analyze(
         judgments,
         lease_judgments: None,
         per_key_sent: None,
+        metrics: None,
         first_requests: FirstRequests {
             keys: firsts.iter().filter(|f| f.0 != u64::MAX).count() as u64,
             limited: firsts.iter().filter(|f| f.1).count() as u64,

@@ -271,6 +271,9 @@ pub(crate) async fn run(
         }
         None => None,
     };
+    let replica_urls = stack.as_ref().map(|s| s.urls()).unwrap_or_default();
+    let mut metrics =
+        super::limiter_metrics::before(spec.metrics.as_ref(), &replica_urls, interrupt).await;
     let redis_before = redis_use::sample(&redis_nodes, None).await;
     if let Some(p) = &prepared {
         tokio::time::sleep_until(p.start).await;
@@ -279,6 +282,9 @@ pub(crate) async fn run(
     let start = prepared
         .as_ref()
         .map_or_else(tokio::time::Instant::now, |p| p.start);
+    if let Some(m) = metrics.as_mut() {
+        m.sample_from(start);
+    }
     if let Some(live) = watch.live {
         live.arm_begun(
             &spec.name,
@@ -369,6 +375,10 @@ pub(crate) async fn run(
     if let Some(live) = watch.live {
         live.arm_ended();
     }
+    let limiter_metrics = match metrics {
+        Some(m) => Some(m.after(interrupt).await),
+        None => None,
+    };
     let probes = if report.interrupted || spec.probes.keys.is_empty() {
         Vec::new()
     } else {
@@ -419,6 +429,7 @@ pub(crate) async fn run(
         interrupted: report.interrupted,
         redis_fallbacks: fallbacks,
         redis_nodes: redis_used,
+        limiter_metrics,
         faults,
         probes,
         clock_samples,
@@ -505,5 +516,6 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
         trace: None,
         unfinished: true,
         agents: Vec::new(),
+        limiter_metrics: None,
     }
 }

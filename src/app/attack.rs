@@ -65,6 +65,7 @@ pub(crate) struct Attack {
 /// hold for any clock alignment and any earlier history count.
 fn spec(attack: &Attack) -> ArmSpec {
     ArmSpec {
+        metrics: None,
         name: ARM.to_string(),
         mode: Mode::External,
         replicas: attack.targets.len(),

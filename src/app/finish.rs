@@ -167,6 +167,17 @@ pub(crate) fn analyze_arm(
     }
     let decisions = figures.counts.admitted + figures.counts.rejected;
     figures.redis = analyze::redis_cost::cost(&record.redis_nodes, decisions);
+    figures.metrics = record.limiter_metrics.as_ref().map(|m| {
+        let c = &figures.counts;
+        crate::metrics::held::held(
+            m,
+            crate::metrics::held::Seen {
+                admitted: c.admitted,
+                rejected: c.rejected,
+                undecided: c.sent.saturating_sub(c.admitted + c.rejected),
+            },
+        )
+    });
     if let (Some(bound), Some(reference_api::Policy::FixedWindow { window_us, .. })) =
         (record.lease_bound, &record.policy)
     {

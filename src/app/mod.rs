@@ -18,6 +18,7 @@ pub(crate) mod flags;
 pub(crate) mod identities;
 pub(crate) mod init;
 pub(crate) mod journal;
+pub(crate) mod limiter_metrics;
 pub(crate) mod live;
 pub(crate) mod plan;
 pub(crate) mod preflight;

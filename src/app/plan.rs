@@ -40,6 +40,8 @@ pub(crate) struct ArmSpec {
     pub spoof: Option<crate::store::records::Spoofed>,
     /// Log what the arm does (`run` does; `attack` prints only its table).
     pub announce: bool,
+    /// `[target] metrics`: the limiter's own counters, read around the load.
+    pub metrics: Option<crate::scenario::spec::MetricsSpec>,
 }
 
 /// The reference API's replicas for one arm.
@@ -163,6 +165,7 @@ pub(crate) fn from_scenario(
             },
         },
         faults: scenario.faults.clone(),
+        metrics: scenario.metrics.clone(),
         probes: Probes {
             keys: crate::load::pick::key_names(scenario.load.keys)[..probes].to_vec(),
             max_wait: scenario.checks.retry_after_max_wait,
@@ -265,6 +268,7 @@ pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> V
             c.clock_skew_us = arm.skew_of(i);
             c.clock_rate_ppm = arm.clock_rate_ppm;
             c.ratelimit_headers = arm.ratelimit_headers;
+            c.lossy_metrics = arm.lossy_metrics;
             c.backend = backend.clone();
             // rlbench steps replica clocks itself (clock_step faults).
             c.admin = true;

@@ -86,6 +86,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
         }
     };
     ArmSummary {
+        limiter_metrics: f.metrics.clone(),
         name: run.name.clone(),
         mode: run.mode.clone(),
         replicas: run.replicas,

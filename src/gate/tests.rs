@@ -25,6 +25,7 @@ fn figures(admitted: u64, allowed_max: u64, definite: u64) -> ArmFigures {
         judgments: Default::default(),
         lease_judgments: None,
         per_key_sent: None,
+        metrics: None,
         first_requests: Default::default(),
         per_replica_histograms: vec![],
         window: None,
@@ -305,4 +306,72 @@ fn redis_bounds_hold_at_the_limit_and_fail_unmeasured() {
         evaluate(&bounds[1..2], &f)[0].passed,
         "a measurement, not a verdict: no policy needed"
     );
+}
+
+#[test]
+fn a_metrics_bound_holds_at_its_value_and_fails_unread_with_the_reason() {
+    use crate::store::summary::{HeldCount, LimiterMetrics};
+    let bounds = [
+        expect(
+            "max_metrics_discrepancy",
+            Figure::MetricsDiscrepancy,
+            Bound::AtMost,
+            0.0,
+        ),
+        expect(
+            "min_metrics_discrepancy",
+            Figure::MetricsDiscrepancy,
+            Bound::AtLeast,
+            1.0,
+        ),
+    ];
+    let own = |f: &ArmFigures| evaluate(&bounds, f)[..2].to_vec();
+    let mut f = figures(10, 10, 0);
+    // Not read at all: neither passes.
+    let checks = own(&f);
+    assert!(checks.iter().all(|c| !c.passed));
+    assert!(
+        checks[0].describe().contains("not read"),
+        "{}",
+        checks[0].describe()
+    );
+    let held = |off: f64| LimiterMetrics {
+        source: "test".into(),
+        admitted: Some(HeldCount {
+            selector: "a".into(),
+            limiter: 10.0 - off,
+            trace: 10,
+            undecided: 0,
+            off,
+        }),
+        rejected: None,
+        discrepancy: Some(off),
+        resets: 0,
+        error: None,
+        samples: vec![],
+    };
+    // Exact: the max passes, the min fails; one off: the other way round.
+    f.metrics = Some(held(0.0));
+    let passed: Vec<bool> = own(&f).iter().map(|c| c.passed).collect();
+    assert_eq!(passed, [true, false]);
+    f.metrics = Some(held(1.0));
+    let checks = own(&f);
+    assert_eq!(
+        checks.iter().map(|c| c.passed).collect::<Vec<_>>(),
+        [false, true]
+    );
+    assert!(
+        checks[0].describe().contains("off by 1"),
+        "{}",
+        checks[0].describe()
+    );
+    // Read and failed: no value, neither passes, and the reason is said.
+    f.metrics = Some(LimiterMetrics {
+        discrepancy: None,
+        error: Some("http://127.0.0.1:1/metrics: connection refused".into()),
+        ..held(0.0)
+    });
+    let checks = own(&f);
+    assert!(checks.iter().all(|c| !c.passed));
+    assert!(checks[0].describe().contains("connection refused"));
 }

@@ -191,6 +191,9 @@ fn header(s: &Summary) -> Markup {
             @if let Some(sentence) = super::setup::sentence(a) {
                 p.gate.keys id=(format!("setup-{}", a.name)) { "setup of " (a.name) ": " (sentence) }
             }
+            @if let Some(sentence) = super::metrics::sentence(a) {
+                p.gate.keys id=(format!("metrics-{}", a.name)) { "metrics of " (a.name) ": " (sentence) }
+            }
             @if let Some(sentence) = super::spoofing::sentence(a) {
                 p.gate.keys id=(format!("spoofing-{}", a.name)) { "spoofing in " (a.name) ": " (sentence) }
             }

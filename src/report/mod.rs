@@ -17,6 +17,7 @@ pub(crate) mod hgrm;
 pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod keys;
+pub(crate) mod metrics;
 pub(crate) mod page;
 pub(crate) mod phases;
 pub(crate) mod redis_use;

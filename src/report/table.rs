@@ -197,6 +197,9 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
         if let Some(sentence) = super::setup::sentence(a) {
             out.push_str(&format!("setup of {}: {sentence}\n", a.name));
         }
+        if let Some(sentence) = super::metrics::sentence(a) {
+            out.push_str(&format!("metrics of {}: {sentence}\n", a.name));
+        }
         if let Some(sentence) = super::spoofing::sentence(a) {
             out.push_str(&format!("spoofing in {}: {sentence}\n", a.name));
         }

@@ -75,6 +75,19 @@ pub(super) struct RawTarget {
     /// whose value is the key.
     pub domain: Option<Spanned<String>>,
     pub descriptor: Option<Spanned<String>>,
+    /// The limiter's own counters: where, and which series.
+    pub metrics: Option<Spanned<RawMetrics>>,
+}
+
+/// `[target] metrics = { ... }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMetrics {
+    pub url: Option<Spanned<String>>,
+    pub urls: Option<Spanned<Vec<Spanned<String>>>>,
+    pub prometheus: Option<Spanned<String>>,
+    pub admitted: Option<Spanned<String>>,
+    pub rejected: Option<Spanned<String>>,
 }
 
 /// One `[[faults]]` entry: what to break, when, and for how long.
@@ -235,6 +248,8 @@ pub(super) struct RawArm {
     /// Where the reference API finds the key under spoofing: `"header"`,
     /// `"jwt"` or `"forwarded_for"`.
     pub key_from: Option<Spanned<String>>,
+    /// The variant whose `/metrics` loses admits (a racy count).
+    pub lossy_metrics: Option<Spanned<bool>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
 }
@@ -261,4 +276,6 @@ pub(super) struct RawExpect {
     pub max_redis_bytes_per_key: Option<Spanned<i64>>,
     pub min_redis_bytes_per_key: Option<Spanned<i64>>,
     pub max_lease_bound_violations: Option<Spanned<i64>>,
+    pub max_metrics_discrepancy: Option<Spanned<f64>>,
+    pub min_metrics_discrepancy: Option<Spanned<f64>>,
 }

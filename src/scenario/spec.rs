@@ -27,7 +27,12 @@ pub struct Scenario {
     pub checks: Checks,
     /// `[distributed]`: load agents send the schedule (`None`: this machine).
     pub distributed: Option<Distributed>,
+    /// `[target] metrics`: the limiter's own counters, read around each
+    /// arm's load and held against the trace.
+    pub metrics: Option<MetricsSpec>,
 }
+
+pub use crate::metrics::{MetricsSource, MetricsSpec};
 
 /// `[distributed]` (or `run --agents`): how many load agents split each
 /// arm's schedule, the Redis they coordinate through, and how long the
@@ -331,6 +336,9 @@ pub struct Arm {
     /// `WAIT` for this many Redis replicas after each decision (0: none).
     pub wait_replicas: u32,
     /// The script consumes nothing past the decision's deadline.
+    /// The reference API's variant whose `/metrics` loses admits (a racy
+    /// count); its decisions are those of `mode`.
+    pub lossy_metrics: bool,
     pub deadline_aware: bool,
     /// `redis_batched`: admits per lease, and how long one may be spent
     /// (zero: the window).

@@ -100,6 +100,19 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         Some(t) => target::target(&src, t)?,
         None => None,
     };
+    let metrics = match raw
+        .target
+        .as_ref()
+        .and_then(|t| t.get_ref().metrics.as_ref())
+    {
+        Some(m) => Some(metrics::metrics(
+            &src,
+            m,
+            external.is_none(),
+            external.as_ref().is_some_and(|t| t.allow_remote),
+        )?),
+        None => None,
+    };
     if external.is_some() {
         let own_stack = [
             raw.cluster.as_ref().map(|_| "[cluster]"),
@@ -225,6 +238,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         topology: redis.topology,
         spoofing: load.spoof.is_some(),
         load_key: &load.key,
+        metrics: metrics.is_some(),
     };
 
     if raw.arms.get_ref().is_empty() {
@@ -262,6 +276,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         external,
         checks,
         distributed,
+        metrics,
     })
 }
 
@@ -366,6 +381,7 @@ mod faults;
 mod hints;
 mod key;
 mod load;
+mod metrics;
 mod params;
 mod policy;
 mod presets;

@@ -176,6 +176,41 @@ impl NotSent {
     }
 }
 
+/// The most per-second readings of the limiter's counters a record keeps
+/// (a day's).
+pub const MAX_METRICS_SAMPLES: usize = 86_400;
+
+/// `[target] metrics`: what the limiter's own counters rose by over the
+/// load, read before it, every second during it and after it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MetricsRecord {
+    /// Where they were read ("the replicas' /metrics", a URL, a
+    /// Prometheus server).
+    pub source: String,
+    pub admitted_selector: Option<String>,
+    pub rejected_selector: Option<String>,
+    /// What the matching series rose by, in all; `None` when not read.
+    pub admitted: Option<f64>,
+    pub rejected: Option<f64>,
+    /// Series that went down between readings (a counter reset).
+    #[serde(default)]
+    pub resets: u64,
+    /// Why the counts could not be read, if they could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The counts so far, every second of the load (for the chart).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<MetricsSample>,
+}
+
+/// What the counters had risen by `t_s` seconds into the load.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MetricsSample {
+    pub t_s: f64,
+    pub admitted: Option<f64>,
+    pub rejected: Option<f64>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmRecord {
     pub name: String,
@@ -211,6 +246,9 @@ pub struct ArmRecord {
     /// a cluster); nodes that could not be read are left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redis_nodes: Vec<RedisNodeUse>,
+    /// `[target] metrics`: the limiter's own counts over the load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limiter_metrics: Option<MetricsRecord>,
     /// The target may hold rate-limit state from before the trace (rlbench
     /// did not start it): early rejects are not judged.
     #[serde(default)]

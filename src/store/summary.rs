@@ -61,6 +61,9 @@ pub struct ArmSummary {
     /// Retrying callers (`[load] retry`): what they got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
+    /// `[target] metrics`: the limiter's own counts beside the trace's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limiter_metrics: Option<LimiterMetrics>,
     /// Redis modes: what the Redis nodes did for the load, from their own
     /// `INFO`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -549,4 +552,80 @@ pub struct WitnessRequest {
     pub done_s: f64,
     /// `admitted`, `rejected` or `unknown` (an error or a timeout).
     pub outcome: String,
+}
+
+/// `[target] metrics`: what the limiter's own counters say it decided
+/// during the load, beside what its clients saw (`metrics::held`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimiterMetrics {
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admitted: Option<HeldCount>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<HeldCount>,
+    /// The least the counts are off from any the trace allows, both added
+    /// (0: they agree); `None` when they could not be read.
+    pub discrepancy: Option<f64>,
+    /// Counter resets seen (a restarted replica's counts start again).
+    #[serde(default)]
+    pub resets: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The counts so far, every second of the load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<crate::store::records::MetricsSample>,
+}
+
+/// One of the limiter's counts held against the trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldCount {
+    /// The series selector summed.
+    pub selector: String,
+    /// What the limiter's series rose by.
+    pub limiter: f64,
+    /// The requests the trace saw answered that way.
+    pub trace: u64,
+    /// Requests sent without an admit or a limit for answer: the limiter
+    /// may have counted each either way.
+    pub undecided: u64,
+    /// The distance of `limiter` from `[trace, trace + undecided]`.
+    pub off: f64,
+}
+
+impl LimiterMetrics {
+    /// "admitted 4790 where the trace saw 4812 (off by 22); rejected 188
+    /// as seen".
+    pub fn describe(&self) -> String {
+        let m = self;
+        let one = |word: &str, h: &HeldCount| {
+            let undecided = match h.undecided {
+                0 => String::new(),
+                n => format!(" and {n} undecided"),
+            };
+            if h.off == 0.0 {
+                format!("{word} {} as seen", count_text(h.limiter))
+            } else {
+                format!(
+                    "{word} {} where the trace saw {}{undecided} (off by {})",
+                    count_text(h.limiter),
+                    h.trace,
+                    count_text(h.off)
+                )
+            }
+        };
+        let parts: Vec<String> = [("admitted", &m.admitted), ("rejected", &m.rejected)]
+            .into_iter()
+            .filter_map(|(w, h)| h.as_ref().map(|h| one(w, h)))
+            .collect();
+        parts.join("; ")
+    }
+}
+
+/// A count as written: whole when it is whole.
+pub(crate) fn count_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.3}")
+    }
 }

@@ -24,6 +24,7 @@ const LAYERS: &[&str] = &[
     "gate",      // expectations judged against an arm's figures
     "analyze",   // one pass over the events: counts, histograms, verdicts
     "headers",   // rate-limit header checks and Retry-After probes
+    "metrics",   // the limiter's own counters: read, and held against the trace
     "faults",    // applying [[faults]] to a running stack
     "stack",     // the system under test: replicas, Redis, proxy
     "load",      // the generator: schedule, connections, answers

@@ -34,6 +34,7 @@ mod html;
 mod http2;
 mod keys;
 mod live;
+mod metrics;
 mod not_sent;
 mod probe;
 mod real_limiters;

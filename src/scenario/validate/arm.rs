@@ -164,7 +164,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
             }
         },
     };
-    let expect = super::expect::arm_expect(src, a, mode.clone())?;
+    let expect = super::expect::arm_expect(src, a, mode.clone(), defaults.metrics)?;
     let key_from = super::spoof::key_from(src, a, defaults.spoofing, defaults.load_key)?;
     Ok(Arm {
         name,
@@ -186,6 +186,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         timing,
         expect,
         key_from,
+        lossy_metrics: a.lossy_metrics.as_ref().is_some_and(|v| *v.get_ref()),
         urls: Vec::new(),
     })
 }
@@ -225,6 +226,9 @@ fn external_arm(
             .as_ref()
             .map(|v| (v.span(), "ratelimit_headers")),
         a.key_from.as_ref().map(|v| (v.span(), "key_from")),
+        a.lossy_metrics
+            .as_ref()
+            .map(|v| (v.span(), "lossy_metrics")),
     ];
     if let Some((span, key)) = ours.into_iter().flatten().next() {
         return Err(src.error(
@@ -267,8 +271,9 @@ fn external_arm(
         policy,
         preset,
         timing,
-        expect: super::expect::arm_expect(src, a, Mode::External)?,
+        expect: super::expect::arm_expect(src, a, Mode::External, defaults.metrics)?,
         key_from: None,
+        lossy_metrics: false,
         urls,
     })
 }
@@ -344,4 +349,6 @@ pub(super) struct ArmDefaults<'a> {
     /// `[load] principals` spoof their identities.
     pub(super) spoofing: bool,
     pub(super) load_key: &'a crate::scenario::spec::KeySpec,
+    /// `[target] metrics` is given.
+    pub(super) metrics: bool,
 }

@@ -7,10 +7,23 @@ use crate::gate::Expectation;
 use crate::scenario::raw::{RawArm, RawExpect};
 use crate::scenario::spec::Mode;
 
-pub(super) fn arm_expect(src: &Source, a: &RawArm, mode: Mode) -> Result<Vec<Expectation>> {
+/// `metrics`: the scenario reads the limiter's own counters.
+pub(super) fn arm_expect(
+    src: &Source,
+    a: &RawArm,
+    mode: Mode,
+    metrics: bool,
+) -> Result<Vec<Expectation>> {
     let Some(e) = &a.expect else {
         return Ok(Vec::new());
     };
+    let on_metrics = [&e.max_metrics_discrepancy, &e.min_metrics_discrepancy];
+    if let (false, Some(v)) = (metrics, on_metrics.into_iter().flatten().next()) {
+        return Err(src.at(
+            v,
+            "a bound on metrics_discrepancy needs [target] metrics: where the limiter's own counters are read",
+        ));
+    }
     if let (false, Some(v)) = (
         mode == Mode::RedisBatched,
         e.max_lease_bound_violations.as_ref(),
@@ -51,6 +64,8 @@ fn expectations(src: &Source, e: &RawExpect) -> Result<Vec<Expectation>> {
             "max_redis_commands_per_decision",
             &e.max_redis_commands_per_decision,
         ),
+        ("max_metrics_discrepancy", &e.max_metrics_discrepancy),
+        ("min_metrics_discrepancy", &e.min_metrics_discrepancy),
     ];
     let counts = [
         ("max_definite_violations", &e.max_definite_violations),

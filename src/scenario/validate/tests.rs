@@ -11,6 +11,7 @@ mod distributed;
 mod external;
 mod faults;
 mod load;
+mod metrics;
 mod policy;
 mod redis;
 mod spoof;
