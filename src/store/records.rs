@@ -518,6 +518,9 @@ impl ArmRecord {
         if !(self.target_rps.is_finite() && self.target_rps >= 0.0) {
             return Err(format!("target_rps {} is no run's", self.target_rps));
         }
+        if let Some(p) = &self.policy {
+            plausible_policy(p)?;
+        }
         Ok(())
     }
 
@@ -526,6 +529,57 @@ impl ArmRecord {
         crate::events::integrity::Check {
             seal: self.trace,
             unfinished: self.unfinished,
+        }
+    }
+}
+
+/// The largest count a scenario's policy may state.
+const MAX_POLICY_COUNT: u64 = u32::MAX as u64;
+/// The longest window or period a record's policy may have: ten years.
+const MAX_POLICY_US: u64 = 10 * 365 * DAY_US as u64;
+
+/// A policy a scenario could have stated: counts from 1 (segments from 1,
+/// a capacity or a burst from 0) to `u32::MAX`, windows and periods from
+/// 1 µs to ten years — so the verifier's sums cannot overflow or divide by
+/// zero on a record read back.
+fn plausible_policy(p: &Policy) -> Result<(), String> {
+    let count = |what: &str, v: u64, lo: u64| {
+        (lo..=MAX_POLICY_COUNT)
+            .contains(&v)
+            .then_some(())
+            .ok_or_else(|| format!("the policy's {what} {v} is outside {lo}..={MAX_POLICY_COUNT}"))
+    };
+    let span = |what: &str, v: u64| {
+        (1..=MAX_POLICY_US)
+            .contains(&v)
+            .then_some(())
+            .ok_or_else(|| format!("the policy's {what} {v} µs is outside 1..={MAX_POLICY_US}"))
+    };
+    match *p {
+        Policy::SlidingLog { limit, window_us }
+        | Policy::FixedWindow { limit, window_us }
+        | Policy::SlidingCounter { limit, window_us } => {
+            count("limit", limit, 1)?;
+            span("window", window_us)
+        }
+        Policy::SlidingWindow {
+            limit,
+            window_us,
+            segments,
+        } => {
+            count("limit", limit, 1)?;
+            count("segments", segments, 1)?;
+            span("window", window_us)
+        }
+        Policy::TokenBucket { capacity, refill } => {
+            count("capacity", capacity, 0)?;
+            count("refill count", refill.count, 1)?;
+            span("refill period", refill.per_us)
+        }
+        Policy::Gcra { rate, burst } => {
+            count("burst", burst, 0)?;
+            count("rate count", rate.count, 1)?;
+            span("rate period", rate.per_us)
         }
     }
 }

@@ -639,7 +639,10 @@ pub(crate) fn plain(why: &str, policy: &Policy) -> String {
         _ => return why.to_string(),
     };
     let mut text = why
-        .replace("at most 2N", &format!("at most {}", 2 * limit))
+        .replace(
+            "at most 2N",
+            &format!("at most {}", limit.saturating_mul(2)),
+        )
         .replace("N each", &format!("{limit} each"));
     if let Some(s) = segments {
         text = text
@@ -647,7 +650,7 @@ pub(crate) fn plain(why: &str, policy: &Policy) -> String {
                 "(S-1) segments",
                 &format!("{} segments", s.saturating_sub(1)),
             )
-            .replace("S+1 segments", &format!("{} segments", s + 1))
+            .replace("S+1 segments", &format!("{} segments", s.saturating_add(1)))
             .replace("at most S,", &format!("at most {s},"))
             .replace("N per S", &format!("{limit} per {s}"));
     }
