@@ -120,6 +120,7 @@ fn folder(root: &Path, name: &str, n: u64) {
         key_in: None,
         spoof: None,
         rls: false,
+        from_logs: false,
     };
     records::write(&root.join("events/local.json"), &arm).unwrap();
     let file = std::fs::File::create(root.join("events").join(name)).unwrap();

@@ -13,6 +13,7 @@
 // crate's own (`unreachable_pub` keeps it so).
 mod analyze;
 pub mod app;
+pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod events;

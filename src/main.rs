@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Replica { .. } => {}
         Command::Run(a) => init_logging(a.quiet, cli.wide),
         Command::Attack(a) => init_logging(a.quiet, cli.wide),
+        Command::Audit(a) => init_logging(a.quiet, cli.wide),
         _ => init_logging(false, cli.wide),
     }
     // Styled text goes through streams that drop the styles for NO_COLOR,

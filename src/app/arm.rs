@@ -504,6 +504,7 @@ fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord
             .map(|h| h.as_str().to_string()),
         key_in: spec.plan.template.key_in(),
         spoof: spec.spoof.clone(),
+        from_logs: false,
         rls: matches!(
             spec.plan.template.key_place,
             crate::load::request::KeyPlace::Rls { .. }

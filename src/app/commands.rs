@@ -110,6 +110,26 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
                 last: None,
             })
         }
+        Command::Audit(args) => {
+            let audit = crate::app::flags::audit(&args)?;
+            let outcome = crate::app::audit::run(&audit).await?;
+            if !args.quiet {
+                tracing::info!("{}", outcome.read.sentence(audit.logs.len()));
+            }
+            emit(
+                out,
+                args.format,
+                &verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
+                &outcome.summary,
+            )?;
+            let mut errors = failures(&outcome.summary);
+            let exit = setup_first(&outcome.summary, outcome.exit, &mut errors);
+            Ok(Said {
+                exit,
+                errors,
+                last: None,
+            })
+        }
         Command::Probe(args) => probe(&args, wide, out).await,
         Command::Check { scenario, format } => {
             let s = match crate::scenario::read_every(&scenario) {

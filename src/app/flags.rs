@@ -292,3 +292,106 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::probe::Probe, Error>
         columns: None,
     })
 }
+
+/// `rlbench audit`'s flags: each kind of log with what it needs.
+pub(crate) fn audit(args: &crate::cli::AuditArgs) -> Result<crate::app::audit::Audit, Error> {
+    use crate::app::audit::Lines;
+    use crate::audit::{jsonl, nginx};
+    use crate::cli::LogKind;
+    let (policy, timing) = crate::scenario::inline_policy(&args.policy)
+        .map_err(|e| Error::input(format!("--policy: {}", e.message)))?;
+    let kind = match args.kind {
+        LogKind::Nginx => "nginx",
+        LogKind::Haproxy => "haproxy",
+        LogKind::Envoy => "envoy",
+        LogKind::Jsonl => "jsonl",
+        LogKind::K6 => "k6",
+    };
+    if args.log_format.is_some() && args.kind != LogKind::Nginx {
+        return Err(Error::input(format!(
+            "--log-format is nginx's log_format; --log {kind} does not take it"
+        )));
+    }
+    if args.fields.is_some() && args.kind != LogKind::Jsonl {
+        return Err(Error::input(format!(
+            "--fields names the fields of --log jsonl; --log {kind} does not take it"
+        )));
+    }
+    let key = |what: &str| {
+        args.key
+            .clone()
+            .ok_or_else(|| Error::input(format!("--log {kind} needs --key: {what}")))
+    };
+    let lines = match args.kind {
+        LogKind::Nginx => {
+            let format = args.log_format.as_deref().ok_or_else(|| {
+                Error::input(
+                    "--log nginx needs --log-format '…': the log_format the logs were written with",
+                )
+            })?;
+            let key = key("the variable the limiter keys on, like '$http_x_api_key'")?;
+            Lines::Nginx(
+                nginx::Format::new(format, &key).map_err(|e| Error::input(format!("--log-format: {e}")))?,
+            )
+        }
+        LogKind::Haproxy => Lines::Haproxy(match &args.key {
+            None => 1,
+            Some(k) => k.parse::<usize>().ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
+                Error::input(format!(
+                    "--key {k:?}: HAProxy's key is a captured request header, by its place (1 for the first)"
+                ))
+            })?,
+        }),
+        LogKind::Envoy => Lines::Json(jsonl::Fields::envoy(&key(
+            "the field of your json_format that logs the key, like x_api_key",
+        )?)),
+        LogKind::Jsonl => {
+            let fields = args.fields.as_deref().ok_or_else(|| {
+                Error::input("--log jsonl needs --fields 'start=…,duration_ms=…,status=…,key=…'")
+            })?;
+            let mut fields = jsonl::Fields::parse(fields).map_err(Error::input)?;
+            if let Some(k) = &args.key {
+                fields.key = k.clone();
+            }
+            Lines::Json(fields)
+        }
+        LogKind::K6 => Lines::K6(args.key.clone().unwrap_or_else(|| "key".to_string())),
+    };
+    let clock_bound = match (args.clock_bound, args.logs.len()) {
+        (Some(b), _) => b,
+        (None, 1) => Duration::ZERO,
+        (None, n) => {
+            return Err(Error::input(format!(
+                "{n} logs: say how far their clocks may be apart with --clock-bound (0s when one machine wrote them all)"
+            )))
+        }
+    };
+    let mut expect = vec![Expectation {
+        key: "max_definite_violations",
+        figure: Figure::DefiniteViolations,
+        bound: Bound::AtMost,
+        value: args.max_definite_violations.unwrap_or(0) as f64,
+    }];
+    if let Some(v) = args.max_false_reject_ratio {
+        expect.push(Expectation {
+            key: "max_false_reject_ratio",
+            figure: Figure::FalseRejectRatio,
+            bound: Bound::AtMost,
+            value: v,
+        });
+    }
+    Ok(crate::app::audit::Audit {
+        logs: args.logs.clone(),
+        lines,
+        clock_bound_us: i64::try_from(clock_bound.as_micros())
+            .unwrap_or(i64::MAX / 4)
+            .min(86_400_000_000),
+        policy,
+        timing,
+        limited: args.limited_status.clone(),
+        skip_bad_lines: args.skip_bad_lines,
+        out: args.out.clone(),
+        expect,
+        quiet: args.quiet,
+    })
+}

@@ -7,6 +7,7 @@
 
 pub(crate) mod arm;
 pub(crate) mod attack;
+pub(crate) mod audit;
 pub mod commands;
 pub(crate) mod compare;
 pub(crate) mod distributed;

@@ -210,8 +210,9 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             })
             .collect(),
         faults: faults(run, f),
-        // A rate-limit service's answers have no HTTP headers to hold.
-        headers: if run.rls {
+        // A rate-limit service's answers have no HTTP headers to hold, and
+        // access logs keep none.
+        headers: if run.rls || run.from_logs {
             Default::default()
         } else {
             f.headers.clone()
@@ -234,6 +235,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
         redis: f.redis.clone(),
         lease_bound: f.lease_bound.clone(),
         remote_targets: run.remote_targets.clone(),
+        from_logs: run.from_logs,
         per_agent: per_agent(run, f),
         keys: (f.first_requests.keys > 0).then(|| KeyUse {
             keys: f.first_requests.keys,

@@ -66,6 +66,17 @@ pub(crate) fn duration(text: &str) -> Result<Duration, FlagError> {
     Ok(units::duration(text)?)
 }
 
+/// A duration of zero or more ("0s", "5ms"): a bound that may be none.
+pub(crate) fn bound(text: &str) -> Result<Duration, FlagError> {
+    match text.trim() {
+        "0" => Ok(Duration::ZERO),
+        t => match units::duration(t) {
+            Err(crate::scenario::units::UnitError::Zero(_)) => Ok(Duration::ZERO),
+            other => Ok(other?),
+        },
+    }
+}
+
 /// A duration with the text it was given in (said back in later errors).
 pub(crate) fn spelled_duration(text: &str) -> Result<(Duration, String), FlagError> {
     Ok((units::duration(text)?, text.to_string()))

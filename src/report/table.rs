@@ -297,7 +297,13 @@ fn gate_line(s: &Summary) -> String {
 fn rate_line(a: &ArmSummary) -> String {
     use super::figures::per_second;
     let lag = &a.schedule_lag_ms;
-    if a.rate.target_rps > 0.0 {
+    if a.from_logs {
+        format!(
+            "rate of {}: {} requests/s in the logs\n",
+            a.name,
+            per_second(a.rate.achieved_rps)
+        )
+    } else if a.rate.target_rps > 0.0 {
         format!(
             "rate of {}: {} of {} requests/s; schedule lag p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms\n",
             a.name,

@@ -345,6 +345,10 @@ pub struct ArmRecord {
     /// its answers carry no HTTP rate-limit headers to check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rls: bool,
+    /// The requests were read from access logs (`rlbench audit`), not
+    /// sent: no headers were seen, no schedule was kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_logs: bool,
 }
 
 /// Principals that sent under forged identities.

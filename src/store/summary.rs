@@ -79,6 +79,9 @@ pub struct ArmSummary {
     /// (`--allow-remote-targets`, `[target] allow_remote = true`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_targets: Vec<String>,
+    /// Requests read from access logs (`rlbench audit`), not sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_logs: bool,
     /// The load agents that sent the arm's requests (`run --agents`),
     /// beside `per_replica`; absent when this machine sent them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "analyze",   // one pass over the events: counts, histograms, verdicts
     "headers",   // rate-limit header checks and Retry-After probes
     "metrics",   // the limiter's own counters: read, and held against the trace
+    "audit",     // access logs and other tools' results read as decided requests
     "faults",    // applying [[faults]] to a running stack
     "stack",     // the system under test: replicas, Redis, proxy
     "load",      // the generator: schedule, connections, answers

@@ -6,6 +6,7 @@
 mod common;
 
 mod attack;
+mod audit;
 mod batching;
 mod cdp;
 mod chunked_bucket;

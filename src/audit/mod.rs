@@ -1,0 +1,73 @@
+//! `rlbench audit`: a limiter judged from its access logs (or another load
+//! tool's results). Each reader turns one line into a [`Logged`] request:
+//! the span of wall-clock time within which the limiter decided it (what
+//! the line's times allow, widened by their resolution), its status and
+//! its key. Every line is someone else's bytes: a line that cannot be read
+//! is an error naming it, never skipped unsaid. `app::audit` makes the
+//! lines a trace and judges it like a run's.
+
+pub mod haproxy;
+pub mod jsonl;
+pub mod k6;
+pub mod nginx;
+pub mod time;
+
+/// One request as a log line tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Logged {
+    /// The earliest and the latest the limiter can have decided it, in
+    /// wall-clock µs since the Unix epoch (on the log's clock).
+    pub start_us: i64,
+    pub end_us: i64,
+    pub status: u16,
+    /// `None`: the line carries no key ("-" or empty): the limiter had
+    /// nothing to count it by.
+    pub key: Option<String>,
+}
+
+/// The longest key kept (longer is refused: a log line is not a key store).
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// A key as logged: "-" and empty are none.
+pub(crate) fn key_of(value: &str) -> Result<Option<String>, String> {
+    match value {
+        "" | "-" => Ok(None),
+        v if v.len() > MAX_KEY_BYTES => Err(format!(
+            "a key of {} bytes (at most {MAX_KEY_BYTES})",
+            v.len()
+        )),
+        v => Ok(Some(v.to_string())),
+    }
+}
+
+/// An HTTP status as logged.
+pub(crate) fn status_of(value: &str) -> Result<u16, String> {
+    value
+        .parse::<u16>()
+        .ok()
+        .filter(|s| (100..=599).contains(s))
+        .ok_or_else(|| format!("status {value:?} is not an HTTP status"))
+}
+
+/// A span checked: start before end, both within years 1970-2200.
+pub(crate) fn span(start_us: i64, end_us: i64) -> Result<(i64, i64), String> {
+    const MAX: i64 = 7_258_118_400_000_000; // 2200-01-01
+    if !(0..MAX).contains(&start_us) || !(0..MAX).contains(&end_us) {
+        return Err("a time outside 1970-2200".into());
+    }
+    if start_us > end_us {
+        return Err("a request that ended before it began".into());
+    }
+    Ok((start_us, end_us))
+}
+
+/// A duration in seconds as logged ("0.003"), in µs; at most a day.
+pub(crate) fn seconds_us(value: &str) -> Result<i64, String> {
+    let s: f64 = value
+        .parse()
+        .map_err(|_| format!("{value:?} is not a number of seconds"))?;
+    if !(s.is_finite() && (0.0..=86_400.0).contains(&s)) {
+        return Err(format!("{value:?} is not a duration from 0 to a day"));
+    }
+    Ok((s * 1e6).round() as i64)
+}
