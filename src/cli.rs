@@ -205,7 +205,8 @@ pub enum Command {
     /// Load any loopback URL without a scenario file and print the summary.
     Attack(Box<AttackArgs>),
     /// Judge a limiter from its access logs (nginx, HAProxy, Envoy's JSON,
-    /// any JSON lines) or another load tool's results (k6's --out json):
+    /// any JSON lines) or another load tool's results (k6's --out json,
+    /// vegeta's CSV):
     /// each line a decided request, judged against --policy as a run is.
     Audit(Box<AuditArgs>),
     /// Find what a limiter keys on and which policy explains its every
@@ -428,7 +429,8 @@ pub struct AuditArgs {
     pub log_format: Option<String>,
     /// Where the key is: nginx, the variable ('$http_x_api_key'); HAProxy,
     /// which captured request header (1: the first, the default); Envoy
-    /// and JSON lines, the field; k6, the tag (default "key").
+    /// and JSON lines, the field; k6, the tag (default "key"); vegeta,
+    /// where in the URL: url, query:NAME, path:N or path:last.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
     /// JSON lines: which fields hold what,
@@ -488,6 +490,8 @@ pub enum LogKind {
     Jsonl,
     /// k6's --out json results, the key a tag of each request.
     K6,
+    /// vegeta's results as CSV (vegeta encode --to csv), the key in the URL.
+    Vegeta,
 }
 
 #[derive(Debug, Args)]

@@ -10,7 +10,7 @@
 use crate::app::arm::Ran;
 use crate::app::finish;
 use crate::app::journal::Journal;
-use crate::audit::{haproxy, jsonl, k6, nginx, Logged};
+use crate::audit::{haproxy, jsonl, k6, nginx, vegeta, Logged};
 use crate::error::{Error, Exit};
 use crate::events::write::EventWriter;
 use crate::events::{Event, Outcome};
@@ -41,6 +41,8 @@ pub(crate) enum Lines {
     Json(jsonl::Fields),
     /// The tag that carries the key.
     K6(String),
+    /// vegeta's CSV, the key in each row's URL.
+    Vegeta(vegeta::UrlKey),
 }
 
 impl Lines {
@@ -50,6 +52,17 @@ impl Lines {
             Lines::Haproxy(capture) => haproxy::line(line, *capture),
             Lines::Json(fields) => fields.line(line, 1_000).map(Some),
             Lines::K6(tag) => k6::line(line, tag),
+            Lines::Vegeta(key) => {
+                let mut rows = csv::ReaderBuilder::new()
+                    .has_headers(false)
+                    .flexible(true)
+                    .from_reader(line.as_bytes());
+                match rows.records().next() {
+                    Some(Ok(record)) => vegeta::row(&record, key).map(Some),
+                    Some(Err(e)) => Err(format!("not a CSV row ({e})")),
+                    None => Ok(None),
+                }
+            }
         }
     }
 }

@@ -306,6 +306,7 @@ pub(crate) fn audit(args: &crate::cli::AuditArgs) -> Result<crate::app::audit::A
         LogKind::Envoy => "envoy",
         LogKind::Jsonl => "jsonl",
         LogKind::K6 => "k6",
+        LogKind::Vegeta => "vegeta",
     };
     if args.log_format.is_some() && args.kind != LogKind::Nginx {
         return Err(Error::input(format!(
@@ -356,6 +357,12 @@ pub(crate) fn audit(args: &crate::cli::AuditArgs) -> Result<crate::app::audit::A
             Lines::Json(fields)
         }
         LogKind::K6 => Lines::K6(args.key.clone().unwrap_or_else(|| "key".to_string())),
+        LogKind::Vegeta => Lines::Vegeta(
+            crate::audit::vegeta::UrlKey::parse(&key(
+                "where in each row's URL the key is: query:NAME, path:N, path:last or url",
+            )?)
+            .map_err(Error::input)?,
+        ),
     };
     let clock_bound = match (args.clock_bound, args.logs.len()) {
         (Some(b), _) => b,

@@ -11,6 +11,7 @@ pub mod jsonl;
 pub mod k6;
 pub mod nginx;
 pub mod time;
+pub mod vegeta;
 
 /// One request as a log line tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -336,3 +336,57 @@ fn k6_results_with_the_key_as_a_tag_are_judged() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(definite(&s, "audit") > 0);
 }
+
+/// vegeta's results as `vegeta encode --to csv` writes them (vegeta is not
+/// packaged for Debian): the key read from each row's URL.
+#[test]
+fn vegeta_results_with_the_key_in_the_url_are_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("results.csv");
+    let start_ns: u64 = 1_796_550_000_000_000_000;
+    let rows: Vec<String> = (0..24u64)
+        .map(|i| {
+            let key = format!("k{}", i % 2);
+            let code = if i / 2 < 10 { 200 } else { 429 };
+            let error = if i == 23 { "\"read: connection reset, peer\"" } else { "" };
+            let code = if i == 23 { 0 } else { code };
+            format!(
+                "{},{code},1500000,0,12,{error},eyJvayI6dHJ1ZX0K,,{i},GET,http://127.0.0.1:8080/v1/items?api_key={key},",
+                start_ns + i * 20_000_000
+            )
+        })
+        .collect();
+    std::fs::write(&csv, rows.join("\n") + "\n").unwrap();
+    let args = [
+        "--log",
+        "vegeta",
+        "--key",
+        "query:api_key",
+        "--policy",
+        r#"algorithm = "sliding_log", limit = 10, window = "1m""#,
+        "--max-false-reject-ratio",
+        "0",
+        csv.to_str().unwrap(),
+    ];
+    let (out, s) = audit(dir.path(), &args);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    // 24 rows: 20 admitted, 3 limited, one reset (an error: 1 of 24 is
+    // above the default 1% error bound).
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let a = arm(&s, "audit");
+    assert_eq!(a["requests"]["sent"], 24, "{said}");
+    assert_eq!(a["requests"]["admitted"], 20);
+    assert_eq!(a["requests"]["rejected"], 3);
+    assert_eq!(a["correctness"]["definite_violations"], 0);
+    assert!(said.contains("error_ratio"), "{said}");
+    let (out, _) = audit(
+        dir.path(),
+        &[&args[..2], &["--key", "header:X"], &args[4..]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("query:NAME"),
+        "{}",
+        text(&out.stderr)
+    );
+}
