@@ -530,6 +530,11 @@ fn page(
             })
             .collect(),
         keys: figures.keys.clone(),
+        metrics: arm
+            .limiter_metrics
+            .as_ref()
+            .map(|m| m.samples.clone())
+            .unwrap_or_default(),
     }
 }
 

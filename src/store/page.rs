@@ -34,6 +34,9 @@ pub(crate) struct ArmPage {
     /// with witnesses first.
     #[serde(default)]
     pub keys: Vec<KeyView>,
+    /// `[target] metrics`: the limiter's own counts so far, every second.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<crate::store::records::MetricsSample>,
 }
 
 /// Requests by the bucket of send time they were sent in (20 ms for a

@@ -172,6 +172,34 @@
         " for a correct limiter whose windows' alignment is unknown (" + win.why +
         "). Each admit counts once its whole [sent, answered] lies in the span, so a correct run stays inside the band; above it is a violation.");
     }
+    if (arm.metrics && arm.metrics.length) {
+      // The limiter's own counts (read every second) beside the trace's
+      // requests sent by then (by send time: a guide, the verdict is the
+      // summary's bound).
+      var mt = arm.metrics.map(function (m) { return m.t_s; });
+      var upTo = function (counts, t) {
+        var total = 0;
+        counts.forEach(function (c, j) { if ((j + 1) * w <= t + 1e-9) total += c; });
+        return total;
+      };
+      var own = [];
+      var line = function (label, color, values, dash) {
+        var last = values.length ? values[values.length - 1] : null;
+        return { label: label, color: color, dash: dash, digits: 0, unit: "", values: values,
+          idle: last == null ? "none" : fmt(last, 0) + " in all" };
+      };
+      var trace = function (counts) { return mt.map(function (t) { return upTo(counts, t); }); };
+      if (arm.metrics[0].admitted != null) {
+        own.push(line("admitted (its counters)", COLORS.a, arm.metrics.map(function (m) { return m.admitted; })));
+        own.push(line("admitted (the trace)", COLORS.a, trace(s.admitted), [5, 3]));
+      }
+      if (arm.metrics[0].rejected != null) {
+        own.push(line("rejected (its counters)", COLORS.r, arm.metrics.map(function (m) { return m.rejected; })));
+        own.push(line("rejected (the trace)", COLORS.r, trace(s.rejected), [5, 3]));
+      }
+      chart(box, "The limiter's own counts so far, read every second, and the trace's (dashed)",
+        mt, own, arm.faults, null, false);
+    }
     var ms = function (label, color, values, dash) {
       var p = peak(values);
       return { label: label, color: color, dash: dash, digits: 1, unit: " ms", values: held(values),
