@@ -6,9 +6,12 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
+use std::sync::{Arc, Mutex};
 
 pub(crate) struct Picker {
-    keys: Vec<String>,
+    /// Shared by every picker of the same keys (a closed loop has one per
+    /// worker: 32 copies of a million names took longer than a short run).
+    keys: Arc<[String]>,
     /// Forged identities per principal (`[load] spoof`); 1: none, each
     /// key is its own.
     forged: usize,
@@ -25,6 +28,21 @@ pub(crate) fn key_names(keys: u32) -> Vec<String> {
     (0..keys.max(1))
         .map(|i| format!("customer-{i:0width$}"))
         .collect()
+}
+
+/// [`key_names`], made once per process for the last count asked and
+/// shared.
+fn shared_names(keys: u32) -> Arc<[String]> {
+    static LAST: Mutex<Option<(u32, Arc<[String]>)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    match &*last {
+        Some((n, names)) if *n == keys => names.clone(),
+        _ => {
+            let names: Arc<[String]> = key_names(keys).into();
+            *last = Some((keys, names.clone()));
+            names
+        }
+    }
 }
 
 /// What separates a principal's name from its forged key's number.
@@ -60,7 +78,7 @@ impl Picker {
             _ => None,
         };
         Picker {
-            keys: key_names(keys),
+            keys: shared_names(keys),
             forged: 1,
             targets: targets.max(1),
             fanout,
@@ -75,7 +93,7 @@ impl Picker {
     pub(crate) fn forging(mut self, forged: u32) -> Self {
         if forged > 1 {
             let principals = self.keys.len() as u32;
-            self.keys = forged_names(principals, forged);
+            self.keys = forged_names(principals, forged).into();
             self.forged = forged as usize;
         }
         self

@@ -68,7 +68,8 @@ fn nginx_logs_give_the_runs_verdicts() {
         );
     }
     let nginx = start_nginx(prefix.path(), &conf, &ports);
-    let scenario = on_ports(&shipped("nginx.toml"), 18080, &ports);
+    let scenario = on_ports(&shipped("nginx.toml"), 18080, &ports)
+        .replace("duration = \"6s\"", "duration = \"3s\"");
     let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
     drop(nginx);
     let stdout = text(&out.stdout);
@@ -188,7 +189,7 @@ fn haproxy_logs_give_the_runs_verdicts() {
         .map(|i| haproxy(dir.path(), ports[i], &logs[i]))
         .collect();
     let scenario = on_ports(&shipped("haproxy.toml"), 18110, &ports)
-        .replace("duration = \"8s\"", "duration = \"5s\"");
+        .replace("duration = \"8s\"", "duration = \"3s\"");
     let (out, _) = run_scenario(dir.path(), &scenario, &[], &[]);
     drop(servers);
     let stdout = text(&out.stdout);

@@ -239,16 +239,6 @@ fn prometheus_and_a_direct_scrape_hold_the_same_counts_against_the_trace() {
     let s = summary(&run.join("out"));
     assert_eq!(discrepancy(&s, "exact"), 0.0, "{stdout}");
     assert!(discrepancy(&s, "lossy") >= 1.0, "{stdout}");
-
-    // A gate on the lossy arm's metrics fails it, and says by how much.
-    let strict = external(exact, lossy, &direct)
-        .replace("min_metrics_discrepancy = 1", "max_metrics_discrepancy = 0");
-    let run = dir.path().join("strict");
-    std::fs::create_dir(&run).unwrap();
-    let (out, _) = run_scenario(&run, &strict, &[], &[]);
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("metrics_discrepancy"), "{stdout}");
 }
 
 #[test]
