@@ -63,13 +63,20 @@ EOF
     grep -q 'POST http://' "$out" 2>/dev/null && break
     sleep 0.1
   done
-  base=$(grep -o 'POST http://127[0-9.:]*' "$out" | head -1 | cut -d' ' -f2)
-  replica=$(pgrep -f "replica --run-id rlbench-serve-$serve_pid" | head -1)
+  base=$(grep -o 'POST http://127[0-9.:]*' "$out" | head -1 | cut -d' ' -f2 || true)
+  replica=$(pgrep -f "replica --run-id rlbench-serve-$serve_pid" | head -1 || true)
+  if [[ -z "$base" || -z "$replica" ]]; then
+    echo "bench-keys: $mode: rlbench serve did not start its replica; its output:" >&2
+    tail -n 5 "$out" >&2
+    kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
+    continue
+  fi
   sent=$("$bin" attack "$base/api/transfers" -m POST --concurrency 32 --duration "$requests_for" \
     --key-header X-Customer-Id --keys 4000000 --max-error-ratio 1 -q --format json 2>/dev/null |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["arms"][0]["requests"]["sent"])' || echo '?')
-  hwm=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$replica/status")
-  metrics=$(curl -s "$base/metrics")
+  # The replica gone by now is said, not a reason to stop the other modes.
+  hwm=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$replica/status" 2>/dev/null || echo '?(gone)')
+  metrics=$(curl -s --max-time 10 "$base/metrics" || true)
   live=$(awk '/^rlbench_live_keys/ {print $2}' <<<"$metrics")
   refused=$(awk '/^rlbench_keys_refused_total/ {print $2}' <<<"$metrics")
   used="-"; rkeys="-"
