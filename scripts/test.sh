@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's command 2: installs what the tests need when it is missing —
-# redis-server, nginx, HAProxy, Prometheus, Chromium, python3 + pip and node + npm (for the
-# third-party limiters, whose pinned libraries scripts/limiters/install.sh
-# brings), cargo-nextest — then runs the whole test suite. Without
+# redis-server, nginx, HAProxy, Prometheus, Chromium, python3 + pip and
+# node + npm (for the third-party limiters, whose pinned libraries
+# scripts/limiters/install.sh brings, and the OTLP receiver, whose
+# scripts/otlp/install.sh does), cargo-nextest — then runs the whole test suite. Without
 # cargo-nextest (and no way to install it) it runs `cargo test --workspace`.
 # Idempotent: what is there is skipped, in one line each. .ci/run calls it.
 set -euo pipefail
@@ -26,6 +27,8 @@ need_done
 
 echo "== third-party limiters (scripts/limiters)"
 scripts/limiters/install.sh
+echo "== the OTLP receiver's libraries (scripts/otlp)"
+scripts/otlp/install.sh
 
 runner=(cargo nextest run --workspace)
 if command -v cargo-nextest >/dev/null 2>&1; then

@@ -56,6 +56,24 @@ pub struct ReplicaConfig {
     /// it is there to show a limiter's own metrics caught against a trace.
     #[serde(default)]
     pub lossy_metrics: bool,
+    /// Also send the metrics by OTLP (gRPC) to a collector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otlp: Option<Otlp>,
+}
+
+/// Where and how often a replica sends its metrics by OTLP.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Otlp {
+    /// The collector's OTLP/gRPC endpoint, e.g. `http://127.0.0.1:4317`.
+    pub endpoint: String,
+    /// Milliseconds between exports (OpenTelemetry's default is 60 s).
+    #[serde(default = "default_otlp_interval_ms")]
+    pub interval_ms: u64,
+}
+
+fn default_otlp_interval_ms() -> u64 {
+    60_000
 }
 
 /// What one client may take of a replica: how long a request head may take
@@ -115,6 +133,7 @@ impl ReplicaConfig {
             key_from: Default::default(),
             limits: Limits::default(),
             lossy_metrics: false,
+            otlp: None,
         }
     }
 }
@@ -154,6 +173,20 @@ pub enum Backend {
     #[default]
     Local,
     Redis(RedisBackend),
+}
+
+impl Backend {
+    /// The mode's name, as scenarios and `RLBENCH_MODE` write it.
+    pub fn mode_name(&self) -> &'static str {
+        match self {
+            Backend::Local => "local",
+            Backend::Redis(r) => match r.mode {
+                RedisMode::Naive => "redis_naive",
+                RedisMode::Lua => "redis_lua",
+                RedisMode::Batched => "redis_batched",
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -33,6 +33,17 @@ pub enum KeyFrom {
     ForwardedFor,
 }
 
+impl KeyFrom {
+    /// Where the key comes from, as a metric label says it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            KeyFrom::Header => "header",
+            KeyFrom::JwtClaim { .. } => "jwt_claim",
+            KeyFrom::ForwardedFor => "forwarded_for",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JwtAlg {
     HS256,

@@ -8,6 +8,8 @@ pub mod headers;
 pub mod identity;
 pub mod limiter;
 pub mod listen;
+pub mod metrics;
+pub mod otlp;
 /// The policy vocabulary, from its own crate (the verifier reads it too).
 pub use rlbench_policy as policy;
 pub mod redis_url;

@@ -7,7 +7,10 @@
 //! deploy/kubernetes/): `RLBENCH_MODE` = `local` | `redis_naive` |
 //! `redis_lua` | `redis_batched` replaces the config's backend, and
 //! `RLBENCH_REDIS_URL` names the Redis of the three Redis modes. Unset (or
-//! empty), the config file decides.
+//! empty), the config file decides. OpenTelemetry's own variables turn
+//! the OTLP exporter on: `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` (or
+//! `OTEL_EXPORTER_OTLP_ENDPOINT`) names the collector's gRPC endpoint,
+//! `OTEL_METRIC_EXPORT_INTERVAL` the milliseconds between exports.
 #![allow(clippy::print_stdout)]
 
 use reference_api::config::{Backend, ClockSource, OnError, RedisBackend, RedisMode, Topology};
@@ -21,6 +24,13 @@ const USAGE: &str = "usage: [RLBENCH_MODE=MODE] [RLBENCH_REDIS_URL=redis://HOST:
 const MODE_ENV: &str = "RLBENCH_MODE";
 /// The Redis of the Redis modes, over the config file's.
 const REDIS_URL_ENV: &str = "RLBENCH_REDIS_URL";
+/// The collector's OTLP/gRPC endpoint, OpenTelemetry's names (first wins).
+const OTLP_ENDPOINT_ENVS: [&str; 2] = [
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+];
+/// Milliseconds between OTLP exports.
+const OTLP_INTERVAL_ENV: &str = "OTEL_METRIC_EXPORT_INTERVAL";
 const MODES: &str = "local, redis_naive, redis_lua or redis_batched";
 
 /// An environment variable's value; unset and empty are the same (a
@@ -146,7 +156,46 @@ fn parse() -> Result<(ReplicaConfig, SocketAddr, bool), String> {
         env_value(MODE_ENV)?.as_deref(),
         env_value(REDIS_URL_ENV)?.as_deref(),
     )?;
+    let endpoint = match env_value(OTLP_ENDPOINT_ENVS[0])? {
+        Some(e) => Some(e),
+        None => env_value(OTLP_ENDPOINT_ENVS[1])?,
+    };
+    apply_otlp_env(
+        &mut config,
+        endpoint.as_deref(),
+        env_value(OTLP_INTERVAL_ENV)?.as_deref(),
+    )?;
     Ok((config, listen, watch_stdin))
+}
+
+/// Applies OpenTelemetry's variables over the config file's `otlp`: an
+/// endpoint turns the exporter on, an interval (ms) sets how often it
+/// sends.
+fn apply_otlp_env(
+    config: &mut ReplicaConfig,
+    endpoint: Option<&str>,
+    interval: Option<&str>,
+) -> Result<(), String> {
+    if let Some(endpoint) = endpoint {
+        let interval_ms = config.otlp.as_ref().map_or(60_000, |o| o.interval_ms);
+        config.otlp = Some(reference_api::config::Otlp {
+            endpoint: endpoint.to_string(),
+            interval_ms,
+        });
+    }
+    if let Some(interval) = interval {
+        let ms = interval
+            .parse::<u64>()
+            .ok()
+            .filter(|ms| (1..=86_400_000).contains(ms))
+            .ok_or_else(|| {
+                format!("{OTLP_INTERVAL_ENV}: {interval:?} is not milliseconds (1 to 86400000)")
+            })?;
+        if let Some(otlp) = config.otlp.as_mut() {
+            otlp.interval_ms = ms;
+        }
+    }
+    Ok(())
 }
 
 #[tokio::main]
@@ -202,6 +251,23 @@ mod tests {
         match &c.backend {
             Backend::Redis(b) => b,
             Backend::Local => panic!("expected a redis backend, got local"),
+        }
+    }
+
+    #[test]
+    fn opentelemetrys_variables_turn_the_exporter_on_and_set_its_interval() {
+        let mut c = local();
+        apply_otlp_env(&mut c, None, Some("1000")).unwrap();
+        assert_eq!(c.otlp, None, "an interval alone turns nothing on");
+        apply_otlp_env(&mut c, Some("http://127.0.0.1:4317"), None).unwrap();
+        let otlp = c.otlp.clone().unwrap();
+        assert_eq!(otlp.endpoint, "http://127.0.0.1:4317");
+        assert_eq!(otlp.interval_ms, 60_000);
+        apply_otlp_env(&mut c, None, Some("250")).unwrap();
+        assert_eq!(c.otlp.as_ref().unwrap().interval_ms, 250);
+        for bad in ["0", "-5", "1s", "", "86400001"] {
+            let e = apply_otlp_env(&mut c, None, Some(bad)).unwrap_err();
+            assert!(e.starts_with("OTEL_METRIC_EXPORT_INTERVAL: "), "{e}");
         }
     }
 

@@ -8,6 +8,7 @@ use crate::server::{self, AppState, SetupError};
 use std::future::Future;
 use std::io::Read;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -38,6 +39,8 @@ pub enum RunError {
     BoundAddress(#[source] std::io::Error),
     #[error("server failed: {0}")]
     Serve(#[source] std::io::Error),
+    #[error("{0}")]
+    Otlp(String),
 }
 
 pub async fn run(
@@ -46,7 +49,19 @@ pub async fn run(
     on_ready: impl FnOnce(SocketAddr),
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
+    let otlp = config.otlp.clone();
+    let replica = config.replica.clone();
     let state = AppState::new(config).await?;
+    // The exporter reads the state while it lives, and holds it not.
+    let exporter = match otlp {
+        Some(otlp) => {
+            let weak = Arc::downgrade(&state);
+            let source: crate::otlp::Source =
+                Arc::new(move || weak.upgrade().map(|s| s.samples()).unwrap_or_default());
+            Some(crate::otlp::start(&otlp, &replica, source).map_err(RunError::Otlp)?)
+        }
+        None => None,
+    };
     let listener = TcpListener::bind(listen)
         .await
         .map_err(|source| RunError::Listen {
@@ -60,7 +75,8 @@ pub async fn run(
         shutdown.await;
         let _ = stopping_tx.send(());
     };
-    let serve = server::serve(listener, state, shutdown);
+    // A clone kept: the last export reads the state after serving ends.
+    let serve = server::serve(listener, state.clone(), shutdown);
     let deadline = async move {
         // Waits for the shutdown request; if the sender is gone, never fires.
         if stopping_rx.await.is_ok() {
@@ -69,10 +85,14 @@ pub async fn run(
             std::future::pending::<()>().await;
         }
     };
-    tokio::select! {
+    let served = tokio::select! {
         r = serve => r.map_err(RunError::Serve),
         () = deadline => Ok(()),
+    };
+    if let Some(exporter) = exporter {
+        exporter.shutdown().await;
     }
+    served
 }
 
 /// Resolves on SIGTERM or SIGINT, or (with `watch_stdin`) when stdin reaches EOF.

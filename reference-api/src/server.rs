@@ -10,6 +10,7 @@ use crate::headers;
 use crate::identity::{Identity, Refused};
 use crate::limiter::redis_backed::{ConnectError, RedisLimiter};
 use crate::limiter::{self, Decision, LocalLimiter};
+use crate::metrics::{self, Decisions, Sample};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware;
@@ -17,13 +18,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
 pub const REPLICA_HEADER: &str = "x-replica";
-/// Metric counting decisions taken without Redis (timeout or error), by the
-/// decision `on_redis_error` made.
+/// The samples `/metrics` names the decisions taken without Redis (timeout
+/// or error), by the decision `on_redis_error` made.
 pub const REDIS_ERRORS: &str = "rlbench_redis_errors_total";
 
 const JSON: [(axum::http::header::HeaderName, &str); 1] =
@@ -38,13 +39,10 @@ pub struct AppState {
     limit_header: Option<HeaderValue>,
     limiter: Limiter,
     clock: Clock,
-    admitted: AtomicU64,
-    rejected: AtomicU64,
-    bad_requests: AtomicU64,
-    /// Requests without a valid token (`key_from = jwt_claim`): 401s.
-    unauthorized: AtomicU64,
-    /// Requests whose declared body was over `max_body_bytes`: 413s.
-    too_large: AtomicU64,
+    /// What `/api/transfers` answered, by decision (401s: no valid token
+    /// with `key_from = jwt_claim`; 413s: a declared body over
+    /// `max_body_bytes`).
+    decisions: Decisions,
     identity: Identity,
     /// What the connection limits turned away (`listen.rs`).
     turned: Arc<crate::listen::Turned>,
@@ -113,7 +111,6 @@ impl AppState {
         let identity = Identity::new(&config.key_from).map_err(SetupError::KeyFrom)?;
         Ok(Arc::new(AppState {
             identity,
-            unauthorized: AtomicU64::new(0),
             limiter,
             clock: Clock::new(config.clock_skew_us, config.clock_rate_ppm),
             key_header,
@@ -121,10 +118,7 @@ impl AppState {
             policy_header,
             limit_header,
             config,
-            admitted: AtomicU64::new(0),
-            rejected: AtomicU64::new(0),
-            bad_requests: AtomicU64::new(0),
-            too_large: AtomicU64::new(0),
+            decisions: Decisions::default(),
             turned: Default::default(),
         }))
     }
@@ -165,7 +159,7 @@ async fn tag_replica(State(app): State<Arc<AppState>>, mut res: Response) -> Res
 }
 
 fn bad_request(app: &AppState, why: String) -> Response {
-    app.bad_requests.fetch_add(1, Ordering::Relaxed);
+    app.decisions.bad_request.fetch_add(1, Ordering::Relaxed);
     (StatusCode::BAD_REQUEST, why + "\n").into_response()
 }
 
@@ -178,7 +172,7 @@ async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > app.config.limits.max_body_bytes) {
-        app.too_large.fetch_add(1, Ordering::Relaxed);
+        app.decisions.too_large.fetch_add(1, Ordering::Relaxed);
         let max = app.config.limits.max_body_bytes;
         return (
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -195,7 +189,7 @@ async fn transfer(State(app): State<Arc<AppState>>, req: Request) -> Response {
         Some(Ok(key)) => return decide(&app, &key).await,
         Some(Err(Refused::BadRequest(why))) => return bad_request(&app, why),
         Some(Err(Refused::Unauthorized(why))) => {
-            app.unauthorized.fetch_add(1, Ordering::Relaxed);
+            app.decisions.unauthorized.fetch_add(1, Ordering::Relaxed);
             return (StatusCode::UNAUTHORIZED, why + "\n").into_response();
         }
     }
@@ -225,15 +219,15 @@ async fn decide(app: &AppState, key: &str) -> Response {
     let mut res = if decision.allowed {
         if app.config.lossy_metrics {
             // The racy count `lossy_metrics` asks for: read, work, write.
-            let seen = app.admitted.load(Ordering::Relaxed);
+            let seen = app.decisions.admitted.load(Ordering::Relaxed);
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-            app.admitted.store(seen + 1, Ordering::Relaxed);
+            app.decisions.admitted.store(seen + 1, Ordering::Relaxed);
         } else {
-            app.admitted.fetch_add(1, Ordering::Relaxed);
+            app.decisions.admitted.fetch_add(1, Ordering::Relaxed);
         }
         (StatusCode::OK, JSON, "{\"status\":\"accepted\"}\n").into_response()
     } else {
-        app.rejected.fetch_add(1, Ordering::Relaxed);
+        app.decisions.rejected.fetch_add(1, Ordering::Relaxed);
         let body = "{\"error\":\"rate limited\"}\n";
         let mut res = (StatusCode::TOO_MANY_REQUESTS, JSON, body).into_response();
         if let Ok(v) = HeaderValue::try_from(headers::retry_after(&decision)) {
@@ -259,44 +253,80 @@ async fn decide(app: &AppState, key: &str) -> Response {
     res
 }
 
-async fn metrics(State(app): State<Arc<AppState>>) -> String {
-    let r = &app.config.replica;
-    let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-    let (live_keys, refused_keys, fallbacks) = match &app.limiter {
-        Limiter::Local(l) => (l.live_keys(), l.refused_keys(), Default::default()),
-        Limiter::Redis(redis) => (0, 0, redis.fallbacks()),
-    };
-    let mut text = format!(
-        "# TYPE rlbench_requests_total counter\n\
-         rlbench_requests_total{{replica=\"{r}\",decision=\"admitted\"}} {}\n\
-         rlbench_requests_total{{replica=\"{r}\",decision=\"rejected\"}} {}\n\
-         rlbench_requests_total{{replica=\"{r}\",decision=\"bad_request\"}} {}\n\
-         rlbench_requests_total{{replica=\"{r}\",decision=\"unauthorized\"}} {}\n\
-         rlbench_requests_total{{replica=\"{r}\",decision=\"too_large\"}} {}\n\
-         # TYPE rlbench_live_keys gauge\n\
-         rlbench_live_keys{{replica=\"{r}\"}} {}\n\
-         # TYPE rlbench_keys_refused_total counter\n\
-         rlbench_keys_refused_total{{replica=\"{r}\"}} {}\n\
-         # TYPE rlbench_connections_refused_total counter\n\
-         rlbench_connections_refused_total{{replica=\"{r}\"}} {}\n",
-        load(&app.admitted),
-        load(&app.rejected),
-        load(&app.bad_requests),
-        load(&app.unauthorized),
-        load(&app.too_large),
-        live_keys,
-        refused_keys,
-        load(&app.turned.connections),
-    );
-    if matches!(app.limiter, Limiter::Redis(_)) {
-        text.push_str(&format!(
-            "# TYPE {REDIS_ERRORS} counter\n\
-             {REDIS_ERRORS}{{replica=\"{r}\",decision=\"admitted\"}} {}\n\
-             {REDIS_ERRORS}{{replica=\"{r}\",decision=\"rejected\"}} {}\n",
-            fallbacks.failed_open, fallbacks.failed_closed,
+async fn metrics(State(app): State<Arc<AppState>>) -> Response {
+    let text = metrics::render(&app.samples());
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+impl AppState {
+    /// This replica's account of itself now: what `/metrics` shows and the
+    /// OTLP exporter sends.
+    pub fn samples(&self) -> Vec<Sample> {
+        let replica = || ("replica", self.config.replica.clone());
+        let mode = || ("mode", self.config.backend.mode_name().to_string());
+        let mut out: Vec<Sample> = self
+            .decisions
+            .each()
+            .into_iter()
+            .map(|(decision, value)| Sample {
+                family: metrics::REQUESTS,
+                labels: vec![
+                    replica(),
+                    mode(),
+                    ("key_from", self.config.key_from.name().to_string()),
+                    ("decision", decision.to_string()),
+                ],
+                value,
+            })
+            .collect();
+        let one = |family, labels: Vec<(&'static str, String)>, value| Sample {
+            family,
+            labels,
+            value,
+        };
+        match &self.limiter {
+            Limiter::Local(l) => {
+                out.push(one(
+                    metrics::LIVE_KEYS,
+                    vec![replica(), mode()],
+                    l.live_keys() as u64,
+                ));
+                out.push(one(
+                    metrics::KEYS_REFUSED,
+                    vec![replica(), mode()],
+                    l.refused_keys(),
+                ));
+            }
+            Limiter::Redis(redis) => {
+                let f = redis.fallbacks();
+                for (decision, value) in
+                    [("admitted", f.failed_open), ("rejected", f.failed_closed)]
+                {
+                    let labels = vec![replica(), mode(), ("decision", decision.to_string())];
+                    out.push(one(metrics::REDIS_ERRORS, labels, value));
+                }
+                if let Some(calls) = redis.lease_calls() {
+                    for (outcome, value) in [("granted", calls.granted), ("denied", calls.denied)] {
+                        let labels = vec![replica(), mode(), ("outcome", outcome.to_string())];
+                        out.push(one(metrics::LEASE_CALLS, labels, value));
+                    }
+                }
+            }
+        }
+        out.push(one(
+            metrics::CONNECTIONS_REFUSED,
+            vec![replica()],
+            self.turned.connections.load(Ordering::Relaxed),
         ));
+        out
     }
-    text
 }
 
 /// `PUT /admin/clock-skew?us=N`: sets this replica's clock skew (µs), for

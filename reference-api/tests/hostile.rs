@@ -199,7 +199,9 @@ async fn heads_and_bodies_over_their_bounds_are_refused_and_the_next_client_is_s
     eprintln!("{}", said("after a huge head and a huge body", &mut after));
     let metrics = metrics(addr).await;
     assert!(
-        metrics.contains("rlbench_requests_total{replica=\"r0\",decision=\"too_large\"} 1"),
+        metrics.contains(
+            "rlbench_requests_total{replica=\"r0\",mode=\"local\",key_from=\"header\",decision=\"too_large\"} 1"
+        ),
         "{metrics}"
     );
 }

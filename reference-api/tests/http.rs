@@ -111,7 +111,7 @@ async fn admits_to_the_limit_then_429_with_headers() {
     let m = call(&c, Method::GET, format!("http://{addr}/metrics"), None).await;
     assert!(
         m.body
-            .contains("rlbench_requests_total{replica=\"r7\",decision=\"admitted\"} 4"),
+            .contains("rlbench_requests_total{replica=\"r7\",mode=\"local\",key_from=\"header\",decision=\"admitted\"} 4"),
         "{}",
         m.body
     );
@@ -373,7 +373,8 @@ async fn keyed_on_a_jwt_claim_a_forged_header_moves_nothing_and_bad_tokens_get_4
     }
     let m = call(&c, Method::GET, format!("http://{addr}/metrics"), None).await;
     assert!(
-        m.body.contains("decision=\"unauthorized\"} 3"),
+        m.body
+            .contains("key_from=\"jwt_claim\",decision=\"unauthorized\"} 3"),
         "{}",
         m.body
     );

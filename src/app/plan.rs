@@ -269,6 +269,7 @@ pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> V
             c.clock_rate_ppm = arm.clock_rate_ppm;
             c.ratelimit_headers = arm.ratelimit_headers;
             c.lossy_metrics = arm.lossy_metrics;
+            c.otlp = arm.otlp.clone();
             c.backend = backend.clone();
             // rlbench steps replica clocks itself (clock_step faults).
             c.admin = true;

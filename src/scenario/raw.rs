@@ -250,8 +250,18 @@ pub(super) struct RawArm {
     pub key_from: Option<Spanned<String>>,
     /// The variant whose `/metrics` loses admits (a racy count).
     pub lossy_metrics: Option<Spanned<bool>>,
+    /// The replicas also send their metrics by OTLP to this collector.
+    pub otlp: Option<Spanned<RawOtlp>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
+}
+
+/// `otlp = { endpoint = "http://HOST:PORT", interval = "10s" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOtlp {
+    pub endpoint: Spanned<String>,
+    pub interval: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -335,10 +335,12 @@ pub struct Arm {
     pub on_redis_error: OnError,
     /// `WAIT` for this many Redis replicas after each decision (0: none).
     pub wait_replicas: u32,
-    /// The script consumes nothing past the decision's deadline.
     /// The reference API's variant whose `/metrics` loses admits (a racy
     /// count); its decisions are those of `mode`.
     pub lossy_metrics: bool,
+    /// The replicas also send their metrics by OTLP (gRPC) to a collector.
+    pub otlp: Option<reference_api::config::Otlp>,
+    /// The script consumes nothing past the decision's deadline.
     pub deadline_aware: bool,
     /// `redis_batched`: admits per lease, and how long one may be spent
     /// (zero: the window).

@@ -117,6 +117,15 @@ async fn leases_never_let_a_window_pass_the_bound() {
         calls > 0 && calls * 3 < decided,
         "{calls} script calls for {decided} decisions"
     );
+    // The replicas' own count of their lease refills (`/metrics`'
+    // rlbench_lease_calls_total): each one script call, and a call asking
+    // for one admit while a lease is being asked is none.
+    let leased: Vec<_> = limiters.iter().map(|l| l.lease_calls().unwrap()).collect();
+    let refills: u64 = leased.iter().map(|c| c.granted + c.denied).sum();
+    assert!(
+        leased.iter().all(|c| c.granted > 0) && refills <= calls,
+        "{leased:?}: {refills} lease calls counted, {calls} script calls in Redis"
+    );
 }
 
 const BATCHED: &str = r#"

@@ -63,11 +63,16 @@ fn the_replicas_own_counts_are_exact_and_the_lossy_variants_are_caught() {
 
 /// `rlbench serve` of one arm of scenarios/metrics.toml on three ports from `base`.
 fn serve(arm: &str, base: u16) -> Group {
+    serve_from(Path::new("scenarios/metrics.toml"), arm, base)
+}
+
+/// `rlbench serve` of one arm of `scenario` on three ports from `base`.
+fn serve_from(scenario: &Path, arm: &str, base: u16) -> Group {
     let mut group = spawn_group(
         Command::new(crate::common::bin())
             .args([
                 "serve",
-                "scenarios/metrics.toml",
+                &scenario.display().to_string(),
                 "--arm",
                 arm,
                 "--port",
@@ -262,4 +267,173 @@ fn counters_that_cannot_be_read_fail_a_gate_on_them_and_say_why() {
     assert!(arm(&s, "exact")["limiter_metrics"]["discrepancy"].is_null());
     // The trace's verdict stands on its own.
     assert_eq!(arm(&s, "exact")["correctness"]["definite_violations"], 0);
+}
+
+/// scripts/otlp/receiver.py on a free port: its process, the port, and the
+/// data points it printed so far (one JSON object each).
+fn otlp_receiver() -> (
+    Group,
+    u16,
+    std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+) {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let pylib = Path::new(ROOT).join("scripts/otlp/pylib");
+    assert!(
+        pylib.is_dir(),
+        "scripts/otlp/pylib is missing: scripts/test.sh installs it (scripts/otlp/install.sh)"
+    );
+    let mut child = Command::new("python3")
+        .arg(Path::new(ROOT).join("scripts/otlp/receiver.py"))
+        .env("PYTHONPATH", &pylib)
+        .process_group(0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let group = Group(child);
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let port: u16 = first
+        .strip_prefix("listening ")
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the receiver did not start: {first:?}"));
+    let points = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = points.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+            sink.lock().unwrap().push(v);
+        }
+    });
+    (group, port, points)
+}
+
+/// A POST to the reference API on loopback with `key`; the status line.
+fn post(port: u16, key: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connects");
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = write!(
+        s,
+        "POST /api/transfers HTTP/1.0\r\nHost: 127.0.0.1\r\nX-Customer-Id: {key}\r\nContent-Length: 0\r\n\r\n"
+    );
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.lines().next().unwrap_or_default().to_string()
+}
+
+/// `rlbench_requests_total` by (replica, decision) in a `/metrics` text.
+fn requests_of(text: &str) -> std::collections::BTreeMap<(String, String), u64> {
+    let label = |line: &str, name: &str| {
+        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+        Some(line[start..].split('"').next()?.to_string())
+    };
+    text.lines()
+        .filter(|l| l.starts_with("rlbench_requests_total{"))
+        .filter_map(|l| {
+            let value = l.rsplit(' ').next()?.parse().ok()?;
+            Some(((label(l, "replica")?, label(l, "decision")?), value))
+        })
+        .collect()
+}
+
+/// The latest `rlbench_requests` point the receiver got for each (replica,
+/// decision), checking each point's description on the way.
+fn exported(points: &[serde_json::Value]) -> std::collections::BTreeMap<(String, String), u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for p in points.iter().filter(|p| p["name"] == "rlbench_requests") {
+        assert_eq!(p["resource"]["service.name"], "reference-api", "{p}");
+        assert_eq!(p["type"], "sum", "{p}");
+        assert_eq!(p["monotonic"], true, "{p}");
+        assert_eq!(p["temporality"], "cumulative", "{p}");
+        let a = &p["attributes"];
+        assert_eq!(a["mode"], "redis_lua", "{p}");
+        assert_eq!(a["key_from"], "header", "{p}");
+        assert_eq!(a["replica"], p["resource"]["service.instance.id"], "{p}");
+        let key = (
+            a["replica"].as_str().unwrap().to_string(),
+            a["decision"].as_str().unwrap().to_string(),
+        );
+        out.insert(key, p["value"].as_u64().expect("a count"));
+    }
+    out
+}
+
+/// The replicas' metrics by OTLP: a real gRPC receiver, decoding them with
+/// the OpenTelemetry project's own protobuf definitions
+/// (scripts/otlp/receiver.py), gets for each replica the counts its
+/// `/metrics` shows — the lossy variant's lossy counts too, since one
+/// snapshot feeds both — and the last values when the replicas stop.
+#[test]
+fn otlp_exports_carry_what_each_replicas_metrics_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_receiver, port, points) = otlp_receiver();
+    let scenario = std::fs::read_to_string(Path::new(ROOT).join("scenarios/metrics.toml"))
+        .unwrap()
+        .replace(
+            "lossy_metrics = true",
+            &format!(
+                "lossy_metrics = true\notlp = {{ endpoint = \"http://127.0.0.1:{port}\", interval = \"200ms\" }}"
+            ),
+        );
+    let path = dir.path().join("otlp.toml");
+    std::fs::write(&path, scenario).unwrap();
+    let base = three_free();
+    let mut group = serve_from(&path, "lossy", base);
+    let mut statuses = std::collections::BTreeMap::<String, u32>::new();
+    for i in 0..45u16 {
+        let status = post(base + i % 3, &format!("c-{}", i % 2));
+        *statuses.entry(status).or_default() += 1;
+    }
+    assert!(
+        statuses.keys().any(|s| s.contains(" 200 "))
+            && statuses.keys().any(|s| s.contains(" 429 ")),
+        "admits and rejects both: {statuses:?}"
+    );
+    let mut scraped = std::collections::BTreeMap::new();
+    for p in base..base + 3 {
+        scraped.extend(requests_of(&get(p, "/metrics")));
+    }
+    assert_eq!(
+        scraped.len(),
+        15,
+        "five decisions of three replicas: {scraped:?}"
+    );
+    assert_eq!(scraped.values().sum::<u64>(), 45, "{scraped:?}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = exported(&points.lock().unwrap());
+        if now == scraped {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "OTLP never carried what /metrics shows:\n/metrics {scraped:?}\nOTLP     {now:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Stopped, the replicas send their last values: five more admits or
+    // rejects reach the receiver though no interval ends after them.
+    let _ = post(base, "c-late");
+    let before = points.lock().unwrap().len();
+    let pid = nix::unistd::Pid::from_raw(group.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let stopped = Instant::now() + Duration::from_secs(20);
+    while group.0.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < stopped,
+            "rlbench serve did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let last = exported(&points.lock().unwrap());
+    assert_eq!(
+        last.values().sum::<u64>(),
+        46,
+        "the request after the last scrape is in the last export ({} points before the stop, {} now): {last:?}",
+        before,
+        points.lock().unwrap().len()
+    );
 }

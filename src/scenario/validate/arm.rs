@@ -187,6 +187,7 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
         expect,
         key_from,
         lossy_metrics: a.lossy_metrics.as_ref().is_some_and(|v| *v.get_ref()),
+        otlp: otlp(src, a)?,
         urls: Vec::new(),
     })
 }
@@ -229,6 +230,7 @@ fn external_arm(
         a.lossy_metrics
             .as_ref()
             .map(|v| (v.span(), "lossy_metrics")),
+        a.otlp.as_ref().map(|v| (v.span(), "otlp")),
     ];
     if let Some((span, key)) = ours.into_iter().flatten().next() {
         return Err(src.error(
@@ -274,6 +276,7 @@ fn external_arm(
         expect: super::expect::arm_expect(src, a, Mode::External, defaults.metrics)?,
         key_from: None,
         lossy_metrics: false,
+        otlp: None,
         urls,
     })
 }
@@ -334,6 +337,45 @@ fn lease(src: &Source, a: &RawArm, mode: &Mode, policy: &Policy) -> Result<(u64,
         None => Duration::ZERO,
     };
     Ok((lease, ttl))
+}
+
+/// `otlp = { endpoint = "http://HOST:PORT", interval = "10s" }`: where the
+/// replicas send their metrics by OTLP/gRPC, and how often (100 ms to 1 h).
+fn otlp(src: &Source, a: &RawArm) -> Result<Option<reference_api::config::Otlp>> {
+    let Some(raw) = &a.otlp else {
+        return Ok(None);
+    };
+    let raw = raw.get_ref();
+    let endpoint = raw.endpoint.get_ref();
+    let authority = endpoint
+        .strip_prefix("http://")
+        .map(|rest| rest.strip_suffix('/').unwrap_or(rest));
+    let port = authority
+        .filter(|a| !a.contains(['/', '?', '#', '@']) && !a.contains(char::is_whitespace))
+        .and_then(|a| a.rsplit_once(':'))
+        .filter(|(host, _)| !host.is_empty())
+        .and_then(|(_, port)| port.parse::<u16>().ok())
+        .filter(|p| *p > 0);
+    if port.is_none() {
+        return Err(src.at(
+            &raw.endpoint,
+            "otlp endpoint: expected http://HOST:PORT, a collector's OTLP/gRPC port (no TLS)",
+        ));
+    }
+    let interval = match &raw.interval {
+        Some(v) => {
+            let d = src.duration(v)?;
+            if !(Duration::from_millis(100)..=Duration::from_secs(3600)).contains(&d) {
+                return Err(src.at(v, "otlp interval: from 100ms to 1h"));
+            }
+            d
+        }
+        None => Duration::from_secs(10),
+    };
+    Ok(Some(reference_api::config::Otlp {
+        endpoint: endpoint.clone(),
+        interval_ms: interval.as_millis() as u64,
+    }))
 }
 
 /// What an arm takes from the scenario unless it says otherwise.

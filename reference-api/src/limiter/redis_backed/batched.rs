@@ -24,7 +24,7 @@ use crate::limiter::contract::Decision;
 use crate::policy::Policy;
 use redis::Script;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 pub(super) const LEASE: &str = super::lua::FIXED_WINDOW_LEASE;
@@ -58,6 +58,17 @@ pub(super) struct Leases {
     /// window ended by then is stale, and its rest is not kept. Read and
     /// raised only under `held`'s lock, so it orders with the spending.
     seen: AtomicI64,
+    /// Lease calls answered with admits granted, and with none.
+    granted: AtomicU64,
+    denied: AtomicU64,
+}
+
+/// How often a replica asked Redis for a lease (`lease` admits at once),
+/// by whether admits were granted: its lease refills.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeaseCalls {
+    pub granted: u64,
+    pub denied: u64,
 }
 
 impl Leases {
@@ -80,7 +91,16 @@ impl Leases {
             held: Mutex::new(HashMap::new()),
             asking: Mutex::new(std::collections::HashSet::new()),
             seen: AtomicI64::new(i64::MIN),
+            granted: AtomicU64::new(0),
+            denied: AtomicU64::new(0),
         })
+    }
+
+    pub(super) fn calls(&self) -> LeaseCalls {
+        LeaseCalls {
+            granted: self.granted.load(Ordering::Relaxed),
+            denied: self.denied.load(Ordering::Relaxed),
+        }
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Held, u64)>> {
@@ -136,6 +156,14 @@ impl Leases {
             .await;
         drop(_asking);
         let answer = answer?;
+        if leasing {
+            let outcome = if answer.0 > 0 {
+                &self.granted
+            } else {
+                &self.denied
+            };
+            outcome.fetch_add(1, Ordering::Relaxed);
+        }
         if !leasing {
             // One admit asked, one spent here: nothing to keep.
             let (granted, remaining, reset_us, retry_us) = answer;

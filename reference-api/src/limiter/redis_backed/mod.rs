@@ -16,6 +16,7 @@ mod reply;
 use super::contract::Decision;
 use crate::config::{ClockSource, OnError, RedisBackend, RedisMode};
 use crate::policy::Policy;
+pub use batched::LeaseCalls;
 use conn::Conn;
 pub use error::ConnectError;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -167,6 +168,11 @@ impl RedisLimiter {
                 Decision::deny(1_000_000)
             }
         }
+    }
+
+    /// The lease calls made, in `redis_batched` mode only.
+    pub fn lease_calls(&self) -> Option<LeaseCalls> {
+        self.leases.as_ref().map(batched::Leases::calls)
     }
 
     pub fn fallbacks(&self) -> Fallbacks {

@@ -126,3 +126,56 @@ fn a_bound_on_the_discrepancy_needs_counters_to_read_and_lossy_metrics_is_the_re
         "{e}"
     );
 }
+
+#[test]
+fn otlp_names_a_collectors_grpc_port_and_an_interval_on_the_reference_apis_arms() {
+    let with = |otlp: &str| {
+        GOOD.replace(
+            "mode = \"local\"\nreplicas = 1",
+            &format!("mode = \"local\"\nreplicas = 1\notlp = {otlp}"),
+        )
+    };
+    let s = parse("s.toml", &with(r#"{ endpoint = "http://127.0.0.1:4317" }"#)).unwrap();
+    let otlp = s.arms[0].otlp.clone().unwrap();
+    assert_eq!(otlp.endpoint, "http://127.0.0.1:4317");
+    assert_eq!(otlp.interval_ms, 10_000, "10 s unless told");
+    let s = parse(
+        "s.toml",
+        &with(r#"{ endpoint = "http://collector.monitoring:4317/", interval = "250ms" }"#),
+    )
+    .unwrap();
+    assert_eq!(s.arms[0].otlp.as_ref().unwrap().interval_ms, 250);
+    assert_eq!(parse("s.toml", GOOD).unwrap().arms[0].otlp, None);
+    for bad in [
+        "https://127.0.0.1:4317",
+        "127.0.0.1:4317",
+        "http://127.0.0.1",
+        "http://:4317",
+        "http://127.0.0.1:0",
+        "http://127.0.0.1:99999",
+        "http://127.0.0.1:4317/v1/metrics",
+        "http://u@127.0.0.1:4317",
+    ] {
+        let e = error_of(&with(&format!("{{ endpoint = \"{bad}\" }}")));
+        assert!(
+            e.contains("otlp endpoint: expected http://HOST:PORT"),
+            "{bad}: {e}"
+        );
+        assert!(e.starts_with("s.toml:"), "{e}");
+    }
+    for bad in ["50ms", "2h"] {
+        let e = error_of(&with(&format!(
+            "{{ endpoint = \"http://127.0.0.1:4317\", interval = \"{bad}\" }}"
+        )));
+        assert!(e.contains("otlp interval: from 100ms to 1h"), "{bad}: {e}");
+    }
+    let e = error_of(&with(
+        r#"{ endpoint = "http://127.0.0.1:4317", every = "1s" }"#,
+    ));
+    assert!(e.contains("every"), "{e}");
+    let e = error_of(&EXTERNAL.replace(
+        "name = \"both\"",
+        "name = \"both\"\notlp = { endpoint = \"http://127.0.0.1:4317\" }",
+    ));
+    assert!(e.contains("otlp configures the reference API"), "{e}");
+}
