@@ -173,7 +173,7 @@ fn main() {
         let read_s = started.elapsed().as_secs_f64();
         assert_eq!(count, n);
         let started = Instant::now();
-        let (summary, _) = rlbench::app::report::rebuild(&root).unwrap();
+        let (summary, _) = rlbench::app::commands::report::rebuild(&root).unwrap();
         let report_s = started.elapsed().as_secs_f64();
         println!(
             "  {:<6} {:>5.0} MB  read {read_s:>5.2} s  rlbench report {report_s:>5.2} s  (admitted {})",

@@ -4,10 +4,13 @@
 //!
 //! Data flow: scenario → (per arm) stack up → load ∥ faults → events →
 //! stack down → analyze (verify, statistics) → gate → store → report.
-//! Each module imports only the ones below it (tests/house_plan.rs):
-//! `app` (the commands) > `report` (rendering) > `scenario` > `gate` >
-//! `analyze` > `headers` > `faults` > `stack` > `load` > `target` >
-//! `store` > `events` > `verify` > `files` > `error`, `interrupt`, `cli`.
+//! Each module imports only the ones below it (tests/it/house_plan.rs
+//! holds the code to this list, and this list to its `LAYERS`):
+//! `app` (the commands) > `cli` (the flags) > `live` (a run followed in a
+//! browser) > `report` (rendering) > `scenario` > `gate` > `analyze` >
+//! `headers` > `metrics` (the limiter's own counters) > `audit` (access
+//! logs) > `faults` > `stack` > `load` > `target` > `store` > `events` >
+//! `verify` > `files` > `error` > `interrupt`.
 
 // What the binary and the tests use is public; everything else is the
 // crate's own (`unreachable_pub` keeps it so).
@@ -22,6 +25,7 @@ mod files;
 mod gate;
 mod headers;
 mod interrupt;
+mod live;
 mod load;
 pub mod metrics;
 mod report;

@@ -133,7 +133,7 @@ proptest! {
         pick in any::<usize>(), with in json(), remove in any::<bool>(),
     ) {
         let dir = spoiled_folder("summary.json", pick, with, remove);
-        one_line(super::compare::read_summary(&dir.path().join("run")))?;
+        one_line(super::commands::compare::read_summary(&dir.path().join("run")))?;
     }
 
     #[test]
@@ -143,7 +143,7 @@ proptest! {
     ) {
         let dir = spoiled_folder(which, pick, with, remove);
         let run = dir.path().join("run");
-        one_line(super::journal::read_back(&run))?;
+        one_line(super::pipeline::journal::read_back(&run))?;
         one_line(crate::store::records::read_arm(&run.join("events/local.json"), "local"))?;
     }
 }
@@ -158,7 +158,7 @@ proptest! {
         which in prop::sample::select(vec!["run.json", "events/local.json", "events/lua.json"]),
     ) {
         let dir = spoiled_folder(which, pick, with, remove);
-        one_line(super::report::rebuild(&dir.path().join("run")))?;
+        one_line(super::commands::report::rebuild(&dir.path().join("run")))?;
     }
 }
 
@@ -184,7 +184,7 @@ fn spoiling_reaches_every_node_and_a_spoiled_record_is_refused() {
         })
         .expect("the arms are a node");
     let dir = spoiled_folder("run.json", arms, Value::from("x"), false);
-    let Err(e) = super::journal::read_back(&dir.path().join("run")) else {
+    let Err(e) = super::pipeline::journal::read_back(&dir.path().join("run")) else {
         panic!("run.json with its arms a string was read");
     };
     assert!(!e.to_string().contains('\n'), "{e}");

@@ -99,7 +99,7 @@ pub(crate) fn requests_per_second(text: &str) -> Result<f64, FlagError> {
 }
 
 /// An `http://` URL on any host: whether it may be sent to (loopback, or
-/// `--allow-remote-targets`) is `app/flags.rs`'s to say.
+/// `--allow-remote-targets`) is `app/commands/flags.rs`'s to say.
 pub(crate) fn http_url(text: &str) -> Result<Uri, FlagError> {
     Ok(crate::target::http_url(text)?)
 }

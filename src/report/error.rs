@@ -2,7 +2,7 @@
 //! chart plotters could not draw or png could not encode, junit.xml that
 //! quick-junit could not write, a chart report.html could not read back,
 //! or a file `store` could not write (its own error). The exit each means
-//! is said where the views are written (`app/finish.rs`): report/ reads
+//! is said where the views are written (`app/pipeline/finish.rs`): report/ reads
 //! nothing but what is stored (tests/house_plan.rs).
 
 use crate::store::StoreError;

@@ -3,10 +3,10 @@
 //! what is left here is what spans flags: open or closed loop, keys that
 //! need a key header, the gate's defaults, the inline policy.
 
-use crate::app::attack::Attack;
+use crate::app::commands::attack::Attack;
+use crate::app::commands::run::Request;
 use crate::app::distributed::agent::AgentArgs as AgentArgsChecked;
 use crate::app::distributed::link::ClockSource;
-use crate::app::run::Request;
 use crate::cli::{AgentArgs, AttackArgs, ProbeArgs, RunArgs};
 use crate::error::Error;
 use crate::gate::{Bound, Expectation, Figure};
@@ -23,7 +23,7 @@ pub(crate) fn run(args: &RunArgs) -> Request {
         arms: args.arms.clone(),
         out: args.out.clone(),
         quiet: args.quiet,
-        agents: crate::app::run::AgentFlags {
+        agents: crate::app::commands::run::AgentFlags {
             agents: args.agents.map(usize::from),
             coordinator: args.coordinator.clone(),
             token: args.token.clone(),
@@ -183,7 +183,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
             .map_err(|e| Error::input(format!("--key-in {}", e.message)))?,
         None => (template, Default::default()),
     };
-    crate::app::identities::apply(&mut template, &key, args.keys)?;
+    crate::app::pipeline::identities::apply(&mut template, &key, args.keys)?;
     if template.sources.is_some() && args.concurrency.is_some() {
         return Err(Error::input(
             "--key-in source_ip needs an open loop (--rate), not --concurrency",
@@ -264,7 +264,7 @@ fn attack_expect(args: &AttackArgs, judged: bool) -> Vec<Expectation> {
 }
 
 /// `rlbench probe`'s flags: loopback targets only (probing is load).
-pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::probe::Probe, Error> {
+pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::commands::probe::Probe, Error> {
     let targets = args
         .urls
         .iter()
@@ -279,7 +279,7 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::probe::Probe, Error>
         .map(crate::scenario::inline_policy)
         .transpose()
         .map_err(|e| Error::input(format!("--policy: {e}")))?;
-    Ok(crate::app::probe::Probe {
+    Ok(crate::app::commands::probe::Probe {
         targets,
         template,
         key_headers: args.key_header.clone(),
@@ -294,8 +294,10 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::probe::Probe, Error>
 }
 
 /// `rlbench audit`'s flags: each kind of log with what it needs.
-pub(crate) fn audit(args: &crate::cli::AuditArgs) -> Result<crate::app::audit::Audit, Error> {
-    use crate::app::audit::Lines;
+pub(crate) fn audit(
+    args: &crate::cli::AuditArgs,
+) -> Result<crate::app::commands::audit::Audit, Error> {
+    use crate::app::commands::audit::Lines;
     use crate::audit::{jsonl, nginx};
     use crate::cli::LogKind;
     let (policy, timing) = crate::scenario::inline_policy(&args.policy)
@@ -387,7 +389,7 @@ pub(crate) fn audit(args: &crate::cli::AuditArgs) -> Result<crate::app::audit::A
             value: v,
         });
     }
-    Ok(crate::app::audit::Audit {
+    Ok(crate::app::commands::audit::Audit {
         logs: args.logs.clone(),
         lines,
         clock_bound_us: i64::try_from(clock_bound.as_micros())

@@ -6,7 +6,7 @@
 
 use crate::analyze::judgments::{Judgments, Shard};
 use crate::analyze::{self, spill, witnesses::Picker, ArmFigures, Keys};
-use crate::app::summarize;
+use crate::app::pipeline::summarize;
 use crate::error::{io_exit, Error, Exit, Kind};
 use crate::events::EventsError;
 use crate::gate::{self, Expectation};

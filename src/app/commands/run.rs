@@ -3,13 +3,13 @@
 //! Rendering to the terminal is left to `main`.
 
 use crate::app::distributed::controller::{Controller, Wanted};
-use crate::app::journal::Journal;
-use crate::app::live::server::LiveServer;
-use crate::app::live::Board;
-use crate::app::{arm, finish, plan};
+use crate::app::pipeline::journal::Journal;
+use crate::app::pipeline::{arm, finish, plan};
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
 use crate::interrupt::Interrupt;
+use crate::live::server::LiveServer;
+use crate::live::Board;
 use crate::scenario::{self, Arm, Scenario};
 use crate::store::folder::RunFolder;
 use crate::store::records::ArmRecord;
@@ -147,14 +147,14 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         Some(addr) => {
             let names = arms.iter().map(|a| a.name.clone()).collect();
             let board = Arc::new(Board::new(&scenario.name, names));
-            let server = crate::app::live::server::start(addr, board.clone()).await?;
+            let server = crate::live::server::start(addr, board.clone()).await?;
             eprintln!("live: {}", server.url);
             Some((board, server))
         }
         None => None,
     };
     // Everything the arms need, before any load and before the run folder.
-    crate::app::preflight::ensure(&scenario, &arms).await?;
+    crate::app::pipeline::preflight::ensure(&scenario, &arms).await?;
     if interrupt.fired() {
         return Err(Error::interrupted());
     }
@@ -178,7 +178,7 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         Some(_) => {
             let text = std::fs::read_to_string(&request.scenario)
                 .map_err(|e| Error::input(format!("{}: {e}", request.scenario.display())))?;
-            crate::app::scenario_copy::for_agents(&text, &scenario).ok_or_else(|| {
+            crate::app::pipeline::scenario_copy::for_agents(&text, &scenario).ok_or_else(|| {
                 Error::input(format!(
                     "{}: a password in it is written in a way rlbench cannot hide from the \
                      agents (escapes?): write it plainly",
@@ -204,7 +204,11 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
     let latest = crate::store::folder::latest_name(&names, names.len() == scenario.arms.len());
     let folder = RunFolder::create(request.out.as_deref(), &scenario.name, started, &latest)?;
     // The copy hides the Redis password (scenario_copy.rs).
-    crate::app::scenario_copy::write(&request.scenario, &scenario, &folder.scenario_copy())?;
+    crate::app::pipeline::scenario_copy::write(
+        &request.scenario,
+        &scenario,
+        &folder.scenario_copy(),
+    )?;
     let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)?;
     let ran = {
         let mut agents = controller.as_mut().map(|controller| arm::Agents {

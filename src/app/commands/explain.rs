@@ -3,7 +3,7 @@
 //! the arms (and keys) asked for are kept.
 
 use crate::analyze::witnesses::Picker;
-use crate::app::finish;
+use crate::app::pipeline::finish;
 use crate::error::Error;
 use crate::report::explain::Explained;
 use crate::store::records::{self, ArmRecord};
@@ -15,14 +15,14 @@ pub(crate) fn explain(
     key: Option<&str>,
     limit: usize,
 ) -> Result<Vec<Explained>, Error> {
-    let (folder, run) = crate::app::journal::read_back(dir)?;
+    let (folder, run) = crate::app::pipeline::journal::read_back(dir)?;
     if let Some(a) = arm.filter(|a| !run.arms.iter().any(|n| n == a)) {
         return Err(Error::input(format!(
             "--arm {a:?}: the run has {}",
             run.arms.join(", ")
         )));
     }
-    let scenario = crate::app::report::scenario_copy(&folder)?;
+    let scenario = crate::app::commands::report::scenario_copy(&folder)?;
     let mut out = Vec::new();
     // Per arm explained whose trace does not name the key: why.
     let mut missing: Vec<String> = Vec::new();
@@ -39,9 +39,9 @@ pub(crate) fn explain(
                 k,
             )?);
         }
-        let mut summary = crate::app::summarize::arm(&record, &figures, &[]);
+        let mut summary = crate::app::pipeline::summarize::arm(&record, &figures, &[]);
         let checks = crate::gate::evaluate(
-            &crate::app::report::expectations(scenario.as_ref(), &record),
+            &crate::app::commands::report::expectations(scenario.as_ref(), &record),
             &figures,
         );
         summary.policy_fit = finish::policy_fit(&folder, &record, &figures, &checks)?;

@@ -2,6 +2,21 @@
 //! the output it is given and returns its exit and the lines for standard
 //! error ([`Said`]); `main` only writes those and exits.
 
+pub(crate) mod attack;
+pub(crate) mod audit;
+pub(crate) mod compare;
+pub(crate) mod doctor;
+pub(crate) mod explain;
+pub(crate) mod export;
+pub(crate) mod flags;
+pub(crate) mod init;
+pub(crate) mod probe;
+pub(crate) mod replica;
+pub mod report;
+pub(crate) mod run;
+pub(crate) mod serve;
+pub(crate) mod shard;
+
 use crate::cli::{Command, OutputFormat};
 use crate::error::{Error, Exit};
 use crate::interrupt::Interrupt;
@@ -49,8 +64,9 @@ pub async fn execute(command: Command, wide: bool, out: &mut dyn Write) -> Said 
 async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<Said, Error> {
     match command {
         Command::Run(args) => {
-            let request = crate::app::flags::run(&args);
-            let mut outcome = crate::app::run::run(&request, &Interrupt::listen()).await?;
+            let request = crate::app::commands::flags::run(&args);
+            let mut outcome =
+                crate::app::commands::run::run(&request, &Interrupt::listen()).await?;
             let emitted = emit(
                 out,
                 args.format,
@@ -86,13 +102,13 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             })
         }
         Command::Agent(args) => {
-            let agent = crate::app::flags::agent(&args)?;
+            let agent = crate::app::commands::flags::agent(&args)?;
             crate::app::distributed::agent::serve(&agent, &Interrupt::listen()).await?;
             Ok(Said::passed())
         }
         Command::Attack(args) => {
-            let attack = crate::app::flags::attack(&args)?;
-            let outcome = crate::app::attack::run(&attack, &Interrupt::listen()).await?;
+            let attack = crate::app::commands::flags::attack(&args)?;
+            let outcome = crate::app::commands::attack::run(&attack, &Interrupt::listen()).await?;
             emit(
                 out,
                 args.format,
@@ -111,8 +127,8 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             })
         }
         Command::Audit(args) => {
-            let audit = crate::app::flags::audit(&args)?;
-            let outcome = crate::app::audit::run(&audit).await?;
+            let audit = crate::app::commands::flags::audit(&args)?;
+            let outcome = crate::app::commands::audit::run(&audit).await?;
             if !args.quiet {
                 tracing::info!("{}", outcome.read.sentence(audit.logs.len()));
             }
@@ -174,7 +190,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             shard: Some(shard),
             ..
         } => {
-            let written = crate::app::shard::judge(&run_dir, &shard)?;
+            let written = crate::app::commands::shard::judge(&run_dir, &shard)?;
             let lines: String = written
                 .iter()
                 .map(|w| {
@@ -193,8 +209,8 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             run_dir, shards, ..
         } => {
             let (summary, exit) = match shards {
-                Some(n) => crate::app::shard::rebuild(&run_dir, n)?,
-                None => crate::app::report::rebuild(&run_dir)?,
+                Some(n) => crate::app::commands::shard::rebuild(&run_dir, n)?,
+                None => crate::app::commands::report::rebuild(&run_dir)?,
             };
             put(out, &verdicts(&summary, Some(&run_dir), wide))?;
             let mut errors = failures(&summary);
@@ -217,7 +233,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             format,
         } => {
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
-            crate::app::export::export(&run_dir, &arms, format, &mut buffered)?;
+            crate::app::commands::export::export(&run_dir, &arms, format, &mut buffered)?;
             Ok(Said::passed())
         }
         Command::Explain {
@@ -227,8 +243,12 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             limit,
             format,
         } => {
-            let arms =
-                crate::app::explain::explain(&run_dir, arm.as_deref(), key.as_deref(), limit)?;
+            let arms = crate::app::commands::explain::explain(
+                &run_dir,
+                arm.as_deref(),
+                key.as_deref(),
+                limit,
+            )?;
             emit(
                 out,
                 format,
@@ -239,18 +259,18 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
         }
         Command::Doctor { scenario, format } => {
             let loaded = scenario.as_deref().map(crate::scenario::read).transpose()?;
-            let findings = crate::app::doctor::examine(loaded.as_ref()).await;
+            let findings = crate::app::commands::doctor::examine(loaded.as_ref()).await;
             emit(
                 out,
                 format,
                 &crate::report::fold::for_stdout(&crate::report::doctor::render(&findings), wide),
                 &serde_json::json!({
-                    "passed": crate::app::doctor::passed(&findings),
+                    "passed": crate::app::commands::doctor::passed(&findings),
                     "findings": findings,
                 }),
             )?;
             Ok(Said {
-                exit: if crate::app::doctor::passed(&findings) {
+                exit: if crate::app::commands::doctor::passed(&findings) {
                     Exit::Passed
                 } else {
                     Exit::Environment
@@ -291,7 +311,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             force,
             ..
         } => {
-            let path = crate::app::init::init(&crate::app::init::Init {
+            let path = crate::app::commands::init::init(&crate::app::commands::init::Init {
                 name: &name,
                 target: target.as_deref(),
                 policy: policy.as_deref(),
@@ -331,7 +351,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             strict,
             format,
         } => {
-            use crate::app::compare::{page, run};
+            use crate::app::commands::compare::{page, run};
             // A page that may not go where asked is refused before any output.
             let at = page::destination(html.as_deref(), [&baseline, &candidate], force)?;
             let compared = run(&baseline, &candidate, max_regression, strict)?;
@@ -378,7 +398,8 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
         } => {
             // Listening first: a Ctrl-C while the stack comes up still stops it.
             let interrupt = Interrupt::listen();
-            let serving = crate::app::serve::start(&scenario, arm.as_deref(), port).await?;
+            let serving =
+                crate::app::commands::serve::start(&scenario, arm.as_deref(), port).await?;
             let mut lines = serving.lines.join("\n");
             lines.push('\n');
             put(out, &lines)?;
@@ -390,7 +411,7 @@ async fn carry_out(command: Command, wide: bool, out: &mut dyn Write) -> Result<
             listen,
             ..
         } => {
-            crate::app::replica::run(config_json, listen).await?;
+            crate::app::commands::replica::run(config_json, listen).await?;
             Ok(Said::passed())
         }
     }
@@ -479,9 +500,9 @@ async fn probe(
     wide: bool,
     out: &mut dyn Write,
 ) -> Result<Said, Error> {
-    let mut probe = crate::app::flags::probe(args)?;
+    let mut probe = crate::app::commands::flags::probe(args)?;
     probe.columns = crate::report::fold::width(wide);
-    let outcome = crate::app::probe::run(&probe, &Interrupt::listen(), out).await?;
+    let outcome = crate::app::commands::probe::run(&probe, &Interrupt::listen(), out).await?;
     Ok(Said {
         exit: outcome.exit,
         errors: outcome.error.into_iter().collect(),

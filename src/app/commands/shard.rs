@@ -9,7 +9,7 @@
 
 use crate::analyze::judgments::{Judgments, Shard};
 use crate::analyze::witnesses::Picker;
-use crate::app::finish::{self, ArmKeys, Judged};
+use crate::app::pipeline::finish::{self, ArmKeys, Judged};
 use crate::error::{Error, Exit};
 use crate::events::integrity::Seal;
 use crate::store::records::{self, ArmRecord};
@@ -46,7 +46,7 @@ pub(crate) struct Written {
 /// keeping the judgments in the folder. The gate is not judged here.
 pub(crate) fn judge(dir: &Path, text: &str) -> Result<Vec<Written>, Error> {
     let shard = Shard::parse(text).map_err(Error::input)?;
-    let (folder, run) = crate::app::journal::read_back(dir)?;
+    let (folder, run) = crate::app::pipeline::journal::read_back(dir)?;
     let mut written = Vec::new();
     for name in &run.arms {
         let record: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
@@ -84,7 +84,7 @@ pub(crate) fn rebuild(dir: &Path, n: u32) -> Result<(Summary, Exit), Error> {
             crate::analyze::judgments::MAX_SHARDS
         )));
     }
-    let (folder, run) = crate::app::journal::read_back(dir)?;
+    let (folder, run) = crate::app::pipeline::journal::read_back(dir)?;
     let mut judged = Judged::new();
     for name in &run.arms {
         let record: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
@@ -123,5 +123,5 @@ pub(crate) fn rebuild(dir: &Path, n: u32) -> Result<(Summary, Exit), Error> {
         }
         judged.insert(name.clone(), (sum, lease));
     }
-    crate::app::report::rebuild_judged(dir, &judged)
+    crate::app::commands::report::rebuild_judged(dir, &judged)
 }

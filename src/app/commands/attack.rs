@@ -8,9 +8,9 @@
 //! the whole run folder (summary.json,
 //! histograms, charts, report.html) is kept.
 
-use crate::app::journal::Journal;
-use crate::app::plan::{ArmSpec, Judged, Probes};
-use crate::app::{arm, finish};
+use crate::app::pipeline::journal::Journal;
+use crate::app::pipeline::plan::{ArmSpec, Judged, Probes};
+use crate::app::pipeline::{arm, finish};
 use crate::error::{Error, Exit};
 use crate::interrupt::Interrupt;
 use crate::load::pick::{Fanout, KeyDistribution};

@@ -5,15 +5,15 @@
 //! order and says how the run ended.
 
 use crate::app::distributed::controller::Controller;
-use crate::app::journal::Journal;
-use crate::app::live::Board;
-use crate::app::plan::{ArmSpec, StackSpec};
-use crate::app::progress::Progress;
+use crate::app::pipeline::journal::Journal;
+use crate::app::pipeline::plan::{ArmSpec, StackSpec};
+use crate::app::pipeline::progress::Progress;
 use crate::error::{Error, Exit};
 use crate::events::clock::ClockSample;
 use crate::events::write::EventWriter;
 use crate::faults;
 use crate::interrupt::Interrupt;
+use crate::live::Board;
 use crate::load::schedule::{Schedule, Shape};
 use crate::load::{self, Counters};
 use crate::stack::{redis_use, Stack};

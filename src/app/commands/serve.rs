@@ -2,7 +2,7 @@
 //! hand (curl) or with another load tool. `start` brings them up and says
 //! where they are; `main` prints that and waits in `Serving::until`.
 
-use crate::app::plan::replica_configs;
+use crate::app::pipeline::plan::replica_configs;
 use crate::error::Error;
 use crate::interrupt::Interrupt;
 use crate::scenario;

@@ -9,7 +9,7 @@
 //! left out. Each is ok, warn or missing, with the fix; missing means a run
 //! would stop on it.
 
-use crate::app::preflight;
+use crate::app::pipeline::preflight;
 use crate::report::doctor::{Finding, Level};
 use crate::scenario::Scenario;
 use std::process::Command;

@@ -7,9 +7,9 @@
 //! the first line is unknown (early rejects are not judged) and its clock
 //! is not this machine's (no grid is assumed).
 
-use crate::app::arm::Ran;
-use crate::app::finish;
-use crate::app::journal::Journal;
+use crate::app::pipeline::arm::Ran;
+use crate::app::pipeline::finish;
+use crate::app::pipeline::journal::Journal;
 use crate::audit::{haproxy, jsonl, k6, nginx, vegeta, Logged};
 use crate::error::{Error, Exit};
 use crate::events::write::EventWriter;

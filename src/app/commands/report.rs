@@ -2,7 +2,7 @@
 //! from its events and records alone; the gate is judged again, with the
 //! expectations of the scenario copy kept in the folder.
 
-use crate::app::finish;
+use crate::app::pipeline::finish;
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
 use crate::scenario;
@@ -21,7 +21,7 @@ pub(crate) fn rebuild_judged(
     dir: &Path,
     judged: &finish::Judged,
 ) -> Result<(Summary, Exit), Error> {
-    let (folder, run) = crate::app::journal::read_back(dir)?;
+    let (folder, run) = crate::app::pipeline::journal::read_back(dir)?;
     let scenario = scenario_copy(&folder)?;
     let mut arms: Vec<(ArmRecord, Vec<Expectation>)> = Vec::new();
     for name in &run.arms {

@@ -74,7 +74,7 @@ pub(super) fn starter(
         best.describe(),
         best.lines()
     );
-    crate::app::init::init(&crate::app::init::Init {
+    crate::app::commands::init::init(&crate::app::commands::init::Init {
         name,
         target: Some(&p.url),
         policy: None,
@@ -82,7 +82,7 @@ pub(super) fn starter(
         key_header: None,
         force: p.force,
         dir: std::path::Path::new("."),
-        found: Some(crate::app::init::Found {
+        found: Some(crate::app::commands::init::Found {
             policy,
             key: key.map(|k| k.scenario_line()),
             limited: limited_seen.to_vec(),

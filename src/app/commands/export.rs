@@ -16,7 +16,7 @@ pub(crate) fn export(
     format: Format,
     out: &mut impl Write,
 ) -> Result<u64, Error> {
-    let (folder, run) = crate::app::journal::read_back(dir)?;
+    let (folder, run) = crate::app::pipeline::journal::read_back(dir)?;
     if let Some(a) = arms.iter().find(|a| !run.arms.contains(a)) {
         return Err(Error::input(format!(
             "--arm {a:?}: the run has {}",

@@ -28,7 +28,7 @@ pub(crate) struct Found {
     /// The `[policy]` lines, commented.
     pub policy: String,
     /// Where the key goes (`None`: every caller shares one bucket).
-    pub key: Option<crate::app::probe::keys::KeyLine>,
+    pub key: Option<crate::app::commands::probe::keys::KeyLine>,
     pub limited: Vec<u16>,
     /// Requests per second over all keys, and the keys.
     pub rate: u64,
@@ -301,7 +301,7 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
 
 /// The starter for a limiter `rlbench probe` looked at.
 fn probed(name: &str, url: &str, f: &Found) -> String {
-    use crate::app::probe::keys::KeyLine;
+    use crate::app::commands::probe::keys::KeyLine;
     let (target_key, load_key) = match &f.key {
         Some(KeyLine::Target(l)) => (format!("{l}\n"), String::new()),
         Some(KeyLine::Load(l)) => (String::new(), format!("{l}\n")),
