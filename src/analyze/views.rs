@@ -20,10 +20,19 @@ pub(super) fn key_views(
     busiest: Option<(usize, Option<i64>)>,
     witnesses: &[ArmWitness],
 ) -> Vec<KeyView> {
-    let number = |key: &str| names.iter().position(|n| n == key);
+    // Linear in the keys: a flood of a million distinct keys is a case
+    // this must serve (a membership test by scanning `order` was
+    // quadratic, and a report of 1 M keys never came).
+    let number: std::collections::HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut chosen = vec![false; names.len()];
     let mut order: Vec<(usize, &'static str)> = Vec::new();
-    let push = |i: usize, why: &'static str, order: &mut Vec<(usize, &'static str)>| {
-        if taken.get(i) == Some(&true) && !order.iter().any(|(j, _)| *j == i) {
+    let mut push = |i: usize, why: &'static str, order: &mut Vec<(usize, &'static str)>| {
+        if taken.get(i) == Some(&true) && !chosen[i] {
+            chosen[i] = true;
             order.push((i, why));
         }
     };
@@ -31,7 +40,7 @@ pub(super) fn key_views(
         push(b, "busiest", &mut order);
     }
     for w in witnesses {
-        if let Some(i) = number(&w.key) {
+        if let Some(&i) = number.get(w.key.as_str()) {
             push(i, "witness", &mut order);
         }
     }
