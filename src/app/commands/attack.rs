@@ -8,6 +8,7 @@
 //! the whole run folder (summary.json,
 //! histograms, charts, report.html) is kept.
 
+use super::said::{self, Said};
 use crate::app::pipeline::journal::Journal;
 use crate::app::pipeline::plan::{ArmSpec, Judged, Probes};
 use crate::app::pipeline::{arm, finish};
@@ -179,4 +180,27 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
         summary: finished.summary,
         folder: attack.out.clone(),
     })
+}
+
+/// `rlbench attack`: the verdicts printed, the gate's exit.
+pub(super) async fn execute(
+    attack: &Attack,
+    format: crate::cli::OutputFormat,
+    wide: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, Error> {
+    let outcome = run(attack, &Interrupt::listen()).await?;
+    said::emit(
+        out,
+        format,
+        &said::verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
+        &outcome.summary,
+    )?;
+    let mut ended = said::judged(&outcome.summary, outcome.exit, Vec::new());
+    if outcome.exit == Exit::Interrupted {
+        ended
+            .errors
+            .push("interrupted; the figures cover what was sent".into());
+    }
+    Ok(ended)
 }

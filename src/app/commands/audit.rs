@@ -7,6 +7,7 @@
 //! the first line is unknown (early rejects are not judged) and its clock
 //! is not this machine's (no grid is assumed).
 
+use super::said::{self, Said};
 use crate::app::pipeline::arm::Ran;
 use crate::app::pipeline::finish;
 use crate::app::pipeline::journal::Journal;
@@ -371,6 +372,26 @@ fn record(
         unfinished: false,
         agents: Vec::new(),
     }
+}
+
+/// `rlbench audit`: the logs read, the verdicts printed, the gate's exit.
+pub(super) async fn execute(
+    audit: &Audit,
+    (format, quiet): (crate::cli::OutputFormat, bool),
+    wide: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, Error> {
+    let outcome = run(audit).await?;
+    if !quiet {
+        tracing::info!("{}", outcome.read.sentence(audit.logs.len()));
+    }
+    said::emit(
+        out,
+        format,
+        &said::verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
+        &outcome.summary,
+    )?;
+    Ok(said::judged(&outcome.summary, outcome.exit, Vec::new()))
 }
 
 #[cfg(test)]

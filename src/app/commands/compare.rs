@@ -10,6 +10,7 @@
 
 pub(crate) mod page;
 
+use super::said::{self, Said};
 use crate::error::{Error, Exit};
 use crate::report::compare::{show, Comparison, Row, Trend};
 use crate::store::summary::{ArmSummary, Summary, SCHEMA};
@@ -204,6 +205,58 @@ pub(crate) fn run(
         comparison,
         exit,
     })
+}
+
+/// `rlbench compare`: the comparison printed (or as JSON), the page
+/// written, regressions and unlike figures on standard error.
+pub(super) fn execute(
+    baseline: &Path,
+    candidate: &Path,
+    max_regression: Option<f64>,
+    page_at: (Option<&Path>, bool),
+    strict: bool,
+    format: crate::cli::OutputFormat,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, Error> {
+    let (html, force) = page_at;
+    // A page that may not go where asked is refused before any output.
+    let at = page::destination(html, [baseline, candidate], force)?;
+    let compared = run(baseline, candidate, max_regression, strict)?;
+    said::emit(
+        out,
+        format,
+        &crate::report::compare::render(&compared.comparison),
+        &crate::report::compare::document(&compared.comparison),
+    )?;
+    let mut ended = Said {
+        exit: compared.exit,
+        errors: compared
+            .comparison
+            .differences
+            .iter()
+            .map(|d| format!("warning: {d}: the figures are not like for like"))
+            .chain(
+                compared
+                    .comparison
+                    .regressions
+                    .iter()
+                    .map(|r| format!("regression: {r}")),
+            )
+            .collect(),
+        last: None,
+    };
+    let inputs = [
+        (baseline, &compared.baseline),
+        (candidate, &compared.candidate),
+    ];
+    match page::write(&at, inputs, &compared.comparison, max_regression) {
+        Ok(()) => ended.last = Some(said::page_line(&at)),
+        Err(e) => {
+            ended.exit = e.exit;
+            ended.errors.push(e.message);
+        }
+    }
+    Ok(ended)
 }
 
 #[cfg(test)]

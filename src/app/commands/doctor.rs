@@ -9,6 +9,7 @@
 //! left out. Each is ok, warn or missing, with the fix; missing means a run
 //! would stop on it.
 
+use super::said::{self, Said};
 use crate::app::pipeline::preflight;
 use crate::report::doctor::{Finding, Level};
 use crate::scenario::Scenario;
@@ -262,5 +263,35 @@ fn governor() -> Option<Finding> {
                 g.trim()
             ),
         )
+    })
+}
+
+/// `rlbench doctor [SCENARIO]`: what this machine lacks, each with its
+/// fix; exit 3 when something is.
+pub(super) async fn execute(
+    scenario: Option<&std::path::Path>,
+    format: crate::cli::OutputFormat,
+    wide: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, crate::error::Error> {
+    let loaded = scenario.map(crate::scenario::read).transpose()?;
+    let findings = examine(loaded.as_ref()).await;
+    said::emit(
+        out,
+        format,
+        &crate::report::fold::for_stdout(&crate::report::doctor::render(&findings), wide),
+        &serde_json::json!({
+            "passed": passed(&findings),
+            "findings": findings,
+        }),
+    )?;
+    Ok(Said {
+        exit: if passed(&findings) {
+            crate::error::Exit::Passed
+        } else {
+            crate::error::Exit::Environment
+        },
+        errors: Vec::new(),
+        last: None,
     })
 }

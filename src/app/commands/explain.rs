@@ -2,6 +2,7 @@
 //! the run folder alone — the events are judged again and the witnesses of
 //! the arms (and keys) asked for are kept.
 
+use super::said::{self, Said};
 use crate::analyze::witnesses::Picker;
 use crate::app::pipeline::finish;
 use crate::error::Error;
@@ -97,4 +98,25 @@ fn no_such_key(
     Ok(Some(format!(
         "--key {key:?}: arm {arm} has no such key (its keys: {shown})"
     )))
+}
+
+/// `rlbench explain RUN_DIR`: each violation's requests and rule, in words
+/// or as JSON.
+pub(super) fn execute(
+    run_dir: &Path,
+    which: (Option<&str>, Option<&str>),
+    limit: usize,
+    format: crate::cli::OutputFormat,
+    wide: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, Error> {
+    let (arm, key) = which;
+    let arms = explain(run_dir, arm, key, limit)?;
+    said::emit(
+        out,
+        format,
+        &crate::report::fold::for_stdout(&crate::report::explain::render(&arms), wide),
+        &serde_json::json!({ "arms": arms }),
+    )?;
+    Ok(Said::passed())
 }

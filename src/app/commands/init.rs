@@ -365,6 +365,43 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
     )
 }
 
+/// `init --target URL --probe` is `probe URL --write NAME`: its flags.
+pub(super) fn as_probe(
+    name: &str,
+    target: &str,
+    force: bool,
+) -> Result<crate::cli::ProbeArgs, Error> {
+    use clap::{Args, FromArgMatches};
+    let mut argv = vec!["probe", target, "--write", name];
+    if force {
+        argv.push("--force");
+    }
+    crate::cli::ProbeArgs::augment_args(clap::Command::new("probe"))
+        .try_get_matches_from(argv)
+        .and_then(|m| crate::cli::ProbeArgs::from_arg_matches(&m))
+        .map_err(|e| {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or_default();
+            Error::input(format!("--target: {}", first.trim_start_matches("error: ")))
+        })
+}
+
+/// `rlbench init NAME`: a starter scenario written.
+pub(super) fn execute(
+    init_args: &Init<'_>,
+    out: &mut dyn std::io::Write,
+) -> Result<super::said::Said, Error> {
+    let path = init(init_args)?;
+    super::said::put(
+        out,
+        &format!(
+            "wrote {p}\nnext: rlbench check {p} && rlbench run {p}\n",
+            p = path.display()
+        ),
+    )?;
+    Ok(super::said::Said::passed())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

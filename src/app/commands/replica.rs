@@ -32,3 +32,12 @@ pub(crate) async fn run(
         .await
         .map_err(|e| Error::environment(e.to_string()))
 }
+
+/// `rlbench replica` (hidden): one replica until its shutdown signal.
+pub(super) async fn execute(
+    config_json: Option<String>,
+    listen: Option<SocketAddr>,
+) -> Result<super::said::Said, Error> {
+    run(config_json, listen).await?;
+    Ok(super::said::Said::passed())
+}

@@ -2,6 +2,7 @@
 //! from its events and records alone; the gate is judged again, with the
 //! expectations of the scenario copy kept in the folder.
 
+use super::said::{self, Said};
 use crate::app::pipeline::finish;
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
@@ -68,4 +69,24 @@ pub(crate) fn expectations(
                 .filter_map(|(k, v)| crate::gate::named(k, *v))
                 .collect()
         })
+}
+
+/// `rlbench report RUN_DIR [--shards N]`: the report as rebuilt (by
+/// [`rebuild`], or from the shards' files), the verdicts printed, the
+/// gate's exit; a partial run never passes.
+pub(super) fn execute(
+    run_dir: &Path,
+    (summary, exit): (Summary, Exit),
+    wide: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, Error> {
+    said::put(out, &said::verdicts(&summary, Some(run_dir), wide))?;
+    let mut ended = said::judged(&summary, exit, Vec::new());
+    if summary.partial {
+        ended.errors.push(format!(
+            "the run is partial ({}): it never passes",
+            summary.partial_reason.as_deref().unwrap_or("interrupted")
+        ));
+    }
+    Ok(ended)
 }

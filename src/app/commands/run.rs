@@ -2,6 +2,7 @@
 //! (`plan` → `arm`), then the finish (figures, gate, summary, reports).
 //! Rendering to the terminal is left to `main`.
 
+use super::said::{self, Said};
 use crate::app::distributed::controller::{Controller, Wanted};
 use crate::app::pipeline::journal::Journal;
 use crate::app::pipeline::{arm, finish, plan};
@@ -296,4 +297,45 @@ fn select_arms<'a>(scenario: &'a Scenario, names: &[String]) -> Result<Vec<&'a A
             })
         })
         .collect()
+}
+
+/// `rlbench run`: the verdicts printed, the gate's exit.
+pub(super) async fn execute(
+    request: &Request,
+    format: crate::cli::OutputFormat,
+    wide: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, Error> {
+    let mut outcome = run(request, &Interrupt::listen()).await?;
+    let emitted = said::emit(
+        out,
+        format,
+        &said::verdicts(&outcome.summary, Some(&outcome.folder), wide),
+        &outcome.summary,
+    );
+    // The terminal first, then the page's last look (bounded).
+    if let Some(live) = outcome.live.take() {
+        live.stop().await;
+    }
+    emitted?;
+    let mut ended = said::judged(
+        &outcome.summary,
+        outcome.exit,
+        outcome.error.map(|e| e.message).into_iter().collect(),
+    );
+    if outcome.exit == Exit::Interrupted {
+        ended
+            .errors
+            .push("interrupted; the report covers what was sent and is marked partial".into());
+    } else if outcome.summary.partial {
+        ended.errors.push(format!(
+            "the run is partial ({}): it never passes",
+            outcome
+                .summary
+                .partial_reason
+                .as_deref()
+                .unwrap_or("incomplete")
+        ));
+    }
+    Ok(ended)
 }

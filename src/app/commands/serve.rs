@@ -70,3 +70,21 @@ pub(crate) async fn start(
     lines.push("Ctrl-C to stop".to_string());
     Ok(Serving { stack, lines })
 }
+
+/// `rlbench serve`: one arm's stack up until Ctrl-C or SIGTERM, its URLs
+/// printed.
+pub(super) async fn execute(
+    scenario: &Path,
+    arm: Option<&str>,
+    port: Option<u16>,
+    out: &mut dyn std::io::Write,
+) -> Result<super::said::Said, Error> {
+    // Listening first: a Ctrl-C while the stack comes up still stops it.
+    let interrupt = Interrupt::listen();
+    let serving = start(scenario, arm, port).await?;
+    let mut lines = serving.lines.join("\n");
+    lines.push('\n');
+    super::said::put(out, &lines)?;
+    serving.until(&interrupt).await;
+    Ok(super::said::Said::passed())
+}

@@ -7,6 +7,7 @@
 //! folder exactly as `rlbench report RUN_DIR` would have: the same
 //! summary.json, the same gate.
 
+use super::said::{self, Said};
 use crate::analyze::judgments::{Judgments, Shard};
 use crate::analyze::witnesses::Picker;
 use crate::app::pipeline::finish::{self, ArmKeys, Judged};
@@ -124,4 +125,27 @@ pub(crate) fn rebuild(dir: &Path, n: u32) -> Result<(Summary, Exit), Error> {
         judged.insert(name.clone(), (sum, lease));
     }
     crate::app::commands::report::rebuild_judged(dir, &judged)
+}
+
+/// `rlbench report RUN_DIR --shard I/N`: this shard's keys judged, each
+/// arm's file said.
+pub(super) fn execute(
+    run_dir: &Path,
+    shard: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<Said, Error> {
+    let written = judge(run_dir, shard)?;
+    let lines: String = written
+        .iter()
+        .map(|w| {
+            format!(
+                "shard {shard} of {}: {} keys judged: {}\n",
+                w.arm,
+                w.keys,
+                w.path.display()
+            )
+        })
+        .collect();
+    said::put(out, &lines)?;
+    Ok(Said::passed())
 }

@@ -1027,3 +1027,18 @@ fn proof_with(policy: &Policy, obs: &[Obs], opts: &Options) -> String {
         None => "no single proof kept".into(),
     }
 }
+
+/// `rlbench probe`, and `init --target URL --probe`.
+pub(crate) async fn execute(
+    mut probe: Probe,
+    wide: bool,
+    out: &mut dyn Write,
+) -> Result<super::said::Said, Error> {
+    probe.columns = crate::report::fold::width(wide);
+    let outcome = run(&probe, &crate::interrupt::Interrupt::listen(), out).await?;
+    Ok(super::said::Said {
+        exit: outcome.exit,
+        errors: outcome.error.into_iter().collect(),
+        last: None,
+    })
+}
