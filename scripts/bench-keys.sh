@@ -81,6 +81,8 @@ EOF
   refused=$(awk '/^rlbench_keys_refused_total/ {print $2}' <<<"$metrics")
   used="-"; rkeys="-"
   if [[ "$mode" != local ]]; then
+    # A Redis mode's replica holds no per-key state: nothing to count.
+    live="-"; refused="-"
     used=$(redis-cli -p "$redis_port" INFO memory | awk -F: '/^used_memory:/ {printf "%.0f", $2/1048576}')
     rkeys=$(redis-cli -p "$redis_port" DBSIZE)
   fi

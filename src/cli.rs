@@ -1,7 +1,8 @@
-//! The command line (clap). Parsing only: `run`, `check`, `report`,
-//! `explain`, `compare`, `attack`, `serve`, `completions`, `man`, and the
-//! hidden `replica` through which rlbench starts its own replicas. Every
-//! flag arrives typed (cli/values.rs): a bad value is clap's error, exit 2.
+//! The command line (clap). Parsing only: `run`, `agent`, `check`,
+//! `report`, `export`, `explain`, `doctor`, `init`, `completions`, `man`,
+//! `compare`, `attack`, `audit`, `probe`, `serve`, and the hidden `replica`
+//! through which rlbench starts its own replicas. Every flag arrives typed
+//! (cli/values.rs): a bad value is clap's error, exit 2.
 
 pub(crate) mod values;
 

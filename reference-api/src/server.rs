@@ -104,7 +104,8 @@ impl AppState {
             Backend::Redis(backend) => {
                 let redis =
                     RedisLimiter::connect(backend.clone(), config.policy.clone(), &config.replica)
-                        .await?;
+                        .await?
+                        .with_max_keys(config.max_keys);
                 Limiter::Redis(Box::new(redis))
             }
         };

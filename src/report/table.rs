@@ -1,6 +1,5 @@
 //! The terminal summary: one row per arm, the figures a person checks
 //! first, then one line per failed expectation.
-#![allow(clippy::print_stdout)]
 
 use crate::store::summary::{ArmSummary, Summary};
 

@@ -24,7 +24,7 @@ use crate::limiter::contract::Decision;
 use crate::policy::Policy;
 use redis::Script;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 pub(super) const LEASE: &str = super::lua::FIXED_WINDOW_LEASE;
@@ -58,6 +58,9 @@ pub(super) struct Leases {
     /// window ended by then is stale, and its rest is not kept. Read and
     /// raised only under `held`'s lock, so it orders with the spending.
     seen: AtomicI64,
+    /// When the next sweep of `held` is due (its size), and its bound.
+    sweep_at: AtomicUsize,
+    max_held: usize,
     /// Lease calls answered with admits granted, and with none.
     granted: AtomicU64,
     denied: AtomicU64,
@@ -91,9 +94,16 @@ impl Leases {
             held: Mutex::new(HashMap::new()),
             asking: Mutex::new(std::collections::HashSet::new()),
             seen: AtomicI64::new(i64::MIN),
+            sweep_at: AtomicUsize::new(SWEEP_PAST),
+            max_held: MAX_HELD,
             granted: AtomicU64::new(0),
             denied: AtomicU64::new(0),
         })
+    }
+
+    /// At most `n` keys held (at least one).
+    pub(super) fn cap(&mut self, n: usize) {
+        self.max_held = n.max(1);
     }
 
     pub(super) fn calls(&self) -> LeaseCalls {
@@ -178,14 +188,16 @@ impl Leases {
     fn settle(&self, key: &str, asked: u64, now: i64, answer: (i64, i64, i64, i64)) -> Decision {
         let (granted, remaining, reset_us, retry_us) = answer;
         let mut held = self.held();
-        sweep(&mut held, now);
+        sweep(&mut held, &self.sweep_at, now);
+        // Full of live keys: a new key's rest is not kept.
+        let room = held.len() < self.max_held || held.contains_key(key);
         let kept = held.get(key).map_or(0, |(_, kept)| *kept);
         // Another lease kept since this one was asked for, or its window
         // over by what this replica has already decided at: this one's
         // rest is dropped (counted in Redis, never spent). Only this
         // request's own admit is taken from it.
         let stale = now.saturating_add(reset_us) <= self.seen.fetch_max(now, Ordering::Relaxed);
-        let fresh = kept == asked && !stale;
+        let fresh = kept == asked && !stale && room;
         if granted <= 0 {
             if fresh {
                 held.insert(
@@ -231,11 +243,21 @@ impl Drop for Asking<'_> {
 /// lease: a client spraying keys grows the map only by what is live.
 const SWEEP_PAST: usize = 100_000;
 
-fn sweep(held: &mut HashMap<String, (Held, u64)>, now: i64) {
-    if held.len() > SWEEP_PAST {
+/// The most keys a replica holds a lease or a refusal for unless told
+/// (`ReplicaConfig::max_keys`); beyond, a lease's rest is not kept (it
+/// stays counted in Redis, never spent: the safe direction).
+pub(super) const MAX_HELD: usize = 1_000_000;
+
+/// Drops what expired once the map has grown past `sweep_at`, then sets
+/// the next sweep at twice what is left: amortized constant per lease.
+/// (Sweeping on every lease past a fixed size made each one scan every
+/// live key: a flood of distinct keys held 3,000 decisions a second.)
+fn sweep(held: &mut HashMap<String, (Held, u64)>, sweep_at: &AtomicUsize, now: i64) {
+    if held.len() > sweep_at.load(Ordering::Relaxed) {
         held.retain(|_, (h, _)| match *h {
             Held::Lease { until, .. } | Held::Denied { until } => until > now,
         });
+        sweep_at.store((held.len() * 2).max(SWEEP_PAST), Ordering::Relaxed);
     }
 }
 
@@ -286,6 +308,51 @@ mod tests {
         );
         assert!(l.local("k", 999).is_some());
         assert_eq!(l.local("k", 1_000), None, "expired at its end");
+    }
+
+    #[test]
+    fn past_max_keys_a_new_keys_rest_is_not_kept_but_its_own_admit_stands() {
+        let mut l = leases(5);
+        l.cap(2);
+        for key in ["a", "b"] {
+            assert!(l.settle(key, 0, 100, (5, 5, 900_000, 0)).allowed);
+        }
+        // Full: "c" is admitted by its own lease's answer, nothing kept.
+        assert!(l.settle("c", 0, 200, (5, 0, 900_000, 0)).allowed);
+        assert!(l.held().get("c").is_none());
+        assert_eq!(l.local("c", 300), None, "asks Redis again");
+        // A key already held still renews.
+        assert!(l.local("a", 300).is_some());
+        assert_eq!(l.held().len(), 2);
+    }
+
+    #[test]
+    fn expired_keys_are_swept_once_the_map_doubles_not_on_every_lease() {
+        let at = AtomicUsize::new(4);
+        let mut held = HashMap::new();
+        let lease = |until| {
+            (
+                Held::Lease {
+                    left: 1,
+                    until,
+                    reset_at: until,
+                },
+                1,
+            )
+        };
+        for i in 0..5 {
+            held.insert(format!("k{i}"), lease(if i < 2 { 10 } else { 1_000 }));
+        }
+        sweep(&mut held, &at, 500);
+        assert_eq!(held.len(), 3, "the two expired dropped");
+        assert_eq!(
+            at.load(Ordering::Relaxed),
+            SWEEP_PAST,
+            "next at twice, at least SWEEP_PAST"
+        );
+        held.insert("k9".into(), lease(10));
+        sweep(&mut held, &at, 500);
+        assert_eq!(held.len(), 4, "not yet due: the expired one stays");
     }
 
     #[test]

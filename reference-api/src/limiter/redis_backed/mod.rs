@@ -170,6 +170,15 @@ impl RedisLimiter {
         }
     }
 
+    /// At most `max_keys` keys whose lease or refusal a `redis_batched`
+    /// replica keeps (`ReplicaConfig::max_keys`); other modes keep none.
+    pub fn with_max_keys(mut self, max_keys: usize) -> Self {
+        if let Some(leases) = self.leases.as_mut() {
+            leases.cap(max_keys);
+        }
+        self
+    }
+
     /// The lease calls made, in `redis_batched` mode only.
     pub fn lease_calls(&self) -> Option<LeaseCalls> {
         self.leases.as_ref().map(batched::Leases::calls)
