@@ -175,16 +175,45 @@ pub enum Backend {
     Redis(RedisBackend),
 }
 
+/// The reference API's modes by name — the one place they are spelled:
+/// scenarios, `RLBENCH_MODE` and the metrics' `mode` label read them
+/// here. `None` is `local`; the others keep their counts in Redis.
+pub const MODES: [(&str, Option<RedisMode>); 4] = [
+    ("local", None),
+    ("redis_naive", Some(RedisMode::Naive)),
+    ("redis_lua", Some(RedisMode::Lua)),
+    ("redis_batched", Some(RedisMode::Batched)),
+];
+
+/// `local, redis_naive, redis_lua or redis_batched`: the modes, for a message.
+pub fn mode_list() -> String {
+    let names: Vec<&str> = MODES.iter().map(|(n, _)| *n).collect();
+    format!(
+        "{} or {}",
+        names[..names.len() - 1].join(", "),
+        names[names.len() - 1]
+    )
+}
+
+/// A mode's name ([`MODES`]).
+pub fn mode_name(redis: Option<RedisMode>) -> &'static str {
+    MODES
+        .iter()
+        .find(|(_, m)| *m == redis)
+        .map_or("local", |(n, _)| n)
+}
+
+/// The mode a name stands for: `Some(None)` is `local`.
+pub fn mode_named(name: &str) -> Option<Option<RedisMode>> {
+    MODES.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+}
+
 impl Backend {
-    /// The mode's name, as scenarios and `RLBENCH_MODE` write it.
+    /// The mode's name ([`MODES`]).
     pub fn mode_name(&self) -> &'static str {
         match self {
-            Backend::Local => "local",
-            Backend::Redis(r) => match r.mode {
-                RedisMode::Naive => "redis_naive",
-                RedisMode::Lua => "redis_lua",
-                RedisMode::Batched => "redis_batched",
-            },
+            Backend::Local => mode_name(None),
+            Backend::Redis(r) => mode_name(Some(r.mode)),
         }
     }
 }
@@ -270,4 +299,24 @@ pub enum OnError {
     FailOpen,
     /// Reject when Redis cannot answer: the limit over availability.
     FailClosed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_name_reads_back_as_its_mode_and_nothing_else_does() {
+        for (name, mode) in MODES {
+            assert_eq!(mode_named(name), Some(mode));
+            assert_eq!(mode_name(mode), name);
+        }
+        for other in ["", "Local", "redis", "redis-lua", "external"] {
+            assert_eq!(mode_named(other), None, "{other:?}");
+        }
+        assert_eq!(
+            mode_list(),
+            "local, redis_naive, redis_lua or redis_batched"
+        );
+    }
 }

@@ -13,7 +13,9 @@
 //! `OTEL_METRIC_EXPORT_INTERVAL` the milliseconds between exports.
 #![allow(clippy::print_stdout)]
 
-use reference_api::config::{Backend, ClockSource, OnError, RedisBackend, RedisMode, Topology};
+use reference_api::config::{
+    mode_list, mode_named, Backend, ClockSource, OnError, RedisBackend, RedisMode, Topology,
+};
 use reference_api::{replica, ReplicaConfig};
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -31,7 +33,6 @@ const OTLP_ENDPOINT_ENVS: [&str; 2] = [
 ];
 /// Milliseconds between OTLP exports.
 const OTLP_INTERVAL_ENV: &str = "OTEL_METRIC_EXPORT_INTERVAL";
-const MODES: &str = "local, redis_naive, redis_lua or redis_batched";
 
 /// An environment variable's value; unset and empty are the same (a
 /// compose file's `${RLBENCH_MODE:-}` passes an empty one).
@@ -84,16 +85,19 @@ fn apply_env(
             ));
         }
     }
-    let redis_mode = match mode {
+    let redis_mode = match mode.map(|m| (m, mode_named(m))) {
         None => None,
-        Some("local") => {
+        Some((_, Some(None))) => {
             config.backend = Backend::Local;
             return Ok(());
         }
-        Some("redis_naive") => Some(RedisMode::Naive),
-        Some("redis_lua") => Some(RedisMode::Lua),
-        Some("redis_batched") => Some(RedisMode::Batched),
-        Some(other) => return Err(format!("{MODE_ENV}: {other:?} is not a mode: {MODES}")),
+        Some((_, Some(redis))) => redis,
+        Some((other, None)) => {
+            return Err(format!(
+                "{MODE_ENV}: {other:?} is not a mode: {}",
+                mode_list()
+            ))
+        }
     };
     match (&mut config.backend, redis_mode) {
         (Backend::Redis(backend), mode) => {
@@ -372,7 +376,10 @@ mod tests {
             let mut c = local();
             let e = apply_env(&mut c, Some(bad), Some("redis://redis:6379")).unwrap_err();
             assert!(e.starts_with("RLBENCH_MODE: "), "{e}");
-            assert!(e.contains(&format!("{bad:?}")) && e.contains(MODES), "{e}");
+            assert!(
+                e.contains(&format!("{bad:?}")) && e.contains(&mode_list()),
+                "{e}"
+            );
             assert!(!e.contains('\n'), "{e}");
             assert_eq!(c, local());
         }

@@ -304,13 +304,25 @@ pub enum Mode {
 
 impl Mode {
     pub fn as_str(&self) -> &'static str {
+        use reference_api::config::{mode_name, RedisMode};
         match self {
-            Mode::Local => "local",
-            Mode::RedisNaive => "redis_naive",
-            Mode::RedisLua => "redis_lua",
-            Mode::RedisBatched => "redis_batched",
+            Mode::Local => mode_name(None),
+            Mode::RedisNaive => mode_name(Some(RedisMode::Naive)),
+            Mode::RedisLua => mode_name(Some(RedisMode::Lua)),
+            Mode::RedisBatched => mode_name(Some(RedisMode::Batched)),
             Mode::External => "external",
         }
+    }
+
+    /// One of the reference API's modes, by the name a scenario gives it.
+    pub fn named(name: &str) -> Option<Mode> {
+        use reference_api::config::{mode_named, RedisMode};
+        Some(match mode_named(name)? {
+            None => Mode::Local,
+            Some(RedisMode::Naive) => Mode::RedisNaive,
+            Some(RedisMode::Lua) => Mode::RedisLua,
+            Some(RedisMode::Batched) => Mode::RedisBatched,
+        })
     }
 
     pub fn uses_redis(&self) -> bool {

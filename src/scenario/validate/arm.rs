@@ -23,22 +23,21 @@ pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Ar
     let Some(mode_value) = &a.mode else {
         return Err(src.at(
             &a.name,
-            format!("arm {name:?} needs \"mode\": local, redis_naive, redis_lua or redis_batched"),
+            format!(
+                "arm {name:?} needs \"mode\": {}",
+                reference_api::config::mode_list()
+            ),
         ));
     };
-    let mode = match mode_value.get_ref().as_str() {
-        "local" => Mode::Local,
-        "redis_naive" => Mode::RedisNaive,
-        "redis_lua" => Mode::RedisLua,
-        "redis_batched" => Mode::RedisBatched,
-        other => {
-            return Err(src.at(
-                mode_value,
-                format!(
-                "unknown mode {other:?}, expected local, redis_naive, redis_lua or redis_batched"
+    let Some(mode) = Mode::named(mode_value.get_ref()) else {
+        return Err(src.at(
+            mode_value,
+            format!(
+                "unknown mode {:?}, expected {}",
+                mode_value.get_ref(),
+                reference_api::config::mode_list()
             ),
-            ))
-        }
+        ));
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;
     if timing.chunked_refill && preset.is_none() {
