@@ -6,8 +6,9 @@
 //! stack down → analyze (verify, statistics) → gate → store → report.
 //! Each module imports only the ones below it (tests/it/house_plan.rs
 //! holds the code to this list, and this list to its `LAYERS`):
-//! `app` (the commands) > `cli` (the flags) > `live` (a run followed in a
-//! browser) > `report` (rendering) > `scenario` > `gate` > `analyze` >
+//! `app` (the commands) > `cli` (the flags) > `distributed` (load agents
+//! and their controller) > `plan` (a scenario's arm into the engine's
+//! inputs) > `live` (a run followed in a browser) > `report` (rendering) > `scenario` > `gate` > `analyze` >
 //! `headers` > `metrics` (the limiter's own counters) > `audit` (access
 //! logs) > `faults` > `stack` > `load` > `target` > `store` > `events` >
 //! `verify` > `files` > `error` > `interrupt`.
@@ -18,6 +19,7 @@ mod analyze;
 pub mod app;
 pub mod audit;
 pub mod cli;
+mod distributed;
 pub mod error;
 pub mod events;
 mod faults;
@@ -28,6 +30,7 @@ mod interrupt;
 mod live;
 mod load;
 pub mod metrics;
+mod plan;
 mod report;
 pub mod scenario;
 pub mod stack;

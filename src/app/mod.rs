@@ -1,12 +1,10 @@
 //! The application, by job: `commands` (one file per subcommand, each
 //! taking validated values and returning what it prints and its exit;
-//! `commands/mod.rs` dispatches), `pipeline` (one arm's way from a plan
+//! `commands/mod.rs` dispatches) and `pipeline` (one arm's way from a plan
 //! through the stack and the load to a finished, gated report, shared by
-//! `run`, `attack` and `audit`) and `distributed` (load agents and the
-//! controller's side of `run --agents`).
+//! `run`, `attack` and `audit`).
 
 pub mod commands;
-pub(crate) mod distributed;
 pub(crate) mod pipeline;
 
 #[cfg(test)]

@@ -17,26 +17,28 @@ use std::path::{Path, PathBuf};
 /// only modules listed after it. The data flows scenario → stack → load →
 /// events → analyze → gate → report; `app` wires it together.
 const LAYERS: &[&str] = &[
-    "app",       // the commands, one arm's pipeline, the finish
-    "cli",       // the command line's flags, typed (only main and app read it)
-    "live",      // `run --live`: a loopback page following the run
-    "report",    // rendering: files and terminal output from stored figures
-    "scenario",  // a scenario file, validated into the engine's inputs
-    "gate",      // expectations judged against an arm's figures
-    "analyze",   // one pass over the events: counts, histograms, verdicts
-    "headers",   // rate-limit header checks and Retry-After probes
-    "metrics",   // the limiter's own counters: read, and held against the trace
-    "audit",     // access logs and other tools' results read as decided requests
-    "faults",    // applying [[faults]] to a running stack
-    "stack",     // the system under test: replicas, Redis, proxy
-    "load",      // the generator: schedule, connections, answers
-    "target",    // where load may go, and whether it is answered
-    "store",     // the run folder, its records and summary.json's schema
-    "events",    // the trace: one record per request
-    "verify",    // the verifier (crates/verify, re-exported as crate::verify)
-    "files",     // files read back: regular ones only, within a bound
-    "error",     // errors and exit codes
-    "interrupt", // Ctrl-C and SIGTERM
+    "app",         // the commands, one arm's pipeline, the finish
+    "cli",         // the command line's flags, typed (only main and app read it)
+    "distributed", // load agents and the controller's side of `run --agents`
+    "plan",        // a scenario's arm (or attack's flags) into the engine's inputs
+    "live",        // `run --live`: a loopback page following the run
+    "report",      // rendering: files and terminal output from stored figures
+    "scenario",    // a scenario file, validated into the engine's inputs
+    "gate",        // expectations judged against an arm's figures
+    "analyze",     // one pass over the events: counts, histograms, verdicts
+    "headers",     // rate-limit header checks and Retry-After probes
+    "metrics",     // the limiter's own counters: read, and held against the trace
+    "audit",       // access logs and other tools' results read as decided requests
+    "faults",      // applying [[faults]] to a running stack
+    "stack",       // the system under test: replicas, Redis, proxy
+    "load",        // the generator: schedule, connections, answers
+    "target",      // where load may go, and whether it is answered
+    "store",       // the run folder, its records and summary.json's schema
+    "events",      // the trace: one record per request
+    "verify",      // the verifier (crates/verify, re-exported as crate::verify)
+    "files",       // files read back: regular ones only, within a bound
+    "error",       // errors and exit codes
+    "interrupt",   // Ctrl-C and SIGTERM
 ];
 
 /// What `report/` may import: the figures as stored and the trace's own

@@ -10,7 +10,6 @@
 
 use super::said::{self, Said};
 use crate::app::pipeline::journal::Journal;
-use crate::app::pipeline::plan::{ArmSpec, Judged, Probes};
 use crate::app::pipeline::{arm, finish};
 use crate::error::{Error, Exit};
 use crate::interrupt::Interrupt;
@@ -18,6 +17,7 @@ use crate::load::pick::{Fanout, KeyDistribution};
 use crate::load::request::Template;
 use crate::load::schedule::Shape;
 use crate::load::Plan;
+use crate::plan::{ArmSpec, Judged, Probes};
 use crate::scenario::{Mode, PolicyTiming};
 use crate::store::folder::RunFolder;
 use crate::store::records::DEFAULT_WITNESSES;

@@ -5,9 +5,9 @@
 
 use crate::app::commands::attack::Attack;
 use crate::app::commands::run::Request;
-use crate::app::distributed::agent::AgentArgs as AgentArgsChecked;
-use crate::app::distributed::link::ClockSource;
 use crate::cli::{AgentArgs, AttackArgs, ProbeArgs, RunArgs};
+use crate::distributed::agent::AgentArgs as AgentArgsChecked;
+use crate::distributed::link::ClockSource;
 use crate::error::Error;
 use crate::gate::{Bound, Expectation, Figure};
 use crate::load::request::Template;
@@ -87,7 +87,7 @@ pub(crate) fn agent(args: &AgentArgs) -> Result<AgentArgsChecked, Error> {
     Ok(AgentArgsChecked {
         coordinator: crate::scenario::coordinator_url(&args.coordinator)
             .map_err(|e| Error::input(format!("--coordinator (or RLBENCH_COORDINATOR): {e}")))?,
-        token: crate::app::distributed::seal::token_from(args.token.as_deref())?,
+        token: crate::distributed::seal::token_from(args.token.as_deref())?,
         allow_remote_targets: args.allow_remote_targets,
         idle_timeout: args.idle_timeout,
         name,
@@ -183,7 +183,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
             .map_err(|e| Error::input(format!("--key-in {}", e.message)))?,
         None => (template, Default::default()),
     };
-    crate::app::pipeline::identities::apply(&mut template, &key, args.keys)?;
+    crate::plan::identities::apply(&mut template, &key, args.keys)?;
     if template.sources.is_some() && args.concurrency.is_some() {
         return Err(Error::input(
             "--key-in source_ip needs an open loop (--rate), not --concurrency",

@@ -46,7 +46,7 @@ async fn dispatch(
         Command::Run(args) => run::execute(&flags::run(&args), args.format, wide, out).await,
         Command::Agent(args) => {
             let agent = flags::agent(&args)?;
-            crate::app::distributed::agent::serve(&agent, &Interrupt::listen()).await?;
+            crate::distributed::agent::serve(&agent, &Interrupt::listen()).await?;
             Ok(Said::passed())
         }
         Command::Attack(args) => {

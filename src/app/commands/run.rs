@@ -3,14 +3,15 @@
 //! Rendering to the terminal is left to `main`.
 
 use super::said::{self, Said};
-use crate::app::distributed::controller::{Controller, Wanted};
 use crate::app::pipeline::journal::Journal;
-use crate::app::pipeline::{arm, finish, plan};
+use crate::app::pipeline::{arm, finish};
+use crate::distributed::controller::{Controller, Wanted};
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
 use crate::interrupt::Interrupt;
 use crate::live::server::LiveServer;
 use crate::live::Board;
+use crate::plan;
 use crate::scenario::{self, Arm, Scenario};
 use crate::store::folder::RunFolder;
 use crate::store::records::ArmRecord;
@@ -103,7 +104,7 @@ fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Err
     Ok(Some(Wanted {
         agents,
         coordinator,
-        token: crate::app::distributed::seal::token_from(flags.token.as_deref())?,
+        token: crate::distributed::seal::token_from(flags.token.as_deref())?,
         wait: flags
             .wait
             .or(file.map(|d| d.wait))

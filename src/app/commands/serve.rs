@@ -2,9 +2,9 @@
 //! hand (curl) or with another load tool. `start` brings them up and says
 //! where they are; `main` prints that and waits in `Serving::until`.
 
-use crate::app::pipeline::plan::replica_configs;
 use crate::error::Error;
 use crate::interrupt::Interrupt;
+use crate::plan::replica_configs;
 use crate::scenario;
 use crate::stack::Stack;
 use std::path::Path;

@@ -4,10 +4,9 @@
 //! the arm's record beside its events. [`run_all`] runs a run's arms in
 //! order and says how the run ended.
 
-use crate::app::distributed::controller::Controller;
 use crate::app::pipeline::journal::Journal;
-use crate::app::pipeline::plan::{ArmSpec, StackSpec};
 use crate::app::pipeline::progress::Progress;
+use crate::distributed::controller::Controller;
 use crate::error::{Error, Exit};
 use crate::events::clock::ClockSample;
 use crate::events::write::EventWriter;
@@ -16,6 +15,7 @@ use crate::interrupt::Interrupt;
 use crate::live::Board;
 use crate::load::schedule::{Schedule, Shape};
 use crate::load::{self, Counters};
+use crate::plan::{ArmSpec, StackSpec};
 use crate::stack::{redis_use, Stack};
 use crate::store::folder::RunFolder;
 use crate::store::records::{self, ArmRecord};

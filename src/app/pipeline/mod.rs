@@ -1,19 +1,15 @@
-//! One arm's pipeline, shared by `run`, `attack` and `audit`: `plan`
-//! turns a scenario (or flags) into the engine's inputs; `preflight`
-//! checks the machine first; `arm` brings the stack up, sends the load
+//! One arm's pipeline, shared by `run`, `attack` and `audit`, from the
+//! engine's inputs (`crate::plan`): `preflight` checks the machine first; `arm` brings the stack up, sends the load
 //! beside the faults, reads the limiter's own counters
 //! (`limiter_metrics`), takes the stack down and records; `finish`
 //! analyzes, gates, `summarize`s and writes the report. `journal` keeps
 //! run.json as the run goes, `progress` says how far it is,
-//! `identities` forges keys for spoofing, `scenario_copy` keeps the
-//! scenario in the run folder.
+//! `scenario_copy` keeps the scenario in the run folder.
 
 pub(crate) mod arm;
 pub(crate) mod finish;
-pub(crate) mod identities;
 pub(crate) mod journal;
 pub(crate) mod limiter_metrics;
-pub(crate) mod plan;
 pub(crate) mod preflight;
 pub(crate) mod progress;
 pub(crate) mod scenario_copy;

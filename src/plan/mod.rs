@@ -4,6 +4,8 @@
 //! trace is judged by. Nothing downstream of here reads a scenario or a
 //! flag.
 
+pub(crate) mod identities;
+
 use crate::error::Error;
 use crate::faults::{Fault, FaultAction};
 use crate::gate::Expectation;
@@ -217,8 +219,8 @@ pub(crate) fn from_scenario(
 fn identities(template: &mut Template, scenario: &Scenario) -> Result<(), Error> {
     let load = &scenario.load;
     match &load.spoof {
-        Some(spoof) => super::identities::spoof(template, &load.key, spoof, load.keys),
-        None => super::identities::apply(template, &load.key, load.keys),
+        Some(spoof) => identities::spoof(template, &load.key, spoof, load.keys),
+        None => identities::apply(template, &load.key, load.keys),
     }
 }
 

@@ -19,7 +19,7 @@ pub(super) fn plan_of(work: &Work, allow_remote: bool) -> Result<load::Plan, Err
         .iter()
         .find(|a| a.name == work.arm)
         .ok_or_else(|| Error::input(format!("no arm {:?} in {}", work.arm, work.scenario_file)))?;
-    let spec = crate::app::pipeline::plan::from_scenario(&scenario, arm, &work.run)?;
+    let spec = crate::plan::from_scenario(&scenario, arm, &work.run)?;
     let mut plan = spec.plan;
     if !work.targets.is_empty() {
         plan.targets = work

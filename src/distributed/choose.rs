@@ -156,7 +156,7 @@ mod tests {
             host: "h".into(),
             pid: 1,
             version: env!("CARGO_PKG_VERSION").into(),
-            protocol: crate::app::distributed::seal::VERSION,
+            protocol: crate::distributed::seal::VERSION,
             nonce: "n".into(),
             beat_us: 0,
             busy: false,

@@ -148,7 +148,7 @@ fn place(route: &Route<'_>, agent_us: u64) -> (u64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::distributed::clock::Anchor;
+    use crate::distributed::clock::Anchor;
 
     fn anchor(local_us: i64, coord_us: i64, uncertainty_us: i64) -> Anchor {
         Anchor {
