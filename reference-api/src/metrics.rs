@@ -22,7 +22,7 @@ pub enum Kind {
 
 /// One family of series: its name (a counter's samples get `_total`
 /// appended on `/metrics`), what it counts, and its kind.
-pub struct Desc {
+pub struct MetricFamily {
     pub name: &'static str,
     pub help: &'static str,
     pub kind: Kind,
@@ -30,33 +30,33 @@ pub struct Desc {
 
 /// Every family a replica may report; a snapshot holds series of these
 /// only (the OTLP exporter registers one instrument for each).
-pub const FAMILIES: &[Desc] = &[
-    Desc {
+pub const FAMILIES: &[MetricFamily] = &[
+    MetricFamily {
         name: REQUESTS,
         help: "Requests answered by POST /api/transfers, by decision: admitted (200), rejected (429), bad_request (400), unauthorized (401), too_large (413)",
         kind: Kind::Counter,
     },
-    Desc {
+    MetricFamily {
         name: LIVE_KEYS,
         help: "Keys whose state this replica holds (local mode)",
         kind: Kind::Gauge,
     },
-    Desc {
+    MetricFamily {
         name: KEYS_REFUSED,
         help: "Requests rejected because their key was new and max_keys keys were live (local mode)",
         kind: Kind::Counter,
     },
-    Desc {
+    MetricFamily {
         name: CONNECTIONS_REFUSED,
         help: "Connections closed as accepted: max_connections were open",
         kind: Kind::Counter,
     },
-    Desc {
+    MetricFamily {
         name: REDIS_ERRORS,
         help: "Decisions taken without Redis (it failed or did not answer in time), by the decision on_redis_error made",
         kind: Kind::Counter,
     },
-    Desc {
+    MetricFamily {
         name: LEASE_CALLS,
         help: "Calls to Redis for a lease of admits (redis_batched), by whether admits were granted",
         kind: Kind::Counter,
