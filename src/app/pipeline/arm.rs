@@ -162,6 +162,16 @@ pub(crate) struct Agents<'a> {
     pub duration_us: Option<u64>,
 }
 
+/// Takes the stack down in order (when there is one), then passes `e` on:
+/// an error between the stack's start and its planned end leaves nothing
+/// running, and not by Drop's kill.
+async fn down_then<T>(stack: Option<Stack>, e: Error) -> Result<T, Error> {
+    if let Some(mut stack) = stack {
+        stack.down().await;
+    }
+    Err(e)
+}
+
 /// One arm, from stack up to its record on disk; with the error that
 /// broke its trace, if one did (the record then says the trace is
 /// unfinished, and holds what reached the disk).
@@ -202,14 +212,22 @@ pub(crate) async fn run(
                         message: format!("could not start: {}", e.message),
                     },
                 })?;
-            let targets = stack
+            let parsed = stack
                 .urls()
                 .iter()
                 .map(|u| format!("{u}/api/transfers").parse())
-                .collect::<Result<Vec<hyper::Uri>, _>>()
-                .map_err(|e| {
-                    Error::environment(format!("a replica reported a bad address: {e}"))
-                })?;
+                .collect::<Result<Vec<hyper::Uri>, _>>();
+            let targets = match parsed {
+                Ok(targets) => targets,
+                Err(e) => {
+                    // Down in order, not by Drop's kill.
+                    let mut stack = stack;
+                    stack.down().await;
+                    return Err(Error::environment(format!(
+                        "a replica reported a bad address: {e}"
+                    )));
+                }
+            };
             (Some(stack), targets)
         }
     };
@@ -222,7 +240,10 @@ pub(crate) async fn run(
         ..spec.plan
     };
     let target_rps = plan.shape.target_rate(plan.duration);
-    let writer = EventWriter::create(&folder.trace(&spec.name))?;
+    let writer = match EventWriter::create(&folder.trace(&spec.name)) {
+        Ok(writer) => writer,
+        Err(e) => return down_then(stack, e.into()).await,
+    };
     let counters = Arc::new(Counters::default());
     if announce {
         info!(
@@ -297,8 +318,12 @@ pub(crate) async fn run(
     // sample (and the load's reach) every second.
     let provisional = provisional(spec, target_rps, load::clocks::sample(start));
     let record_path = folder.arm_record(&spec.name);
-    records::write(&record_path, &provisional)?;
-    journal.arm_begun(&spec.name)?;
+    let begun = records::write(&record_path, &provisional)
+        .and_then(|()| journal.arm_begun(&spec.name))
+        .map_err(Error::from);
+    if let Err(e) = begun {
+        return down_then(stack, e).await;
+    }
     let clocks = load::clocks::ClockWatch::start(start, {
         let mut so_far = provisional.clone();
         move |samples: &[ClockSample]| {
