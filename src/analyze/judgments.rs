@@ -51,56 +51,6 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// The verifier's verdict as a shard's file keeps it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Counted {
-    pub admitted: u64,
-    pub rejected: u64,
-    pub unknown: u64,
-    pub allowed_max: u64,
-    pub replay_admits: u64,
-    pub definite_violations: u64,
-    pub possible_violations: u64,
-    pub false_rejects: u64,
-    pub peak_window_ratio: f64,
-    #[serde(default)]
-    pub slow_admits: u64,
-}
-
-impl From<&Verdict> for Counted {
-    fn from(v: &Verdict) -> Self {
-        Counted {
-            admitted: v.admitted,
-            rejected: v.rejected,
-            unknown: v.unknown,
-            allowed_max: v.allowed_max,
-            replay_admits: v.replay_admits,
-            definite_violations: v.definite_violations,
-            possible_violations: v.possible_violations,
-            false_rejects: v.false_rejects,
-            peak_window_ratio: v.peak_window_ratio,
-            slow_admits: v.slow_admits,
-        }
-    }
-}
-
-impl From<Counted> for Verdict {
-    fn from(c: Counted) -> Self {
-        Verdict {
-            admitted: c.admitted,
-            rejected: c.rejected,
-            unknown: c.unknown,
-            allowed_max: c.allowed_max,
-            replay_admits: c.replay_admits,
-            definite_violations: c.definite_violations,
-            possible_violations: c.possible_violations,
-            false_rejects: c.false_rejects,
-            peak_window_ratio: c.peak_window_ratio,
-            slow_admits: c.slow_admits,
-        }
-    }
-}
-
 /// The key with the most admits (ties: the later in the trace), and its
 /// admits over the limit through the run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -119,7 +69,7 @@ pub(crate) struct Judgments {
     /// Keys judged.
     pub keys: u64,
     /// `None` when there was no policy to judge against.
-    pub verdict: Option<Counted>,
+    pub verdict: Option<Verdict>,
     pub remaining_checked: u64,
     pub remaining_contradicted: u64,
     /// The first contradiction in key order: its key and the sentence.
@@ -141,9 +91,9 @@ impl Judgments {
         self.keys += other.keys;
         self.verdict = match (self.verdict, other.verdict) {
             (Some(a), Some(b)) => {
-                let mut v = Verdict::from(a);
-                v.merge(&Verdict::from(b));
-                Some(Counted::from(&v))
+                let mut v = a;
+                v.merge(&b);
+                Some(v)
             }
             (a, b) => a.or(b),
         };
@@ -212,12 +162,12 @@ mod tests {
         assert!((0..50).all(|n| Shard { index: 2, of: 4 }.holds(&format!("customer-0000~{n:04}"))));
     }
 
-    fn verdict(definite: u64, peak: f64) -> Counted {
-        Counted {
+    fn verdict(definite: u64, peak: f64) -> Verdict {
+        Verdict {
             admitted: 10,
             definite_violations: definite,
             peak_window_ratio: peak,
-            ..Counted::default()
+            ..Verdict::default()
         }
     }
 

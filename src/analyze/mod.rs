@@ -17,7 +17,7 @@ mod views;
 mod window;
 pub(crate) mod witnesses;
 
-use crate::analyze::judgments::{Busiest, Counted, Judgments, Shard};
+use crate::analyze::judgments::{Busiest, Judgments, Shard};
 use crate::analyze::keyed::{KeyTrace, Keyed};
 use crate::analyze::phases::{PhaseFigures, Phases};
 use crate::analyze::stats::histogram;
@@ -361,7 +361,7 @@ pub(crate) fn analyze(
     // This judge's keys, added in key order.
     let mut mine = Judgments {
         keys: sorted.len() as u64,
-        verdict: policy.map(|_| Counted::default()),
+        verdict: policy.map(|_| Verdict::default()),
         phases: vec![(0, 0); if policy.is_some() { spans.len() } else { 0 }],
         ..Judgments::default()
     };
@@ -384,7 +384,7 @@ pub(crate) fn analyze(
             }
         }
     }
-    mine.verdict = verdict.as_ref().map(Counted::from);
+    mine.verdict = verdict;
     (mine.earliest, mine.largest) = picker.kept();
     // The busiest key (the later in the trace of equals) and its timeline.
     if let Some(policy) = policy {
@@ -416,7 +416,7 @@ pub(crate) fn analyze(
         phases.wrong(sent, done);
     }
     let phase_verdicts = judgments.phase_verdicts();
-    let verdict = judgments.verdict.map(Verdict::from);
+    let verdict = judgments.verdict;
     // The arm's histograms are its replicas' added (exact: same buckets).
     let mut histograms = Histograms::new();
     for h in &per_replica_histograms {

@@ -94,6 +94,7 @@ impl Default for Options {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Verdict {
     pub admitted: u64,
     pub rejected: u64,
@@ -111,6 +112,8 @@ pub struct Verdict {
     pub peak_window_ratio: f64,
     /// Admits answered too slowly for the policy's sharp rules
     /// ([`crate::too_slow`]): little or nothing can be proven of them.
+    /// (Files written before it was counted lack it: 0.)
+    #[cfg_attr(feature = "serde", serde(default))]
     pub slow_admits: u64,
 }
 
