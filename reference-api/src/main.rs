@@ -20,8 +20,6 @@ use reference_api::{replica, ReplicaConfig};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: [RLBENCH_MODE=MODE] [RLBENCH_REDIS_URL=redis://HOST:PORT] reference-api --config FILE.json [--listen ADDR] [--name REPLICA] [--exit-on-stdin-eof]";
-
 /// Chooses the backend over the config file's: one of [`MODES`].
 const MODE_ENV: &str = "RLBENCH_MODE";
 /// The Redis of the Redis modes, over the config file's.
@@ -122,36 +120,46 @@ fn apply_env(
     Ok(())
 }
 
-fn parse() -> Result<(ReplicaConfig, SocketAddr, bool), String> {
-    let mut config = None;
-    let mut listen: SocketAddr = ([127, 0, 0, 1], 8080).into();
-    let mut watch_stdin = false;
-    let mut name = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--config" => {
-                let path = args.next().ok_or("--config needs a file")?;
-                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-                config = Some(
-                    serde_json::from_str::<ReplicaConfig>(&text)
-                        .map_err(|e| format!("{path}: {e}"))?,
-                );
-            }
-            "--listen" => {
-                let addr = args.next().ok_or("--listen needs an address")?;
-                listen = addr.parse().map_err(|_| {
-                    format!("--listen: {addr:?} is not an address like 127.0.0.1:8080")
-                })?;
-            }
-            "--name" => name = Some(args.next().ok_or("--name needs a replica name")?),
-            "--exit-on-stdin-eof" => watch_stdin = true,
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
-        }
-    }
-    let mut config: ReplicaConfig =
-        config.ok_or_else(|| format!("--config is required\n{USAGE}"))?;
+/// The command line (clap: `--help`, and a bad flag is exit 2).
+#[derive(clap::Parser)]
+#[command(
+    name = "reference-api",
+    about = "The reference rate-limited API: one replica",
+    after_help = environment_help()
+)]
+struct Args {
+    /// The replica's config (JSON: the replica's name, its policy, ...)
+    #[arg(long, value_name = "FILE.json")]
+    config: std::path::PathBuf,
+    /// Where to listen
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The replica's name, over the config's (X-Replica, metrics)
+    #[arg(long, value_name = "REPLICA")]
+    name: Option<String>,
+    /// Stop when standard input closes (a parent's pipe)
+    #[arg(long)]
+    exit_on_stdin_eof: bool,
+}
+
+/// What `--help` says of the environment.
+fn environment_help() -> String {
+    format!(
+        "Environment: {MODE_ENV} ({}) and {REDIS_URL_ENV} over the config file's backend; \
+         {} or {} and {OTLP_INTERVAL_ENV} (ms) send the metrics by OTLP.",
+        mode_list(),
+        OTLP_ENDPOINT_ENVS[0],
+        OTLP_ENDPOINT_ENVS[1],
+    )
+}
+
+/// The config the command line and the environment make.
+fn parse(args: Args) -> Result<(ReplicaConfig, SocketAddr, bool), String> {
+    let path = args.config.display();
+    let text = std::fs::read_to_string(&args.config).map_err(|e| format!("{path}: {e}"))?;
+    let mut config =
+        serde_json::from_str::<ReplicaConfig>(&text).map_err(|e| format!("{path}: {e}"))?;
+    let (listen, watch_stdin, name) = (args.listen, args.exit_on_stdin_eof, args.name);
     if let Some(name) = name {
         config.replica = name;
     }
@@ -204,7 +212,8 @@ fn apply_otlp_env(
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let (config, listen, watch_stdin) = match parse() {
+    let args = <Args as clap::Parser>::parse();
+    let (config, listen, watch_stdin) = match parse(args) {
         Ok(parsed) => parsed,
         Err(e) => {
             eprintln!("reference-api: {e}");
@@ -255,6 +264,36 @@ mod tests {
         match &c.backend {
             Backend::Redis(b) => b,
             Backend::Local => panic!("expected a redis backend, got local"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_takes_what_compose_and_kubernetes_pass() {
+        use clap::{CommandFactory, Parser};
+        Args::command().debug_assert();
+        let a = Args::try_parse_from([
+            "reference-api",
+            "--config",
+            "reference-api/docker/replica.json",
+            "--listen",
+            "0.0.0.0:8080",
+            "--name",
+            "r1",
+            "--exit-on-stdin-eof",
+        ])
+        .unwrap();
+        assert_eq!(a.listen.to_string(), "0.0.0.0:8080");
+        assert_eq!(a.name.as_deref(), Some("r1"));
+        assert!(a.exit_on_stdin_eof);
+        let d = Args::try_parse_from(["reference-api", "--config", "c.json"]).unwrap();
+        assert_eq!(d.listen.to_string(), "127.0.0.1:8080");
+        assert!(!d.exit_on_stdin_eof);
+        for bad in [
+            &["reference-api"][..],
+            &["reference-api", "--config", "c.json", "--listen", "nope"],
+            &["reference-api", "--config", "c.json", "--bogus"],
+        ] {
+            assert!(Args::try_parse_from(bad).is_err(), "{bad:?}");
         }
     }
 
