@@ -95,7 +95,7 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
         return Err(Error::environment(format!(
             "an agent named {:?} is already registered at {}: give this one another --name",
             me.reg.name,
-            link::shown(url)
+            link::redacted(url)
         )));
     }
     // Work left for an earlier agent of this name is not this one's.
@@ -107,7 +107,7 @@ pub(crate) async fn serve(args: &AgentArgs, interrupt: &Interrupt) -> Result<(),
     tracing::info!(
         "agent {}: registered at {}, waiting for work",
         me.reg.name,
-        link::shown(url)
+        link::redacted(url)
     );
     let mut served: HashSet<String> = HashSet::new();
     let mut dead_man = DeadMan::new();
@@ -451,7 +451,7 @@ async fn beat(
         return Err(DistributedError::Agents(format!(
             "another agent took the name {:?} at {}",
             me.reg.name,
-            link::shown(url)
+            link::redacted(url)
         )));
     }
     me.reg.beat_us = now;

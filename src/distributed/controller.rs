@@ -153,7 +153,7 @@ impl Controller {
                 "waiting up to {:?} for {} agent(s) at {} (start each with: rlbench agent --coordinator URL)",
                 wanted.wait,
                 wanted.agents,
-                link::shown(url)
+                link::redacted(url)
             );
         }
         let deadline = Instant::now() + wanted.wait;
@@ -166,7 +166,7 @@ impl Controller {
                     tracing::warn!(
                         "ignoring agent {name:?} at {}: its registration is not signed with this \
                          run's token, or is stale",
-                        link::shown(url)
+                        link::redacted(url)
                     );
                 }
             }
@@ -197,7 +197,7 @@ impl Controller {
                         return Err(DistributedError::Agents(format!(
                             "{} agent(s) wanted at {} within {:?}: {missing}{busy}",
                             wanted.agents,
-                            link::shown(url),
+                            link::redacted(url),
                             wanted.wait
                         ))
                         .into());
@@ -243,7 +243,7 @@ impl Controller {
                         "{} agent(s) wanted at {} within {:?}: another run took some of them \
                          first",
                         wanted.agents,
-                        link::shown(url),
+                        link::redacted(url),
                         wanted.wait
                     ))
                     .into())

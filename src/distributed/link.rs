@@ -35,7 +35,7 @@ impl Kind for DistributedError {
 }
 
 /// A coordinator's URL with its password hidden.
-pub(crate) fn shown(url: &str) -> String {
+pub(crate) fn redacted(url: &str) -> String {
     reference_api::redis_url::redact(url)
 }
 
@@ -73,7 +73,7 @@ fn client(url: &str) -> Result<redis::Client, String> {
 /// A connection to the coordinator, or why not (within a bound).
 pub(crate) async fn connect(url: &str) -> Result<Conn, DistributedError> {
     let unreachable = |why: String| DistributedError::Unreachable {
-        url: shown(url),
+        url: redacted(url),
         why,
     };
     let client = client(url).map_err(unreachable)?;
@@ -95,7 +95,7 @@ pub(crate) async fn connect(url: &str) -> Result<Conn, DistributedError> {
 /// A command's failure, as the coordinator's.
 pub(crate) fn failed(url: &str, what: &str, e: redis::RedisError) -> DistributedError {
     DistributedError::Unreachable {
-        url: shown(url),
+        url: redacted(url),
         why: format!("{what}: {e}"),
     }
 }

@@ -344,7 +344,8 @@ fn figures(s: &Summary) -> Markup {
 /// The PNG charts, embedded as data URIs (they stay files for use elsewhere).
 fn charts(s: &Summary, dir: &Path) -> Result<Markup, ReportError> {
     // Drawn only for runs with leases: known from the summary itself.
-    let trade = (!super::trade::points(s).is_empty()).then_some(&super::trade::TRADE);
+    let trade =
+        (!super::batching_chart::points(s).is_empty()).then_some(&super::batching_chart::TRADE);
     let mut images = Vec::new();
     for chart in CHARTS.iter().chain(trade) {
         let path = dir.join(chart.file);

@@ -3,6 +3,7 @@
 //! what the trace recorded; computes nothing (tests/house_plan.rs).
 
 pub(crate) mod agents;
+pub(crate) mod batching_chart;
 pub(crate) mod charts;
 pub(crate) mod clock;
 pub(crate) mod compare;
@@ -26,7 +27,6 @@ pub(crate) mod setup;
 pub(crate) mod slow;
 pub(crate) mod spoofing;
 pub(crate) mod table;
-pub(crate) mod trade;
 
 pub(crate) use error::ReportError;
 
@@ -62,8 +62,8 @@ pub(crate) fn write_data(
     }
     charts::render_all(&folder.root, charts)?;
     // A stale one from an earlier render of the folder must not be shown.
-    if !trade::render(&folder.root, summary)? {
-        let _ = std::fs::remove_file(folder.root.join(trade::TRADE.file));
+    if !batching_chart::render(&folder.root, summary)? {
+        let _ = std::fs::remove_file(folder.root.join(batching_chart::TRADE.file));
     }
     Ok(())
 }

@@ -115,7 +115,7 @@ impl RedisCluster {
                 .arg("MYID")
                 .query_async(&mut conn)
                 .await
-                .map_err(|e| command(format!("CLUSTER MYID on {}", node.shown()), e))?;
+                .map_err(|e| command(format!("CLUSTER MYID on {}", node.redacted_url()), e))?;
             ids.push(id);
         }
         let mut conns = Vec::new();
@@ -144,14 +144,14 @@ impl RedisCluster {
                 .arg(id)
                 .query_async(conn)
                 .await
-                .map_err(|e| command(format!("CLUSTER REPLICATE on {}", node.shown()), e))?;
+                .map_err(|e| command(format!("CLUSTER REPLICATE on {}", node.redacted_url()), e))?;
         }
         let deadline = Instant::now() + READY_WITHIN;
         let mut info = redis::cmd("INFO");
         info.arg("replication");
         for (node, conn) in self.replicas.iter().flatten().zip(&mut conns) {
             until(conn, &info, deadline, linked, || Waited::ClusterReplica {
-                node: node.shown(),
+                node: node.redacted_url(),
             })
             .await?;
         }
@@ -175,7 +175,7 @@ impl RedisCluster {
         self.nodes[0].kill().await;
         let killed = std::mem::replace(&mut self.nodes[0], replica);
         self.dead.push(killed);
-        let (url, shown) = (self.nodes[0].url.clone(), self.nodes[0].shown());
+        let (url, shown) = (self.nodes[0].url.clone(), self.nodes[0].redacted_url());
         let mut conn = connect(&url).await?;
         let () = redis::cmd("CLUSTER")
             .arg("FAILOVER")
@@ -199,7 +199,7 @@ impl RedisCluster {
                 deadline,
                 |n| names_master(n, &id),
                 || Waited::Promotion {
-                    node: node.shown(),
+                    node: node.redacted_url(),
                     promoted: shown.clone(),
                 },
             )

@@ -81,10 +81,15 @@ impl ManagedRedis {
     /// In words, for the terminal: passwords hidden.
     pub fn said(&self) -> String {
         match self {
-            ManagedRedis::Single { server, .. } => format!("redis-server at {}", server.shown()),
+            ManagedRedis::Single { server, .. } => {
+                format!("redis-server at {}", server.redacted_url())
+            }
             ManagedRedis::Cluster(c) => {
                 let urls = |nodes: &mut dyn Iterator<Item = &RedisServer>| {
-                    nodes.map(|n| n.shown()).collect::<Vec<_>>().join(", ")
+                    nodes
+                        .map(|n| n.redacted_url())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
                 let masters = format!(
                     "redis cluster of {} master(s) at {}",
@@ -101,8 +106,8 @@ impl ManagedRedis {
             }
             ManagedRedis::Replicated(pair) => format!(
                 "redis primary at {}, its replica at {}, reached through {}",
-                pair.primary.shown(),
-                pair.replica.shown(),
+                pair.primary.redacted_url(),
+                pair.replica.redacted_url(),
                 reference_api::redis_url::redact(&pair.url())
             ),
         }

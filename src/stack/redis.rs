@@ -4,7 +4,7 @@
 //! same one), ready once it answers PING; stopped (and the folder removed)
 //! on every exit path. The password is in a config file only its owner
 //! can read, never on the command line (which `ps` shows every user), and
-//! in `url`, which clients connect with and nothing shows (`shown` is
+//! in `url`, which clients connect with and nothing shows (`redacted_url` is
 //! the URL for words).
 
 use super::child::Supervised;
@@ -148,7 +148,7 @@ impl RedisServer {
     }
 
     /// Its URL for words: the password hidden.
-    pub fn shown(&self) -> String {
+    pub fn redacted_url(&self) -> String {
         redis_url::redact(&self.url)
     }
 

@@ -74,7 +74,7 @@ impl Replicated {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                let node = self.replica.shown();
+                let node = self.replica.redacted_url();
                 return Err(StackError::TimedOut {
                     waited: Waited::PairLinked { node },
                     within: LINKED_WITHIN,
@@ -116,7 +116,7 @@ impl Replicated {
         match tokio::time::timeout(Duration::from_secs(2), promoted).await {
             Ok(Some(())) => {}
             _ => {
-                let node = self.replica.shown();
+                let node = self.replica.redacted_url();
                 return Err(StackError::PromotionFailed { node });
             }
         }

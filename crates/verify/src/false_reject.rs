@@ -5,7 +5,7 @@
 //! send on, since a server may still decide after the client gave up — and
 //! at the place least favourable to the verdict.
 
-use super::near::partition_point_near;
+use super::gallop::partition_point_near;
 use super::removal::Item;
 use super::trace::Options;
 

@@ -20,9 +20,9 @@
 mod attempts;
 mod false_reject;
 mod fenwick;
+mod gallop;
 mod grid;
 mod ideal;
-mod near;
 mod positions;
 mod remaining;
 mod removal;

@@ -21,7 +21,7 @@
 //! Without a policy nothing bounds that refill, so nothing is held
 //! against the header unless every decision reads one clock.
 
-use crate::near::partition_point_near;
+use crate::gallop::partition_point_near;
 use crate::rules::grow;
 use crate::{Decided, Obs, Options};
 use rlbench_policy::{Policy, Rate};

@@ -297,9 +297,9 @@ fn a_known_grid_sharpens_the_fixed_window_verdict() {
 }
 
 mod chunked_buckets;
+mod issue12_cases;
+mod issue22_cases;
 mod phases;
-mod review;
-mod second_review;
 mod several_clocks;
 mod slow_segments;
 mod stale_buckets;

@@ -5,10 +5,10 @@
 //! whole or not at all.
 
 use crate::error::Error;
+use crate::report::batching_chart::TRADE;
 use crate::report::charts::{Chart, CHARTS};
 use crate::report::compare::page::{render, ChartPair, Page, Run};
 use crate::report::compare::Comparison;
-use crate::report::trade::TRADE;
 use crate::store::summary::Summary;
 use std::path::{Path, PathBuf};
 
