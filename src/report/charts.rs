@@ -146,16 +146,39 @@ pub(super) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
+/// The most an axis reaches: the largest finite value (at least `floor`),
+/// capped far beyond any real run's.
+fn top(values: impl Iterator<Item = f64>, floor: f64) -> f64 {
+    values
+        .filter(|v| v.is_finite())
+        .fold(floor, f64::max)
+        .min(AXIS_CAP)
+}
+
+/// The largest axis a chart draws: a figure read back from a spoiled
+/// folder may be anything, and plotters maps a coordinate far outside
+/// its range past i32 (a panic, found by the spoiled-folder test).
+const AXIS_CAP: f64 = 1e12;
+
+/// `v` inside `0..=max` (a non-finite value at 0).
+fn within(v: f64, max: f64) -> f64 {
+    if v.is_finite() {
+        v.clamp(0.0, max)
+    } else {
+        0.0
+    }
+}
+
 fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> {
-    let x_max = arms
-        .iter()
-        .flat_map(|a| a.timeline.last().map(|p| p.0))
-        .fold(1.0f64, f64::max);
-    let y_max = arms
-        .iter()
-        .flat_map(|a| a.timeline.iter().map(|p| p.1).chain(a.band))
-        .fold(1.0f64, f64::max)
-        * 1.15;
+    let x_max = top(
+        arms.iter().flat_map(|a| a.timeline.last().map(|p| p.0)),
+        1.0,
+    );
+    let y_max = top(
+        arms.iter()
+            .flat_map(|a| a.timeline.iter().map(|p| p.1).chain(a.band)),
+        1.0,
+    ) * 1.15;
     let mut chart = frame(&root, CHARTS[0].title, 0f64..x_max, 0f64..y_max)?;
     chart
         .configure_mesh()
@@ -167,7 +190,8 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> 
     // Fault windows, shaded (arms run the same faults at the same times).
     // Shaded once each: the same fault differs between arms by a few ms.
     let mut windows: Vec<(f64, f64)> = Vec::new();
-    for &w in arms.iter().flat_map(|a| &a.fault_windows) {
+    for &(from, to) in arms.iter().flat_map(|a| &a.fault_windows) {
+        let w = (within(from, x_max), within(to, x_max));
         if !windows
             .iter()
             .any(|o| (o.0 - w.0).abs() < 0.1 && (o.1 - w.1).abs() < 0.1)
@@ -197,7 +221,11 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> 
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.stroke_width(2)));
     // What a correct limiter may reach when its windows' alignment is not
     // known (a fixed window: two windows' worth): a correct run stays under.
-    let mut bands: Vec<f64> = arms.iter().filter_map(|a| a.band).collect();
+    let mut bands: Vec<f64> = arms
+        .iter()
+        .filter_map(|a| a.band)
+        .map(|b| within(b, y_max))
+        .collect();
     bands.sort_by(f64::total_cmp);
     bands.dedup();
     let grey = RGBColor(120, 120, 120);
@@ -220,7 +248,9 @@ fn admitted_vs_limit(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> 
         let c = color(i);
         chart
             .draw_series(LineSeries::new(
-                arm.timeline.iter().copied(),
+                arm.timeline
+                    .iter()
+                    .map(|&(x, y)| (within(x, x_max), within(y, y_max))),
                 c.stroke_width(2),
             ))?
             .label(arm.name)
@@ -266,7 +296,16 @@ fn latency_spectrum(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> {
                 .collect()
         })
         .collect();
-    let y_max = series.iter().flatten().map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
+    let y_max = top(series.iter().flatten().map(|p| p.1), 1.0) * 1.1;
+    let series: Vec<Vec<(f64, f64)>> = series
+        .into_iter()
+        .map(|points| {
+            points
+                .into_iter()
+                .map(|(x, y)| (within(x, 4.0), within(y, y_max)))
+                .collect()
+        })
+        .collect();
     let mut chart = frame(&root, CHARTS[1].title, 0f64..4.0, 0f64..y_max)?;
     chart
         .configure_mesh()
@@ -370,11 +409,11 @@ fn bar(i: usize, from: f64, to: f64, c: RGBColor) -> Rectangle<(SegmentValue<usi
 }
 
 fn over_admission(root: Canvas, arms: &[ArmData]) -> Result<(), ReportError> {
+    let y_max = top(arms.iter().filter_map(|a| a.over_admission), 1.2) * 1.15;
     let values: Vec<f64> = arms
         .iter()
-        .map(|a| a.over_admission.unwrap_or(0.0))
+        .map(|a| within(a.over_admission.unwrap_or(0.0), y_max))
         .collect();
-    let y_max = values.iter().copied().fold(1.2f64, f64::max) * 1.15;
     let n = arms.len().max(1);
     let names: Vec<&str> = arms.iter().map(|a| a.name).collect();
     let mut chart = frame(
@@ -437,5 +476,30 @@ mod tests {
             let bytes = std::fs::read(dir.path().join(chart.file)).unwrap();
             assert_eq!(&bytes[1..4], b"PNG", "{}", chart.file);
         }
+    }
+
+    /// Figures a spoiled folder may carry: every chart is still drawn.
+    #[test]
+    fn absurd_figures_are_drawn_inside_the_axes_not_past_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut latency = Histogram::<u64>::new(2).unwrap();
+        latency.record(1_000).unwrap();
+        let arms = [ArmData {
+            name: "spoiled",
+            timeline: vec![(-1e300, 3.0), (0.5, f64::INFINITY), (1e300, f64::NAN)],
+            band: Some(1e300),
+            fault_windows: vec![(-1e300, 1e300), (f64::NAN, 2.0)],
+            latency: &latency,
+            per_replica: vec![(1, 2)],
+            over_admission: Some(-1e300),
+        }];
+        render_all(dir.path(), &arms).unwrap();
+        for chart in &CHARTS {
+            assert!(dir.path().join(chart.file).is_file(), "{}", chart.file);
+        }
+        assert_eq!(within(-5.0, 2.0), 0.0);
+        assert_eq!(within(f64::NAN, 2.0), 0.0);
+        assert_eq!(within(7.0, 2.0), 2.0);
+        assert_eq!(top([f64::INFINITY, 3.0].into_iter(), 1.0), 3.0);
     }
 }
