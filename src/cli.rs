@@ -18,7 +18,7 @@ use std::time::Duration;
 /// `text` as standard error shows it: folded at 80 columns (or
 /// `COLUMNS`) on a terminal or with `COLUMNS` set, whole with `--wide` or
 /// into a pipe — as standard output is.
-pub fn for_stderr(text: &str, wide: bool) -> String {
+pub(crate) fn for_stderr(text: &str, wide: bool) -> String {
     match crate::report::fold::stderr_width(wide) {
         Some(w) => crate::report::fold::fold(text, w),
         None => text.to_string(),
@@ -27,7 +27,7 @@ pub fn for_stderr(text: &str, wide: bool) -> String {
 
 /// A command line clap refused, in one line like every rlbench error:
 /// clap's own words, without its usage block and its pointer to --help.
-pub fn one_line(e: &clap::Error) -> String {
+pub(crate) fn one_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let mut line = String::new();
     for part in text
@@ -50,7 +50,7 @@ pub fn one_line(e: &clap::Error) -> String {
     version,
     about = "Load-test rate limiters across real replicas and prove whether they admit what their policy says"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Colour: auto (on a terminal, unless NO_COLOR is set), always or never.
@@ -65,7 +65,7 @@ pub struct Cli {
 
 /// What a command prints on stdout (`--format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// Text for a person.
     #[default]
     Text,
@@ -74,7 +74,7 @@ pub enum OutputFormat {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a scenario's arms, verify every decision, write the report.
     Run(RunArgs),
     /// A load agent for `run --agents`: registers with the coordinator and
@@ -243,7 +243,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
     /// The run folder (default: reports/<scenario>/<UTC timestamp>/).
@@ -304,7 +304,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct AgentArgs {
+pub(crate) struct AgentArgs {
     /// The Redis the controller (`rlbench run --agents N --coordinator URL`)
     /// uses, e.g. redis://127.0.0.1:6379.
     #[arg(
@@ -339,7 +339,7 @@ pub struct AgentArgs {
 
 /// `--http`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum HttpFlag {
+pub(crate) enum HttpFlag {
     #[value(name = "1.1")]
     V1,
     #[value(name = "2")]
@@ -349,7 +349,7 @@ pub enum HttpFlag {
 
 /// `init --preset`: a limiter people run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum InitPreset {
+pub(crate) enum InitPreset {
     Nginx,
     Haproxy,
     ExpressRateLimit,
@@ -369,7 +369,7 @@ impl From<HttpFlag> for crate::load::request::Http {
 }
 
 #[derive(Debug, Args)]
-pub struct ProbeArgs {
+pub(crate) struct ProbeArgs {
     /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost); requests
     /// fan out across them.
     #[arg(required = true, value_name = "URL", value_parser = values::http_url)]
@@ -416,7 +416,7 @@ pub struct ProbeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct AuditArgs {
+pub(crate) struct AuditArgs {
     /// Log files, one per replica (each replica's clock within
     /// --clock-bound of the others').
     #[arg(required = true, value_name = "LOG")]
@@ -480,7 +480,7 @@ pub struct AuditArgs {
 
 /// What `rlbench audit` reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogKind {
+pub(crate) enum LogKind {
     /// nginx access logs in a --log-format of yours.
     Nginx,
     /// HAProxy's HTTP log (option httplog), the key a captured header.
@@ -497,7 +497,7 @@ pub enum LogKind {
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("loop").required(true).args(["rate", "concurrency"])))]
-pub struct AttackArgs {
+pub(crate) struct AttackArgs {
     /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost) unless
     /// --allow-remote-targets; requests fan out across them.
     #[arg(required = true, value_name = "URL", value_parser = values::http_url)]

@@ -5,7 +5,7 @@
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     Passed,
     GateFailed,
     BadInput,
@@ -14,7 +14,7 @@ pub enum Exit {
 }
 
 impl Exit {
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Exit::Passed => 0,
             Exit::GateFailed => 1,
@@ -26,14 +26,14 @@ impl Exit {
 }
 
 #[derive(Clone, Debug)]
-pub struct Error {
+pub(crate) struct Error {
     pub exit: Exit,
     pub message: String,
 }
 
 impl Error {
     /// The user asked for something impossible: exit 2.
-    pub fn input(message: impl Into<String>) -> Self {
+    pub(crate) fn input(message: impl Into<String>) -> Self {
         Error {
             exit: Exit::BadInput,
             message: message.into(),
@@ -41,14 +41,14 @@ impl Error {
     }
 
     /// The machine could not do what was asked: exit 3.
-    pub fn environment(message: impl Into<String>) -> Self {
+    pub(crate) fn environment(message: impl Into<String>) -> Self {
         Error {
             exit: Exit::Environment,
             message: message.into(),
         }
     }
 
-    pub fn interrupted() -> Self {
+    pub(crate) fn interrupted() -> Self {
         Error {
             exit: Exit::Interrupted,
             message: "interrupted".to_string(),
@@ -68,7 +68,7 @@ impl std::error::Error for Error {}
 /// scenario reading) says which exit it means; `?` then turns it into an
 /// [`Error`] whose message is its `Display`, so callers never pick an exit
 /// kind for somebody else's failure.
-pub trait Kind: std::error::Error {
+pub(crate) trait Kind: std::error::Error {
     fn exit(&self) -> Exit;
 }
 
@@ -84,7 +84,7 @@ impl<E: Kind> From<E> for Error {
 /// The exit an I/O failure on a path the user named means: a path that is
 /// not there is bad input (exit 2); anything else — permissions, a full
 /// disk, a read-only file system — is the machine refusing (exit 3).
-pub fn io_exit(e: &std::io::Error) -> Exit {
+pub(crate) fn io_exit(e: &std::io::Error) -> Exit {
     match e.kind() {
         std::io::ErrorKind::NotFound => Exit::BadInput,
         _ => Exit::Environment,

@@ -144,14 +144,14 @@ async fn undo(stack: &mut Stack, action: FaultAction) -> Result<(), StackError> 
 
 /// `[[faults]]`: an action from `at` for `lasts`, then undone.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Fault {
+pub(crate) struct Fault {
     pub at: Duration,
     pub lasts: Duration,
     pub action: FaultAction,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FaultAction {
+pub(crate) enum FaultAction {
     /// Stop the arm's Redis: `restart` kills it and starts a fresh one on
     /// the same port at the end (empty, script cache gone); otherwise it is
     /// paused (SIGSTOP) and resumed (SIGCONT).
@@ -170,7 +170,7 @@ pub enum FaultAction {
 }
 
 impl FaultAction {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             FaultAction::RedisDown { .. } => "redis_down",
             FaultAction::ReplicaRestart { .. } => "replica_restart",
@@ -181,12 +181,12 @@ impl FaultAction {
     }
 
     /// Whether the arm's Redis needs the delaying proxy in front.
-    pub fn needs_proxy(self) -> bool {
+    pub(crate) fn needs_proxy(self) -> bool {
         matches!(self, FaultAction::RedisLatency { .. })
     }
 
     /// In words, e.g. "redis_down (pause)" or "replica_restart (r1)".
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             FaultAction::RedisDown { restart: false } => "redis_down (pause)".to_string(),
             FaultAction::RedisDown { restart: true } => "redis_down (restart)".to_string(),

@@ -290,7 +290,7 @@ pub(crate) fn named(key: &str, value: f64) -> Option<Expectation> {
 
 /// A bound on one summary figure, e.g. `max_over_admission_ratio = 1.01`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Expectation {
+pub(crate) struct Expectation {
     /// The key as written in `[arms.expect]`.
     pub key: &'static str,
     pub figure: Figure,
@@ -299,13 +299,13 @@ pub struct Expectation {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
+pub(crate) enum Bound {
     AtMost,
     AtLeast,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Figure {
+pub(crate) enum Figure {
     OverAdmissionRatio,
     DefiniteViolations,
     PossibleViolations,
@@ -333,7 +333,7 @@ pub enum Figure {
 }
 
 impl Figure {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Figure::OverAdmissionRatio => "over_admission_ratio",
             Figure::DefiniteViolations => "definite_violations",
@@ -354,7 +354,7 @@ impl Figure {
     }
 
     /// Judged against a policy (not a plain measurement).
-    pub fn needs_policy(self) -> bool {
+    pub(crate) fn needs_policy(self) -> bool {
         !matches!(
             self,
             Figure::P99Ms
@@ -370,7 +370,7 @@ impl Figure {
     }
 
     /// Read from Redis itself (Redis modes only).
-    pub fn read_from_redis(self) -> bool {
+    pub(crate) fn read_from_redis(self) -> bool {
         matches!(
             self,
             Figure::RedisCommandsPerDecision
@@ -381,7 +381,7 @@ impl Figure {
 
     /// Measured apart from the trace (Redis, the limiter's metrics): a
     /// bound on it never passes unmeasured.
-    pub fn measured_apart(self) -> bool {
+    pub(crate) fn measured_apart(self) -> bool {
         self.read_from_redis() || self == Figure::MetricsDiscrepancy
     }
 }

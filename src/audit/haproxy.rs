@@ -15,7 +15,7 @@ const RESOLUTION_US: i64 = 1_000;
 /// `capture`: which captured request header is the key (1 = the first).
 /// `Ok(None)`: a connection that carried no request (`"<BADREQ>"`, as a
 /// bare connect and close is logged).
-pub fn line(line: &str, capture: usize) -> Result<Option<Logged>, String> {
+pub(crate) fn line(line: &str, capture: usize) -> Result<Option<Logged>, String> {
     if line.trim_end().ends_with("\"<BADREQ>\"") {
         return Ok(None);
     }

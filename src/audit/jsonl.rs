@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// Which fields hold what.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Fields {
+pub(crate) struct Fields {
     pub start: Option<String>,
     pub end: Option<String>,
     pub duration_ms: Option<String>,
@@ -22,11 +22,11 @@ pub struct Fields {
 }
 
 /// The longest line read (more is not a log line).
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 
 impl Fields {
     /// Envoy's names (as its docs' JSON examples write them), the key's given.
-    pub fn envoy(key: &str) -> Fields {
+    pub(crate) fn envoy(key: &str) -> Fields {
         Fields {
             start: Some("start_time".into()),
             duration_ms: Some("duration".into()),
@@ -38,7 +38,7 @@ impl Fields {
 
     /// `start=…,duration_ms=…,status=…,key=…` (any of start, end,
     /// duration_ms, duration_s; status and key always).
-    pub fn parse(text: &str) -> Result<Fields, String> {
+    pub(crate) fn parse(text: &str) -> Result<Fields, String> {
         let mut f = Fields::default();
         for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, field) = pair
@@ -82,7 +82,7 @@ impl Fields {
     }
 
     /// One line; `resolution_us` widens each end.
-    pub fn line(&self, line: &str, resolution_us: i64) -> Result<Logged, String> {
+    pub(crate) fn line(&self, line: &str, resolution_us: i64) -> Result<Logged, String> {
         if line.len() > MAX_LINE_BYTES {
             return Err(format!("a line of {} bytes", line.len()));
         }

@@ -11,7 +11,7 @@ use super::{key_of, span, status_of, time, Logged};
 use serde_json::Value;
 
 /// One line: `Ok(None)` when it is not a request's duration point.
-pub fn line(line: &str, key_tag: &str) -> Result<Option<Logged>, String> {
+pub(crate) fn line(line: &str, key_tag: &str) -> Result<Option<Logged>, String> {
     if line.len() > super::jsonl::MAX_LINE_BYTES {
         return Err(format!("a line of {} bytes", line.len()));
     }

@@ -6,16 +6,16 @@
 //! is an error naming it, never skipped unsaid. `app::audit` makes the
 //! lines a trace and judges it like a run's.
 
-pub mod haproxy;
-pub mod jsonl;
-pub mod k6;
-pub mod nginx;
-pub mod time;
-pub mod vegeta;
+pub(crate) mod haproxy;
+pub(crate) mod jsonl;
+pub(crate) mod k6;
+pub(crate) mod nginx;
+pub(crate) mod time;
+pub(crate) mod vegeta;
 
 /// One request as a log line tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Logged {
+pub(crate) struct Logged {
     /// The earliest and the latest the limiter can have decided it, in
     /// wall-clock µs since the Unix epoch (on the log's clock).
     pub start_us: i64,
@@ -27,7 +27,7 @@ pub struct Logged {
 }
 
 /// The longest key kept (longer is refused: a log line is not a key store).
-pub const MAX_KEY_BYTES: usize = 1024;
+pub(crate) const MAX_KEY_BYTES: usize = 1024;
 
 /// A key as logged: "-" and empty are none.
 pub(crate) fn key_of(value: &str) -> Result<Option<String>, String> {

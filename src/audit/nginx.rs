@@ -21,7 +21,7 @@ enum Token {
 
 /// A compiled `log_format`.
 #[derive(Clone, Debug)]
-pub struct Format {
+pub(crate) struct Format {
     tokens: Vec<Token>,
     key: String,
 }
@@ -29,7 +29,7 @@ pub struct Format {
 impl Format {
     /// `format`: the log_format string (without nginx's quotes);
     /// `key`: the variable the limiter keys on, with or without `$`.
-    pub fn new(format: &str, key: &str) -> Result<Format, String> {
+    pub(crate) fn new(format: &str, key: &str) -> Result<Format, String> {
         let key = key
             .trim_start_matches('$')
             .trim_matches(|c| c == '{' || c == '}');
@@ -62,7 +62,7 @@ impl Format {
     }
 
     /// One line; `None` never (every nginx line is a request).
-    pub fn line(&self, line: &str) -> Result<Logged, String> {
+    pub(crate) fn line(&self, line: &str) -> Result<Logged, String> {
         let mut rest = line;
         let (mut msec, mut took, mut status, mut key) = (None, None, None, None);
         for (i, token) in self.tokens.iter().enumerate() {

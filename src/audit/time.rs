@@ -7,14 +7,14 @@
 use chrono::{DateTime, NaiveDateTime};
 
 /// RFC 3339 with any offset and fraction, in µs since the epoch.
-pub fn rfc3339_us(text: &str) -> Result<i64, String> {
+pub(crate) fn rfc3339_us(text: &str) -> Result<i64, String> {
     DateTime::parse_from_rfc3339(text.trim())
         .map(|t| t.timestamp_micros())
         .map_err(|e| format!("{text:?} is not an RFC 3339 time ({e})"))
 }
 
 /// Unix seconds ("1733491918.123"), in µs.
-pub fn unix_seconds_us(text: &str) -> Result<i64, String> {
+pub(crate) fn unix_seconds_us(text: &str) -> Result<i64, String> {
     let v: f64 = text
         .trim()
         .parse()
@@ -39,7 +39,7 @@ pub fn unix_seconds_us(text: &str) -> Result<i64, String> {
 }
 
 /// HAProxy's accept date, `dd/Mon/yyyy:HH:MM:SS.mmm`, in µs (as UTC).
-pub fn haproxy_us(text: &str) -> Result<i64, String> {
+pub(crate) fn haproxy_us(text: &str) -> Result<i64, String> {
     NaiveDateTime::parse_from_str(text, "%d/%b/%Y:%H:%M:%S%.3f")
         .map(|t| t.and_utc().timestamp_micros())
         .map_err(|e| format!("{text:?} is not HAProxy's date ({e})"))

@@ -12,7 +12,7 @@ use super::{key_of, span, Logged};
 
 /// Where in the URL the key is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UrlKey {
+pub(crate) enum UrlKey {
     Whole,
     Query(String),
     /// 1 = the first segment; 0 = the last.
@@ -21,7 +21,7 @@ pub enum UrlKey {
 
 impl UrlKey {
     /// `url`, `query:NAME`, `path:N` or `path:last`.
-    pub fn parse(text: &str) -> Result<UrlKey, String> {
+    pub(crate) fn parse(text: &str) -> Result<UrlKey, String> {
         let bad = || {
             format!(
                 "--key {text:?}: vegeta's key is in the URL: url, query:NAME, path:N (from 1) or path:last"
@@ -68,7 +68,7 @@ impl UrlKey {
 }
 
 /// One CSV row.
-pub fn row(record: &csv::StringRecord, key: &UrlKey) -> Result<Logged, String> {
+pub(crate) fn row(record: &csv::StringRecord, key: &UrlKey) -> Result<Logged, String> {
     if record.len() < 11 {
         return Err(format!(
             "{} columns where vegeta writes 12 (timestamp, code, latency, …, url, headers)",

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The conventions, as bits of [`Advertised::present`] and `malformed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Convention {
+pub(crate) enum Convention {
     /// `RateLimit` / `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers).
     Ietf,
     /// `RateLimit-Limit` / `-Remaining` / `-Reset` (draft-03).
@@ -25,7 +25,7 @@ pub enum Convention {
 }
 
 impl Convention {
-    pub const ALL: [Convention; 4] = [
+    pub(crate) const ALL: [Convention; 4] = [
         Convention::Ietf,
         Convention::Draft03,
         Convention::XRateLimit,
@@ -41,7 +41,7 @@ impl Convention {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Convention::Ietf => "ratelimit",
             Convention::Draft03 => "ratelimit_draft03",
@@ -51,7 +51,7 @@ impl Convention {
     }
 
     /// The header names, as a person would look for them.
-    pub fn headers(self) -> &'static str {
+    pub(crate) fn headers(self) -> &'static str {
         match self {
             Convention::Ietf => "RateLimit / RateLimit-Policy",
             Convention::Draft03 => "RateLimit-Limit / -Remaining / -Reset",
@@ -64,7 +64,7 @@ impl Convention {
 /// One response's rate-limit headers. The first convention present (in
 /// the order of [`Convention::ALL`]) supplies each figure.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Advertised {
+pub(crate) struct Advertised {
     /// The quota (requests per window).
     pub limit: Option<u64>,
     /// The quota's window, in seconds.
@@ -81,11 +81,11 @@ pub struct Advertised {
 }
 
 impl Advertised {
-    pub fn has(&self, c: Convention) -> bool {
+    pub(crate) fn has(&self, c: Convention) -> bool {
         self.present & c.bit() != 0
     }
 
-    pub fn is_malformed(&self, c: Convention) -> bool {
+    pub(crate) fn is_malformed(&self, c: Convention) -> bool {
         self.malformed & c.bit() != 0
     }
 
@@ -112,12 +112,12 @@ impl Advertised {
 }
 
 /// Reads the rate-limit headers of a response (`None` when it has none).
-pub fn parse(headers: &HeaderMap) -> Option<Advertised> {
+pub(crate) fn parse(headers: &HeaderMap) -> Option<Advertised> {
     parse_at(headers, SystemTime::now())
 }
 
 /// As [`parse`], with `now` for dates and Unix times.
-pub fn parse_at(headers: &HeaderMap, now: SystemTime) -> Option<Advertised> {
+pub(crate) fn parse_at(headers: &HeaderMap, now: SystemTime) -> Option<Advertised> {
     parse_with_at(
         |name| headers.get_all(name).iter().map(HeaderValue::as_bytes),
         now,
@@ -126,7 +126,7 @@ pub fn parse_at(headers: &HeaderMap, now: SystemTime) -> Option<Advertised> {
 
 /// As [`parse`], each header's values (every line of it, in order) given
 /// by `get_all`, by its lower-case name: for heads read without a header map.
-pub fn parse_with<'a, I>(get_all: impl Fn(&'static str) -> I) -> Option<Advertised>
+pub(crate) fn parse_with<'a, I>(get_all: impl Fn(&'static str) -> I) -> Option<Advertised>
 where
     I: Iterator<Item = &'a [u8]>,
 {

@@ -26,7 +26,7 @@ use std::io::{ErrorKind as Io, Read, Write};
 use std::path::Path;
 
 /// The first bytes of every trace file: name and format version.
-pub const MAGIC: &[u8; 8] = b"rlbtrc01";
+pub(crate) const MAGIC: &[u8; 8] = b"rlbtrc01";
 
 const KEY: u8 = b'K';
 const EVENT: u8 = b'E';
@@ -50,16 +50,16 @@ const OUTCOMES: [Outcome; 4] = [
 
 /// Writes events as records, numbering keys as they come.
 #[derive(Default)]
-pub struct Encoder {
+pub(crate) struct Encoder {
     keys: HashMap<String, u32>,
 }
 
 impl Encoder {
-    pub fn start(out: &mut impl Write) -> std::io::Result<()> {
+    pub(crate) fn start(out: &mut impl Write) -> std::io::Result<()> {
         out.write_all(MAGIC)
     }
 
-    pub fn write(&mut self, out: &mut impl Write, e: &Event) -> std::io::Result<()> {
+    pub(crate) fn write(&mut self, out: &mut impl Write, e: &Event) -> std::io::Result<()> {
         let key = match self.keys.get(e.key.as_str()) {
             Some(&id) => id,
             None => {
@@ -77,7 +77,7 @@ impl Encoder {
 /// numbered (`Record`): each key is named the first time it comes, and
 /// numbered anew in this one (a trace split by key, `analyze::spill`).
 #[derive(Default)]
-pub struct Renumbering {
+pub(crate) struct Renumbering {
     /// The other trace's number of each key written, and its number here.
     keys: HashMap<u32, u32>,
 }
@@ -85,7 +85,7 @@ pub struct Renumbering {
 impl Renumbering {
     /// Writes event `e` of key `key` (named `name`) of the other trace;
     /// its `key` field is not read.
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         out: &mut impl Write,
         key: u32,
@@ -183,14 +183,14 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 /// One record of a trace: a key's name (keys are numbered from 0 in the
 /// order their names come), or an event of a numbered key (its `key`
 /// field left empty).
-pub enum Record {
+pub(crate) enum Record {
     Key(String),
     Event(u32, Event),
 }
 
 /// Streams the records of a trace file, held to `check` (`integrity`):
 /// any damage is an error naming the file and the byte it was found at.
-pub fn records(
+pub(crate) fn records(
     path: &Path,
     check: Check,
 ) -> Result<impl Iterator<Item = Result<Record, EventsError>>, EventsError> {
@@ -209,7 +209,7 @@ const CHUNK: usize = 1 << 20;
 /// Reads a trace's records out of large chunks of the file: each record
 /// is decoded from the bytes in place (no read call per field), and
 /// [`Decoder::fill`] pushes a batch of them straight into a vector.
-pub struct Decoder {
+pub(crate) struct Decoder {
     input: Summing<std::fs::File>,
     path: std::path::PathBuf,
     check: Check,
@@ -243,7 +243,7 @@ impl From<Flaw> for Stop {
 
 impl Decoder {
     /// Opens a trace and checks its first bytes.
-    pub fn open(path: &Path, check: Check) -> Result<Self, EventsError> {
+    pub(crate) fn open(path: &Path, check: Check) -> Result<Self, EventsError> {
         let file = crate::files::open_regular(path).map_err(|source| EventsError::Read {
             path: path.to_path_buf(),
             source,
@@ -314,7 +314,7 @@ impl Decoder {
 
     /// The next record, or `None` at the end (a cut record when the
     /// check allows an unfinished trace; the seal checked otherwise).
-    pub fn next_record(&mut self) -> Result<Option<Record>, EventsError> {
+    pub(crate) fn next_record(&mut self) -> Result<Option<Record>, EventsError> {
         let mut one = std::mem::take(&mut self.one);
         let decoded = self.fill(&mut one, 1, &mut Vec::new());
         let record = one.pop();
@@ -325,7 +325,7 @@ impl Decoder {
     /// Pushes up to `most` records onto `out`, and onto `named` the place
     /// in `out` of each key record among them; false once the trace ended
     /// (the seal checked), an error at damage.
-    pub fn fill(
+    pub(crate) fn fill(
         &mut self,
         out: &mut Vec<Record>,
         most: usize,
@@ -433,7 +433,7 @@ impl Decoder {
 }
 
 /// Streams the events of a trace file, each with its key's name.
-pub fn read(
+pub(crate) fn read(
     path: &Path,
     check: Check,
 ) -> Result<impl Iterator<Item = Result<Event, EventsError>>, EventsError> {

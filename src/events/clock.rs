@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// time `trace_us`, off by at most `uncertainty_us` (the two clocks were
 /// read that far apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClockSample {
+pub(crate) struct ClockSample {
     pub trace_us: i64,
     pub wall_us: i64,
     pub uncertainty_us: i64,

@@ -12,13 +12,14 @@ use crate::events::advertised::Advertised;
 use std::io::Write;
 use std::path::Path;
 
-pub const HEADER: &[u8] = b"seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,\
+pub(crate) const HEADER: &[u8] =
+    b"seq,key,replica,intended_us,sent_us,done_us,status,outcome,error,\
 rl_limit,rl_window_s,rl_remaining,rl_reset_ms,retry_after_ms,rl_present,rl_malformed,\
 attempt,retry_of\n";
 
 /// One CSV line, written by hand (integers through itoa): the writer keeps
 /// up with a closed loop at 100k requests/s without taking a core.
-pub fn write_line(out: &mut impl Write, e: &Event) -> std::io::Result<()> {
+pub(crate) fn write_line(out: &mut impl Write, e: &Event) -> std::io::Result<()> {
     let mut n = itoa::Buffer::new();
     out.write_all(n.format(e.seq).as_bytes())?;
     out.write_all(b",")?;
@@ -76,7 +77,9 @@ pub fn write_line(out: &mut impl Write, e: &Event) -> std::io::Result<()> {
 /// Streams the events of a CSV file. Fields are parsed by hand from byte
 /// records (twice as fast as serde on a 16-column line), by the header's
 /// column names, so files written before a column existed still read.
-pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<Event, EventsError>>, EventsError> {
+pub(crate) fn read(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<Event, EventsError>>, EventsError> {
     let path = path.to_path_buf();
     let csv_error = |source| EventsError::Csv {
         path: path.clone(),

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// Why a trace cannot be one rlbench wrote.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Flaw {
+pub(crate) enum Flaw {
     #[error("the event of seq {seq} was answered at {done} µs, before it was sent at {sent} µs")]
     AnsweredBeforeSent { seq: u64, done: u64, sent: u64 },
     #[error("a second event of seq {0}: each request is recorded once")]
@@ -57,7 +57,7 @@ pub enum Flaw {
 
 /// Where in a trace a flaw was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// A binary trace's byte offset.
     Byte(u64),
     /// A CSV trace's line.
@@ -80,7 +80,7 @@ impl fmt::Display for Place {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum EventsError {
+pub(crate) enum EventsError {
     #[error("cannot create {}: {source}", path.display())]
     Create {
         path: PathBuf,

@@ -10,7 +10,7 @@ use std::io::Write;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 #[value(rename_all = "lower")]
-pub enum Format {
+pub(crate) enum Format {
     Csv,
     Jsonl,
 }

@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 
 /// What the writer says of the trace it finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Seal {
+pub(crate) struct Seal {
     /// Events written.
     pub events: u64,
     /// CRC-32 (IEEE) of the whole file, header included.
@@ -23,7 +23,7 @@ pub struct Seal {
 
 /// What a reader holds a trace to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Check {
+pub(crate) struct Check {
     /// The writer's seal; none for a trace written before seals (checked
     /// for its structure only) or one whose writer never finished.
     pub seal: Option<Seal>,
@@ -33,24 +33,20 @@ pub struct Check {
 }
 
 /// A writer that seals what passes through it.
-pub struct Sealing<W> {
+pub(crate) struct Sealing<W> {
     inner: W,
     crc: crc32fast::Hasher,
 }
 
 impl<W: Write> Sealing<W> {
-    pub fn new(inner: W) -> Self {
+    pub(crate) fn new(inner: W) -> Self {
         Sealing {
             inner,
             crc: crc32fast::Hasher::new(),
         }
     }
 
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.inner
-    }
-
-    pub fn seal(&self, events: u64) -> Seal {
+    pub(crate) fn seal(&self, events: u64) -> Seal {
         Seal {
             events,
             crc32: self.crc.clone().finalize(),
@@ -71,20 +67,20 @@ impl<W: Write> Write for Sealing<W> {
 }
 
 /// A reader that sums what passes through it, to hold against a seal.
-pub struct Summing<R> {
+pub(crate) struct Summing<R> {
     inner: R,
     crc: crc32fast::Hasher,
 }
 
 impl<R: Read> Summing<R> {
-    pub fn new(inner: R) -> Self {
+    pub(crate) fn new(inner: R) -> Self {
         Summing {
             inner,
             crc: crc32fast::Hasher::new(),
         }
     }
 
-    pub fn crc32(&self) -> u32 {
+    pub(crate) fn crc32(&self) -> u32 {
         self.crc.clone().finalize()
     }
 }
@@ -99,7 +95,7 @@ impl<R: Read> Read for Summing<R> {
 
 /// Holds each event to the rules, and the whole to its seal.
 #[derive(Default)]
-pub struct Checker {
+pub(crate) struct Checker {
     events: u64,
     /// First attempts' seqs are the schedule's indices: dense, so a bit
     /// each; a retry's (2⁵⁶ and up) go in a set.
@@ -112,7 +108,7 @@ const DENSE: u64 = 1 << 32;
 
 impl Checker {
     /// The next event; why it cannot be in a trace rlbench wrote, if so.
-    pub fn event(&mut self, e: &Event) -> Result<(), Flaw> {
+    pub(crate) fn event(&mut self, e: &Event) -> Result<(), Flaw> {
         self.events += 1;
         if e.done_us < e.sent_us {
             return Err(Flaw::AnsweredBeforeSent {
@@ -139,7 +135,7 @@ impl Checker {
     }
 
     /// At the end of the trace: its count and sum against the seal.
-    pub fn end(&self, seal: Option<Seal>, crc32: Option<u32>) -> Result<(), Flaw> {
+    pub(crate) fn end(&self, seal: Option<Seal>, crc32: Option<u32>) -> Result<(), Flaw> {
         let Some(seal) = seal else {
             return Ok(());
         };

@@ -8,24 +8,24 @@
 //! advertised (`advertised`); a retry also names its first attempt
 //! (`retry_of`). `export` writes it as CSV or JSON Lines.
 
-pub mod advertised;
-pub mod binary;
+pub(crate) mod advertised;
+pub(crate) mod binary;
 pub(crate) mod clock;
-pub mod csv;
+pub(crate) mod csv;
 mod error;
 pub(crate) mod export;
-pub mod integrity;
-pub mod read;
+pub(crate) mod integrity;
+pub(crate) mod read;
 pub(crate) mod write;
 
-pub use error::{EventsError, Flaw, Place};
+pub(crate) use error::{EventsError, Flaw, Place};
 
 use crate::events::advertised::Advertised;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// A 2xx answer.
     Admitted,
     /// A 429: the limiter said no.
@@ -39,7 +39,7 @@ pub enum Outcome {
 /// Why a request got no answer, as counted in `errors_by_kind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// Nothing listens on the target's port.
     ConnectRefused,
     /// The TCP connect did not finish in time.
@@ -84,7 +84,7 @@ impl ErrorKind {
         Self::ALL.into_iter().find(|k| k.name().as_bytes() == name)
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ErrorKind::ConnectRefused => "connect_refused",
             ErrorKind::ConnectTimeout => "connect_timeout",
@@ -99,7 +99,7 @@ impl ErrorKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     pub seq: u64,
     pub key: String,
     /// Index of the target (replica) the request was sent to.
@@ -126,7 +126,7 @@ pub struct Event {
 
 /// Which request a retry retries, and which attempt it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetryOf {
+pub(crate) struct RetryOf {
     /// The first attempt's `seq`.
     pub first: u64,
     /// 2 for the first retry, 3 for the next, ... (the first attempt is 1).
@@ -135,30 +135,30 @@ pub struct RetryOf {
 
 impl Event {
     /// Latency as the user sees it: from the intended send time.
-    pub fn latency_us(&self) -> u64 {
+    pub(crate) fn latency_us(&self) -> u64 {
         self.done_us.saturating_sub(self.intended_us)
     }
 
     /// How late the generator sent it.
-    pub fn lag_us(&self) -> u64 {
+    pub(crate) fn lag_us(&self) -> u64 {
         self.sent_us.saturating_sub(self.intended_us)
     }
 
     /// 1 for a first attempt, 2 for its first retry, ...
-    pub fn attempt(&self) -> u8 {
+    pub(crate) fn attempt(&self) -> u8 {
         self.retry_of.map_or(1, |r| r.attempt)
     }
 }
 
 /// Events travel to the writer in batches: a closed-loop worker sends one
 /// batch per [`BATCH`] requests, an open-loop request a batch of one.
-pub type Batch = Vec<Event>;
+pub(crate) type Batch = Vec<Event>;
 
 /// A closed-loop worker's batch size.
-pub const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 impl Outcome {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Outcome::Admitted => "admitted",
             Outcome::Rejected => "rejected",

@@ -3,7 +3,7 @@
 //! (`events/<arm>.csv`), told by the file's name. Either is held to a
 //! [`Check`]: a damaged trace is an error, never a smaller verdict.
 
-pub use super::binary::Record;
+pub(crate) use super::binary::Record;
 use super::integrity::{Check, Checker};
 use super::{Event, EventsError, Place};
 use std::collections::HashMap;
@@ -15,7 +15,7 @@ fn is_csv(path: &Path) -> bool {
 }
 
 /// Streams the events of a trace file, binary or CSV.
-pub fn read(
+pub(crate) fn read(
     path: &Path,
     check: Check,
 ) -> Result<Box<dyn Iterator<Item = Result<Event, EventsError>>>, EventsError> {
@@ -58,7 +58,7 @@ fn checked_csv(
 /// Streams a trace as key names and numbered events (`binary::Record`):
 /// a binary trace as it is stored, a CSV one with its keys numbered as
 /// they come. Each distinct name is defined once.
-pub fn records(
+pub(crate) fn records(
     path: &Path,
     check: Check,
 ) -> Result<impl Iterator<Item = Result<Record, EventsError>>, EventsError> {
@@ -74,7 +74,7 @@ const BATCH: usize = 8_192;
 /// [`records`] a batch at a time, decoded on a thread of its own: the
 /// caller works on one batch while the next is read, and reads each
 /// record where the decoder put it. An error ends the stream.
-pub fn batches(
+pub(crate) fn batches(
     path: &Path,
     check: Check,
 ) -> Result<impl Iterator<Item = Result<Vec<Record>, EventsError>>, EventsError> {

@@ -284,7 +284,7 @@ mod tests {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 #[value(rename_all = "snake_case")]
-pub enum Fanout {
+pub(crate) enum Fanout {
     RoundRobin,
     Random,
     /// The same key always goes to the same replica.
@@ -294,9 +294,9 @@ pub enum Fanout {
 }
 
 impl Fanout {
-    pub const NAMES: &'static str = "round_robin, random, sticky or single";
+    pub(crate) const NAMES: &'static str = "round_robin, random, sticky or single";
 
-    pub fn from_name(name: &str) -> Option<Fanout> {
+    pub(crate) fn from_name(name: &str) -> Option<Fanout> {
         Some(match name {
             "round_robin" => Fanout::RoundRobin,
             "random" => Fanout::Random,
@@ -308,7 +308,7 @@ impl Fanout {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum KeyDistribution {
+pub(crate) enum KeyDistribution {
     Uniform,
     /// Key of rank k (1-based) with weight 1/k^s.
     Zipf {

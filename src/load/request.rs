@@ -12,7 +12,7 @@ pub(crate) const DEFAULT_LIMITED: &[u16] = &[429];
 
 /// What every request of a load carries besides its target and key.
 #[derive(Clone, Debug)]
-pub struct Template {
+pub(crate) struct Template {
     pub method: Method,
     /// Extra headers (`--header`), sent on every request.
     pub headers: HeaderMap,
@@ -48,7 +48,7 @@ pub struct Template {
 
 /// A header sent with a value of each key's own: `name: prefix value`.
 #[derive(Clone, Debug)]
-pub struct Beside {
+pub(crate) struct Beside {
     pub name: HeaderName,
     pub prefix: String,
     /// By key name; a key without one is not sent.
@@ -57,7 +57,7 @@ pub struct Beside {
 
 /// The HTTP version a load speaks (`[target] http`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Http {
+pub(crate) enum Http {
     #[default]
     H1,
     /// HTTP/2: ALPN `h2` over TLS, prior knowledge in cleartext.
@@ -69,7 +69,7 @@ pub enum Http {
 
 /// Where a request carries its key, besides a header.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum KeyPlace {
+pub(crate) enum KeyPlace {
     /// Only in `key_header`, if any.
     #[default]
     Header,
@@ -87,7 +87,7 @@ pub enum KeyPlace {
 
 /// A request body and its content type.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Body {
+pub(crate) struct Body {
     pub bytes: Vec<u8>,
     pub content_type: String,
 }
@@ -104,7 +104,7 @@ pub(crate) fn content_type_of(bytes: &[u8]) -> &'static str {
 
 impl Template {
     /// `method`, no extra headers, the key in `key_header` as it is, 429 limited.
-    pub fn new(method: Method, key_header: Option<HeaderName>) -> Self {
+    pub(crate) fn new(method: Method, key_header: Option<HeaderName>) -> Self {
         Template {
             method,
             headers: HeaderMap::new(),
@@ -122,7 +122,7 @@ impl Template {
     }
 
     /// Where the key goes besides a header, in words (`None`: only there).
-    pub fn key_in(&self) -> Option<String> {
+    pub(crate) fn key_in(&self) -> Option<String> {
         if self.sources.is_some() {
             return Some("the client address (one per key)".into());
         }
@@ -142,7 +142,7 @@ impl Template {
     }
 
     /// Whether requests carry a key at all (else every request is one key).
-    pub fn sends_key(&self) -> bool {
+    pub(crate) fn sends_key(&self) -> bool {
         self.key_header.is_some() || self.key_place != KeyPlace::Header || self.sources.is_some()
     }
 }

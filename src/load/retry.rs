@@ -22,7 +22,7 @@ const SLICE: Duration = Duration::from_millis(20);
 
 /// How the wait grows when the answer says nothing (or is not listened to).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backoff {
+pub(crate) enum Backoff {
     /// A random wait up to `base · 2^(retry − 1)`, at most `cap` ("full
     /// jitter": callers that were limited together do not come back together).
     Exponential,
@@ -31,26 +31,19 @@ pub enum Backoff {
 }
 
 impl Backoff {
-    pub const NAMES: &'static str = "exponential or constant";
+    pub(crate) const NAMES: &'static str = "exponential or constant";
 
-    pub fn from_name(name: &str) -> Option<Backoff> {
+    pub(crate) fn from_name(name: &str) -> Option<Backoff> {
         match name {
             "exponential" => Some(Backoff::Exponential),
             "constant" => Some(Backoff::Constant),
             _ => None,
         }
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Backoff::Exponential => "exponential",
-            Backoff::Constant => "constant",
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Retry {
+pub(crate) struct Retry {
     /// Statuses retried; empty: the target's limited statuses.
     pub on: Vec<u16>,
     /// Wait what `Retry-After` says when an answer carries it.
@@ -82,7 +75,7 @@ impl Retry {
     /// after an answer of `status` that advertised `advertised`, or `None`
     /// when it is not retried. `jitter` is a draw in `[0, 1)`; `limited`
     /// stands for an empty `on`.
-    pub fn wait(
+    pub(crate) fn wait(
         &self,
         status: u16,
         advertised: Option<&Advertised>,
@@ -117,7 +110,7 @@ impl Retry {
 
     /// In words, for the report: `up to 3 retries on 429, Retry-After
     /// respected, exponential backoff from 100ms to 5s`.
-    pub fn describe(&self, limited: &[u16]) -> String {
+    pub(crate) fn describe(&self, limited: &[u16]) -> String {
         let on = if self.on.is_empty() {
             limited
         } else {

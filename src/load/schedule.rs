@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Shape {
+pub(crate) enum Shape {
     Constant {
         rate: f64,
     },
@@ -40,13 +40,13 @@ pub enum Shape {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stage {
+pub(crate) struct Stage {
     pub target: f64,
     pub over: Duration,
 }
 
 impl Shape {
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Shape::Constant { .. } => "constant",
             Shape::Poisson { .. } => "poisson",
@@ -57,7 +57,7 @@ impl Shape {
     }
 
     /// The mean rate the schedule asks for over `duration` (requests/s).
-    pub fn target_rate(&self, duration: Duration) -> f64 {
+    pub(crate) fn target_rate(&self, duration: Duration) -> f64 {
         let secs = duration.as_secs_f64().max(1e-9);
         match self {
             Shape::Constant { rate } | Shape::Poisson { rate } => *rate,

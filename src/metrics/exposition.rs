@@ -10,19 +10,19 @@
 use super::selector::quoted;
 
 /// The most samples one answer may carry before it is refused.
-pub const MAX_SAMPLES: usize = 1_000_000;
+pub(crate) const MAX_SAMPLES: usize = 1_000_000;
 /// The most labels one sample may carry.
 const MAX_LABELS: usize = 64;
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub name: String,
     pub labels: Vec<(String, String)>,
     pub value: f64,
 }
 
 /// Every sample of `text`; the first line that is not one is the error.
-pub fn parse(text: &str) -> Result<Vec<Sample>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Sample>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();

@@ -16,12 +16,12 @@ use std::collections::BTreeMap;
 
 /// The largest count a reading or a record read back may hold (more is a
 /// damaged record or a hostile answer, not a counter).
-pub const MAX_COUNT: f64 = 1e15;
+pub(crate) const MAX_COUNT: f64 = 1e15;
 
 /// Each series' latest value, and what all of them rose by since the
 /// first reading.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     last: BTreeMap<String, f64>,
     started: bool,
     pub increase: f64,
@@ -31,7 +31,7 @@ pub struct Tally {
 impl Tally {
     /// Takes one reading (series id → value). The first only sets where
     /// each series starts; a series first seen later started at zero.
-    pub fn add(&mut self, reading: &BTreeMap<String, f64>) -> Result<(), String> {
+    pub(crate) fn add(&mut self, reading: &BTreeMap<String, f64>) -> Result<(), String> {
         for (id, &v) in reading {
             if !(v.is_finite() && (0.0..=MAX_COUNT).contains(&v)) {
                 return Err(format!("series {id} read {v}, not a counter's value"));
@@ -56,7 +56,7 @@ impl Tally {
 
 /// What the trace saw of the decisions the counters count.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub admitted: u64,
     pub rejected: u64,
     /// Sent without an admit or a limit for answer.
@@ -64,7 +64,7 @@ pub struct Seen {
 }
 
 /// The distance of `limiter` from `[seen, seen + undecided]`.
-pub fn off(limiter: f64, seen: u64, undecided: u64) -> f64 {
+pub(crate) fn off(limiter: f64, seen: u64, undecided: u64) -> f64 {
     let low = seen as f64;
     let high = low + undecided as f64;
     if limiter < low {
@@ -78,7 +78,7 @@ pub fn off(limiter: f64, seen: u64, undecided: u64) -> f64 {
 
 /// The record's counts (bounded: it is read back from disk) held against
 /// what the trace saw.
-pub fn held(record: &MetricsRecord, seen: Seen) -> LimiterMetrics {
+pub(crate) fn held(record: &MetricsRecord, seen: Seen) -> LimiterMetrics {
     let bounded = |v: Option<f64>| v.filter(|v| v.is_finite() && (0.0..=MAX_COUNT).contains(v));
     let count = |selector: &Option<String>, limiter: Option<f64>, trace: u64| {
         let selector = selector.clone()?;

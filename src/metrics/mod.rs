@@ -4,22 +4,22 @@
 //! clients saw. `selector` and `exposition` read the texts, `read` fetches,
 //! `held` compares.
 
-pub mod exposition;
-pub mod held;
-pub mod read;
-pub mod selector;
+pub(crate) mod exposition;
+pub(crate) mod held;
+pub(crate) mod read;
+pub(crate) mod selector;
 
 /// `[target] metrics`: where the limiter's own counters are read, and
 /// which series count its admits and its rejects (at least one).
 #[derive(Clone, Debug, PartialEq)]
-pub struct MetricsSpec {
+pub(crate) struct MetricsSpec {
     pub source: MetricsSource,
     pub admitted: Option<selector::Selector>,
     pub rejected: Option<selector::Selector>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum MetricsSource {
+pub(crate) enum MetricsSource {
     /// Each replica rlbench starts, at its `/metrics`.
     Replicas,
     /// These exposition URLs, each scraped and their series added.

@@ -28,19 +28,19 @@ const MAX_ANSWER_BYTES: usize = 32 << 20;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a reading waits for Prometheus to scrape after the moment it
 /// must follow.
-pub const FRESH_WITHIN: Duration = Duration::from_secs(60);
+pub(crate) const FRESH_WITHIN: Duration = Duration::from_secs(60);
 
 /// Each matching series' value.
-pub type Values = BTreeMap<String, f64>;
+pub(crate) type Values = BTreeMap<String, f64>;
 
 /// One reading: the admitted selector's series and the rejected one's.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Reading {
+pub(crate) struct Reading {
     pub admitted: Values,
     pub rejected: Values,
 }
 
-pub struct Reader {
+pub(crate) struct Reader {
     from: From,
     /// Where, in words.
     source: String,
@@ -57,7 +57,7 @@ enum From {
 impl Reader {
     /// `replicas`: the base URLs of the replicas rlbench started, for
     /// `MetricsSource::Replicas`.
-    pub fn new(spec: &MetricsSpec, replicas: &[String]) -> Result<Reader, String> {
+    pub(crate) fn new(spec: &MetricsSpec, replicas: &[String]) -> Result<Reader, String> {
         let from = match &spec.source {
             MetricsSource::Replicas => From::Scrape(
                 replicas
@@ -90,11 +90,11 @@ impl Reader {
     }
 
     /// Where the counts come from, in words.
-    pub fn source(&self) -> String {
+    pub(crate) fn source(&self) -> String {
         self.source.clone()
     }
 
-    pub fn selectors(&self) -> (Option<String>, Option<String>) {
+    pub(crate) fn selectors(&self) -> (Option<String>, Option<String>) {
         (
             self.admitted.as_ref().map(ToString::to_string),
             self.rejected.as_ref().map(ToString::to_string),
@@ -103,7 +103,7 @@ impl Reader {
 
     /// A reading of the counters as they are now, or (Prometheus) as last
     /// scraped.
-    pub async fn read(&self) -> Result<Reading, String> {
+    pub(crate) async fn read(&self) -> Result<Reading, String> {
         match &self.from {
             From::Scrape(urls) => self.scrape(urls).await,
             From::Prometheus(base) => {
@@ -122,7 +122,7 @@ impl Reader {
     /// A reading of the counters as they were after this call began: a
     /// scrape is that at once; Prometheus is waited for (at most
     /// [`FRESH_WITHIN`]).
-    pub async fn read_fresh(&self) -> Result<Reading, String> {
+    pub(crate) async fn read_fresh(&self) -> Result<Reading, String> {
         let From::Prometheus(base) = &self.from else {
             return self.read().await;
         };

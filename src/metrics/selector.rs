@@ -11,13 +11,13 @@ use std::fmt;
 const MAX_MATCHERS: usize = 32;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Selector {
+pub(crate) struct Selector {
     pub name: String,
     pub matchers: Vec<Matcher>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Matcher {
+pub(crate) struct Matcher {
     pub label: String,
     /// `=` (true) or `!=` (false).
     pub equal: bool,
@@ -26,7 +26,7 @@ pub struct Matcher {
 
 impl Selector {
     /// Does the series `name{labels}` match?
-    pub fn matches(&self, name: &str, labels: &[(String, String)]) -> bool {
+    pub(crate) fn matches(&self, name: &str, labels: &[(String, String)]) -> bool {
         name == self.name
             && self.matchers.iter().all(|m| {
                 let v = labels
@@ -72,7 +72,7 @@ fn label_char(c: char, first: bool) -> bool {
 }
 
 /// Reads `text`; the error says what is wrong, for one line of output.
-pub fn parse(text: &str) -> Result<Selector, String> {
+pub(crate) fn parse(text: &str) -> Result<Selector, String> {
     let text = text.trim();
     let name_end = text
         .char_indices()

@@ -11,11 +11,11 @@ pub(crate) mod units;
 mod validate;
 
 use reference_api::Policy;
-pub use spec::*;
+pub(crate) use spec::*;
 use std::path::Path;
 
 /// Reads and validates a scenario file.
-pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
+pub(crate) fn read(path: &Path) -> Result<Scenario, ScenarioError> {
     let (file, text) = text_of(path)?;
     parse(&file, &text)
 }
@@ -23,7 +23,7 @@ pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
 /// Reads a scenario file as [`read`] does, but on a file with errors
 /// returns every error it can place, not only the first (`rlbench check`);
 /// the first is the one [`read`] reports.
-pub fn read_every(path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
+pub(crate) fn read_every(path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
     let (file, text) = text_of(path).map_err(|e| vec![e])?;
     every::every(&file, &text)
 }
@@ -44,12 +44,12 @@ fn text_of(path: &Path) -> Result<(String, String), ScenarioError> {
 
 /// A coordinator's Redis URL (`[distributed] coordinator`, `--coordinator`),
 /// or what is wrong with it, its password hidden.
-pub fn coordinator_url(url: &str) -> Result<String, String> {
+pub(crate) fn coordinator_url(url: &str) -> Result<String, String> {
     validate::coordinator(url)
 }
 
 /// Validates scenario text; `file` names it in errors.
-pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+pub(crate) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     validate::scenario(file, text)
 }
 
@@ -57,14 +57,14 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
 /// commas: `algorithm = "sliding_log", limit = 10, window = "1s"` (for
 /// `rlbench attack --policy`). Errors read like a scenario's, located in
 /// the text given.
-pub fn inline_policy(text: &str) -> Result<(Policy, PolicyTiming), ScenarioError> {
+pub(crate) fn inline_policy(text: &str) -> Result<(Policy, PolicyTiming), ScenarioError> {
     validate::inline_policy(text)
 }
 
 /// Where the key goes, given inline as the keys of `[load] key`
 /// (`source_ip = "127.0.0.0/16"`, `query = "api_key"`, ...; for `rlbench
 /// attack --key-in`), put into `template` for `keys` keys.
-pub fn inline_key(
+pub(crate) fn inline_key(
     text: &str,
     template: crate::load::request::Template,
     keys: u32,

@@ -11,7 +11,7 @@ use std::fmt;
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
-pub struct Scenario {
+pub(crate) struct Scenario {
     pub name: String,
     pub duration: Duration,
     pub seed: u64,
@@ -32,13 +32,13 @@ pub struct Scenario {
     pub metrics: Option<MetricsSpec>,
 }
 
-pub use crate::metrics::{MetricsSource, MetricsSpec};
+pub(crate) use crate::metrics::{MetricsSource, MetricsSpec};
 
 /// `[distributed]` (or `run --agents`): how many load agents split each
 /// arm's schedule, the Redis they coordinate through, and how long the
 /// controller waits for them.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Distributed {
+pub(crate) struct Distributed {
     pub agents: usize,
     /// A `redis://` URL; `None` in the file means `--coordinator` must say it.
     pub coordinator: Option<String>,
@@ -50,22 +50,22 @@ pub struct Distributed {
 }
 
 /// How far an agent's times may be off unless the scenario says more.
-pub const DEFAULT_MAX_CLOCK_UNCERTAINTY: Duration = Duration::from_millis(10);
+pub(crate) const DEFAULT_MAX_CLOCK_UNCERTAINTY: Duration = Duration::from_millis(10);
 
 /// The most agents one run may split a schedule over.
-pub const MAX_AGENTS: usize = 256;
+pub(crate) const MAX_AGENTS: usize = 256;
 
 /// How long the controller waits for its agents unless told otherwise.
-pub const DEFAULT_AGENTS_WAIT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_AGENTS_WAIT: Duration = Duration::from_secs(60);
 
 impl Scenario {
     /// Whether rlbench starts its own Redis for this arm.
-    pub fn needs_managed_redis(&self, arm: &Arm) -> bool {
+    pub(crate) fn needs_managed_redis(&self, arm: &Arm) -> bool {
         arm.mode.uses_redis() && self.redis.url.is_none()
     }
 
     /// The Redis rlbench starts for this arm, if any.
-    pub fn managed_redis(&self, arm: &Arm) -> Option<crate::stack::Managed> {
+    pub(crate) fn managed_redis(&self, arm: &Arm) -> Option<crate::stack::Managed> {
         self.needs_managed_redis(arm)
             .then_some(match self.redis.topology {
                 Topology::Single => crate::stack::Managed::Single,
@@ -80,12 +80,12 @@ impl Scenario {
 
 /// The fastest clock a scenario may state (simulate or declare): 10 %, far
 /// beyond any slewing daemon's rate (chrony's default cap is 8.3 %).
-pub const MAX_CLOCK_RATE_PPM: i64 = 100_000;
+pub(crate) const MAX_CLOCK_RATE_PPM: i64 = 100_000;
 
 /// `[checks]`: what rlbench does after each arm's load to test the
 /// limiter's headers.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Checks {
+pub(crate) struct Checks {
     /// Keys whose Retry-After is probed (0: none).
     pub retry_after_probes: u32,
     /// A longer advertised wait is reported, not waited for.
@@ -103,7 +103,7 @@ pub struct Checks {
 
 /// What the limiter's timing may be beyond its policy's parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PolicyTiming {
+pub(crate) struct PolicyTiming {
     /// How late a window, segment or refill may run (µs).
     pub lateness_us: i64,
     /// A token bucket refilled in one chunk per period (ASP.NET Core's,
@@ -137,7 +137,7 @@ impl Default for Checks {
 
 /// Someone else's limiter: where requests go and what they look like.
 #[derive(Clone, Debug)]
-pub struct ExternalTarget {
+pub(crate) struct ExternalTarget {
     /// The scenario's URLs (arms may name their own).
     pub urls: Vec<hyper::Uri>,
     /// `[target] path`, put on every URL (an arm's too).
@@ -176,7 +176,7 @@ impl ExternalTarget {
 
 /// Where each request carries its key, as the limiter finds it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub enum KeySpec {
+pub(crate) enum KeySpec {
     /// A header, a path segment, a query parameter, a body field: all in
     /// the request template as it is.
     #[default]
@@ -195,11 +195,11 @@ pub enum KeySpec {
 }
 
 /// Where `X-Forwarded-For` addresses start: 10.0.0.1, one per key.
-pub const FORWARDED_FROM: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 0, 0, 1);
+pub(crate) const FORWARDED_FROM: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 0, 0, 1);
 
 /// How to mint each key's token.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JwtSpec {
+pub(crate) struct JwtSpec {
     /// The claim that holds the key ("sub").
     pub claim: String,
     pub alg: JwtAlg,
@@ -211,19 +211,19 @@ pub struct JwtSpec {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JwtAlg {
+pub(crate) enum JwtAlg {
     Hs256,
     Rs256,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum JwtSecret {
+pub(crate) enum JwtSecret {
     Shared(String),
     PrivateKey(std::path::PathBuf),
 }
 
 #[derive(Clone, Debug)]
-pub struct RedisSpec {
+pub(crate) struct RedisSpec {
     /// An existing Redis to use; `None`: rlbench starts its own.
     pub url: Option<String>,
     /// Bound on one decision's Redis round trips.
@@ -238,7 +238,7 @@ pub struct RedisSpec {
 }
 
 #[derive(Clone, Debug)]
-pub struct LoadSpec {
+pub(crate) struct LoadSpec {
     /// When requests leave (constant, Poisson, stages, bursts), summed over
     /// all keys and replicas.
     pub shape: crate::load::schedule::Shape,
@@ -264,7 +264,7 @@ pub struct LoadSpec {
 /// its own real one too (its JWT, when `[load] key = { jwt }`): what a
 /// limiter keyed on something a client can forge lets through.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Spoof {
+pub(crate) struct Spoof {
     /// Forged identities per principal; a request takes one of them.
     pub forged_keys: u32,
     /// The key header carries a forged key (`<principal>~<n>`).
@@ -274,12 +274,12 @@ pub struct Spoof {
 }
 
 /// The most principals × forged keys a load names.
-pub const MAX_FORGED: u32 = 1_000_000;
+pub(crate) const MAX_FORGED: u32 = 1_000_000;
 
 /// Where the reference API's replicas of an arm find the key under
 /// spoofing (`[[arms]] key_from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyFrom {
+pub(crate) enum KeyFrom {
     /// `[cluster] key_header`, forgeable.
     Header,
     /// The verified JWT's claim (`[load] key = { jwt }`).
@@ -289,7 +289,7 @@ pub enum KeyFrom {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Each replica counts in its own memory.
     Local,
     /// Counts in Redis, read-decide-write as separate commands (the race).
@@ -303,7 +303,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         use reference_api::config::{mode_name, RedisMode};
         match self {
             Mode::Local => mode_name(None),
@@ -315,7 +315,7 @@ impl Mode {
     }
 
     /// One of the reference API's modes, by the name a scenario gives it.
-    pub fn named(name: &str) -> Option<Mode> {
+    pub(crate) fn named(name: &str) -> Option<Mode> {
         use reference_api::config::{mode_named, RedisMode};
         Some(match mode_named(name)? {
             None => Mode::Local,
@@ -325,13 +325,13 @@ impl Mode {
         })
     }
 
-    pub fn uses_redis(&self) -> bool {
+    pub(crate) fn uses_redis(&self) -> bool {
         matches!(self, Mode::RedisNaive | Mode::RedisLua | Mode::RedisBatched)
     }
 }
 
 #[derive(Clone, Debug)]
-pub struct Arm {
+pub(crate) struct Arm {
     pub name: String,
     pub mode: Mode,
     pub replicas: usize,
@@ -385,7 +385,7 @@ impl Arm {
     /// the next, and a window holds at most what was leased in it (`limit`)
     /// plus that: `limit + min(limit, R·(lease − 1))` — at most what the
     /// window before held, too.
-    pub fn lease_bound(&self) -> Option<u64> {
+    pub(crate) fn lease_bound(&self) -> Option<u64> {
         match (&self.mode, &self.policy) {
             (Mode::RedisBatched, Policy::FixedWindow { limit, .. }) => {
                 let carried = self.replicas as u64 * self.lease.saturating_sub(1);
@@ -395,13 +395,13 @@ impl Arm {
         }
     }
 
-    pub fn skew_of(&self, replica: usize) -> i64 {
+    pub(crate) fn skew_of(&self, replica: usize) -> i64 {
         self.clock_skew_us.get(replica).copied().unwrap_or(0)
     }
 
     /// Whether every replica decides by one clock that is this machine's
     /// wall clock, so epoch-aligned windows line up with the trace.
-    pub fn clocks_aligned(&self) -> bool {
+    pub(crate) fn clocks_aligned(&self) -> bool {
         match self.clock {
             ClockSource::Redis => true,
             ClockSource::Replica => (0..self.replicas).all(|r| self.skew_of(r) == 0),
@@ -411,7 +411,7 @@ impl Arm {
 
 /// A scenario that cannot be read or is not valid: `file:line:col: what`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioError {
+pub(crate) struct ScenarioError {
     pub file: String,
     pub line: usize,
     pub column: usize,

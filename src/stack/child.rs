@@ -89,4 +89,4 @@ impl Drop for Supervised {
 
 /// Every process a stack starts carries the run's id in this environment
 /// variable (redis-server rewrites its command line; its environment stays).
-pub const RUN_ENV: &str = "RLBENCH_RUN";
+pub(crate) const RUN_ENV: &str = "RLBENCH_RUN";

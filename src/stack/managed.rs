@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// The Redis rlbench starts for an arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Managed {
+pub(crate) enum Managed {
     /// One redis-server.
     Single,
     /// A Redis Cluster of this many masters, each with this many replicas.
@@ -29,7 +29,7 @@ pub enum Managed {
 
 // One per arm, never moved in a loop: the variants' sizes do not matter.
 #[allow(clippy::large_enum_variant)]
-pub enum ManagedRedis {
+pub(crate) enum ManagedRedis {
     Single {
         server: RedisServer,
         /// In front of it when the scenario adds latency.
@@ -41,7 +41,7 @@ pub enum ManagedRedis {
 
 impl ManagedRedis {
     /// Starts it; `latency_proxy` puts a proxy in front of a single server.
-    pub async fn start(
+    pub(crate) async fn start(
         kind: Managed,
         label: &str,
         latency_proxy: bool,
@@ -66,7 +66,7 @@ impl ManagedRedis {
     }
 
     /// What the replicas are given: the proxy's address when there is one.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         match self {
             ManagedRedis::Single {
                 server,
@@ -79,7 +79,7 @@ impl ManagedRedis {
     }
 
     /// In words, for the terminal: passwords hidden.
-    pub fn said(&self) -> String {
+    pub(crate) fn said(&self) -> String {
         match self {
             ManagedRedis::Single { server, .. } => {
                 format!("redis-server at {}", server.redacted_url())
@@ -116,7 +116,7 @@ impl ManagedRedis {
     /// The nodes holding data (each master and its replicas; both of a
     /// pair), as URLs to connect with (passwords included). After a
     /// failover the killed node is left out when read.
-    pub fn nodes(&self) -> Vec<String> {
+    pub(crate) fn nodes(&self) -> Vec<String> {
         match self {
             ManagedRedis::Single { server, .. } => vec![server.url.clone()],
             ManagedRedis::Cluster(c) => c.data_nodes().map(|n| n.url.clone()).collect(),
@@ -126,7 +126,7 @@ impl ManagedRedis {
         }
     }
 
-    pub fn pids(&self) -> Vec<u32> {
+    pub(crate) fn pids(&self) -> Vec<u32> {
         match self {
             ManagedRedis::Single { server, .. } => server.pid().into_iter().collect(),
             ManagedRedis::Cluster(c) => c.pids().collect(),
@@ -142,18 +142,18 @@ impl ManagedRedis {
     }
 
     /// SIGSTOP a single server; false for other shapes.
-    pub fn pause(&self) -> bool {
+    pub(crate) fn pause(&self) -> bool {
         self.single().map(RedisServer::pause).is_some()
     }
 
-    pub fn resume(&self) {
+    pub(crate) fn resume(&self) {
         if let Some(s) = self.single() {
             s.resume();
         }
     }
 
     /// Delays everything through the proxy; false without one.
-    pub fn delay(&self, delay: Duration, jitter: Duration) -> bool {
+    pub(crate) fn delay(&self, delay: Duration, jitter: Duration) -> bool {
         match self {
             ManagedRedis::Single { proxy: Some(p), .. } => {
                 p.set(delay, jitter);
@@ -164,7 +164,7 @@ impl ManagedRedis {
     }
 
     /// SIGKILL a single server; false for other shapes.
-    pub async fn kill(&mut self) -> bool {
+    pub(crate) async fn kill(&mut self) -> bool {
         match self {
             ManagedRedis::Single { server, .. } => {
                 server.kill().await;
@@ -175,7 +175,7 @@ impl ManagedRedis {
     }
 
     /// A fresh single server on the killed one's port.
-    pub async fn restart(&mut self, label: &str) -> Result<(), StackError> {
+    pub(crate) async fn restart(&mut self, label: &str) -> Result<(), StackError> {
         match self {
             ManagedRedis::Single { server, .. } => server.restart(label).await,
             _ => Ok(()),
@@ -183,7 +183,7 @@ impl ManagedRedis {
     }
 
     /// Stops replication to the replica; false without a pair.
-    pub fn hold_replication(&self) -> bool {
+    pub(crate) fn hold_replication(&self) -> bool {
         match self {
             ManagedRedis::Replicated(pair) => {
                 pair.hold_link();
@@ -195,7 +195,7 @@ impl ManagedRedis {
 
     /// Kills the primary (a cluster's first master) and promotes its
     /// replica; false for a single server.
-    pub async fn fail_over(&mut self) -> Result<bool, StackError> {
+    pub(crate) async fn fail_over(&mut self) -> Result<bool, StackError> {
         match self {
             ManagedRedis::Replicated(pair) => pair.fail_over().await.map(|()| true),
             ManagedRedis::Cluster(c) => c.fail_over().await.map(|()| true),
@@ -205,14 +205,14 @@ impl ManagedRedis {
 
     /// After a failover, a fresh replica for the promoted primary (of a
     /// pair; a cluster's promoted master carries on without one).
-    pub async fn rejoin(&mut self) -> Result<(), StackError> {
+    pub(crate) async fn rejoin(&mut self) -> Result<(), StackError> {
         match self {
             ManagedRedis::Replicated(pair) => pair.rejoin().await,
             _ => Ok(()),
         }
     }
 
-    pub async fn stop(&mut self) {
+    pub(crate) async fn stop(&mut self) {
         match self {
             ManagedRedis::Single { server, proxy } => {
                 *proxy = None;

@@ -7,18 +7,17 @@
 //! panic, abandoned start) kills whatever is left.
 
 mod child;
-pub use child::RUN_ENV;
-pub mod cluster;
+pub(crate) mod cluster;
 pub(crate) mod cluster_answers;
 pub(crate) mod control;
 pub(crate) mod error;
-pub use error::StackError;
+pub(crate) use error::StackError;
 pub(crate) mod leftovers;
 pub(crate) mod managed;
-pub use managed::Managed;
+pub(crate) use managed::Managed;
 pub(crate) mod metrics;
-pub mod proxy;
-pub mod redis;
+pub(crate) mod proxy;
+pub(crate) mod redis;
 pub(crate) mod redis_use;
 mod replica;
 pub(crate) mod replicated;
@@ -36,7 +35,7 @@ use tokio::time::Instant;
 const READY_WITHIN: Duration = Duration::from_secs(10);
 const HEALTHY_WITHIN: Duration = Duration::from_secs(5);
 
-pub struct Stack {
+pub(crate) struct Stack {
     replicas: Vec<Replica>,
     redis: Option<ManagedRedis>,
     /// What each replica was started with (to start it again).
@@ -53,7 +52,7 @@ impl Stack {
     /// replaces the one in every Redis-backed config), then one replica per
     /// config. On any failure what was started is stopped before the error
     /// returns.
-    pub async fn up(
+    pub(crate) async fn up(
         configs: &[ReplicaConfig],
         managed_redis: Option<Managed>,
         latency_proxy: bool,
@@ -64,7 +63,7 @@ impl Stack {
 
     /// As [`Stack::up`]; with `base_port`, replica i listens on
     /// 127.0.0.1:(base_port + i) instead of a free port.
-    pub async fn up_on(
+    pub(crate) async fn up_on(
         configs: &[ReplicaConfig],
         managed_redis: Option<Managed>,
         latency_proxy: bool,
@@ -120,11 +119,11 @@ impl Stack {
         Ok(stack)
     }
 
-    pub fn urls(&self) -> Vec<String> {
+    pub(crate) fn urls(&self) -> Vec<String> {
         self.replicas.iter().map(|r| r.url.clone()).collect()
     }
 
-    pub fn pids(&self) -> Vec<u32> {
+    pub(crate) fn pids(&self) -> Vec<u32> {
         self.replicas
             .iter()
             .filter_map(Replica::pid)
@@ -133,12 +132,12 @@ impl Stack {
     }
 
     /// The managed Redis in words, for the terminal.
-    pub fn redis_said(&self) -> Option<String> {
+    pub(crate) fn redis_said(&self) -> Option<String> {
         self.redis.as_ref().map(ManagedRedis::said)
     }
 
     /// The prefix of every Redis key the replicas use.
-    pub fn redis_prefix(&self) -> Option<&str> {
+    pub(crate) fn redis_prefix(&self) -> Option<&str> {
         match self.configs.first().map(|c| &c.backend) {
             Some(Backend::Redis(b)) => Some(b.prefix.as_str()),
             _ => None,
@@ -147,7 +146,7 @@ impl Stack {
 
     /// The Redis nodes the replicas use (the servers themselves, not a
     /// proxy in front; each master of a cluster); none for local replicas.
-    pub async fn redis_nodes(&self) -> Vec<String> {
+    pub(crate) async fn redis_nodes(&self) -> Vec<String> {
         if let Some(r) = &self.redis {
             return r.nodes();
         }
@@ -158,12 +157,12 @@ impl Stack {
     }
 
     /// The arm's own Redis, to break (see `managed` for what applies).
-    pub fn redis_mut(&mut self) -> Option<&mut ManagedRedis> {
+    pub(crate) fn redis_mut(&mut self) -> Option<&mut ManagedRedis> {
         self.redis.as_mut()
     }
 
     /// Starts a fresh single Redis on the killed one's port.
-    pub async fn restart_redis(&mut self) -> Result<(), StackError> {
+    pub(crate) async fn restart_redis(&mut self) -> Result<(), StackError> {
         match &mut self.redis {
             Some(r) => r.restart(&self.run_id).await,
             None => Ok(()),
@@ -173,7 +172,7 @@ impl Stack {
     /// Sets replica `i`'s clock to its configured skew plus `step_us`
     /// (through its loopback-only admin endpoint, with the stack's token);
     /// false when there is no such replica.
-    pub async fn step_clock(&self, i: usize, step_us: i64) -> Result<bool, StackError> {
+    pub(crate) async fn step_clock(&self, i: usize, step_us: i64) -> Result<bool, StackError> {
         let (Some(replica), Some(config)) = (self.replicas.get(i), self.configs.get(i)) else {
             return Ok(false);
         };
@@ -195,7 +194,7 @@ impl Stack {
     }
 
     /// Kills replica `i` hard; false when there is no such replica.
-    pub async fn kill_replica(&mut self, i: usize) -> bool {
+    pub(crate) async fn kill_replica(&mut self, i: usize) -> bool {
         match self.replicas.get_mut(i) {
             Some(r) => {
                 r.kill().await;
@@ -206,7 +205,7 @@ impl Stack {
     }
 
     /// Starts replica `i` again on its old port, with its old config.
-    pub async fn restart_replica(&mut self, i: usize) -> Result<(), StackError> {
+    pub(crate) async fn restart_replica(&mut self, i: usize) -> Result<(), StackError> {
         let (Some(old), Some(config)) = (self.replicas.get(i), self.configs.get(i)) else {
             return Ok(());
         };
@@ -260,7 +259,7 @@ impl Stack {
     }
 
     /// Each replica's Redis fallback counts, read from its `/metrics`.
-    pub async fn redis_fallbacks(&self) -> Vec<crate::store::records::Fallbacks> {
+    pub(crate) async fn redis_fallbacks(&self) -> Vec<crate::store::records::Fallbacks> {
         let http = control::new(1);
         let mut out = Vec::with_capacity(self.replicas.len());
         for replica in &self.replicas {
@@ -274,7 +273,7 @@ impl Stack {
     }
 
     /// Stops every replica, then Redis (SIGTERM, grace, SIGKILL), waiting for each.
-    pub async fn down(&mut self) {
+    pub(crate) async fn down(&mut self) {
         for replica in &mut self.replicas {
             replica.stop().await;
         }

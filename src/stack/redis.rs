@@ -209,7 +209,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// One PING round trip (`url` with its password when it needs one).
-pub async fn ping(url: &str) -> bool {
+pub(crate) async fn ping(url: &str) -> bool {
     let attempt = async {
         let client = redis::Client::open(url).ok()?;
         let mut conn = client.get_multiplexed_async_connection().await.ok()?;
@@ -222,7 +222,7 @@ pub async fn ping(url: &str) -> bool {
     )
 }
 
-pub fn free_port() -> Result<u16, StackError> {
+pub(crate) fn free_port() -> Result<u16, StackError> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(StackError::NoFreePort)?;
     listener
         .local_addr()

@@ -20,7 +20,7 @@ const LINKED_WITHIN: Duration = Duration::from_secs(10);
 /// A held link holds this long: past any run.
 const HOLD: Duration = Duration::from_secs(24 * 3600);
 
-pub struct Replicated {
+pub(crate) struct Replicated {
     pub primary: RedisServer,
     pub replica: RedisServer,
     /// Between the replica and the primary.
@@ -33,7 +33,7 @@ pub struct Replicated {
 }
 
 impl Replicated {
-    pub async fn start(label: &str) -> Result<Replicated, StackError> {
+    pub(crate) async fn start(label: &str) -> Result<Replicated, StackError> {
         let password = super::secret::fresh()?;
         let primary = RedisServer::start_with(label, &password, |_| Ok(no_sync_delay())).await?;
         let link = Proxy::start(format!("127.0.0.1:{}", primary.port)).await?;
@@ -86,17 +86,17 @@ impl Replicated {
 
     /// The address the limiter replicas use (password included: both
     /// servers have the pair's).
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.primary.url_at(&self.front.address)
     }
 
     /// From now on the replica receives nothing from the primary.
-    pub fn hold_link(&self) {
+    pub(crate) fn hold_link(&self) {
         self.link.set(HOLD, Duration::ZERO);
     }
 
     /// Kills the primary, promotes the replica, moves the address to it.
-    pub async fn fail_over(&mut self) -> Result<(), StackError> {
+    pub(crate) async fn fail_over(&mut self) -> Result<(), StackError> {
         if self.failed_over {
             return Err(StackError::PromotedAlready);
         }
@@ -130,7 +130,7 @@ impl Replicated {
     /// primary's place comes back as the new primary's replica (as Sentinel
     /// brings the old one back), so that waiting for a replica can succeed
     /// again.
-    pub async fn rejoin(&mut self) -> Result<(), StackError> {
+    pub(crate) async fn rejoin(&mut self) -> Result<(), StackError> {
         self.link.set(Duration::ZERO, Duration::ZERO);
         self.link.switch(format!("127.0.0.1:{}", self.replica.port));
         let link_port = port_of(&self.link)?;
@@ -148,11 +148,11 @@ impl Replicated {
         Ok(())
     }
 
-    pub fn pids(&self) -> impl Iterator<Item = u32> + '_ {
+    pub(crate) fn pids(&self) -> impl Iterator<Item = u32> + '_ {
         self.primary.pid().into_iter().chain(self.replica.pid())
     }
 
-    pub async fn stop(&mut self) {
+    pub(crate) async fn stop(&mut self) {
         self.replica.stop().await;
         self.primary.stop().await;
     }

@@ -8,7 +8,7 @@ use crate::error::{io_exit, Exit, Kind};
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     #[error("cannot write {}: {source}", path.display())]
     Write {
         path: PathBuf,

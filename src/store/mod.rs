@@ -10,7 +10,7 @@ pub(crate) mod folder;
 pub(crate) mod names;
 pub(crate) mod page;
 pub(crate) mod probes;
-pub mod records;
+pub(crate) mod records;
 pub(crate) mod summary;
 
-pub use error::StoreError;
+pub(crate) use error::StoreError;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Probe {
+pub(crate) struct Probe {
     pub key: String,
     /// The limited answer's Retry-After, ms.
     pub retry_after_ms: Option<u64>,
@@ -18,7 +18,7 @@ pub struct Probe {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ProbeResult {
+pub(crate) enum ProbeResult {
     /// Admitted after the advertised wait: Retry-After held.
     Admitted,
     /// Limited again after the advertised wait.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Witnesses kept per kind and arm in summary.json unless a scenario says.
-pub const DEFAULT_WITNESSES: usize = 5;
+pub(crate) const DEFAULT_WITNESSES: usize = 5;
 
 /// How far a run got. `run.json` is written when the run starts, rewritten
 /// as each arm starts and ends, and says `finished` once the run folder is
@@ -17,7 +17,7 @@ pub const DEFAULT_WITNESSES: usize = 5;
 /// what a kill (or a crash) left.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RunState {
+pub(crate) enum RunState {
     Running,
     /// Folders written before the state existed were written at the end.
     #[default]
@@ -25,7 +25,7 @@ pub enum RunState {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunRecord {
+pub(crate) struct RunRecord {
     #[serde(default)]
     pub state: RunState,
     /// The rlbench process writing the folder (while it is `running`).
@@ -46,7 +46,7 @@ pub struct RunRecord {
 /// One load agent of a distributed arm (`rlbench run --agents`), as the
 /// controller saw it; the trace's events name it by its index here.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AgentRecord {
+pub(crate) struct AgentRecord {
     pub name: String,
     /// The machine it said it runs on.
     pub host: String,
@@ -87,7 +87,7 @@ pub struct AgentRecord {
 
 impl AgentRecord {
     /// Why its segment is incomplete, if it is.
-    pub fn incomplete(&self) -> Option<String> {
+    pub(crate) fn incomplete(&self) -> Option<String> {
         let who = format!(
             "agent {} (segment {} of {})",
             self.name, self.segment, self.of
@@ -117,7 +117,7 @@ impl AgentRecord {
 
 /// Who sent a lost agent's requests from when on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TakenOver {
+pub(crate) struct TakenOver {
     /// The agent that took its segment over.
     pub by: String,
     /// From this trace time on (s).
@@ -129,7 +129,7 @@ pub struct TakenOver {
 /// Requests of the schedule that were never sent, by why. Every request
 /// of the schedule is either in the trace or counted here.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotSent {
+pub(crate) struct NotSent {
     /// The generator was behind: no room for them before the run's end.
     #[serde(default)]
     pub behind: u64,
@@ -146,20 +146,20 @@ fn not_sent_none(n: &NotSent) -> bool {
 }
 
 impl NotSent {
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.behind
             .saturating_add(self.stopped)
             .saturating_add(self.lost)
     }
 
-    pub fn add(&mut self, other: &NotSent) {
+    pub(crate) fn add(&mut self, other: &NotSent) {
         self.behind = self.behind.saturating_add(other.behind);
         self.stopped = self.stopped.saturating_add(other.stopped);
         self.lost = self.lost.saturating_add(other.lost);
     }
 
     /// Why, in words: "104 generator behind at the run's end, 3 stopped".
-    pub fn why(&self) -> String {
+    pub(crate) fn why(&self) -> String {
         [
             (
                 self.behind,
@@ -178,12 +178,12 @@ impl NotSent {
 
 /// The most per-second readings of the limiter's counters a record keeps
 /// (a day's).
-pub const MAX_METRICS_SAMPLES: usize = 86_400;
+pub(crate) const MAX_METRICS_SAMPLES: usize = 86_400;
 
 /// `[target] metrics`: what the limiter's own counters rose by over the
 /// load, read before it, every second during it and after it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct MetricsRecord {
+pub(crate) struct MetricsRecord {
     /// Where they were read ("the replicas' /metrics", a URL, a
     /// Prometheus server).
     pub source: String,
@@ -205,14 +205,14 @@ pub struct MetricsRecord {
 
 /// What the counters had risen by `t_s` seconds into the load.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct MetricsSample {
+pub(crate) struct MetricsSample {
     pub t_s: f64,
     pub admitted: Option<f64>,
     pub rejected: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ArmRecord {
+pub(crate) struct ArmRecord {
     pub name: String,
     pub mode: String,
     pub replicas: usize,
@@ -353,7 +353,7 @@ pub struct ArmRecord {
 
 /// Principals that sent under forged identities.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Spoofed {
+pub(crate) struct Spoofed {
     pub principals: u32,
     /// Forged identities each.
     pub forged_keys: u32,
@@ -372,7 +372,7 @@ impl ArmRecord {
     /// The clock rate (ppm) the verifier allows for: what was measured
     /// during the arm, what its simulated clocks add, the margin, and at
     /// least what is declared.
-    pub fn clock_allowance_ppm(&self) -> i64 {
+    pub(crate) fn clock_allowance_ppm(&self) -> i64 {
         use crate::events::clock::{allowed_ppm, measured_ppm};
         allowed_ppm(
             measured_ppm(&self.clock_samples),
@@ -385,7 +385,7 @@ impl ArmRecord {
 impl RunRecord {
     /// The rlbench still writing this folder, if it is `running` and its
     /// process lives (not a zombie, not a reused number, not this one).
-    pub fn writer_alive(&self) -> Option<u32> {
+    pub(crate) fn writer_alive(&self) -> Option<u32> {
         let pid = self.pid.filter(|_| self.state == RunState::Running)?;
         if pid == std::process::id() {
             return None;
@@ -402,7 +402,7 @@ impl RunRecord {
 
     /// The arm names it lists, each one a name rlbench writes
     /// (`folder::is_name`): a name that would leave the folder is refused.
-    pub fn checked_arms(&self, path: &Path) -> Result<&[String], StoreError> {
+    pub(crate) fn checked_arms(&self, path: &Path) -> Result<&[String], StoreError> {
         if let Some(bad) = self.arms.iter().find(|a| !super::names::is_name(a)) {
             return Err(StoreError::ArmName {
                 path: path.to_path_buf(),
@@ -423,7 +423,7 @@ impl RunRecord {
 
 /// Reads the arm record of the arm listed as `name`, which must name itself
 /// so (a record is never taken for another arm's).
-pub fn read_arm(path: &Path, name: &str) -> Result<ArmRecord, StoreError> {
+pub(crate) fn read_arm(path: &Path, name: &str) -> Result<ArmRecord, StoreError> {
     let record: ArmRecord = read(path)?;
     if let Err(why) = record.plausible() {
         return Err(StoreError::Implausible {
@@ -451,7 +451,7 @@ const EPOCH_BOUND_US: i64 = 32_503_680_000_000_000;
 impl ArmRecord {
     /// Whether every figure that sizes or shifts anything is one a run of
     /// rlbench could have written; why not, in words.
-    pub fn plausible(&self) -> Result<(), String> {
+    pub(crate) fn plausible(&self) -> Result<(), String> {
         let within = |what: &str, v: i64, lo: i64, hi: i64| {
             (lo..=hi)
                 .contains(&v)
@@ -529,7 +529,7 @@ impl ArmRecord {
     }
 
     /// What its trace is held to when read.
-    pub fn trace_check(&self) -> crate::events::integrity::Check {
+    pub(crate) fn trace_check(&self) -> crate::events::integrity::Check {
         crate::events::integrity::Check {
             seal: self.trace,
             unfinished: self.unfinished,
@@ -593,7 +593,7 @@ fn default_witnesses() -> usize {
 }
 
 /// Writes a record whole (`atomic`): a reader sees the old one or the new.
-pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+pub(crate) fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     let json = serde_json::to_string_pretty(value).map_err(|source| StoreError::Json {
         path: path.to_path_buf(),
         source,
@@ -601,7 +601,7 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     super::atomic::write(path, (json + "\n").as_bytes())
 }
 
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
+pub(crate) fn read<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
     let text =
         crate::files::read_to_string(path, crate::files::RECORD_BYTES).map_err(|source| {
             StoreError::Read {
@@ -616,7 +616,7 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// In words, e.g. "redis_down (pause)".
     pub fault: String,
     /// From just after it took effect to just after it was undone (a
@@ -632,7 +632,7 @@ pub struct Applied {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fallbacks {
+pub(crate) struct Fallbacks {
     /// Admitted without asking Redis (`fail_open`).
     pub failed_open: u64,
     /// Rejected without asking Redis (`fail_closed`).
@@ -643,7 +643,7 @@ pub struct Fallbacks {
 /// `INFO` read before the load and after it (the difference), plus what it
 /// held at the end.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RedisNodeUse {
+pub(crate) struct RedisNodeUse {
     /// `host:port`.
     pub address: String,
     /// Commands clients sent it (`total_commands_processed`, less the

@@ -13,7 +13,7 @@ pub(crate) const SCHEMA: &str = "rlbench.summary/v1";
 pub(crate) const NOT_JUDGED: &str = "no policy given: not judged";
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub schema: String,
     pub scenario: String,
     pub started_at: String,
@@ -27,7 +27,7 @@ pub struct Summary {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ArmSummary {
+pub(crate) struct ArmSummary {
     pub name: String,
     pub mode: String,
     pub replicas: usize,
@@ -102,7 +102,7 @@ pub struct ArmSummary {
 
 /// See [`ArmSummary::policy_fit`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PolicyFit {
+pub(crate) struct PolicyFit {
     /// In words, e.g. `sliding_log: 30 per 2s`.
     pub policy_text: String,
     /// As `--policy` takes it.
@@ -117,7 +117,7 @@ pub struct PolicyFit {
 /// Principals under forged identities, and the trace judged per key sent
 /// (what the limiter was told) beside per principal (who really called).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Spoofing {
+pub(crate) struct Spoofing {
     #[serde(flatten)]
     pub spoofed: crate::store::records::Spoofed,
     /// The forged keys that sent requests.
@@ -129,14 +129,14 @@ pub struct Spoofing {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KeySentVerdict {
+pub(crate) struct KeySentVerdict {
     pub definite_violations: u64,
     pub false_rejects: u64,
 }
 
 /// An arm's keys, as the limiter should have told them apart.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KeyUse {
+pub(crate) struct KeyUse {
     /// Keys that sent at least one request.
     pub keys: u64,
     /// Keys whose first request was limited: a limiter counting each key
@@ -152,7 +152,7 @@ pub struct KeyUse {
 
 /// One load agent's share of an arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PerAgent {
+pub(crate) struct PerAgent {
     pub agent: String,
     pub host: String,
     /// Its segment of the schedule: index `segment` of `of`.
@@ -185,7 +185,7 @@ pub struct PerAgent {
 
 /// The clock rates behind an arm's verdicts (parts per million).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClockRate {
+pub(crate) struct ClockRate {
     /// The wall clock against the generator's monotonic clock, the worst
     /// stretch between samples a second apart (reading error included);
     /// null with too few samples.
@@ -209,7 +209,7 @@ fn is_zero_i64(v: &i64) -> bool {
 /// A batched arm judged twice: against its policy (the usual verdict:
 /// leases over-admit) and against the bound leases allow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LeaseBound {
+pub(crate) struct LeaseBound {
     /// Admits any window may hold: the limit plus one lease's rest per
     /// replica, at most the limit.
     pub limit_per_window: u64,
@@ -221,7 +221,7 @@ pub struct LeaseBound {
 /// cluster) and per decision (a request a replica answered, admitted or
 /// rejected).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RedisUse {
+pub(crate) struct RedisUse {
     pub nodes: Vec<RedisNode>,
     pub decisions: u64,
     /// Commands clients sent, over all nodes, per decision.
@@ -234,7 +234,7 @@ pub struct RedisUse {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RedisNode {
+pub(crate) struct RedisNode {
     pub address: String,
     pub commands: u64,
     /// This node's part of all the nodes' commands (0 to 1).
@@ -251,7 +251,7 @@ pub struct RedisNode {
 /// What retrying callers got, beside what the limiter was asked: first
 /// attempts and retries apart, and successes per second of the send window.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Goodput {
+pub(crate) struct Goodput {
     /// How they retried, in words.
     pub retry: String,
     /// First attempts (the requests callers wanted to make).
@@ -270,7 +270,7 @@ pub struct Goodput {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct FaultSummary {
+pub(crate) struct FaultSummary {
     /// e.g. "redis_down (pause)"
     pub fault: String,
     /// From just after it took effect to just after it was undone, in
@@ -287,7 +287,7 @@ pub struct FaultSummary {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Phase {
+pub(crate) struct Phase {
     /// "before", "during 1", "after 1", ...
     pub name: String,
     /// Seconds from the load start; null at the open ends.
@@ -308,7 +308,7 @@ pub struct Phase {
 /// HdrHistogram V2 encodings, base64, values in µs: merge runs or replicas
 /// by adding histograms, never by averaging percentiles.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Hdr {
+pub(crate) struct Hdr {
     /// From the intended send time.
     pub latency_us: String,
     /// From the actual send time.
@@ -316,7 +316,7 @@ pub struct Hdr {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct RedisErrors {
+pub(crate) struct RedisErrors {
     pub total: u64,
     /// Admitted anyway (`on_redis_error = "fail_open"`).
     pub failed_open: u64,
@@ -325,7 +325,7 @@ pub struct RedisErrors {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Requests {
+pub(crate) struct Requests {
     pub sent: u64,
     pub admitted: u64,
     pub rejected: u64,
@@ -343,7 +343,7 @@ pub struct Requests {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Rate {
+pub(crate) struct Rate {
     pub target_rps: f64,
     /// The target times the share of the schedule's requests that were
     /// sent (open loop); sent per second of sending (closed loop).
@@ -375,7 +375,7 @@ pub(crate) const SATURATED_LAG_P50_MS: f64 = 10.0;
 pub(crate) const LATE_LAG_P99_MS: f64 = 10.0;
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Correctness {
+pub(crate) struct Correctness {
     /// The over-admission bound U: the most admits any correct limiter
     /// could have given the decided requests (summed over keys).
     pub allowed_max: u64,
@@ -403,7 +403,7 @@ pub struct Correctness {
 
 /// See [`Correctness::too_slow`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TooSlow {
+pub(crate) struct TooSlow {
     /// How many admits were that slow.
     pub admits: u64,
     /// From which answer time (ms, the verifier's slack included).
@@ -413,7 +413,7 @@ pub struct TooSlow {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Latency {
+pub(crate) struct Latency {
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
@@ -422,7 +422,7 @@ pub struct Latency {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct PerReplica {
+pub(crate) struct PerReplica {
     pub replica: usize,
     pub sent: u64,
     pub admitted: u64,
@@ -434,7 +434,7 @@ pub struct PerReplica {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Expect {
+pub(crate) struct Expect {
     /// The key as written in `[arms.expect]`.
     pub expectation: String,
     pub figure: String,
@@ -448,7 +448,7 @@ pub struct Expect {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Gate {
+pub(crate) struct Gate {
     pub passed: bool,
     pub failures: Vec<String>,
 }
@@ -462,7 +462,7 @@ pub(crate) fn write(path: &Path, summary: &Summary) -> Result<(), super::StoreEr
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct HeaderSummary {
+pub(crate) struct HeaderSummary {
     /// Answers (any status).
     pub responses: u64,
     /// Answers carrying any rate-limit header.
@@ -480,13 +480,13 @@ pub struct HeaderSummary {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConventionCount {
+pub(crate) struct ConventionCount {
     pub present: u64,
     pub malformed: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RemainingCheck {
+pub(crate) struct RemainingCheck {
     /// Limited answers held against earlier `remaining` values.
     pub checked: u64,
     /// Of those, limited although an earlier answer promised spare capacity
@@ -505,7 +505,7 @@ pub struct RemainingCheck {
 /// `false_reject`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WitnessKind {
+pub(crate) enum WitnessKind {
     /// Admits beyond what the policy allows.
     Violation,
     /// A reject the policy had room for.
@@ -522,7 +522,7 @@ impl From<crate::verify::Kind> for WitnessKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ArmWitness {
+pub(crate) struct ArmWitness {
     pub kind: WitnessKind,
     pub key: String,
     /// The rule in words, e.g. `customer-0003: 11 admits, all decided …`.
@@ -548,7 +548,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WitnessRequest {
+pub(crate) struct WitnessRequest {
     pub seq: u64,
     pub replica: u32,
     pub sent_s: f64,
@@ -560,7 +560,7 @@ pub struct WitnessRequest {
 /// `[target] metrics`: what the limiter's own counters say it decided
 /// during the load, beside what its clients saw (`metrics::held`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LimiterMetrics {
+pub(crate) struct LimiterMetrics {
     pub source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admitted: Option<HeldCount>,
@@ -581,7 +581,7 @@ pub struct LimiterMetrics {
 
 /// One of the limiter's counts held against the trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HeldCount {
+pub(crate) struct HeldCount {
     /// The series selector summed.
     pub selector: String,
     /// What the limiter's series rose by.
@@ -598,7 +598,7 @@ pub struct HeldCount {
 impl LimiterMetrics {
     /// "admitted 4790 where the trace saw 4812 (off by 22); rejected 188
     /// as seen".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let m = self;
         let one = |word: &str, h: &HeldCount| {
             let undecided = match h.undecided {

@@ -11,7 +11,7 @@ use crate::common;
 use reference_api::config::{ClockSource, OnError, RedisBackend, RedisMode, Topology};
 use reference_api::limiter::redis_backed::RedisLimiter;
 use reference_api::Policy;
-use rlbench::stack::redis::RedisServer;
+use rlbench::testing::RedisServer;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

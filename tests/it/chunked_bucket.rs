@@ -7,7 +7,7 @@
 //! buckets are the fake global limit, caught.
 
 use crate::real_limiters::{exact_twice_in_a_row, fake_global_is_caught, Limiter};
-use rlbench::stack::redis::RedisServer;
+use rlbench::testing::RedisServer;
 
 /// A redis-server of the test's own (stopped when the runtime and the
 /// server are dropped), and its URL for the bucket servers.

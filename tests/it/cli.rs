@@ -185,18 +185,12 @@ fn the_documented_external_scenarios_are_valid() {
         if !toml.lines().any(|l| l.starts_with("name = ")) {
             continue;
         }
-        let s = rlbench::scenario::parse("docs/own-limiter.md", toml)
+        let s = rlbench::testing::outline_text("docs/own-limiter.md", toml)
             .unwrap_or_else(|e| panic!("{e}\n{toml}"));
         let shipped =
-            rlbench::scenario::read(&root.join(format!("scenarios/{}.toml", s.name))).unwrap();
-        assert_eq!(s.policy, shipped.policy, "{}", s.name);
-        let urls = |s: &rlbench::scenario::Scenario| {
-            s.arms
-                .iter()
-                .map(|a| format!("{}{:?}", a.name, a.urls))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(urls(&s), urls(&shipped), "{}", s.name);
+            rlbench::testing::outline_file(&root.join(format!("scenarios/{}.toml", s.name)))
+                .unwrap();
+        assert_eq!(s, shipped, "{}", s.name);
         checked.push(s.name);
     }
     assert_eq!(checked, ["nginx", "external-api"]);

@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::{arm, summary, text, wait_no_replicas};
-use rlbench::stack::cluster::RedisCluster;
+use rlbench::testing::RedisCluster;
 use serde_json::Value;
 use std::time::Duration;
 

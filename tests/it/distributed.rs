@@ -6,7 +6,7 @@
 //! killed agent leaves a partial, clearly marked run.
 
 use crate::common::{arm, bin, exited, rlbench, summary, text, write, Running};
-use rlbench::stack::redis::RedisServer;
+use rlbench::testing::RedisServer;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};

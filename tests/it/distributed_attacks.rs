@@ -8,7 +8,7 @@
 
 use crate::common::{bin, text, write, Running};
 use crate::distributed::{agents, run, TOKEN};
-use rlbench::stack::redis::RedisServer;
+use rlbench::testing::RedisServer;
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;

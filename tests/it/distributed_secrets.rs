@@ -6,7 +6,7 @@
 
 use crate::common::{text, write, Running};
 use crate::distributed::TOKEN;
-use rlbench::stack::redis::RedisServer;
+use rlbench::testing::RedisServer;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

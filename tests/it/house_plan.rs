@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 /// only modules listed after it. The data flows scenario → stack → load →
 /// events → analyze → gate → report; `app` wires it together.
 const LAYERS: &[&str] = &[
+    "testing",     // the door for integration tests and benchmarks
     "app",         // the commands, one arm's pipeline, the finish
-    "cli",         // the command line's flags, typed (only main and app read it)
+    "cli",         // the command line's flags, typed (only app reads it)
     "distributed", // load agents and the controller's side of `run --agents`
     "plan",        // a scenario's arm (or attack's flags) into the engine's inputs
     "live",        // `run --live`: a loopback page following the run

@@ -5,7 +5,7 @@
 use reference_api::config::{ClockSource, OnError, RedisBackend, RedisMode, Topology};
 use reference_api::limiter::redis_backed::RedisLimiter;
 use reference_api::{Policy, Rate};
-use rlbench::stack::redis::RedisServer;
+use rlbench::testing::RedisServer;
 use rlbench::verify::{self, Decided, Obs};
 use std::time::{Duration, Instant};
 
@@ -370,7 +370,7 @@ async fn a_late_request_still_finds_its_window_before_it_expires() {
 
 #[tokio::test]
 async fn a_request_that_timed_out_is_counted_once_never_twice() {
-    use rlbench::stack::proxy::Proxy;
+    use rlbench::testing::Proxy;
     let server = RedisServer::start("rlbench-test").await.unwrap();
     // The replica reaches Redis through a proxy adding 80 ms each way: far
     // past its 50 ms budget, so every call times out and falls back — yet
@@ -416,7 +416,7 @@ async fn a_request_that_timed_out_is_counted_once_never_twice() {
 
 #[tokio::test]
 async fn a_script_past_its_deadline_consumes_nothing() {
-    use rlbench::stack::proxy::Proxy;
+    use rlbench::testing::Proxy;
     let server = RedisServer::start("rlbench-test").await.unwrap();
     let proxy = Proxy::start(format!("127.0.0.1:{}", server.port))
         .await

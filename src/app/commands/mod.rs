@@ -15,13 +15,13 @@ pub(crate) mod init;
 mod manual;
 pub(crate) mod probe;
 pub(crate) mod replica;
-pub mod report;
+pub(crate) mod report;
 pub(crate) mod run;
 mod said;
 pub(crate) mod serve;
 pub(crate) mod shard;
 
-pub use said::Said;
+pub(crate) use said::Said;
 
 use crate::cli::Command;
 use crate::interrupt::Interrupt;
@@ -30,7 +30,7 @@ use std::path::Path;
 
 /// Runs `command`, writing its output to `out` (`wide`: the verdict table
 /// with every column).
-pub async fn execute(command: Command, wide: bool, out: &mut dyn Write) -> Said {
+pub(crate) async fn execute(command: Command, wide: bool, out: &mut dyn Write) -> Said {
     match dispatch(command, wide, out).await {
         Ok(said) => said,
         Err(e) => Said::failed(e),

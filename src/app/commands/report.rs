@@ -12,7 +12,7 @@ use crate::store::records::{self, ArmRecord};
 use crate::store::summary::Summary;
 use std::path::Path;
 
-pub fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
+pub(crate) fn rebuild(dir: &Path) -> Result<(Summary, Exit), Error> {
     rebuild_judged(dir, &finish::Judged::new())
 }
 

@@ -13,14 +13,14 @@ use std::path::Path;
 /// A command's end: its exit and what it says on standard error (each
 /// error after `rlbench: `; then `last`, plain: the page to open).
 #[derive(Debug, PartialEq, Eq)]
-pub struct Said {
+pub(crate) struct Said {
     pub exit: Exit,
     pub errors: Vec<String>,
     pub last: Option<String>,
 }
 
 impl Said {
-    pub fn passed() -> Said {
+    pub(crate) fn passed() -> Said {
         Said {
             exit: Exit::Passed,
             errors: Vec::new(),

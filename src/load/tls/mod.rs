@@ -23,7 +23,7 @@ pub(crate) use crate::load::request::Http;
 
 /// How to speak TLS to `https://` targets, as the user said it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TlsSpec {
+pub(crate) struct TlsSpec {
     /// Authorities to trust (PEM); `None`: the system's.
     pub ca: Option<PathBuf>,
     /// A client certificate chain (PEM) and its key, for servers that ask.
