@@ -4,7 +4,7 @@
 
 use super::said::{self, Said};
 use crate::analyze::witnesses::Picker;
-use crate::app::pipeline::finish;
+use crate::app::pipeline::{analysis, finish};
 use crate::error::Error;
 use crate::report::explain::Explained;
 use crate::store::records::{self, ArmRecord};
@@ -30,7 +30,7 @@ pub(crate) fn explain(
     for name in run.arms.iter().filter(|n| arm.map_or(true, |a| a == *n)) {
         let record: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
         let picker = Picker::new(limit).for_key(key.map(str::to_string));
-        let figures = finish::analyze_arm(&folder, &record, picker, finish::ArmKeys::All)?;
+        let figures = analysis::analyze_arm(&folder, &record, picker, analysis::ArmKeys::All)?;
         // A key with nothing to prove, or one the trace never named?
         if let Some(k) = key.filter(|_| figures.witnesses.is_empty()) {
             missing.extend(no_such_key(

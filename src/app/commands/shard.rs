@@ -10,7 +10,8 @@
 use super::said::{self, Said};
 use crate::analyze::judgments::{Judgments, Shard};
 use crate::analyze::witnesses::Picker;
-use crate::app::pipeline::finish::{self, ArmKeys, Judged};
+use crate::app::pipeline::analysis::{self, ArmKeys};
+use crate::app::pipeline::finish::Judged;
 use crate::error::{Error, Exit};
 use crate::events::integrity::Seal;
 use crate::store::records::{self, ArmRecord};
@@ -51,7 +52,7 @@ pub(crate) fn judge(dir: &Path, text: &str) -> Result<Vec<Written>, Error> {
     let mut written = Vec::new();
     for name in &run.arms {
         let record: ArmRecord = records::read_arm(&folder.arm_record(name), name)?;
-        let figures = finish::analyze_arm(
+        let figures = analysis::analyze_arm(
             &folder,
             &record,
             Picker::new(record.witnesses),

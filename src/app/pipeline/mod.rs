@@ -1,11 +1,13 @@
 //! One arm's pipeline, shared by `run`, `attack` and `audit`, from the
 //! engine's inputs (`crate::plan`): `preflight` checks the machine first; `arm` brings the stack up, sends the load
 //! beside the faults, reads the limiter's own counters
-//! (`limiter_metrics`), takes the stack down and records; `finish`
+//! (`limiter_metrics`), takes the stack down and records; `analysis`
+//! gives an arm's figures from its record and events, `finish`
 //! analyzes, gates, `summarize`s and writes the report. `journal` keeps
 //! run.json as the run goes, `progress` says how far it is,
 //! `scenario_copy` keeps the scenario in the run folder.
 
+pub(crate) mod analysis;
 pub(crate) mod arm;
 pub(crate) mod finish;
 pub(crate) mod journal;
