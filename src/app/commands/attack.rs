@@ -10,6 +10,7 @@
 
 use super::said::{self, Said};
 use crate::app::pipeline::journal::Journal;
+use crate::app::pipeline::sender::Sender;
 use crate::app::pipeline::{arm, finish};
 use crate::error::{Error, Exit};
 use crate::interrupt::Interrupt;
@@ -148,19 +149,18 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
     let folder = RunFolder::create(root.as_deref(), ARM, started, "latest")?;
     let specs = [spec(attack)];
     let mut journal = Journal::open(&folder, ARM, started, attack.duration)?;
-    let ran = arm::run_all(
-        &specs,
-        &folder,
-        &mut journal,
-        "",
+    let mut course = arm::Course {
+        folder: &folder,
+        journal: &mut journal,
+        run_id: "",
         interrupt,
-        arm::Watch {
+        watch: arm::Watch {
             quiet: attack.quiet,
             live: None,
         },
-        None,
-    )
-    .await;
+        sender: Sender::Local,
+    };
+    let ran = arm::run_all(&specs, &mut course).await;
     let (run, unwritten) = ran.close(journal);
     let arms: Vec<_> = ran
         .done

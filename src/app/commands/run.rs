@@ -4,8 +4,9 @@
 
 use super::said::{self, Said};
 use crate::app::pipeline::journal::Journal;
+use crate::app::pipeline::sender::{Hire, Sender};
 use crate::app::pipeline::{arm, finish};
-use crate::distributed::controller::{Controller, Wanted};
+use crate::distributed::controller::Wanted;
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
 use crate::interrupt::Interrupt;
@@ -170,27 +171,15 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
             .unwrap_or(0)
     );
     // The agents, before the run folder: a run they never join leaves none.
-    let mut controller = match &wanted {
-        Some(w) => Some(Controller::gather(w, &run_id, interrupt, request.quiet).await?),
-        None => None,
-    };
-    // The agents get the scenario without its passwords (they never
-    // reach Redis), never written into their inboxes in clear.
-    let scenario_text = match &controller {
-        Some(_) => {
-            let text = std::fs::read_to_string(&request.scenario)
-                .map_err(|e| Error::input(format!("{}: {e}", request.scenario.display())))?;
-            crate::app::pipeline::scenario_copy::for_agents(&text, &scenario).ok_or_else(|| {
-                Error::input(format!(
-                    "{}: a password in it is written in a way rlbench cannot hide from the \
-                     agents (escapes?): write it plainly",
-                    request.scenario.display()
-                ))
-            })?
-        }
-        None => String::new(),
-    };
-    let scenario_file = request.scenario.display().to_string();
+    let hire = wanted.as_ref().map(|wanted| Hire {
+        wanted,
+        run_id: &run_id,
+        quiet: request.quiet,
+        file: &request.scenario,
+        scenario: &scenario,
+        duration: request.duration.as_ref().map(|(d, _)| *d),
+    });
+    let sender = Sender::hire(hire, interrupt).await?;
     let specs = arms
         .iter()
         .map(|arm| plan::from_scenario(&scenario, arm, &run_id))
@@ -212,32 +201,19 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         &folder.scenario_copy(),
     )?;
     let mut journal = Journal::open(&folder, &scenario.name, started, scenario.duration)?;
-    let ran = {
-        let mut agents = controller.as_mut().map(|controller| arm::Agents {
-            controller,
-            scenario: (&scenario_file, &scenario_text),
-            duration_us: request
-                .duration
-                .as_ref()
-                .map(|(d, _)| d.as_micros().min(u64::MAX as u128) as u64),
-        });
-        arm::run_all(
-            &specs,
-            &folder,
-            &mut journal,
-            &run_id,
-            interrupt,
-            arm::Watch {
-                quiet: request.quiet,
-                live: live.as_ref().map(|(board, _)| &**board),
-            },
-            agents.as_mut(),
-        )
-        .await
+    let mut course = arm::Course {
+        folder: &folder,
+        journal: &mut journal,
+        run_id: &run_id,
+        interrupt,
+        watch: arm::Watch {
+            quiet: request.quiet,
+            live: live.as_ref().map(|(board, _)| &**board),
+        },
+        sender,
     };
-    if let Some(c) = controller.as_mut() {
-        c.bye().await;
-    }
+    let ran = arm::run_all(&specs, &mut course).await;
+    course.sender.bye().await;
     let (run, unwritten) = ran.close(journal);
     let arms: Vec<(ArmRecord, Vec<Expectation>)> = ran
         .done
@@ -256,6 +232,23 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         .error
         .clone()
         .or_else(|| unwritten.map(Error::from).or(finished.write_error));
+    Ok(RunOutcome {
+        exit: exit(&ran, error.as_ref(), &finished.summary, &arms),
+        summary: finished.summary,
+        folder: folder.root.clone(),
+        error,
+        live,
+    })
+}
+
+/// The run's exit: the arms' and the gate's, where a partial run (an
+/// agent lost) never passes.
+fn exit(
+    ran: &arm::Ran,
+    error: Option<&Error>,
+    summary: &Summary,
+    arms: &[(ArmRecord, Vec<Expectation>)],
+) -> Exit {
     // Events an agent sent that never reached the trace, though the agent
     // ended well: the coordinator lost them (a restart, out of memory) —
     // the environment failed, not the limiter.
@@ -266,20 +259,11 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
                 && a.said_events.is_some_and(|said| said != a.events)
         })
     });
-    Ok(RunOutcome {
-        // A partial run (an agent lost) never passes.
-        exit: match ran.exit(error.as_ref(), finished.summary.gate.failures.len()) {
-            Exit::Passed | Exit::GateFailed if finished.summary.partial && coordinator_lost => {
-                Exit::Environment
-            }
-            Exit::Passed if finished.summary.partial => Exit::GateFailed,
-            exit => exit,
-        },
-        summary: finished.summary,
-        folder: folder.root.clone(),
-        error,
-        live,
-    })
+    match ran.exit(error, summary.gate.failures.len()) {
+        Exit::Passed | Exit::GateFailed if summary.partial && coordinator_lost => Exit::Environment,
+        Exit::Passed if summary.partial => Exit::GateFailed,
+        exit => exit,
+    }
 }
 
 fn select_arms<'a>(scenario: &'a Scenario, names: &[String]) -> Result<Vec<&'a Arm>, Error> {

@@ -1,26 +1,26 @@
 //! One arm's pipeline, the same for `run` and `attack`: bring its stack up
-//! (when rlbench runs the target), drive the load and the faults side by
-//! side, probe Retry-After, bring the stack down on every path, and write
-//! the arm's record beside its events. [`run_all`] runs a run's arms in
-//! order and says how the run ended.
+//! (when rlbench runs the target), get the load ready (`sender`: here or
+//! by load agents), send it beside the faults, read what Redis and the
+//! limiter counted, probe Retry-After, bring the stack down on every path,
+//! and write the arm's record beside its events. [`run_all`] runs a run's
+//! arms in order and says how the run ended.
 
+use crate::app::pipeline::arm_record::{self, Gave};
 use crate::app::pipeline::journal::Journal;
 use crate::app::pipeline::progress::Progress;
-use crate::distributed::controller::Controller;
+use crate::app::pipeline::sender::{Outlet, Sender, Sent};
 use crate::error::{Error, Exit};
 use crate::events::clock::ClockSample;
 use crate::events::write::EventWriter;
 use crate::faults;
 use crate::interrupt::Interrupt;
 use crate::live::Board;
-use crate::load::schedule::{Schedule, Shape};
 use crate::load::{self, Counters};
 use crate::plan::{ArmSpec, StackSpec};
 use crate::stack::{redis_use, Stack};
 use crate::store::folder::RunFolder;
 use crate::store::records::{self, ArmRecord};
 use std::sync::Arc;
-
 use tracing::{info, warn};
 
 /// Set to make rlbench panic right after the first stack is up: lets a
@@ -69,47 +69,43 @@ pub(crate) struct Watch<'a> {
     pub live: Option<&'a Board>,
 }
 
+/// What a run's arms run within: where they write, who follows them,
+/// what stops them, and who sends their load.
+pub(crate) struct Course<'a, 'j> {
+    pub folder: &'a RunFolder,
+    pub journal: &'a mut Journal<'j>,
+    pub run_id: &'a str,
+    pub interrupt: &'a Interrupt,
+    pub watch: Watch<'a>,
+    pub sender: Sender,
+}
+
 /// Runs the arms in order; stops after an interrupt or an arm that fails.
-pub(crate) async fn run_all(
-    specs: &[ArmSpec],
-    folder: &RunFolder,
-    journal: &mut Journal<'_>,
-    run_id: &str,
-    interrupt: &Interrupt,
-    watch: Watch<'_>,
-    mut agents: Option<&mut Agents<'_>>,
-) -> Ran {
+pub(crate) async fn run_all(specs: &[ArmSpec], course: &mut Course<'_, '_>) -> Ran {
     let mut ran = Ran {
         done: Vec::new(),
         interrupted: false,
         error: None,
     };
     for (i, spec) in specs.iter().enumerate() {
-        let agents = agents.as_deref_mut();
-        let ran_arm = run(spec, folder, journal, run_id, interrupt, watch, agents).await;
-        if let Some(live) = watch.live {
+        let ran_arm = run(spec, course).await;
+        if let Some(live) = course.watch.live {
             live.arm_ended();
         }
+        let stopped = |e: &Error| Error {
+            exit: e.exit,
+            message: format!("stopped: arm {} {}", spec.name, e.message),
+        };
         match ran_arm {
             Ok((record, broken)) => {
                 // Cut short by an error (the coordinator gone, a disk
                 // full): the error's exit, not an interrupt's.
                 ran.interrupted = record.interrupted && broken.is_none();
                 ran.done.push((i, record));
-                if let Some(e) = broken {
-                    ran.error = Some(Error {
-                        exit: e.exit,
-                        message: format!("stopped: arm {} {}", spec.name, e.message),
-                    });
-                }
+                ran.error = broken.as_ref().map(stopped);
             }
             Err(e) if e.exit == Exit::Interrupted => ran.interrupted = true,
-            Err(e) => {
-                ran.error = Some(Error {
-                    exit: e.exit,
-                    message: format!("stopped: arm {} {}", spec.name, e.message),
-                })
-            }
+            Err(e) => ran.error = Some(stopped(&e)),
         }
         if ran.interrupted || ran.error.is_some() {
             break;
@@ -152,45 +148,48 @@ async fn up(
     Ok(stack)
 }
 
-/// Load agents on other machines send a run's load (`run --agents`):
-/// the controller's hold on them, and what they build each arm's plan from.
-pub(crate) struct Agents<'a> {
-    pub controller: &'a mut Controller,
-    /// The scenario's file name and text, as the agents parse it.
-    pub scenario: (&'a str, &'a str),
-    /// `run --duration` (µs), in place of the scenario's.
-    pub duration_us: Option<u64>,
-}
-
-/// Takes the stack down in order (when there is one), then passes `e` on:
-/// an error between the stack's start and its planned end leaves nothing
-/// running, and not by Drop's kill.
-async fn down_then<T>(stack: Option<Stack>, e: Error) -> Result<T, Error> {
-    if let Some(mut stack) = stack {
-        stack.down().await;
-    }
-    Err(e)
-}
-
 /// One arm, from stack up to its record on disk; with the error that
 /// broke its trace, if one did (the record then says the trace is
 /// unfinished, and holds what reached the disk).
 pub(crate) async fn run(
     spec: &ArmSpec,
-    folder: &RunFolder,
-    journal: &mut Journal<'_>,
-    run_id: &str,
-    interrupt: &Interrupt,
-    watch: Watch<'_>,
-    mut agents: Option<&mut Agents<'_>>,
+    course: &mut Course<'_, '_>,
 ) -> Result<(ArmRecord, Option<Error>), Error> {
-    let quiet = watch.quiet;
-    let announce = spec.announce && !quiet;
-    if let Some(live) = watch.live {
+    if let Some(live) = course.watch.live {
         live.arm_starting(&spec.name);
     }
+    let (mut stack, plan) = stack_up(spec, course).await?;
+    // Between the stack's start and its planned end, however that ends,
+    // the stack is taken down after, in order (not by Drop's kill).
+    let sent = send(spec, course, stack.as_mut(), &plan).await;
+    if let Some(mut stack) = stack {
+        stack.down().await;
+    }
+    let (writer, provisional, gave, load_error) = sent?;
+    // Sealed when the writer finished; else what reached the disk is kept,
+    // and the run stops with the write that failed.
+    let (seal, broken) = match writer.finish() {
+        Ok(seal) => (Some(seal), None),
+        Err(e) => (None, Some(Error::from(e))),
+    };
+    let record = arm_record::finished(&plan, provisional, Gave { seal, ..gave });
+    let written = records::write(&course.folder.arm_record(&spec.name), &record);
+    let broken = load_error
+        .or(broken)
+        .or_else(|| written.err().map(Error::from));
+    Ok((record, broken))
+}
+
+/// The arm's stack up (none for a target rlbench does not run, which is
+/// checked reachable and, over TLS, shaken hands with), and the load's
+/// plan against it.
+async fn stack_up(
+    spec: &ArmSpec,
+    course: &Course<'_, '_>,
+) -> Result<(Option<Stack>, load::Plan), Error> {
+    let announce = spec.announce && !course.watch.quiet;
     let mut template = spec.plan.template.clone();
-    let (mut stack, targets) = match &spec.stack {
+    let (stack, targets) = match &spec.stack {
         None => {
             crate::target::reachable(&spec.plan.targets).await?;
             template.http = crate::load::tls::handshakes(
@@ -203,7 +202,7 @@ pub(crate) async fn run(
             (None, spec.plan.targets.clone())
         }
         Some(wanted) => {
-            let stack = up(spec, wanted, run_id, interrupt, !announce)
+            let stack = up(spec, wanted, course.run_id, course.interrupt, !announce)
                 .await
                 .map_err(|e| match e.exit {
                     Exit::Interrupted => e,
@@ -217,8 +216,8 @@ pub(crate) async fn run(
                 .iter()
                 .map(|u| format!("{u}/api/transfers").parse())
                 .collect::<Result<Vec<hyper::Uri>, _>>();
-            let targets = match parsed {
-                Ok(targets) => targets,
+            match parsed {
+                Ok(targets) => (Some(stack), targets),
                 Err(e) => {
                     // Down in order, not by Drop's kill.
                     let mut stack = stack;
@@ -227,8 +226,7 @@ pub(crate) async fn run(
                         "a replica reported a bad address: {e}"
                     )));
                 }
-            };
-            (Some(stack), targets)
+            }
         }
     };
     let plan = load::Plan {
@@ -239,74 +237,50 @@ pub(crate) async fn run(
         tls: spec.plan.tls.clone(),
         ..spec.plan
     };
+    Ok((stack, plan))
+}
+
+/// Everything that needs the stack up: the trace opened, the load made
+/// ready and sent beside the faults, then what Redis and the limiter
+/// counted, the Retry-After probes and the replicas' fallbacks. The trace
+/// writer and the provisional record come back to be finished; an error
+/// that stopped the load after it began comes back beside what it gave.
+async fn send(
+    spec: &ArmSpec,
+    course: &mut Course<'_, '_>,
+    mut stack: Option<&mut Stack>,
+    plan: &load::Plan,
+) -> Result<(EventWriter, ArmRecord, Gave, Option<Error>), Error> {
+    let quiet = course.watch.quiet;
     let target_rps = plan.shape.target_rate(plan.duration);
-    let writer = match EventWriter::create(&folder.trace(&spec.name)) {
-        Ok(writer) => writer,
-        Err(e) => return down_then(stack, e.into()).await,
-    };
+    let writer = EventWriter::create(&course.folder.trace(&spec.name))?;
     let counters = Arc::new(Counters::default());
-    if announce {
-        info!(
-            "arm {}: {:.0} requests/s ({}) for {:?} across {}",
-            spec.name,
-            target_rps,
-            plan.shape.name(),
-            plan.duration,
-            plan.targets
-                .iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+    if spec.announce && !quiet {
+        announce(spec, plan, target_rps);
     }
-    let (redis_nodes, prefix) = match &stack {
+    let (redis_nodes, prefix) = match stack.as_deref() {
         Some(stack) if spec.mode.uses_redis() => (
             stack.redis_nodes().await,
             stack.redis_prefix().map(str::to_string),
         ),
         _ => (Vec::new(), None),
     };
-    // With agents: each gets its segment, and the load starts when they
-    // are all ready, at an instant fixed on the coordinator's clock.
-    let prepared = match agents.as_deref_mut() {
-        Some(a) => {
-            let prepared = a
-                .controller
-                .prepare(
-                    &spec.name,
-                    a.scenario,
-                    a.duration_us,
-                    &plan.targets,
-                    interrupt,
-                )
-                .await;
-            match prepared {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    if let Some(mut stack) = stack {
-                        stack.down().await;
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        None => None,
-    };
-    let replica_urls = stack.as_ref().map(|s| s.urls()).unwrap_or_default();
+    let ready = course
+        .sender
+        .ready(&spec.name, &plan.targets, course.interrupt)
+        .await?;
+    let replica_urls = stack.as_deref().map(|s| s.urls()).unwrap_or_default();
     let mut metrics =
-        super::limiter_metrics::before(spec.metrics.as_ref(), &replica_urls, interrupt).await;
+        super::limiter_metrics::before(spec.metrics.as_ref(), &replica_urls, course.interrupt)
+            .await;
     let redis_before = redis_use::sample(&redis_nodes, None).await;
-    if let Some(p) = &prepared {
-        tokio::time::sleep_until(p.start).await;
-    }
+    ready.wait().await;
     let progress = (!quiet).then(|| Progress::start(&spec.name, plan.duration, counters.clone()));
-    let start = prepared
-        .as_ref()
-        .map_or_else(tokio::time::Instant::now, |p| p.start);
+    let start = ready.start();
     if let Some(m) = metrics.as_mut() {
         m.sample_from(start);
     }
-    if let Some(live) = watch.live {
+    if let Some(live) = course.watch.live {
         live.arm_begun(
             &spec.name,
             plan.duration,
@@ -314,16 +288,89 @@ pub(crate) async fn run(
             start.into_std(),
         );
     }
-    // Before any event: the record a kill leaves, rewritten with each clock
-    // sample (and the load's reach) every second.
-    let provisional = provisional(spec, target_rps, load::clocks::sample(start));
-    let record_path = folder.arm_record(&spec.name);
-    let begun = records::write(&record_path, &provisional)
-        .and_then(|()| journal.arm_begun(&spec.name))
-        .map_err(Error::from);
-    if let Err(e) = begun {
-        return down_then(stack, e).await;
+    let (provisional, clocks) = begin_record(spec, course, target_rps, start)?;
+    let outlet = Outlet {
+        folder: course.folder,
+        arm: &spec.name,
+        events: writer.sender(),
+        counters,
+    };
+    let load = course
+        .sender
+        .send(ready, start, plan, outlet, course.interrupt);
+    let faults = async {
+        match stack.as_deref_mut() {
+            Some(stack) => faults::drive(stack, &spec.faults, start, course.interrupt.wait()).await,
+            None => Vec::new(),
+        }
+    };
+    let (loaded, faults) = tokio::join!(load, faults);
+    let clock_samples = clocks.finish().await;
+    let (sent, load_error) = match loaded {
+        Ok(sent) => (sent, None),
+        // What reached the disk is kept; the run stops with this error.
+        Err(e) => (
+            Sent::broken(
+                start,
+                provisional.epoch_offset_us,
+                provisional.epoch_uncertainty_us,
+            ),
+            Some(e),
+        ),
+    };
+    // Before the probes: their requests are not the load's decisions.
+    let redis_after = redis_use::sample(&redis_nodes, prefix.as_deref()).await;
+    for f in &faults {
+        if let Some(e) = &f.error {
+            warn!("arm {}: undoing {}: {e}", spec.name, f.fault);
+        }
     }
+    if let Some(p) = progress {
+        p.finish();
+    }
+    if let Some(live) = course.watch.live {
+        live.arm_ended();
+    }
+    let limiter_metrics = match metrics {
+        Some(m) => Some(m.after(course.interrupt).await),
+        None => None,
+    };
+    let probes = if sent.report.interrupted || spec.probes.keys.is_empty() {
+        Vec::new()
+    } else {
+        probe(spec, plan, course.interrupt).await
+    };
+    let redis_fallbacks = match stack.as_deref() {
+        Some(stack) if spec.mode.uses_redis() => Some(stack.redis_fallbacks().await),
+        _ => None,
+    };
+    let gave = Gave {
+        report: sent.report,
+        agents: sent.agents,
+        max_clock_uncertainty_us: sent.max_clock_uncertainty_us,
+        faults,
+        probes,
+        clock_samples,
+        redis_nodes: redis_use::between(&redis_before, &redis_after),
+        redis_fallbacks,
+        limiter_metrics,
+        seal: None,
+    };
+    Ok((writer, provisional, gave, load_error))
+}
+
+/// Before any event: the record a kill leaves, written, and a watch that
+/// rewrites it with each clock sample (and the load's reach) every second.
+fn begin_record(
+    spec: &ArmSpec,
+    course: &mut Course<'_, '_>,
+    target_rps: f64,
+    start: tokio::time::Instant,
+) -> Result<(ArmRecord, load::clocks::ClockWatch), Error> {
+    let provisional = arm_record::provisional(spec, target_rps, load::clocks::sample(start));
+    let record_path = course.folder.arm_record(&spec.name);
+    records::write(&record_path, &provisional)
+        .and_then(|()| course.journal.arm_begun(&spec.name))?;
     let clocks = load::clocks::ClockWatch::start(start, {
         let mut so_far = provisional.clone();
         move |samples: &[ClockSample]| {
@@ -334,214 +381,41 @@ pub(crate) async fn run(
             let _ = records::write(&record_path, &so_far);
         }
     });
-    let load = async {
-        match (prepared, agents) {
-            (Some(prepared), Some(a)) => {
-                let collected = a
-                    .controller
-                    .collect(
-                        prepared,
-                        &plan,
-                        folder.spool(&spec.name),
-                        writer.sender(),
-                        counters,
-                        interrupt,
-                    )
-                    .await?;
-                Ok((
-                    collected.report,
-                    collected.agents,
-                    Some(collected.max_clock_uncertainty_us),
-                ))
-            }
-            _ => {
-                let report =
-                    load::run(&plan, writer.sender(), counters, interrupt.wait(), start).await;
-                Ok::<_, Error>((report, Vec::new(), None))
-            }
-        }
-    };
-    let faults = async {
-        match stack.as_mut() {
-            Some(stack) => faults::drive(stack, &spec.faults, start, interrupt.wait()).await,
-            None => Vec::new(),
-        }
-    };
-    let (loaded, faults) = tokio::join!(load, faults);
-    let clock_samples = clocks.finish().await;
-    let (report, agents, max_clock_uncertainty_us, load_error) = match loaded {
-        Ok((report, agents, max)) => (report, agents, max, None),
-        // What reached the disk is kept; the run stops with this error.
-        Err(e) => (
-            load::LoadReport {
-                scheduled: 0,
-                not_sent: Default::default(),
-                send_window: start.elapsed(),
-                interrupted: true,
-                epoch_offset_us: provisional.epoch_offset_us,
-                epoch_uncertainty_us: provisional.epoch_uncertainty_us,
-            },
-            Vec::new(),
-            None,
-            Some(e),
-        ),
-    };
-    // Before the probes: their requests are not the load's decisions.
-    let redis_after = redis_use::sample(&redis_nodes, prefix.as_deref()).await;
-    let redis_used = redis_use::between(&redis_before, &redis_after);
-    for f in &faults {
-        if let Some(e) = &f.error {
-            warn!("arm {}: undoing {}: {e}", spec.name, f.fault);
-        }
-    }
-    if let Some(p) = progress {
-        p.finish();
-    }
-    if let Some(live) = watch.live {
-        live.arm_ended();
-    }
-    let limiter_metrics = match metrics {
-        Some(m) => Some(m.after(interrupt).await),
-        None => None,
-    };
-    let probes = if report.interrupted || spec.probes.keys.is_empty() {
-        Vec::new()
-    } else {
-        tokio::select! {
-            biased;
-            () = interrupt.wait() => Vec::new(),
-            probes = crate::headers::probe::run(
-                &plan.targets,
-                plan.tls.as_ref(),
-                &plan.template,
-                &spec.probes.keys,
-                plan.timeout,
-                spec.probes.max_wait,
-            ) => probes,
-        }
-    };
-    let fallbacks = match stack.as_mut() {
-        Some(stack) if spec.mode.uses_redis() => Some(stack.redis_fallbacks().await),
-        _ => None,
-    };
-    if let Some(mut stack) = stack {
-        stack.down().await;
-    }
-    let trace = writer.finish();
-    // Sealed when the writer finished; else what reached the disk is kept,
-    // and the run stops with the write that failed.
-    let (seal, broken) = match trace {
-        Ok(seal) => (Some(seal), None),
-        Err(e) => (None, Some(Error::from(e))),
-    };
-    let record = ArmRecord {
-        epoch_offset_us: report.epoch_offset_us,
-        epoch_uncertainty_us: report.epoch_uncertainty_us,
-        scheduled: match plan.shape {
-            Shape::Closed { .. } => 0,
-            // The whole schedule (what the pacer reached, if cut short):
-            // requests never sent for want of a free slot count as asked.
-            _ if report.interrupted => report.scheduled,
-            _ => Schedule::new(
-                &plan.shape,
-                plan.duration,
-                plan.seed,
-                report.epoch_offset_us,
-            )
-            .count() as u64,
-        },
-        send_window_s: report.send_window.as_secs_f64(),
-        interrupted: report.interrupted,
-        redis_fallbacks: fallbacks,
-        redis_nodes: redis_used,
-        limiter_metrics,
-        faults,
-        probes,
-        clock_samples,
-        unfinished: seal.is_none(),
-        trace: seal,
-        agents,
-        not_sent: report.not_sent,
-        max_clock_uncertainty_us,
-        ..provisional
-    };
-    let written = records::write(&folder.arm_record(&spec.name), &record);
-    let broken = load_error
-        .or(broken)
-        .or_else(|| written.err().map(Error::from));
-    Ok((record, broken))
+    Ok((provisional, clocks))
 }
 
-/// An arm's record before its load: everything but what the load finds,
-/// marked unfinished (what a kill leaves for `report`).
-fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -> ArmRecord {
-    let judged = &spec.judged;
-    ArmRecord {
-        name: spec.name.clone(),
-        mode: spec.mode.as_str().to_string(),
-        replicas: spec.replicas,
-        policy: judged.policy.clone(),
-        preset: judged.preset.clone(),
-        aligned: judged.aligned,
-        epoch_offset_us: epoch.wall_us - epoch.trace_us,
-        epoch_uncertainty_us: epoch.uncertainty_us,
+/// Says the load about to be sent.
+fn announce(spec: &ArmSpec, plan: &load::Plan, target_rps: f64) {
+    info!(
+        "arm {}: {:.0} requests/s ({}) for {:?} across {}",
+        spec.name,
         target_rps,
-        scheduled: 0,
-        send_window_s: 0.0,
-        interrupted: true,
-        redis_fallbacks: None,
-        redis_nodes: Vec::new(),
-        lease_bound: judged.lease_bound,
-        unknown_history: judged.unknown_history,
-        faults: Vec::new(),
-        probes: Vec::new(),
-        replenish_lateness_us: judged.timing.lateness_us,
-        chunked_refill: judged.timing.chunked_refill,
-        chunks_on_epoch: judged.timing.chunks_on_epoch,
-        max_clock_uncertainty_us: None,
-        not_sent: Default::default(),
-        clock_resolution_us: judged.timing.clock_resolution_us,
-        count_rejected: judged.timing.count_rejected,
-        max_server_time_us: judged.max_server_time_us,
-        witnesses: judged.witnesses,
-        one_clock: judged.timing.one_clock,
-        remote_targets: spec
-            .plan
-            .targets
+        plan.shape.name(),
+        plan.duration,
+        plan.targets
             .iter()
-            .filter(|u| !crate::target::is_loopback(u))
-            .map(ToString::to_string)
-            .collect(),
-        retry: spec
-            .plan
-            .retry
-            .as_ref()
-            .map(|r| r.describe(&spec.plan.template.limited)),
-        clock_samples: vec![epoch],
-        simulated_clock_rate_ppm: judged.simulated_clock_rate_ppm,
-        declared_clock_rate_ppm: judged.declared_clock_rate_ppm,
-        request_timeout_us: spec.plan.timeout.as_micros().min(i64::MAX as u128) as i64,
-        key_header: spec
-            .plan
-            .template
-            .key_header
-            .as_ref()
-            .map(|h| h.as_str().to_string()),
-        key_in: spec.plan.template.key_in(),
-        spoof: spec.spoof.clone(),
-        from_logs: false,
-        rls: matches!(
-            spec.plan.template.key_place,
-            crate::load::request::KeyPlace::Rls { .. }
-        ),
-        expect: spec
-            .expect
-            .iter()
-            .map(|e| (e.key.to_string(), e.value))
-            .collect(),
-        trace: None,
-        unfinished: true,
-        agents: Vec::new(),
-        limiter_metrics: None,
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+}
+
+/// The Retry-After probes, unless interrupted.
+async fn probe(
+    spec: &ArmSpec,
+    plan: &load::Plan,
+    interrupt: &Interrupt,
+) -> Vec<crate::store::probes::Probe> {
+    tokio::select! {
+        biased;
+        () = interrupt.wait() => Vec::new(),
+        probes = crate::headers::probe::run(
+            &plan.targets,
+            plan.tls.as_ref(),
+            &plan.template,
+            &spec.probes.keys,
+            plan.timeout,
+            spec.probes.max_wait,
+        ) => probes,
     }
 }

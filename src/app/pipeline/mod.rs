@@ -9,10 +9,12 @@
 
 pub(crate) mod analysis;
 pub(crate) mod arm;
+pub(crate) mod arm_record;
 pub(crate) mod finish;
 pub(crate) mod journal;
 pub(crate) mod limiter_metrics;
 pub(crate) mod preflight;
 pub(crate) mod progress;
 pub(crate) mod scenario_copy;
+pub(crate) mod sender;
 pub(crate) mod summarize;
