@@ -97,28 +97,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             (Some(p), Some(preset)) => format!("{preset} = {}", p.describe()),
         } + &timing_words(run),
         partial: run.interrupted || run.agents.iter().any(|a| a.incomplete().is_some()),
-        requests: Requests {
-            sent: c.sent,
-            admitted: c.admitted,
-            rejected: c.rejected,
-            errors: c.errors,
-            timeouts: c.timeouts,
-            errors_by_kind: f
-                .errors_by_kind
-                .iter()
-                .map(|(k, n)| (k.name().to_string(), *n))
-                .collect(),
-            status_codes: f
-                .statuses
-                .iter()
-                .map(|(s, n)| (s.to_string(), *n))
-                .collect(),
-            error_status_codes: f
-                .error_statuses
-                .iter()
-                .map(|(s, n)| (s.to_string(), *n))
-                .collect(),
-        },
+        requests: requests(f),
         rate: Rate {
             target_rps: run.target_rps,
             achieved_rps: round(achieved),
@@ -138,77 +117,14 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             scheduled: run.scheduled,
             not_sent: run.not_sent,
         },
-        correctness: f.verdict.as_ref().map(|v| Correctness {
-            allowed_max: v.allowed_max,
-            over_admission_ratio: v.over_admission_ratio(),
-            replay_admits: v.replay_admits,
-            peak_window_ratio: v.peak_window_ratio,
-            definite_violations: v.definite_violations,
-            possible_violations: v.possible_violations,
-            false_rejects: v.false_rejects,
-            false_reject_ratio: v.false_reject_ratio(),
-            too_slow: f
-                .too_slow
-                .as_ref()
-                .filter(|_| v.slow_admits > 0)
-                .map(|t| TooSlow {
-                    admits: v.slow_admits,
-                    from_ms: t.from_us as f64 / 1e3,
-                    left: t.left.clone(),
-                }),
-            witnesses: f.witnesses.clone(),
-        }),
+        correctness: correctness(f),
         latency_ms: latency(&f.latency),
         service_ms: latency(&f.service),
         schedule_lag_ms: latency(&f.lag),
-        per_replica: f
-            .per_replica
-            .iter()
-            .enumerate()
-            .map(|(replica, r): (usize, &Counts)| PerReplica {
-                replica,
-                sent: r.sent,
-                admitted: r.admitted,
-                rejected: r.rejected,
-                errors: r.errors + r.timeouts,
-                redis_errors: run
-                    .redis_fallbacks
-                    .as_ref()
-                    .and_then(|f| f.get(replica))
-                    .map(|f| f.failed_open + f.failed_closed),
-                histograms: f
-                    .per_replica_histograms
-                    .get(replica)
-                    .map_or_else(|| hdr(&Histograms::empty()), hdr),
-            })
-            .collect(),
-        redis_errors: run.redis_fallbacks.as_ref().map(|all| {
-            let (open, closed) = all
-                .iter()
-                .fold((0, 0), |(o, c), f| (o + f.failed_open, c + f.failed_closed));
-            RedisErrors {
-                total: open + closed,
-                failed_open: open,
-                failed_closed: closed,
-            }
-        }),
+        per_replica: per_replica(run, f),
+        redis_errors: redis_errors(run),
         histograms: hdr(&f.histograms),
-        expect: checks
-            .iter()
-            .map(|check| Expect {
-                expectation: check.expectation.key.to_string(),
-                figure: check.expectation.figure.name().to_string(),
-                kind: match check.expectation.bound {
-                    Bound::AtMost => "max",
-                    Bound::AtLeast => "min",
-                }
-                .to_string(),
-                bound: check.expectation.value,
-                value: check.value,
-                passed: check.passed,
-                detail: check.describe(),
-            })
-            .collect(),
+        expect: expect(checks),
         faults: faults(run, f),
         // A rate-limit service's answers have no HTTP headers to hold, and
         // access logs keep none.
@@ -243,14 +159,7 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             key_header: run.key_header.clone(),
             key_in: run.key_in.clone(),
         }),
-        spoofing: run.spoof.as_ref().map(|spoofed| Spoofing {
-            spoofed: spoofed.clone(),
-            keys_sent: f.first_requests.keys,
-            per_key_sent: f.per_key_sent.as_ref().map(|v| KeySentVerdict {
-                definite_violations: v.definite_violations,
-                false_rejects: v.false_rejects,
-            }),
-        }),
+        spoofing: spoofing(run, f),
         // Filled by the finish, which knows what the arm was expected to do.
         policy_fit: None,
         clock: Some(ClockRate {
@@ -260,23 +169,148 @@ pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSumma
             declared_ppm: run.declared_clock_rate_ppm,
             allowed_ppm: run.clock_allowance_ppm(),
         }),
-        phases: f
-            .phases
+        phases: phases(f),
+    }
+}
+
+/// What was sent and how it was answered.
+fn requests(f: &ArmFigures) -> Requests {
+    let c = &f.counts;
+    Requests {
+        sent: c.sent,
+        admitted: c.admitted,
+        rejected: c.rejected,
+        errors: c.errors,
+        timeouts: c.timeouts,
+        errors_by_kind: f
+            .errors_by_kind
             .iter()
-            .map(|p| Phase {
-                name: p.name.clone(),
-                from_s: p.from_us.map(seconds),
-                to_s: p.to_us.map(seconds),
-                sent: p.counts.sent,
-                admitted: p.counts.admitted,
-                rejected: p.counts.rejected,
-                errors: p.counts.errors + p.counts.timeouts,
-                p99_ms: p.latency.p99,
-                definite_violations: p.verdict.map(|v| v.definite_violations),
-                false_rejects: p.verdict.map(|v| v.false_rejects),
-            })
+            .map(|(k, n)| (k.name().to_string(), *n))
+            .collect(),
+        status_codes: f
+            .statuses
+            .iter()
+            .map(|(s, n)| (s.to_string(), *n))
+            .collect(),
+        error_status_codes: f
+            .error_statuses
+            .iter()
+            .map(|(s, n)| (s.to_string(), *n))
             .collect(),
     }
+}
+
+/// The verifier's verdict, when there was a policy to judge against.
+fn correctness(f: &ArmFigures) -> Option<Correctness> {
+    f.verdict.as_ref().map(|v| Correctness {
+        allowed_max: v.allowed_max,
+        over_admission_ratio: v.over_admission_ratio(),
+        replay_admits: v.replay_admits,
+        peak_window_ratio: v.peak_window_ratio,
+        definite_violations: v.definite_violations,
+        possible_violations: v.possible_violations,
+        false_rejects: v.false_rejects,
+        false_reject_ratio: v.false_reject_ratio(),
+        too_slow: f
+            .too_slow
+            .as_ref()
+            .filter(|_| v.slow_admits > 0)
+            .map(|t| TooSlow {
+                admits: v.slow_admits,
+                from_ms: t.from_us as f64 / 1e3,
+                left: t.left.clone(),
+            }),
+        witnesses: f.witnesses.clone(),
+    })
+}
+
+/// Each replica's answers, Redis errors and histograms.
+fn per_replica(run: &ArmRecord, f: &ArmFigures) -> Vec<PerReplica> {
+    f.per_replica
+        .iter()
+        .enumerate()
+        .map(|(replica, r): (usize, &Counts)| PerReplica {
+            replica,
+            sent: r.sent,
+            admitted: r.admitted,
+            rejected: r.rejected,
+            errors: r.errors + r.timeouts,
+            redis_errors: run
+                .redis_fallbacks
+                .as_ref()
+                .and_then(|f| f.get(replica))
+                .map(|f| f.failed_open + f.failed_closed),
+            histograms: f
+                .per_replica_histograms
+                .get(replica)
+                .map_or_else(|| hdr(&Histograms::empty()), hdr),
+        })
+        .collect()
+}
+
+/// The replicas' Redis fallbacks added up (Redis modes only).
+fn redis_errors(run: &ArmRecord) -> Option<RedisErrors> {
+    run.redis_fallbacks.as_ref().map(|all| {
+        let (open, closed) = all
+            .iter()
+            .fold((0, 0), |(o, c), f| (o + f.failed_open, c + f.failed_closed));
+        RedisErrors {
+            total: open + closed,
+            failed_open: open,
+            failed_closed: closed,
+        }
+    })
+}
+
+/// Each expectation as judged.
+fn expect(checks: &[Check]) -> Vec<Expect> {
+    checks
+        .iter()
+        .map(|check| Expect {
+            expectation: check.expectation.key.to_string(),
+            figure: check.expectation.figure.name().to_string(),
+            kind: match check.expectation.bound {
+                Bound::AtMost => "max",
+                Bound::AtLeast => "min",
+            }
+            .to_string(),
+            bound: check.expectation.value,
+            value: check.value,
+            passed: check.passed,
+            detail: check.describe(),
+        })
+        .collect()
+}
+
+/// `[load] spoof`: the keys sent, and their verdict judged as sent.
+fn spoofing(run: &ArmRecord, f: &ArmFigures) -> Option<Spoofing> {
+    run.spoof.as_ref().map(|spoofed| Spoofing {
+        spoofed: spoofed.clone(),
+        keys_sent: f.first_requests.keys,
+        per_key_sent: f.per_key_sent.as_ref().map(|v| KeySentVerdict {
+            definite_violations: v.definite_violations,
+            false_rejects: v.false_rejects,
+        }),
+    })
+}
+
+/// Before, during and after each fault.
+fn phases(f: &ArmFigures) -> Vec<Phase> {
+    f.phases
+        .iter()
+        .map(|p| Phase {
+            name: p.name.clone(),
+            from_s: p.from_us.map(seconds),
+            to_s: p.to_us.map(seconds),
+            sent: p.counts.sent,
+            admitted: p.counts.admitted,
+            rejected: p.counts.rejected,
+            errors: p.counts.errors + p.counts.timeouts,
+            p99_ms: p.latency.p99,
+            definite_violations: p.verdict.map(|v| v.definite_violations),
+            false_rejects: p.verdict.map(|v| v.false_rejects),
+        })
+        .collect()
 }
 
 fn seconds(us: i64) -> f64 {
