@@ -1,0 +1,44 @@
+//! What `rlbench probe` is asked for, checked, and what it ends with.
+
+use crate::error::Exit;
+use crate::load::request::Template;
+use crate::scenario::PolicyTiming;
+use hyper::header::HeaderName;
+use hyper::Uri;
+use reference_api::Policy;
+use std::time::Duration;
+
+/// What `rlbench probe` was asked for, checked.
+#[derive(Debug)]
+pub(crate) struct Probe {
+    pub targets: Vec<Uri>,
+    /// Method, the user's headers, the statuses that mean "limited".
+    pub template: Template,
+    /// Headers to try as the key before the common ones (`--key-header`).
+    pub key_headers: Vec<HeaderName>,
+    /// The policy the user believes in (`--policy`), judged beside the fit.
+    pub declared: Option<(Policy, PolicyTiming)>,
+    pub max_requests: u64,
+    pub max_time: Duration,
+    pub timeout: Duration,
+    /// `--write NAME`: a starter scenario with what was found.
+    pub write: Option<String>,
+    pub force: bool,
+    /// Where its lines fold ([`crate::report::fold::width`]).
+    pub columns: Option<usize>,
+}
+
+/// What the probe ends with.
+pub(crate) struct Outcome {
+    pub exit: Exit,
+    /// One line for standard error when it did not find a policy.
+    pub error: Option<String>,
+}
+
+/// What an interrupted probe ends with.
+pub(super) fn interrupted() -> Outcome {
+    Outcome {
+        exit: Exit::Interrupted,
+        error: Some("interrupted; nothing was concluded".into()),
+    }
+}
