@@ -191,20 +191,21 @@ impl<'a> ArmReading<'a> {
     /// mode does when Redis fails, lags or runs late.
     fn redis_behaviour(&self, mode: &Mode) -> Result<(OnError, u32, bool)> {
         let (src, a, defaults) = (self.src, self.a, self.defaults);
-        let on_redis_error =
-            match &a.on_redis_error {
-                None => OnError::FailOpen,
-                Some(e) => match e.get_ref().as_str() {
-                    "fail_open" => OnError::FailOpen,
-                    "fail_closed" => OnError::FailClosed,
-                    other => return Err(src.at(
+        let on_redis_error = match &a.on_redis_error {
+            None => OnError::FailOpen,
+            Some(e) => match e.get_ref().as_str() {
+                "fail_open" => OnError::FailOpen,
+                "fail_closed" => OnError::FailClosed,
+                other => {
+                    return Err(src.at(
                         e,
                         format!(
                             "unknown on_redis_error {other:?}, expected fail_open or fail_closed"
                         ),
-                    )),
-                },
-            };
+                    ))
+                }
+            },
+        };
         let wait_replicas = match &a.wait_replicas {
             None => 0,
             Some(w) if !mode.uses_redis() => {
