@@ -4,8 +4,10 @@
 use super::defaults::{arm_policy, ArmDefaults};
 use crate::scenario::raw::RawArm;
 use crate::scenario::spec::{Arm, Mode};
+use crate::scenario::validate::expect;
+use crate::scenario::validate::load;
 use crate::scenario::validate::source::{Result, Source};
-use crate::scenario::validate::{expect, load, target};
+use crate::scenario::validate::target;
 use reference_api::config::{ClockSource, HeaderStyle, OnError};
 use std::time::Duration;
 
