@@ -93,51 +93,8 @@ pub(crate) fn from_scenario(
     run_id: &str,
 ) -> Result<ArmSpec, Error> {
     let (stack, targets, template) = match &scenario.external {
-        Some(external) => {
-            let mut template = external.template.clone();
-            identities(&mut template, scenario)?;
-            if template.sources.is_some()
-                && matches!(
-                    scenario.load.shape,
-                    crate::load::schedule::Shape::Closed { .. }
-                )
-            {
-                return Err(Error::input(
-                    "[load] key = { source_ip }: needs an open loop (rate), not concurrency",
-                ));
-            }
-            (None, arm.urls.clone(), template)
-        }
-        None => {
-            let key_header = arm
-                .key_header
-                .parse()
-                .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
-            let managed_redis = scenario.managed_redis(arm);
-            let stack = StackSpec {
-                configs: replica_configs(scenario, arm, run_id),
-                managed_redis,
-                proxy: managed_redis.is_some()
-                    && scenario.faults.iter().any(|f| f.action.needs_proxy()),
-            };
-            let mut template = Template::new(hyper::Method::POST, Some(key_header));
-            // A JWT or X-Forwarded-For key: the replicas read it there
-            // (beside the key header under spoofing).
-            match &scenario.load.key {
-                _ if scenario.load.spoof.is_some() => {}
-                KeySpec::Jwt(_) => {
-                    template.key_header = Some(hyper::header::AUTHORIZATION);
-                    template.key_affix = ("Bearer ".into(), String::new());
-                }
-                KeySpec::ForwardedFor => {
-                    template.key_header =
-                        Some(hyper::header::HeaderName::from_static("x-forwarded-for"));
-                }
-                _ => {}
-            }
-            identities(&mut template, scenario)?;
-            (Some(stack), Vec::new(), template)
-        }
+        Some(external) => external_request(scenario, arm, &external.template)?,
+        None => reference_stack(scenario, arm, run_id)?,
     };
     let probes = scenario.checks.retry_after_probes.min(scenario.load.keys) as usize;
     Ok(ArmSpec {
@@ -145,74 +102,151 @@ pub(crate) fn from_scenario(
         mode: arm.mode.clone(),
         replicas: arm.replicas,
         stack,
-        plan: Plan {
-            targets,
-            template,
-            shape: shape_for(scenario, arm),
-            duration: scenario.duration,
-            keys: scenario.load.keys,
-            forged: scenario.load.spoof.as_ref().map_or(0, |s| s.forged_keys),
-            key_distribution: scenario.load.key_distribution,
-            fanout: arm.fanout,
-            seed: scenario.seed,
-            timeout: scenario.load.timeout,
-            max_in_flight: scenario.load.max_in_flight,
-            retry: scenario.load.retry.clone(),
-            segment: crate::load::Segment::WHOLE,
-            phase_us: None,
-            tls: match &scenario.external {
-                Some(external) => crate::load::tls::for_targets(&arm.urls, &external.tls)
-                    .map_err(|e| Error::input(format!("[target]: {e}")))?,
-                None => None,
-            },
-        },
+        plan: load_plan(scenario, arm, targets, template)?,
         faults: scenario.faults.clone(),
         metrics: scenario.metrics.clone(),
         probes: Probes {
             keys: crate::load::pick::key_names(scenario.load.keys)[..probes].to_vec(),
             max_wait: scenario.checks.retry_after_max_wait,
         },
-        judged: Judged {
-            policy: Some(arm.policy.clone()),
-            preset: arm.preset.clone(),
-            aligned: clocks_known_aligned(scenario, arm),
-            // Replicas (and a managed Redis) start empty; a Redis given by
-            // URL is under a prefix of its own for this run. An external
-            // limiter may remember requests from before the run.
-            unknown_history: arm.mode == Mode::External,
-            timing: PolicyTiming {
-                one_clock: one_clock(scenario, arm),
-                ..arm.timing
-            },
-            max_server_time_us: scenario
-                .checks
-                .max_server_time
-                .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
-            witnesses: scenario.checks.witnesses,
-            lease_bound: arm.lease_bound(),
-            simulated_clock_rate_ppm: arm.clock_rate_ppm,
-            declared_clock_rate_ppm: scenario.checks.clock_rate_ppm,
-        },
+        judged: judged(scenario, arm),
         expect: arm.expect.clone(),
-        spoof: scenario
-            .load
-            .spoof
-            .as_ref()
-            .map(|s| crate::store::records::Spoofed {
-                principals: scenario.load.keys,
-                forged_keys: s.forged_keys,
-                forged: [
-                    s.rotate_key.then(|| "the key".to_string()),
-                    s.forwarded_for.then(|| "X-Forwarded-For".to_string()),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
-                own: matches!(scenario.load.key, KeySpec::Jwt(_))
-                    .then(|| "a JWT of its own".into()),
-            }),
+        spoof: spoofed(scenario),
         announce: true,
     })
+}
+
+/// An arm's stack (none for a target rlbench does not run), the URLs the
+/// load goes to (filled in later for its own stack), and the request.
+type StackAndRequest = (Option<StackSpec>, Vec<hyper::Uri>, Template);
+
+/// An external target's request, with each key's identities in it.
+fn external_request(
+    scenario: &Scenario,
+    arm: &Arm,
+    template: &Template,
+) -> Result<StackAndRequest, Error> {
+    let mut template = template.clone();
+    identities(&mut template, scenario)?;
+    if template.sources.is_some()
+        && matches!(
+            scenario.load.shape,
+            crate::load::schedule::Shape::Closed { .. }
+        )
+    {
+        return Err(Error::input(
+            "[load] key = { source_ip }: needs an open loop (rate), not concurrency",
+        ));
+    }
+    Ok((None, arm.urls.clone(), template))
+}
+
+/// The reference API's replicas (and Redis) for the arm, and the request
+/// they are sent: the key in the key header, a JWT or X-Forwarded-For.
+fn reference_stack(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<StackAndRequest, Error> {
+    let key_header = arm
+        .key_header
+        .parse()
+        .map_err(|_| Error::input(format!("bad key header {:?}", arm.key_header)))?;
+    let managed_redis = scenario.managed_redis(arm);
+    let stack = StackSpec {
+        configs: replica_configs(scenario, arm, run_id),
+        managed_redis,
+        proxy: managed_redis.is_some() && scenario.faults.iter().any(|f| f.action.needs_proxy()),
+    };
+    let mut template = Template::new(hyper::Method::POST, Some(key_header));
+    // A JWT or X-Forwarded-For key: the replicas read it there
+    // (beside the key header under spoofing).
+    match &scenario.load.key {
+        _ if scenario.load.spoof.is_some() => {}
+        KeySpec::Jwt(_) => {
+            template.key_header = Some(hyper::header::AUTHORIZATION);
+            template.key_affix = ("Bearer ".into(), String::new());
+        }
+        KeySpec::ForwardedFor => {
+            template.key_header = Some(hyper::header::HeaderName::from_static("x-forwarded-for"));
+        }
+        _ => {}
+    }
+    identities(&mut template, scenario)?;
+    Ok((Some(stack), Vec::new(), template))
+}
+
+/// The load for the arm: the scenario's schedule, keys and callers, sent
+/// with `template` to `targets`.
+fn load_plan(
+    scenario: &Scenario,
+    arm: &Arm,
+    targets: Vec<hyper::Uri>,
+    template: Template,
+) -> Result<Plan, Error> {
+    Ok(Plan {
+        targets,
+        template,
+        shape: shape_for(scenario, arm),
+        duration: scenario.duration,
+        keys: scenario.load.keys,
+        forged: scenario.load.spoof.as_ref().map_or(0, |s| s.forged_keys),
+        key_distribution: scenario.load.key_distribution,
+        fanout: arm.fanout,
+        seed: scenario.seed,
+        timeout: scenario.load.timeout,
+        max_in_flight: scenario.load.max_in_flight,
+        retry: scenario.load.retry.clone(),
+        segment: crate::load::Segment::WHOLE,
+        phase_us: None,
+        tls: match &scenario.external {
+            Some(external) => crate::load::tls::for_targets(&arm.urls, &external.tls)
+                .map_err(|e| Error::input(format!("[target]: {e}")))?,
+            None => None,
+        },
+    })
+}
+
+/// What the arm's trace is judged by, as its record keeps it.
+fn judged(scenario: &Scenario, arm: &Arm) -> Judged {
+    Judged {
+        policy: Some(arm.policy.clone()),
+        preset: arm.preset.clone(),
+        aligned: clocks_known_aligned(scenario, arm),
+        // Replicas (and a managed Redis) start empty; a Redis given by
+        // URL is under a prefix of its own for this run. An external
+        // limiter may remember requests from before the run.
+        unknown_history: arm.mode == Mode::External,
+        timing: PolicyTiming {
+            one_clock: one_clock(scenario, arm),
+            ..arm.timing
+        },
+        max_server_time_us: scenario
+            .checks
+            .max_server_time
+            .map(|d| d.as_micros().min(i64::MAX as u128) as i64),
+        witnesses: scenario.checks.witnesses,
+        lease_bound: arm.lease_bound(),
+        simulated_clock_rate_ppm: arm.clock_rate_ppm,
+        declared_clock_rate_ppm: scenario.checks.clock_rate_ppm,
+    }
+}
+
+/// `[load] spoof`: the principals and the identities they forge, as the
+/// arm's record keeps them.
+fn spoofed(scenario: &Scenario) -> Option<crate::store::records::Spoofed> {
+    scenario
+        .load
+        .spoof
+        .as_ref()
+        .map(|s| crate::store::records::Spoofed {
+            principals: scenario.load.keys,
+            forged_keys: s.forged_keys,
+            forged: [
+                s.rotate_key.then(|| "the key".to_string()),
+                s.forwarded_for.then(|| "X-Forwarded-For".to_string()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            own: matches!(scenario.load.key, KeySpec::Jwt(_)).then(|| "a JWT of its own".into()),
+        })
 }
 
 /// Each key's identities as `[load] key` and `spoof` say.

@@ -1,20 +1,17 @@
 //! Raw scenario → engine types. Each check points at the offending value.
 
-use super::raw::{RawPolicy, RawRedis, RawScenario};
+use super::raw::{RawCluster, RawPolicy, RawScenario};
+use crate::load::pick::Fanout;
 use crate::load::schedule::Shape;
-use crate::scenario::spec::RedisSpec;
+use crate::scenario::spec::{Arm, ExternalTarget, LoadSpec, MetricsSpec};
 use crate::scenario::spec::{Scenario, ScenarioError};
 use arm::ArmDefaults;
-use reference_api::config::{Topology, DEFAULT_KEY_HEADER};
+use reference_api::config::DEFAULT_KEY_HEADER;
 use reference_api::Policy;
 use source::{identifier, skews, Result, Source, MAX_REPLICAS};
 use std::collections::HashSet;
 use std::time::Duration;
 use toml::Spanned;
-
-/// The masters of a cluster rlbench starts when the scenario names none:
-/// the fewest `redis-cli --cluster create` accepts.
-const DEFAULT_MASTERS: usize = 3;
 
 /// An error in text given inline (`--policy`, `--key-in`), said of the
 /// text as given, not of the table wrapped around it.
@@ -96,137 +93,27 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     })?;
 
     let name = identifier(&src, &raw.name, "scenario name")?;
-    let mut external = match &raw.target {
-        Some(t) => target::target(&src, t)?,
-        None => None,
+    let reading = Reading {
+        src: &src,
+        raw: &raw,
     };
-    let metrics = match raw
-        .target
-        .as_ref()
-        .and_then(|t| t.get_ref().metrics.as_ref())
-    {
-        Some(m) => Some(metrics::metrics(
-            &src,
-            m,
-            external.is_none(),
-            external.as_ref().is_some_and(|t| t.allow_remote),
-        )?),
-        None => None,
-    };
-    if external.is_some() {
-        let own_stack = [
-            raw.cluster.as_ref().map(|_| "[cluster]"),
-            raw.redis.as_ref().map(|_| "[redis]"),
-            raw.faults.as_ref().map(|_| "[[faults]]"),
-        ];
-        if let Some(table) = own_stack.into_iter().flatten().next() {
-            let at = raw.target.as_ref().map(|t| t.span());
-            return Err(src.error(
-                at,
-                format!(
-                    "{table} configures the reference API rlbench runs; an external target \
-                     takes its request settings in [target]"
-                ),
-            ));
-        }
-    }
+    let (mut external, metrics) = reading.target()?;
     let duration = src.duration(&raw.duration)?;
     let seed = match &raw.seed {
         Some(s) => src.count(s, "seed", 0, i64::MAX)?,
         None => 1,
     };
     let policy = policy::policy(&src, raw.policy.span(), raw.policy.get_ref())?;
-    let cluster = raw.cluster.unwrap_or_default();
-    let replicas = match &cluster.replicas {
-        Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
-        None => 1,
-    };
-    let key_header = match &cluster.key_header {
-        Some(h) => {
-            let ok = axum::http::HeaderName::try_from(h.get_ref().as_str()).is_ok();
-            if !ok {
-                return Err(src.at(h, format!("{:?} is not a valid header name", h.get_ref())));
-            }
-            h.get_ref().clone()
-        }
-        None => DEFAULT_KEY_HEADER.to_string(),
-    };
-    let (mut load, default_fanout) = load::load(&src, &raw.load)?;
-    if let Some((spoof, principals)) = spoof::spoof(&src, &raw.load)? {
-        load.spoof = Some(spoof);
-        load.keys = principals;
-    }
-    if let (Some(k), Some(t)) = (&raw.load.get_ref().key, &external) {
-        if matches!(
-            t.template.key_place,
-            crate::load::request::KeyPlace::Rls { .. }
-        ) {
-            return Err(src.at(
-                k,
-                "a rate-limit service gets the key as its descriptor's value ([target] \
-                 descriptor); [load] key is for HTTP targets",
-            ));
-        }
-    }
-    if let Some(k) = &raw.load.get_ref().key {
-        load.key = match external.as_mut() {
-            // Under spoofing, a JWT goes beside the target's key header.
-            Some(target) if load.spoof.is_some() => {
-                let mut beside = target.clone();
-                key::apply(&src, k, &mut beside, false, load.keys)?
-            }
-            Some(target) => {
-                let given = raw
-                    .target
-                    .as_ref()
-                    .is_some_and(|t| t.get_ref().key_header.is_some());
-                key::apply(&src, k, target, given, load.keys)?
-            }
-            None => key::for_reference(&src, k, load.keys)?,
-        };
-    }
-    if load.spoof.is_some() {
-        if let Some(k) = &raw.load.get_ref().key {
-            spoof::load_key(&src, k, &load.key)?;
-        }
-        if let (Some(t), Some(p)) = (&external, &raw.load.get_ref().principals) {
-            if t.template.key_header.is_none() && t.template.key_place == Default::default() {
-                return Err(src.at(
-                    p,
-                    "principals send a key (forged, or their own name) where the limiter may                      read it: give [target] key_header",
-                ));
-            }
-        }
-    }
-    // Without a key the limiter sees every request as one key; so must
-    // the verifier, or another key's admits would look like room.
-    if external.as_ref().is_some_and(|t| {
-        !t.template.sends_key() && load.key == crate::scenario::spec::KeySpec::InTemplate
-    }) {
-        if let Some(k) = raw
-            .load
-            .get_ref()
-            .keys
-            .as_ref()
-            .filter(|k| *k.get_ref() > 1)
-        {
-            return Err(src.at(
-                k,
-                "an external target without key_header sends no key: every request is \
-                 one key to the limiter, so give key_header or keys = 1",
-            ));
-        }
-        load.keys = 1;
-    }
-    if let Shape::Bursts { window, .. } = &mut load.shape {
-        *window = Duration::from_micros(crate::verify::window(&policy).1.max(1) as u64);
-    }
+    let no_cluster = RawCluster::default();
+    let cluster = raw.cluster.as_ref().unwrap_or(&no_cluster);
+    let (replicas, key_header) = cluster_replicas(&src, cluster)?;
+    let (load, default_fanout) = reading.load(&mut external, &policy)?;
     let skew = match &cluster.clock_skew {
         Some(list) => skews(&src, list)?,
         None => Vec::new(),
     };
-    let redis = redis(&src, raw.redis.unwrap_or_default())?;
-    let checks = checks(&src, raw.checks.unwrap_or_default())?;
+    let redis = redis::redis(&src, raw.redis.unwrap_or_default())?;
+    let checks = checks::checks(&src, raw.checks.unwrap_or_default())?;
     let defaults = ArmDefaults {
         replicas,
         fanout: default_fanout,
@@ -240,22 +127,7 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
         load_key: &load.key,
         metrics: metrics.is_some(),
     };
-
-    if raw.arms.get_ref().is_empty() {
-        return Err(src.at(&raw.arms, "a scenario needs at least one [[arms]]"));
-    }
-    let mut seen = HashSet::new();
-    let mut arms = Vec::new();
-    for arm_raw in raw.arms.get_ref() {
-        let arm = arm::arm(&src, arm_raw.get_ref(), &defaults)?;
-        if !seen.insert(arm.name.clone()) {
-            return Err(src.at(
-                &arm_raw.get_ref().name,
-                format!("arm {:?} is defined twice", arm.name),
-            ));
-        }
-        arms.push(arm);
-    }
+    let arms = arms(&src, &raw.arms, &defaults)?;
     let faults = match &raw.faults {
         Some(list) => faults::faults(&src, list, duration, &arms, &redis)?,
         None => Vec::new(),
@@ -280,100 +152,190 @@ pub(super) fn scenario(file: &str, text: &str) -> Result<Scenario> {
     })
 }
 
-fn redis(src: &Source, raw: RawRedis) -> Result<RedisSpec> {
-    let url = match raw.url {
-        Some(u) => {
-            let v = u.get_ref();
-            if !(v.starts_with("redis://") || v.starts_with("rediss://")) {
-                // Named with its password hidden: it may carry one.
-                let shown = reference_api::redis_url::redact(v);
-                return Err(src.at(
-                    &u,
-                    format!("{shown:?}: expected a url like \"redis://127.0.0.1:6379\""),
-                ));
-            }
-            Some(v.clone())
-        }
-        None => None,
-    };
-    let timeout = match &raw.timeout {
-        Some(t) => src.duration(t)?,
-        None => Duration::from_millis(50),
-    };
-    let topology = match &raw.topology {
-        None => Topology::Single,
-        Some(t) => match t.get_ref().as_str() {
-            "single" => Topology::Single,
-            "cluster" => Topology::Cluster,
-            "replicated" => Topology::Replicated,
-            other => {
-                return Err(src.at(
-                    t,
-                    format!(
-                        "topology {other:?}: expected \"single\", \"cluster\" or \"replicated\""
-                    ),
-                ))
-            }
-        },
-    };
-    let masters = match &raw.masters {
-        None => DEFAULT_MASTERS,
-        Some(m) if topology != Topology::Cluster => {
-            return Err(src.at(m, "masters: only a cluster has masters (topology = \"cluster\")"))
-        }
-        Some(m) if url.is_some() => {
-            return Err(src.at(
-                m,
-                "masters: the cluster at [redis] url has its own; masters sizes the cluster rlbench starts",
-            ))
-        }
-        Some(m) => src.count(m, "masters", 1, 16)? as usize,
-    };
-    let replicas_per_master = match &raw.replicas_per_master {
-        None => 0,
-        Some(r) if topology != Topology::Cluster || url.is_some() => {
-            return Err(src.at(
-                r,
-                "replicas_per_master: the cluster rlbench starts gives each master replicas (topology = \"cluster\", without url); a primary and one replica is topology = \"replicated\"",
-            ))
-        }
-        Some(r) => src.count(r, "replicas_per_master", 0, 2)? as usize,
-    };
-    Ok(RedisSpec {
-        url,
-        timeout,
-        topology,
-        masters,
-        replicas_per_master,
-    })
+/// The scenario's tables, read one section at a time against its text.
+struct Reading<'a> {
+    src: &'a Source<'a>,
+    raw: &'a RawScenario,
 }
 
-fn checks(src: &Source, raw: super::raw::RawChecks) -> Result<crate::scenario::spec::Checks> {
-    let mut c = crate::scenario::spec::Checks::default();
-    if let Some(n) = &raw.retry_after_probes {
-        c.retry_after_probes = src.count(n, "retry_after_probes", 0, 100)? as u32;
+impl Reading<'_> {
+    /// `[target]` and its `metrics`; an external target takes no table
+    /// that configures the reference API rlbench runs.
+    fn target(&self) -> Result<(Option<ExternalTarget>, Option<MetricsSpec>)> {
+        let (src, raw) = (self.src, self.raw);
+        let external = match &raw.target {
+            Some(t) => target::target(src, t)?,
+            None => None,
+        };
+        let metrics = match raw
+            .target
+            .as_ref()
+            .and_then(|t| t.get_ref().metrics.as_ref())
+        {
+            Some(m) => Some(metrics::metrics(
+                src,
+                m,
+                external.is_none(),
+                external.as_ref().is_some_and(|t| t.allow_remote),
+            )?),
+            None => None,
+        };
+        if external.is_some() {
+            let own_stack = [
+                raw.cluster.as_ref().map(|_| "[cluster]"),
+                raw.redis.as_ref().map(|_| "[redis]"),
+                raw.faults.as_ref().map(|_| "[[faults]]"),
+            ];
+            if let Some(table) = own_stack.into_iter().flatten().next() {
+                let at = raw.target.as_ref().map(|t| t.span());
+                return Err(src.error(
+                    at,
+                    format!(
+                        "{table} configures the reference API rlbench runs; an external target \
+                     takes its request settings in [target]"
+                    ),
+                ));
+            }
+        }
+        Ok((external, metrics))
     }
-    if let Some(w) = &raw.retry_after_max_wait {
-        c.retry_after_max_wait = src.duration(w)?;
+
+    /// `[load]`: its schedule, keys and principals, and where each request
+    /// carries its key; a bursts window is the scenario policy's.
+    fn load(
+        &self,
+        external: &mut Option<ExternalTarget>,
+        policy: &Policy,
+    ) -> Result<(LoadSpec, Fanout)> {
+        let (src, raw) = (self.src, self.raw);
+        let (mut load, default_fanout) = load::load(src, &raw.load)?;
+        if let Some((spoof, principals)) = spoof::spoof(src, &raw.load)? {
+            load.spoof = Some(spoof);
+            load.keys = principals;
+        }
+        self.load_key(&mut load, external)?;
+        // Without a key the limiter sees every request as one key; so must
+        // the verifier, or another key's admits would look like room.
+        if external.as_ref().is_some_and(|t| {
+            !t.template.sends_key() && load.key == crate::scenario::spec::KeySpec::InTemplate
+        }) {
+            if let Some(k) = raw
+                .load
+                .get_ref()
+                .keys
+                .as_ref()
+                .filter(|k| *k.get_ref() > 1)
+            {
+                return Err(src.at(
+                    k,
+                    "an external target without key_header sends no key: every request is \
+                     one key to the limiter, so give key_header or keys = 1",
+                ));
+            }
+            load.keys = 1;
+        }
+        if let Shape::Bursts { window, .. } = &mut load.shape {
+            *window = Duration::from_micros(crate::verify::window(policy).1.max(1) as u64);
+        }
+        Ok((load, default_fanout))
     }
-    if let Some(n) = &raw.witnesses {
-        c.witnesses = src.count(n, "witnesses", 0, 1_000)? as usize;
+
+    /// `[load] key`: put into the external target's request (beside its
+    /// key header under spoofing), or read by the reference API.
+    fn load_key(&self, load: &mut LoadSpec, external: &mut Option<ExternalTarget>) -> Result<()> {
+        let (src, raw) = (self.src, self.raw);
+        if let (Some(k), Some(t)) = (&raw.load.get_ref().key, &*external) {
+            if matches!(
+                t.template.key_place,
+                crate::load::request::KeyPlace::Rls { .. }
+            ) {
+                return Err(src.at(
+                    k,
+                    "a rate-limit service gets the key as its descriptor's value ([target] \
+                     descriptor); [load] key is for HTTP targets",
+                ));
+            }
+        }
+        if let Some(k) = &raw.load.get_ref().key {
+            load.key = match external.as_mut() {
+                // Under spoofing, a JWT goes beside the target's key header.
+                Some(target) if load.spoof.is_some() => {
+                    let mut beside = target.clone();
+                    key::apply(src, k, &mut beside, false, load.keys)?
+                }
+                Some(target) => {
+                    let given = raw
+                        .target
+                        .as_ref()
+                        .is_some_and(|t| t.get_ref().key_header.is_some());
+                    key::apply(src, k, target, given, load.keys)?
+                }
+                None => key::for_reference(src, k, load.keys)?,
+            };
+        }
+        if load.spoof.is_some() {
+            if let Some(k) = &raw.load.get_ref().key {
+                spoof::load_key(src, k, &load.key)?;
+            }
+            if let (Some(t), Some(p)) = (&*external, &raw.load.get_ref().principals) {
+                if t.template.key_header.is_none() && t.template.key_place == Default::default() {
+                    return Err(src.at(
+                        p,
+                        "principals send a key (forged, or their own name) where the limiter may                      read it: give [target] key_header",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
-    if let Some(t) = &raw.max_server_time {
-        c.max_server_time = Some(src.duration(t)?);
+}
+
+/// `[cluster] replicas` and `key_header`: what each arm of the reference
+/// API takes unless it says otherwise.
+fn cluster_replicas(src: &Source, cluster: &RawCluster) -> Result<(usize, String)> {
+    let replicas = match &cluster.replicas {
+        Some(r) => src.count(r, "replicas", 1, MAX_REPLICAS)? as usize,
+        None => 1,
+    };
+    let key_header = match &cluster.key_header {
+        Some(h) => {
+            let ok = axum::http::HeaderName::try_from(h.get_ref().as_str()).is_ok();
+            if !ok {
+                return Err(src.at(h, format!("{:?} is not a valid header name", h.get_ref())));
+            }
+            h.get_ref().clone()
+        }
+        None => DEFAULT_KEY_HEADER.to_string(),
+    };
+    Ok((replicas, key_header))
+}
+
+/// `[[arms]]`: at least one, each named once.
+fn arms(
+    src: &Source,
+    raw: &Spanned<Vec<Spanned<super::raw::RawArm>>>,
+    defaults: &ArmDefaults,
+) -> Result<Vec<Arm>> {
+    if raw.get_ref().is_empty() {
+        return Err(src.at(raw, "a scenario needs at least one [[arms]]"));
     }
-    if let Some(r) = &raw.clock_rate_ppm {
-        c.clock_rate_ppm = Some(src.count(
-            r,
-            "clock_rate_ppm",
-            0,
-            crate::scenario::spec::MAX_CLOCK_RATE_PPM,
-        )? as i64);
+    let mut seen = HashSet::new();
+    let mut arms = Vec::new();
+    for arm_raw in raw.get_ref() {
+        let arm = arm::arm(src, arm_raw.get_ref(), defaults)?;
+        if !seen.insert(arm.name.clone()) {
+            return Err(src.at(
+                &arm_raw.get_ref().name,
+                format!("arm {:?} is defined twice", arm.name),
+            ));
+        }
+        arms.push(arm);
     }
-    Ok(c)
+    Ok(arms)
 }
 
 mod arm;
+mod checks;
 mod distributed;
 pub(super) use distributed::coordinator;
 mod expect;
@@ -385,6 +347,7 @@ mod metrics;
 mod params;
 mod policy;
 mod presets;
+mod redis;
 mod source;
 mod spoof;
 mod target;

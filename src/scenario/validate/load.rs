@@ -45,134 +45,27 @@ fn rate_value(src: &Source, v: &Spanned<f64>, what: &str, min_exclusive: bool) -
 /// The schedule's shape; a Bursts window is filled in per arm (its policy's).
 fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
     let l = spanned.get_ref();
-    let kind = l
-        .schedule
-        .as_ref()
-        .map_or("constant", |k| k.get_ref().as_str());
-    let need_rate = || -> Result<f64> {
-        let r = l.rate.as_ref().ok_or_else(|| {
-            src.error(
-                Some(spanned.span()),
-                format!("[load] needs \"rate\" (requests/s) for the {kind} schedule"),
-            )
-        })?;
-        rate_value(src, r, "rate", true)
+    let reading = ShapeReading {
+        src,
+        spanned,
+        l,
+        kind: l
+            .schedule
+            .as_ref()
+            .map_or("constant", |k| k.get_ref().as_str()),
     };
-    let not_here = |present: bool, key: &str, span: Option<Range<usize>>| -> Result<()> {
-        if present {
-            return Err(src.error(
-                span,
-                format!("{key:?} does not apply to the {kind} schedule"),
-            ));
-        }
-        Ok(())
-    };
-    if kind != "stages" {
-        not_here(
-            l.stages.is_some(),
-            "stages",
-            l.stages.as_ref().map(|v| v.span()),
-        )?;
-    }
-    if kind != "closed" {
-        not_here(
-            l.concurrency.is_some(),
-            "concurrency",
-            l.concurrency.as_ref().map(|v| v.span()),
-        )?;
-        not_here(
-            l.think_time.is_some(),
-            "think_time",
-            l.think_time.as_ref().map(|v| v.span()),
-        )?;
-    }
-    if kind != "bursts" {
-        not_here(
-            l.burst.is_some(),
-            "burst",
-            l.burst.as_ref().map(|v| v.span()),
-        )?;
-        not_here(
-            l.burst_spread.is_some(),
-            "burst_spread",
-            l.burst_spread.as_ref().map(|v| v.span()),
-        )?;
-    }
-    Ok(match kind {
-        "constant" => Shape::Constant { rate: need_rate()? },
-        "poisson" => Shape::Poisson { rate: need_rate()? },
-        "stages" => {
-            let from = match &l.rate {
-                Some(r) => rate_value(src, r, "rate", false)?,
-                None => 0.0,
-            };
-            let list = l.stages.as_ref().ok_or_else(|| {
-                src.error(
-                    Some(spanned.span()),
-                    "the stages schedule needs [[load.stages]] with target and duration",
-                )
-            })?;
-            if list.get_ref().is_empty() {
-                return Err(src.at(list, "the stages schedule needs at least one stage"));
-            }
-            let stages = list
-                .get_ref()
-                .iter()
-                .map(|st| {
-                    let st = st.get_ref();
-                    Ok(Stage {
-                        target: rate_value(src, &st.target, "target", false)?,
-                        over: src.duration(&st.duration)?,
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Shape::Stages { from, stages }
-        }
-        "bursts" => {
-            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
-            let per_edge = match &l.burst {
-                Some(b) => src.count(b, "burst", 1, 1_000_000)? as u32,
-                None => {
-                    return Err(src.error(
-                        Some(spanned.span()),
-                        "the bursts schedule needs \"burst\" (requests per window edge)",
-                    ))
-                }
-            };
-            let spread = match &l.burst_spread {
-                Some(d) => src.duration(d)?,
-                None => Duration::from_millis(20),
-            };
-            Shape::Bursts {
-                per_edge,
-                spread,
-                window: Duration::ZERO,
-            }
-        }
-        "closed" => {
-            not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
-            let concurrency = match &l.concurrency {
-                Some(c) => src.count(c, "concurrency", 1, 100_000)? as u32,
-                None => {
-                    return Err(src.error(
-                        Some(spanned.span()),
-                        "the closed schedule needs \"concurrency\" (workers)",
-                    ))
-                }
-            };
-            let think = match &l.think_time {
-                Some(t) => {
-                    let us =
-                        units::signed_micros(t.get_ref()).map_err(|e| src.at(t, e.to_string()))?;
-                    if us < 0 {
-                        return Err(src.at(t, "think_time must not be negative"));
-                    }
-                    Duration::from_micros(us as u64)
-                }
-                None => Duration::ZERO,
-            };
-            Shape::Closed { concurrency, think }
-        }
+    reading.only_its_own_keys()?;
+    // One schedule a line, those with keys of their own read by functions.
+    Ok(match reading.kind {
+        "constant" => Shape::Constant {
+            rate: reading.need_rate()?,
+        },
+        "poisson" => Shape::Poisson {
+            rate: reading.need_rate()?,
+        },
+        "stages" => reading.stages()?,
+        "bursts" => reading.bursts()?,
+        "closed" => reading.closed()?,
         other => {
             let at = l.schedule.as_ref().map(|v| v.span());
             return Err(src.error(
@@ -181,6 +74,160 @@ fn shape(src: &Source, spanned: &Spanned<RawLoad>) -> Result<Shape> {
             ));
         }
     })
+}
+
+/// `[load]`'s schedule keys, read against the schedule they belong to.
+struct ShapeReading<'a> {
+    src: &'a Source<'a>,
+    spanned: &'a Spanned<RawLoad>,
+    l: &'a RawLoad,
+    /// `schedule`, "constant" when not given.
+    kind: &'a str,
+}
+
+impl ShapeReading<'_> {
+    /// `rate`, which an open loop of one rate needs.
+    fn need_rate(&self) -> Result<f64> {
+        let (src, kind) = (self.src, self.kind);
+        let r = self.l.rate.as_ref().ok_or_else(|| {
+            src.error(
+                Some(self.spanned.span()),
+                format!("[load] needs \"rate\" (requests/s) for the {kind} schedule"),
+            )
+        })?;
+        rate_value(src, r, "rate", true)
+    }
+
+    /// `key` given to a schedule it does not apply to.
+    fn not_here(&self, present: bool, key: &str, span: Option<Range<usize>>) -> Result<()> {
+        if present {
+            return Err(self.src.error(
+                span,
+                format!("{key:?} does not apply to the {} schedule", self.kind),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The keys of the stages, closed and bursts schedules, on any other.
+    fn only_its_own_keys(&self) -> Result<()> {
+        let (l, kind) = (self.l, self.kind);
+        if kind != "stages" {
+            self.not_here(
+                l.stages.is_some(),
+                "stages",
+                l.stages.as_ref().map(|v| v.span()),
+            )?;
+        }
+        if kind != "closed" {
+            self.not_here(
+                l.concurrency.is_some(),
+                "concurrency",
+                l.concurrency.as_ref().map(|v| v.span()),
+            )?;
+            self.not_here(
+                l.think_time.is_some(),
+                "think_time",
+                l.think_time.as_ref().map(|v| v.span()),
+            )?;
+        }
+        if kind != "bursts" {
+            self.not_here(
+                l.burst.is_some(),
+                "burst",
+                l.burst.as_ref().map(|v| v.span()),
+            )?;
+            self.not_here(
+                l.burst_spread.is_some(),
+                "burst_spread",
+                l.burst_spread.as_ref().map(|v| v.span()),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `schedule = "stages"`: from `rate` (default 0) through each stage's
+    /// target over its duration.
+    fn stages(&self) -> Result<Shape> {
+        let (src, l) = (self.src, self.l);
+        let from = match &l.rate {
+            Some(r) => rate_value(src, r, "rate", false)?,
+            None => 0.0,
+        };
+        let list = l.stages.as_ref().ok_or_else(|| {
+            src.error(
+                Some(self.spanned.span()),
+                "the stages schedule needs [[load.stages]] with target and duration",
+            )
+        })?;
+        if list.get_ref().is_empty() {
+            return Err(src.at(list, "the stages schedule needs at least one stage"));
+        }
+        let stages = list
+            .get_ref()
+            .iter()
+            .map(|st| {
+                let st = st.get_ref();
+                Ok(Stage {
+                    target: rate_value(src, &st.target, "target", false)?,
+                    over: src.duration(&st.duration)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Shape::Stages { from, stages })
+    }
+
+    /// `schedule = "bursts"`: `burst` requests around each window edge,
+    /// spread over `burst_spread`.
+    fn bursts(&self) -> Result<Shape> {
+        let (src, l) = (self.src, self.l);
+        self.not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
+        let per_edge = match &l.burst {
+            Some(b) => src.count(b, "burst", 1, 1_000_000)? as u32,
+            None => {
+                return Err(src.error(
+                    Some(self.spanned.span()),
+                    "the bursts schedule needs \"burst\" (requests per window edge)",
+                ))
+            }
+        };
+        let spread = match &l.burst_spread {
+            Some(d) => src.duration(d)?,
+            None => Duration::from_millis(20),
+        };
+        Ok(Shape::Bursts {
+            per_edge,
+            spread,
+            window: Duration::ZERO,
+        })
+    }
+
+    /// `schedule = "closed"`: `concurrency` workers, each waiting
+    /// `think_time` between answer and request.
+    fn closed(&self) -> Result<Shape> {
+        let (src, l) = (self.src, self.l);
+        self.not_here(l.rate.is_some(), "rate", l.rate.as_ref().map(|v| v.span()))?;
+        let concurrency = match &l.concurrency {
+            Some(c) => src.count(c, "concurrency", 1, 100_000)? as u32,
+            None => {
+                return Err(src.error(
+                    Some(self.spanned.span()),
+                    "the closed schedule needs \"concurrency\" (workers)",
+                ))
+            }
+        };
+        let think = match &l.think_time {
+            Some(t) => {
+                let us = units::signed_micros(t.get_ref()).map_err(|e| src.at(t, e.to_string()))?;
+                if us < 0 {
+                    return Err(src.at(t, "think_time must not be negative"));
+                }
+                Duration::from_micros(us as u64)
+            }
+            None => Duration::ZERO,
+        };
+        Ok(Shape::Closed { concurrency, think })
+    }
 }
 
 fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
