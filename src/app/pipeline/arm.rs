@@ -9,6 +9,7 @@ use crate::app::pipeline::arm_record::{self, Gave};
 use crate::app::pipeline::journal::Journal;
 use crate::app::pipeline::progress::Progress;
 use crate::app::pipeline::sender::{Outlet, Sender, Sent};
+use crate::app::pipeline::stack_up::stack_up;
 use crate::error::{Error, Exit};
 use crate::events::clock::ClockSample;
 use crate::events::write::EventWriter;
@@ -16,16 +17,12 @@ use crate::faults;
 use crate::interrupt::Interrupt;
 use crate::live::Board;
 use crate::load::{self, Counters};
-use crate::plan::{ArmSpec, StackSpec};
+use crate::plan::ArmSpec;
 use crate::stack::{redis_use, Stack};
 use crate::store::folder::RunFolder;
 use crate::store::records::{self, ArmRecord};
 use std::sync::Arc;
 use tracing::{info, warn};
-
-/// Set to make rlbench panic right after the first stack is up: lets a
-/// test prove that a panic leaves no replica behind.
-pub(crate) const PANIC_HOOK_ENV: &str = "RLBENCH_TEST_PANIC_AFTER_UP";
 
 /// How a run's arms went.
 pub(crate) struct Ran {
@@ -114,40 +111,6 @@ pub(crate) async fn run_all(specs: &[ArmSpec], course: &mut Course<'_, '_>) -> R
     ran
 }
 
-/// Starts the arm's replicas (and Redis), unless interrupted first.
-async fn up(
-    spec: &ArmSpec,
-    stack: &StackSpec,
-    run_id: &str,
-    interrupt: &Interrupt,
-    quiet: bool,
-) -> Result<Stack, Error> {
-    if !quiet {
-        info!(
-            "arm {}: starting {} {} replica(s)",
-            spec.name,
-            spec.replicas,
-            spec.mode.as_str()
-        );
-    }
-    let up = Stack::up(&stack.configs, stack.managed_redis, stack.proxy, run_id);
-    let stack = tokio::select! {
-        biased;
-        () = interrupt.wait() => return Err(Error::interrupted()),
-        stack = up => stack?,
-    };
-    if let (false, Some(said)) = (quiet, stack.redis_said()) {
-        info!("arm {}: {said}", spec.name);
-    }
-    if std::env::var_os(PANIC_HOOK_ENV).is_some() {
-        panic!(
-            "{PANIC_HOOK_ENV} is set: panicking with {} process(es) up",
-            stack.pids().len()
-        );
-    }
-    Ok(stack)
-}
-
 /// One arm, from stack up to its record on disk; with the error that
 /// broke its trace, if one did (the record then says the trace is
 /// unfinished, and holds what reached the disk).
@@ -158,7 +121,8 @@ pub(crate) async fn run(
     if let Some(live) = course.watch.live {
         live.arm_starting(&spec.name);
     }
-    let (mut stack, plan) = stack_up(spec, course).await?;
+    let (mut stack, plan) =
+        stack_up(spec, course.run_id, course.interrupt, course.watch.quiet).await?;
     // Between the stack's start and its planned end, however that ends,
     // the stack is taken down after, in order (not by Drop's kill).
     let sent = send(spec, course, stack.as_mut(), &plan).await;
@@ -178,66 +142,6 @@ pub(crate) async fn run(
         .or(broken)
         .or_else(|| written.err().map(Error::from));
     Ok((record, broken))
-}
-
-/// The arm's stack up (none for a target rlbench does not run, which is
-/// checked reachable and, over TLS, shaken hands with), and the load's
-/// plan against it.
-async fn stack_up(
-    spec: &ArmSpec,
-    course: &Course<'_, '_>,
-) -> Result<(Option<Stack>, load::Plan), Error> {
-    let announce = spec.announce && !course.watch.quiet;
-    let mut template = spec.plan.template.clone();
-    let (stack, targets) = match &spec.stack {
-        None => {
-            crate::target::reachable(&spec.plan.targets).await?;
-            template.http = crate::load::tls::handshakes(
-                &spec.plan.targets,
-                spec.plan.tls.as_ref(),
-                template.http,
-            )
-            .await
-            .map_err(Error::environment)?;
-            (None, spec.plan.targets.clone())
-        }
-        Some(wanted) => {
-            let stack = up(spec, wanted, course.run_id, course.interrupt, !announce)
-                .await
-                .map_err(|e| match e.exit {
-                    Exit::Interrupted => e,
-                    _ => Error {
-                        exit: e.exit,
-                        message: format!("could not start: {}", e.message),
-                    },
-                })?;
-            let parsed = stack
-                .urls()
-                .iter()
-                .map(|u| format!("{u}/api/transfers").parse())
-                .collect::<Result<Vec<hyper::Uri>, _>>();
-            match parsed {
-                Ok(targets) => (Some(stack), targets),
-                Err(e) => {
-                    // Down in order, not by Drop's kill.
-                    let mut stack = stack;
-                    stack.down().await;
-                    return Err(Error::environment(format!(
-                        "a replica reported a bad address: {e}"
-                    )));
-                }
-            }
-        }
-    };
-    let plan = load::Plan {
-        targets,
-        template,
-        shape: spec.plan.shape.clone(),
-        retry: spec.plan.retry.clone(),
-        tls: spec.plan.tls.clone(),
-        ..spec.plan
-    };
-    Ok((stack, plan))
 }
 
 /// Everything that needs the stack up: the trace opened, the load made

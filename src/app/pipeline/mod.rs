@@ -17,4 +17,5 @@ pub(crate) mod preflight;
 pub(crate) mod progress;
 pub(crate) mod scenario_copy;
 pub(crate) mod sender;
+pub(crate) mod stack_up;
 pub(crate) mod summarize;
