@@ -24,3 +24,4 @@ mod prepare;
 mod tally;
 
 pub(crate) use hold::{Controller, Wanted};
+pub(crate) use prepare::Prepared;
