@@ -14,8 +14,8 @@ pub(crate) use limiter::{
 };
 pub(crate) use senders::{KeySentVerdict, KeyUse, PerAgent, Spoofing};
 pub(crate) use traffic::{
-    nothing_unsent, FaultSummary, Goodput, Hdr, Latency, PerReplica, Phase, Rate, Requests,
-    LATE_LAG_P99_MS, SATURATED_BELOW, SATURATED_LAG_P50_MS,
+    FaultSummary, Goodput, Hdr, Latency, PerReplica, Phase, Rate, Requests, LATE_LAG_P99_MS,
+    SATURATED_BELOW, SATURATED_LAG_P50_MS,
 };
 pub(crate) use verdicts::{
     ArmWitness, ClockRate, Correctness, Expect, Gate, LeaseBound, PolicyFit, TooSlow, WitnessKind,

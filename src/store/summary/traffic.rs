@@ -107,7 +107,7 @@ pub(crate) struct Rate {
     pub scheduled: u64,
     /// Of those, the ones never sent, by why (every request of the
     /// schedule is sent or counted here).
-    #[serde(default, skip_serializing_if = "crate::store::summary::nothing_unsent")]
+    #[serde(default, skip_serializing_if = "nothing_unsent")]
     pub not_sent: crate::store::records::NotSent,
 }
 
