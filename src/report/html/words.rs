@@ -68,7 +68,7 @@ pub(crate) fn verdict(a: &ArmSummary) -> String {
         }
     }
     if a.rate.generator_saturated {
-        let said = crate::report::table::pace_sentence(a)
+        let said = crate::report::table::lines::pace_sentence(a)
             .map(|(_, s)| s)
             .unwrap_or_default();
         let _ = write!(s, "; the load generator fell behind: {said}");
