@@ -2,18 +2,27 @@
 //! `report`, `export`, `explain`, `doctor`, `init`, `completions`, `man`,
 //! `compare`, `attack`, `audit`, `probe`, `serve`, and the hidden `replica`
 //! through which rlbench starts its own replicas. Every flag arrives typed
-//! (cli/values.rs): a bad value is clap's error, exit 2.
+//! (cli/values.rs): a bad value is clap's error, exit 2. The subcommands
+//! with flags of their own struct are in cli/ by subcommand (run and agent,
+//! attack, audit, probe), `--format`'s values in cli/output.rs.
 
+pub(crate) mod attack;
+pub(crate) mod audit;
+pub(crate) mod output;
+pub(crate) mod probe;
+pub(crate) mod run;
 pub(crate) mod values;
 
 use crate::events::export::Format;
-use crate::load::pick::Fanout;
-use clap::{ArgGroup, Args, Parser, Subcommand};
-use hyper::header::{HeaderName, HeaderValue};
-use hyper::{Method, Uri};
+use attack::AttackArgs;
+use audit::AuditArgs;
+use clap::{Parser, Subcommand};
+use hyper::header::HeaderName;
+use output::OutputFormat;
+use probe::ProbeArgs;
+use run::{AgentArgs, RunArgs};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// `text` as standard error shows it: folded at 80 columns (or
 /// `COLUMNS`) on a terminal or with `COLUMNS` set, whole with `--wide` or
@@ -61,16 +70,6 @@ pub(crate) struct Cli {
     /// terminal, or with COLUMNS set, lines fold at 80 columns or COLUMNS).
     #[arg(long, global = true)]
     pub wide: bool,
-}
-
-/// What a command prints on stdout (`--format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OutputFormat {
-    /// Text for a person.
-    #[default]
-    Text,
-    /// One JSON document (summary.json's schema for run and attack).
-    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -242,111 +241,6 @@ pub(crate) enum Command {
     },
 }
 
-#[derive(Debug, Args)]
-pub(crate) struct RunArgs {
-    /// The scenario file (TOML).
-    pub scenario: PathBuf,
-    /// The run folder (default: reports/<scenario>/<UTC timestamp>/).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Overrides the scenario's duration, e.g. "5s".
-    #[arg(long, value_parser = values::spelled_duration)]
-    pub duration: Option<(Duration, String)>,
-    /// Run only this arm (repeatable).
-    #[arg(long = "arm", value_name = "NAME")]
-    pub arms: Vec<String>,
-    /// No progress lines; the summary table and errors still print.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// What stdout carries: the text (default), or one JSON document
-    /// (everything else goes to stderr).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
-    /// Load agents (`rlbench agent`) split each arm's schedule; one merged
-    /// trace is judged here. Overrides [distributed] agents.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub agents: Option<u16>,
-    /// The Redis the agents were started with, e.g. redis://127.0.0.1:6379
-    /// (or RLBENCH_COORDINATOR, which keeps a password out of the process
-    /// list).
-    // Checked after parsing (app::run), so that a URL that does not
-    // parse is never echoed with its password.
-    #[arg(long, value_name = "URL")]
-    pub coordinator: Option<String>,
-    /// The secret shared with the agents, at least 16 characters: every
-    /// message is signed with it. Better from RLBENCH_COORDINATOR_TOKEN,
-    /// out of the process list.
-    #[arg(long, value_name = "TOKEN")]
-    pub token: Option<String>,
-    /// The most an agent's times may be off before nothing of the run is
-    /// proven (the gate fails), e.g. "25ms". Overrides [distributed]
-    /// max_clock_uncertainty (default 10ms).
-    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
-    pub max_clock_uncertainty: Option<Duration>,
-    /// How long to wait for the agents to register, e.g. "2m" (default 60s).
-    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
-    pub agents_wait: Option<Duration>,
-    /// Tests only: agents take their own wall clocks for the coordinator's
-    /// (no offsets measured), to show what that costs.
-    #[arg(long, hide = true)]
-    pub trust_agent_clocks: bool,
-    /// Follow the run in a browser: a page on a loopback address (default
-    /// 127.0.0.1:0, a free port; its URL is printed) with progress,
-    /// outcomes per second and latency, then the verdicts and the report.
-    #[arg(
-        long,
-        value_name = "ADDR",
-        num_args = 0..=1,
-        default_missing_value = "127.0.0.1:0",
-        value_parser = values::live_addr
-    )]
-    pub live: Option<SocketAddr>,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct AgentArgs {
-    /// The Redis the controller (`rlbench run --agents N --coordinator URL`)
-    /// uses, e.g. redis://127.0.0.1:6379.
-    #[arg(
-        long,
-        env = "RLBENCH_COORDINATOR",
-        hide_env_values = true,
-        value_name = "URL"
-    )]
-    pub coordinator: String,
-    /// The secret shared with the controllers it serves, at least 16
-    /// characters: it does only work signed with it. Better from
-    /// RLBENCH_COORDINATOR_TOKEN, out of the process list.
-    #[arg(long, value_name = "TOKEN")]
-    pub token: Option<String>,
-    /// Send load to targets off this machine's loopback when a run asks
-    /// (only this command line can allow it, never a scenario).
-    #[arg(long)]
-    pub allow_remote_targets: bool,
-    /// Exit (3) when no run leased this agent for this long, e.g. "5m": a
-    /// Job's agents end when their controller never came.
-    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
-    pub idle_timeout: Option<Duration>,
-    /// This agent's name among the coordinator's agents (default: the
-    /// host's name and the process id; `index-I` in a Kubernetes Indexed
-    /// Job, from JOB_COMPLETION_INDEX and RLBENCH_AGENTS).
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Exit after the first run it serves ends (a Job's pod).
-    #[arg(long)]
-    pub once: bool,
-}
-
-/// `--http`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum HttpFlag {
-    #[value(name = "1.1")]
-    V1,
-    #[value(name = "2")]
-    V2,
-    Auto,
-}
-
 /// `init --preset`: a limiter people run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum InitPreset {
@@ -356,271 +250,6 @@ pub(crate) enum InitPreset {
     Governor,
     RedisCell,
     Aspnetcore,
-}
-
-impl From<HttpFlag> for crate::load::request::Http {
-    fn from(f: HttpFlag) -> Self {
-        match f {
-            HttpFlag::V1 => crate::load::request::Http::H1,
-            HttpFlag::V2 => crate::load::request::Http::H2,
-            HttpFlag::Auto => crate::load::request::Http::Auto,
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ProbeArgs {
-    /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost); requests
-    /// fan out across them.
-    #[arg(required = true, value_name = "URL", value_parser = values::http_url)]
-    pub urls: Vec<Uri>,
-    /// An extra header on every request, "Name: value" (repeatable); a
-    /// header given here is never tried as the key.
-    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = values::header)]
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    #[arg(long, short = 'm', default_value = "GET", value_parser = values::method)]
-    pub method: Method,
-    /// A header to try as the key first (repeatable), besides X-Api-Key,
-    /// X-Customer-Id, X-User-Id, X-Client-Id, a bearer token,
-    /// X-Forwarded-For and the client address.
-    #[arg(long, value_name = "NAME", value_parser = values::header_name)]
-    pub key_header: Vec<HeaderName>,
-    /// Statuses that mean "limited" (comma-separated).
-    #[arg(
-        long,
-        value_name = "CODES",
-        value_delimiter = ',',
-        default_value = "429,503",
-        value_parser = values::limited_status
-    )]
-    pub limited_status: Vec<u16>,
-    /// The policy you believe the limiter keeps, as --policy in attack:
-    /// judged beside what fits.
-    #[arg(long, value_name = "KEYS")]
-    pub policy: Option<String>,
-    /// At most this many requests in all.
-    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
-    pub max_requests: u64,
-    /// At most this long in all, e.g. "60s"; a longer one pins longer windows.
-    #[arg(long, default_value = "60s", value_parser = values::duration)]
-    pub max_time: Duration,
-    /// Per-request timeout.
-    #[arg(long, default_value = "2s", value_parser = values::duration)]
-    pub timeout: Duration,
-    /// Write a starter scenario NAME.toml with the key and the best fit.
-    #[arg(long, value_name = "NAME")]
-    pub write: Option<String>,
-    /// Overwrite NAME.toml if it exists.
-    #[arg(long, requires = "write")]
-    pub force: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct AuditArgs {
-    /// Log files, one per replica (each replica's clock within
-    /// --clock-bound of the others').
-    #[arg(required = true, value_name = "LOG")]
-    pub logs: Vec<PathBuf>,
-    /// What the lines are.
-    #[arg(long = "log", value_enum, value_name = "KIND")]
-    pub kind: LogKind,
-    /// nginx: the log_format string as configured (it must log $msec,
-    /// $request_time, $status and the key's variable).
-    #[arg(long, value_name = "FORMAT")]
-    pub log_format: Option<String>,
-    /// Where the key is: nginx, the variable ('$http_x_api_key'); HAProxy,
-    /// which captured request header (1: the first, the default); Envoy
-    /// and JSON lines, the field; k6, the tag (default "key"); vegeta,
-    /// where in the URL: url, query:NAME, path:N or path:last.
-    #[arg(long, value_name = "KEY")]
-    pub key: Option<String>,
-    /// JSON lines: which fields hold what,
-    /// 'start=ts,duration_ms=took,status=code,key=customer' (two of
-    /// start, end, duration_ms, duration_s; status and key).
-    #[arg(long, value_name = "FIELDS")]
-    pub fields: Option<String>,
-    /// How far each log's clock may be from the others' (required with
-    /// several logs; 0 when they were written on one machine).
-    #[arg(long, value_name = "DURATION", value_parser = values::bound)]
-    pub clock_bound: Option<Duration>,
-    /// The policy the limiter promises, as the keys of a [policy] table
-    /// (as attack --policy takes it).
-    #[arg(long, value_name = "KEYS")]
-    pub policy: String,
-    /// Statuses that mean "limited" (comma-separated).
-    #[arg(
-        long,
-        value_name = "CODES",
-        value_delimiter = ',',
-        default_value = "429",
-        value_parser = values::limited_status
-    )]
-    pub limited_status: Vec<u16>,
-    /// A line that cannot be read is skipped and counted (the first few
-    /// are named) rather than an error.
-    #[arg(long)]
-    pub skip_bad_lines: bool,
-    /// Keep the run folder (trace, summary.json, report.html) here.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Gate: exit 1 when more admits than this are proven beyond --policy
-    /// (default 0).
-    #[arg(long, value_name = "N")]
-    pub max_definite_violations: Option<u64>,
-    /// Gate: exit 1 above this share of wrong 429s.
-    #[arg(long, value_name = "RATIO", value_parser = values::ratio)]
-    pub max_false_reject_ratio: Option<f64>,
-    /// Only the summary table and verdicts.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// What stdout carries: the text (default), or one JSON document.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
-}
-
-/// What `rlbench audit` reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum LogKind {
-    /// nginx access logs in a --log-format of yours.
-    Nginx,
-    /// HAProxy's HTTP log (option httplog), the key a captured header.
-    Haproxy,
-    /// Envoy's JSON access log (start_time, duration, response_code).
-    Envoy,
-    /// JSON lines with --fields naming what is where.
-    Jsonl,
-    /// k6's --out json results, the key a tag of each request.
-    K6,
-    /// vegeta's results as CSV (vegeta encode --to csv), the key in the URL.
-    Vegeta,
-}
-
-#[derive(Debug, Args)]
-#[command(group(ArgGroup::new("loop").required(true).args(["rate", "concurrency"])))]
-pub(crate) struct AttackArgs {
-    /// Target URLs, loopback only (127.0.0.0/8, ::1, localhost) unless
-    /// --allow-remote-targets; requests fan out across them.
-    #[arg(required = true, value_name = "URL", value_parser = values::http_url)]
-    pub urls: Vec<Uri>,
-    /// Open loop: requests per second, e.g. "2000" or "100/10ms".
-    #[arg(long, value_parser = values::requests_per_second)]
-    pub rate: Option<f64>,
-    /// Closed loop: this many workers, each sending its next request when
-    /// the last one answered (like wrk's connections).
-    #[arg(long, short = 'c', value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub concurrency: Option<u32>,
-    /// How long to send, e.g. "30s".
-    #[arg(long, short = 'd', value_parser = values::duration)]
-    pub duration: Duration,
-    /// An extra header on every request, "Name: value" (repeatable).
-    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = values::header)]
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    #[arg(long, short = 'm', default_value = "GET", value_parser = values::method)]
-    pub method: Method,
-    /// Send a rate-limit key in this header, drawn uniformly from --keys keys.
-    #[arg(long, value_name = "NAME", value_parser = values::header_name)]
-    pub key_header: Option<HeaderName>,
-    /// Or send it where the limiter finds it, as the keys of a scenario's
-    /// [load] key: 'source_ip = "127.0.0.0/16"' (each key from an address
-    /// of its own), 'query = "api_key"', 'bearer = true', 'path =
-    /// "/users/{key}"', 'json_body = "username"', 'forwarded_for = true',
-    /// 'jwt = { secret = "…" }'.
-    #[arg(long, value_name = "KEYS", conflicts_with = "key_header")]
-    pub key_in: Option<String>,
-    /// The HTTP version: 1.1, 2 (ALPN h2 over TLS, prior knowledge in
-    /// cleartext: many requests share a connection) or auto (2 where the
-    /// https:// target agrees to it).
-    #[arg(long, value_enum, default_value_t = HttpFlag::V1)]
-    pub http: HttpFlag,
-    /// A new connection for every request (HTTP/1.1, `connection: close`),
-    /// its set-up and TLS handshake counted in its latency (oha's name).
-    #[arg(long)]
-    pub disable_keepalive: bool,
-    /// A request body (with POST, PUT, PATCH): the text given.
-    #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
-    pub body: Option<String>,
-    /// A request body read from this file (at most 1 MiB).
-    #[arg(long, value_name = "FILE")]
-    pub body_file: Option<PathBuf>,
-    /// The body's content type (default: JSON when it parses as JSON,
-    /// else text).
-    #[arg(long, value_name = "TYPE")]
-    pub content_type: Option<String>,
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub keys: u32,
-    /// How requests spread over the URLs.
-    #[arg(long, value_enum, default_value_t = Fanout::RoundRobin)]
-    pub fanout: Fanout,
-    /// Per-request timeout; a request without an answer by then counts as a timeout.
-    #[arg(long, default_value = "2s", value_parser = values::duration)]
-    pub timeout: Duration,
-    /// Open loop: at most this many requests in flight.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
-    pub max_in_flight: u64,
-    /// Judge the answers against this policy, given as the keys of a
-    /// [policy] table: 'algorithm = "sliding_log", limit = 10, window = "1s"'.
-    /// Limiters people run, in their own terms: nginx 'preset =
-    /// "nginx_limit_req", rate = "10r/s", burst = 5, nodelay = true' (with
-    /// --limited-status 503); HAProxy 'algorithm = "sliding_counter", limit
-    /// = 10, window = "1s", count_rejected = true'; express-rate-limit
-    /// 'algorithm = "fixed_window", limit = 10, window = "1m"'; a token
-    /// bucket 'algorithm = "token_bucket", capacity = 5, refill = "10/1s"'.
-    #[arg(long, value_name = "KEYS")]
-    pub policy: Option<String>,
-    /// Statuses that mean "limited" (comma-separated); nginx's limit_req
-    /// answers 503 unless configured otherwise.
-    #[arg(
-        long,
-        value_name = "CODES",
-        value_delimiter = ',',
-        default_value = "429",
-        value_parser = values::limited_status
-    )]
-    pub limited_status: Vec<u16>,
-    /// Act as well-behaved callers: retry a limited answer up to N times,
-    /// waiting what Retry-After says, else an exponential backoff with
-    /// jitter (100ms doubling to 5s). Each retry is a request of its own.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10))]
-    pub retry: Option<u32>,
-    /// Keep the run folder (events, summary.json, report.html) here.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Gate: exit 1 when more admits than this are proven beyond --policy
-    /// (default with --policy: 0).
-    #[arg(long, value_name = "N", requires = "policy")]
-    pub max_definite_violations: Option<u64>,
-    /// Gate: exit 1 when a larger share of the rejects is certainly wrong.
-    #[arg(long, value_name = "RATIO", requires = "policy", value_parser = values::ratio)]
-    pub max_false_reject_ratio: Option<f64>,
-    /// Gate: exit 1 when a larger share of the requests got no answer
-    /// (errors and timeouts; default 0.01).
-    #[arg(long, value_name = "RATIO", value_parser = values::ratio)]
-    pub max_error_ratio: Option<f64>,
-    /// Send to URLs off this machine too (your own fleet, with its
-    /// owners' consent); the report names them. Without it, loopback only.
-    #[arg(long)]
-    pub allow_remote_targets: bool,
-    /// https:// targets: trust the certificate authorities in this PEM
-    /// file (default: the system's).
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
-    pub cacert: Option<PathBuf>,
-    /// https:// targets: a client certificate chain (PEM), with --key.
-    #[arg(long, value_name = "FILE", requires = "key")]
-    pub cert: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE", requires = "cert")]
-    pub key: Option<PathBuf>,
-    /// https:// targets: check nothing of the server's certificate (the
-    /// report says so).
-    #[arg(long, short = 'k')]
-    pub insecure: bool,
-    /// No progress lines; the summary table and errors still print.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// What stdout carries: the text (default), or one JSON document
-    /// (everything else goes to stderr).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
 }
 
 #[cfg(test)]

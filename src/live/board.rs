@@ -207,7 +207,7 @@ impl Board {
         s.current = None;
         s.starting = None;
         for arm in &summary.arms {
-            let verdict = crate::report::html::verdict(arm);
+            let verdict = crate::report::html::words::verdict(arm);
             match s.finished.iter_mut().find(|l| l.name == arm.name) {
                 Some(line) => line.verdict = Some(verdict),
                 None => s.finished.push(ArmLine {

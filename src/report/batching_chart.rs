@@ -6,7 +6,8 @@
 //! Drawn only when the run has a `redis_batched` arm; whether each arm kept
 //! within its bound is in the table and the `lease of` line.
 
-use super::charts::{color, fonts, frame, legend, Canvas, Chart, FONT};
+use super::charts::canvas::{color, fonts, frame, legend, save, Canvas, FONT};
+use super::charts::Chart;
 use super::error::ReportError;
 use crate::store::summary::Summary;
 use plotters::prelude::*;
@@ -62,7 +63,7 @@ pub(crate) fn render(dir: &Path, s: &Summary) -> Result<bool, ReportError> {
         .map(|p| p.violations.max(p.false_rejects) as f64)
         .fold(10.0f64, f64::max)
         * 1.15;
-    super::charts::save(&dir.join(TRADE.file), |root| {
+    save(&dir.join(TRADE.file), |root| {
         draw(root, &points, x_max, y_max)
     })?;
     Ok(true)

@@ -4,142 +4,17 @@
 //! its expectations, the figures, the PNG charts and the witnesses.
 //! Markup by maud, which escapes every value it is given.
 
+mod witnesses;
+pub(crate) mod words;
+
 use super::charts::CHARTS;
 use super::error::ReportError;
-use crate::store::summary::{ArmSummary, ArmWitness, Summary};
+use crate::store::summary::{ArmSummary, Summary};
 use base64::Engine;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use std::fmt::Write;
 use std::path::Path;
-
-/// 1234567 → "1,234,567"
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// One sentence a person can act on, e.g. "local: 1,200 admitted where a
-/// correct limiter could admit at most 400 — 3.00×, 800 definite violations."
-pub(crate) fn verdict(a: &ArmSummary) -> String {
-    let admitted = thousands(a.requests.admitted);
-    let Some(c) = &a.correctness else {
-        return format!(
-            "{}: {} sent, {admitted} admitted, {} rejected; no policy was given, so nothing is judged",
-            a.name,
-            thousands(a.requests.sent),
-            thousands(a.requests.rejected)
-        );
-    };
-    let allowed = thousands(c.allowed_max);
-    let mut s = match (c.definite_violations, c.over_admission_ratio) {
-        (0, Some(r)) => format!(
-            "{}: {admitted} admitted where a correct limiter could admit at most {allowed} ({r:.2}×); no admit is proven beyond the policy",
-            a.name
-        ),
-        (v, Some(r)) => format!(
-            "{}: {admitted} admitted where a correct limiter could admit at most {allowed} — {r:.2}×, {} definite violation{}",
-            a.name,
-            thousands(v),
-            if v == 1 { "" } else { "s" }
-        ),
-        (v, None) => format!(
-            "{}: {admitted} admitted where a correct limiter could admit none — {} definite violations",
-            a.name,
-            thousands(v)
-        ),
-    };
-    if c.false_rejects > 0 {
-        let _ = write!(
-            s,
-            "; {} reject{} a correct limiter would certainly have admitted",
-            thousands(c.false_rejects),
-            if c.false_rejects == 1 { "" } else { "s" }
-        );
-    }
-    if let Some(r) = &a.redis_errors {
-        if r.total > 0 {
-            let _ = write!(
-                s,
-                "; {} decisions without Redis ({} admitted, {} rejected)",
-                thousands(r.total),
-                thousands(r.failed_open),
-                thousands(r.failed_closed)
-            );
-        }
-    }
-    if a.rate.generator_saturated {
-        let said = super::table::pace_sentence(a)
-            .map(|(_, s)| s)
-            .unwrap_or_default();
-        let _ = write!(s, "; the load generator fell behind: {said}");
-    }
-    let errors = a.requests.errors + a.requests.timeouts;
-    if errors > 0 {
-        let _ = write!(s, "; {} requests failed or timed out", thousands(errors));
-    }
-    s.push('.');
-    s
-}
-
-fn witnesses_of(a: &ArmSummary) -> &[ArmWitness] {
-    a.correctness
-        .as_ref()
-        .map_or(&[], |c| c.witnesses.as_slice())
-}
-
-/// Each arm's witnesses: the sentence, then the requests that prove it,
-/// and a link that shows it on the per-key timeline.
-fn witnesses(s: &Summary) -> Markup {
-    if s.arms.iter().all(|a| witnesses_of(a).is_empty()) {
-        return html! {};
-    }
-    html! {
-        h2 { "Witnesses" }
-        p.meta { "The requests behind each verdict (the earliest and the largest of each kind; "
-            code { "rlbench explain RUN_DIR" } " prints them too)." }
-        @for (i, a) in s.arms.iter().enumerate() {
-            @let list = witnesses_of(a);
-            @if !list.is_empty() {
-                h3 id=(format!("witnesses-{i}")) { (a.name) }
-                @for (j, w) in list.iter().enumerate() {
-                    p.witness {
-                        b { (super::explain::what(w.kind)) } ": " (w.rule) " "
-                        a.show-witness href="#timeline" data-arm=(i) data-key=(w.key) data-witness=(j) { "show on the timeline" }
-                    }
-                    table {
-                        tr { th { "seq" } th { "replica" } th { "sent s" } th { "done s" } th { "outcome" } }
-                        @if let Some(r) = &w.reject {
-                            (request_row(r, "the reject"))
-                        }
-                        @for r in &w.requests {
-                            (request_row(r, &r.outcome))
-                        }
-                        @if w.more_requests > 0 {
-                            tr { td colspan="5" { "… and " (w.more_requests) " more" } }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn request_row(r: &crate::store::summary::WitnessRequest, outcome: &str) -> Markup {
-    html! {
-        tr {
-            td { (r.seq) } td { (r.replica) }
-            td { (format!("{:.4}", r.sent_s)) } td { (format!("{:.4}", r.done_s)) }
-            td { (outcome) }
-        }
-    }
-}
+use witnesses::{witnesses, witnesses_of};
+use words::{thousands, verdict};
 
 /// One `<li>` per sentence, prefixed with its arm's name.
 fn sentences<'a>(s: &'a Summary, of: impl Fn(&'a ArmSummary) -> Vec<String>) -> Markup {

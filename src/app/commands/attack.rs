@@ -185,7 +185,7 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
 /// `rlbench attack`: the verdicts printed, the gate's exit.
 pub(super) async fn execute(
     attack: &Attack,
-    format: crate::cli::OutputFormat,
+    format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Said, Error> {

@@ -377,7 +377,7 @@ fn record(
 /// `rlbench audit`: the logs read, the verdicts printed, the gate's exit.
 pub(super) async fn execute(
     audit: &Audit,
-    (format, quiet): (crate::cli::OutputFormat, bool),
+    (format, quiet): (crate::cli::output::OutputFormat, bool),
     wide: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Said, Error> {

@@ -2,7 +2,7 @@
 //! started; every error of the file, one line each (exit 2).
 
 use super::said::{self, Said};
-use crate::cli::OutputFormat;
+use crate::cli::output::OutputFormat;
 use crate::error::{Error, Exit};
 use std::path::Path;
 

@@ -215,7 +215,7 @@ pub(super) fn execute(
     max_regression: Option<f64>,
     page_at: (Option<&Path>, bool),
     strict: bool,
-    format: crate::cli::OutputFormat,
+    format: crate::cli::output::OutputFormat,
     out: &mut dyn std::io::Write,
 ) -> Result<Said, Error> {
     let (html, force) = page_at;

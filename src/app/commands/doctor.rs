@@ -270,7 +270,7 @@ fn governor() -> Option<Finding> {
 /// fix; exit 3 when something is.
 pub(super) async fn execute(
     scenario: Option<&std::path::Path>,
-    format: crate::cli::OutputFormat,
+    format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Said, crate::error::Error> {

@@ -106,7 +106,7 @@ pub(super) fn execute(
     run_dir: &Path,
     which: (Option<&str>, Option<&str>),
     limit: usize,
-    format: crate::cli::OutputFormat,
+    format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Said, Error> {

@@ -8,7 +8,8 @@ mod attack;
 pub(crate) use attack::attack;
 
 use crate::app::commands::run::Request;
-use crate::cli::{AgentArgs, ProbeArgs, RunArgs};
+use crate::cli::probe::ProbeArgs;
+use crate::cli::run::{AgentArgs, RunArgs};
 use crate::distributed::agent::AgentArgs as AgentArgsChecked;
 use crate::distributed::link::ClockSource;
 use crate::error::Error;
@@ -139,11 +140,11 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::commands::probe::Pro
 
 /// `rlbench audit`'s flags: each kind of log with what it needs.
 pub(crate) fn audit(
-    args: &crate::cli::AuditArgs,
+    args: &crate::cli::audit::AuditArgs,
 ) -> Result<crate::app::commands::audit::Audit, Error> {
     use crate::app::commands::audit::Lines;
     use crate::audit::{jsonl, nginx};
-    use crate::cli::LogKind;
+    use crate::cli::audit::LogKind;
     let (policy, timing) = crate::scenario::inline_policy(&args.policy)
         .map_err(|e| Error::input(format!("--policy: {}", e.message)))?;
     let kind = match args.kind {

@@ -370,15 +370,15 @@ pub(super) fn as_probe(
     name: &str,
     target: &str,
     force: bool,
-) -> Result<crate::cli::ProbeArgs, Error> {
+) -> Result<crate::cli::probe::ProbeArgs, Error> {
     use clap::{Args, FromArgMatches};
     let mut argv = vec!["probe", target, "--write", name];
     if force {
         argv.push("--force");
     }
-    crate::cli::ProbeArgs::augment_args(clap::Command::new("probe"))
+    crate::cli::probe::ProbeArgs::augment_args(clap::Command::new("probe"))
         .try_get_matches_from(argv)
-        .and_then(|m| crate::cli::ProbeArgs::from_arg_matches(&m))
+        .and_then(|m| crate::cli::probe::ProbeArgs::from_arg_matches(&m))
         .map_err(|e| {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or_default();

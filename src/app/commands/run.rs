@@ -287,7 +287,7 @@ fn select_arms<'a>(scenario: &'a Scenario, names: &[String]) -> Result<Vec<&'a A
 /// `rlbench run`: the verdicts printed, the gate's exit.
 pub(super) async fn execute(
     request: &Request,
-    format: crate::cli::OutputFormat,
+    format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Said, Error> {

@@ -3,7 +3,7 @@
 //! text or a JSON document, the verdict table with the page to open, the
 //! gate's failures with the setup named first.
 
-use crate::cli::OutputFormat;
+use crate::cli::output::OutputFormat;
 use crate::error::{Error, Exit};
 use crate::report::table;
 use crate::store::summary::Summary;

@@ -6,7 +6,7 @@
 
 use super::{show, Comparison, Row, Trend};
 use crate::report::charts::Chart;
-use crate::report::html::verdict;
+use crate::report::html::words::verdict;
 use crate::store::summary::{ArmSummary, Summary};
 use base64::Engine;
 use maud::{html, Markup, PreEscaped, DOCTYPE};

@@ -2,7 +2,7 @@
 //! where its key goes, the inline policy, TLS and the gate.
 
 use crate::app::commands::attack::Attack;
-use crate::cli::AttackArgs;
+use crate::cli::attack::AttackArgs;
 use crate::error::Error;
 use crate::gate::{Bound, Expectation, Figure};
 use crate::load::request::{Body, Template};

@@ -1,0 +1,145 @@
+//! Whether an arm record read back is one a run of rlbench could have
+//! written: every figure that sizes or shifts anything within bounds, so
+//! a spoiled folder cannot overflow or divide by zero downstream.
+
+use super::arm::ArmRecord;
+use reference_api::Policy;
+
+/// The most replicas a trace can tell apart (its replica field).
+const MAX_REPLICAS: usize = u16::MAX as usize + 1;
+/// A day, in µs: no time rlbench records is longer.
+const DAY_US: i64 = 86_400_000_000;
+/// µs from the Unix epoch to the year 3000, about: no clock reads past it.
+const EPOCH_BOUND_US: i64 = 32_503_680_000_000_000;
+
+impl ArmRecord {
+    /// Whether every figure that sizes or shifts anything is one a run of
+    /// rlbench could have written; why not, in words.
+    pub(crate) fn plausible(&self) -> Result<(), String> {
+        let within = |what: &str, v: i64, lo: i64, hi: i64| {
+            (lo..=hi)
+                .contains(&v)
+                .then_some(())
+                .ok_or_else(|| format!("{what} {v} is outside {lo}..={hi}"))
+        };
+        if self.replicas > MAX_REPLICAS {
+            return Err(format!(
+                "replicas {} is more than a trace can tell apart ({MAX_REPLICAS})",
+                self.replicas
+            ));
+        }
+        if self.witnesses > 100_000 {
+            return Err(format!("witnesses {} is more than 100000", self.witnesses));
+        }
+        within(
+            "epoch_offset_us",
+            self.epoch_offset_us,
+            -EPOCH_BOUND_US,
+            EPOCH_BOUND_US,
+        )?;
+        within("epoch_uncertainty_us", self.epoch_uncertainty_us, 0, DAY_US)?;
+        within(
+            "replenish_lateness_us",
+            self.replenish_lateness_us,
+            0,
+            DAY_US,
+        )?;
+        within("request_timeout_us", self.request_timeout_us, 0, DAY_US)?;
+        if let Some(t) = self.max_server_time_us {
+            within("max_server_time_us", t, 0, DAY_US)?;
+        }
+        if let Some(r) = self.clock_resolution_us {
+            within("clock_resolution_us", r, 0, DAY_US)?;
+        }
+        if let Some(m) = self.max_clock_uncertainty_us {
+            within("max_clock_uncertainty_us", m, 0, DAY_US)?;
+        }
+        within(
+            "simulated_clock_rate_ppm",
+            self.simulated_clock_rate_ppm,
+            -1_000_000,
+            1_000_000,
+        )?;
+        if let Some(p) = self.declared_clock_rate_ppm {
+            within("declared_clock_rate_ppm", p, 0, 1_000_000)?;
+        }
+        if self.agents.len() > 256 {
+            return Err(format!("{} agents is more than 256", self.agents.len()));
+        }
+        for a in &self.agents {
+            within("an agent's uncertainty_us", a.uncertainty_us, 0, DAY_US)?;
+            within(
+                "an agent's wall_offset_us",
+                a.wall_offset_us,
+                -DAY_US * 365,
+                DAY_US * 365,
+            )?;
+            if a.of == 0 || a.of > 256 || a.segment >= a.of {
+                return Err(format!("an agent's segment {} of {}", a.segment, a.of));
+            }
+        }
+        if !(self.send_window_s.is_finite()
+            && (0.0..=86_400.0 * 365.0).contains(&self.send_window_s))
+        {
+            return Err(format!("send_window_s {} is no run's", self.send_window_s));
+        }
+        if !(self.target_rps.is_finite() && self.target_rps >= 0.0) {
+            return Err(format!("target_rps {} is no run's", self.target_rps));
+        }
+        if let Some(p) = &self.policy {
+            plausible_policy(p)?;
+        }
+        Ok(())
+    }
+}
+
+/// The largest count a scenario's policy may state.
+const MAX_POLICY_COUNT: u64 = u32::MAX as u64;
+/// The longest window or period a record's policy may have: ten years.
+const MAX_POLICY_US: u64 = 10 * 365 * DAY_US as u64;
+
+/// A policy a scenario could have stated: counts from 1 (segments from 1,
+/// a capacity or a burst from 0) to `u32::MAX`, windows and periods from
+/// 1 µs to ten years — so the verifier's sums cannot overflow or divide by
+/// zero on a record read back.
+fn plausible_policy(p: &Policy) -> Result<(), String> {
+    let count = |what: &str, v: u64, lo: u64| {
+        (lo..=MAX_POLICY_COUNT)
+            .contains(&v)
+            .then_some(())
+            .ok_or_else(|| format!("the policy's {what} {v} is outside {lo}..={MAX_POLICY_COUNT}"))
+    };
+    let span = |what: &str, v: u64| {
+        (1..=MAX_POLICY_US)
+            .contains(&v)
+            .then_some(())
+            .ok_or_else(|| format!("the policy's {what} {v} µs is outside 1..={MAX_POLICY_US}"))
+    };
+    match *p {
+        Policy::SlidingLog { limit, window_us }
+        | Policy::FixedWindow { limit, window_us }
+        | Policy::SlidingCounter { limit, window_us } => {
+            count("limit", limit, 1)?;
+            span("window", window_us)
+        }
+        Policy::SlidingWindow {
+            limit,
+            window_us,
+            segments,
+        } => {
+            count("limit", limit, 1)?;
+            count("segments", segments, 1)?;
+            span("window", window_us)
+        }
+        Policy::TokenBucket { capacity, refill } => {
+            count("capacity", capacity, 0)?;
+            count("refill count", refill.count, 1)?;
+            span("refill period", refill.per_us)
+        }
+        Policy::Gcra { rate, burst } => {
+            count("burst", burst, 0)?;
+            count("rate count", rate.count, 1)?;
+            span("rate period", rate.per_us)
+        }
+    }
+}
