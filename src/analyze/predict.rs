@@ -15,7 +15,7 @@
 //! counts rejected attempts and anchors fixed windows at the first hit.
 
 use crate::analyze::fit::Candidate;
-use reference_api::Policy;
+use reference_api::{Policy, Rate};
 use std::collections::VecDeque;
 
 /// Windows on a grid, trace time 0 being this many µs past a grid line
@@ -82,145 +82,200 @@ const PHASES: u64 = 8;
 /// count (when the candidate says so) as the limiter would count them: the
 /// ones it actually rejected, in its windows' counts.
 fn replay(c: &Candidate, decided: &[(i64, bool)], anchor: Anchor) -> Vec<bool> {
-    let offset = match anchor {
-        Anchor::Epoch(offset) => offset,
-        Anchor::FirstHit => 0,
+    let r = Replay {
+        decided,
+        anchor,
+        count_rejected: c.count_rejected,
     };
-    let wall = |t: i64| t + offset;
-    let counts = |admit: bool| admit || c.count_rejected;
-    let mut out = Vec::with_capacity(decided.len());
+    // One limiter of each writing, the plainest.
     match c.policy {
-        Policy::SlidingLog { limit, window_us } => {
-            let w = window_us as i64;
-            let mut log = VecDeque::new();
-            for &(t, _) in decided {
-                while log.front().is_some_and(|&a| a <= t - w) {
-                    log.pop_front();
-                }
-                let admit = (log.len() as u64) < limit;
-                if counts(admit) {
-                    log.push_back(t);
-                }
-                out.push(admit);
-            }
-        }
-        Policy::FixedWindow { limit, window_us } => {
-            let w = window_us as i64;
-            let (mut began, mut count) = (i64::MIN, 0u64);
-            for &(t, _) in decided {
-                let start = match anchor {
-                    Anchor::Epoch(_) => wall(t).div_euclid(w) * w,
-                    Anchor::FirstHit if began != i64::MIN && wall(t) < began + w => began,
-                    Anchor::FirstHit => wall(t),
-                };
-                if start != began {
-                    (began, count) = (start, 0);
-                }
-                let admit = count < limit;
-                if counts(admit) {
-                    count += 1;
-                }
-                out.push(admit);
-            }
-        }
+        Policy::SlidingLog { limit, window_us } => r.sliding_log(limit, window_us),
+        Policy::FixedWindow { limit, window_us } => r.fixed_window(limit, window_us),
         Policy::SlidingWindow {
             limit,
             window_us,
             segments,
-        } => {
-            let seg = (window_us / segments.max(1)) as i64;
-            let s = segments as i64;
-            let mut recent: VecDeque<(i64, u64)> = VecDeque::new();
-            for &(t, _) in decided {
-                let k = wall(t).div_euclid(seg.max(1));
-                while recent.front().is_some_and(|&(i, _)| i <= k - s) {
-                    recent.pop_front();
-                }
-                let total: u64 = recent.iter().map(|&(_, n)| n).sum();
-                let admit = total < limit;
-                if counts(admit) {
-                    match recent.back_mut() {
-                        Some((i, n)) if *i == k => *n += 1,
-                        _ => recent.push_back((k, 1)),
-                    }
-                }
-                out.push(admit);
-            }
-        }
-        Policy::SlidingCounter { limit, window_us } => {
-            let w = window_us as i64;
-            let (mut window, mut prev, mut cur) = (i64::MIN, 0u64, 0u64);
-            for &(t, _) in decided {
-                let k = wall(t).div_euclid(w);
-                if k != window {
-                    prev = if window != i64::MIN && k == window + 1 {
-                        cur
-                    } else {
-                        0
-                    };
-                    (window, cur) = (k, 0);
-                }
-                let elapsed = (wall(t) - k * w) as i128;
-                let used = prev as i128 * (w as i128 - elapsed) + cur as i128 * w as i128;
-                let admit = used + w as i128 <= limit as i128 * w as i128;
-                if counts(admit) {
-                    cur += 1;
-                }
-                out.push(admit);
-            }
-        }
-        Policy::TokenBucket { capacity, refill } if c.chunked => {
-            // Whole chunks at the grid's lines, the bucket full at first.
-            let per = refill.per_us.max(1) as i64;
-            let (mut tokens, mut chunk) = (capacity, None::<i64>);
-            for &(t, _) in decided {
-                let k = wall(t).div_euclid(per);
-                if let Some(before) = chunk.filter(|&b| k > b) {
-                    let gained = ((k - before) as u64).saturating_mul(refill.count);
-                    tokens = tokens.saturating_add(gained).min(capacity);
-                }
-                chunk = Some(k);
-                let admit = tokens > 0;
-                if admit {
-                    tokens -= 1;
-                }
-                out.push(admit);
-            }
-        }
-        Policy::TokenBucket { capacity, refill } => {
-            let per = refill.per_us as i128;
-            let full = capacity as i128 * per;
-            let (mut tokens, mut last) = (full, decided.first().map_or(0, |d| d.0));
-            // A token due within GRACE_US is there already: a limiter's
-            // clock ticks in milliseconds (nginx), and one admit replayed
-            // a send late would shift every later one of a bucket of one.
-            let grace = GRACE_US as i128 * refill.count as i128;
-            for &(t, _) in decided {
-                tokens = (tokens + (t - last) as i128 * refill.count as i128).min(full);
-                last = t;
-                let admit = tokens + grace >= per;
-                if admit {
-                    tokens -= per;
-                }
-                out.push(admit);
-            }
-        }
-        Policy::Gcra { rate, burst } => {
-            let (count, per) = (rate.count as i128, rate.per_us as i128);
-            let tolerance = (burst as i128 - 1) * per;
-            let mut tat = i128::MIN;
-            for &(t, _) in decided {
-                let now = t as i128 * count;
-                let base = tat.max(now);
-                let admit = now + GRACE_US as i128 * count >= base - tolerance;
-                if admit {
-                    tat = base + per;
-                }
-                out.push(admit);
-            }
+        } => r.sliding_window(limit, window_us, segments),
+        Policy::SlidingCounter { limit, window_us } => r.sliding_counter(limit, window_us),
+        Policy::TokenBucket { capacity, refill } if c.chunked => r.chunked_bucket(capacity, refill),
+        Policy::TokenBucket { capacity, refill } => r.token_bucket(capacity, refill),
+        Policy::Gcra { rate, burst } => r.gcra(rate, burst),
+    }
+}
+
+/// One replay's sends and how they are counted.
+struct Replay<'a> {
+    decided: &'a [(i64, bool)],
+    anchor: Anchor,
+    count_rejected: bool,
+}
+
+impl Replay<'_> {
+    /// A send's time on the wall clock the windows are cut by.
+    fn wall(&self, t: i64) -> i64 {
+        match self.anchor {
+            Anchor::Epoch(offset) => t + offset,
+            Anchor::FirstHit => t,
         }
     }
-    out
+
+    /// Whether a decision is counted: admits, and rejects when they count.
+    fn counts(&self, admit: bool) -> bool {
+        admit || self.count_rejected
+    }
+
+    /// A log of the counted sends in the last window.
+    fn sliding_log(&self, limit: u64, window_us: u64) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.decided.len());
+        let w = window_us as i64;
+        let mut log = VecDeque::new();
+        for &(t, _) in self.decided {
+            while log.front().is_some_and(|&a| a <= t - w) {
+                log.pop_front();
+            }
+            let admit = (log.len() as u64) < limit;
+            if self.counts(admit) {
+                log.push_back(t);
+            }
+            out.push(admit);
+        }
+        out
+    }
+
+    /// Windows on the epoch, or from the first hit in each.
+    fn fixed_window(&self, limit: u64, window_us: u64) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.decided.len());
+        let w = window_us as i64;
+        let (mut began, mut count) = (i64::MIN, 0u64);
+        for &(t, _) in self.decided {
+            let start = match self.anchor {
+                Anchor::Epoch(_) => self.wall(t).div_euclid(w) * w,
+                Anchor::FirstHit if began != i64::MIN && self.wall(t) < began + w => began,
+                Anchor::FirstHit => self.wall(t),
+            };
+            if start != began {
+                (began, count) = (start, 0);
+            }
+            let admit = count < limit;
+            if self.counts(admit) {
+                count += 1;
+            }
+            out.push(admit);
+        }
+        out
+    }
+
+    /// Segments of the window, counted whole.
+    fn sliding_window(&self, limit: u64, window_us: u64, segments: u64) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.decided.len());
+        let seg = (window_us / segments.max(1)) as i64;
+        let s = segments as i64;
+        let mut recent: VecDeque<(i64, u64)> = VecDeque::new();
+        for &(t, _) in self.decided {
+            let k = self.wall(t).div_euclid(seg.max(1));
+            while recent.front().is_some_and(|&(i, _)| i <= k - s) {
+                recent.pop_front();
+            }
+            let total: u64 = recent.iter().map(|&(_, n)| n).sum();
+            let admit = total < limit;
+            if self.counts(admit) {
+                match recent.back_mut() {
+                    Some((i, n)) if *i == k => *n += 1,
+                    _ => recent.push_back((k, 1)),
+                }
+            }
+            out.push(admit);
+        }
+        out
+    }
+
+    /// The previous window weighed by what of it is left.
+    fn sliding_counter(&self, limit: u64, window_us: u64) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.decided.len());
+        let w = window_us as i64;
+        let (mut window, mut prev, mut cur) = (i64::MIN, 0u64, 0u64);
+        for &(t, _) in self.decided {
+            let k = self.wall(t).div_euclid(w);
+            if k != window {
+                prev = if window != i64::MIN && k == window + 1 {
+                    cur
+                } else {
+                    0
+                };
+                (window, cur) = (k, 0);
+            }
+            let elapsed = (self.wall(t) - k * w) as i128;
+            let used = prev as i128 * (w as i128 - elapsed) + cur as i128 * w as i128;
+            let admit = used + w as i128 <= limit as i128 * w as i128;
+            if self.counts(admit) {
+                cur += 1;
+            }
+            out.push(admit);
+        }
+        out
+    }
+
+    /// Whole chunks at the grid's lines, the bucket full at first.
+    fn chunked_bucket(&self, capacity: u64, refill: Rate) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.decided.len());
+        // Whole chunks at the grid's lines, the bucket full at first.
+        let per = refill.per_us.max(1) as i64;
+        let (mut tokens, mut chunk) = (capacity, None::<i64>);
+        for &(t, _) in self.decided {
+            let k = self.wall(t).div_euclid(per);
+            if let Some(before) = chunk.filter(|&b| k > b) {
+                let gained = ((k - before) as u64).saturating_mul(refill.count);
+                tokens = tokens.saturating_add(gained).min(capacity);
+            }
+            chunk = Some(k);
+            let admit = tokens > 0;
+            if admit {
+                tokens -= 1;
+            }
+            out.push(admit);
+        }
+        out
+    }
+
+    /// A continuous bucket, full at first.
+    fn token_bucket(&self, capacity: u64, refill: Rate) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.decided.len());
+        let per = refill.per_us as i128;
+        let full = capacity as i128 * per;
+        let (mut tokens, mut last) = (full, self.decided.first().map_or(0, |d| d.0));
+        // A token due within GRACE_US is there already: a limiter's
+        // clock ticks in milliseconds (nginx), and one admit replayed
+        // a send late would shift every later one of a bucket of one.
+        let grace = GRACE_US as i128 * refill.count as i128;
+        for &(t, _) in self.decided {
+            tokens = (tokens + (t - last) as i128 * refill.count as i128).min(full);
+            last = t;
+            let admit = tokens + grace >= per;
+            if admit {
+                tokens -= per;
+            }
+            out.push(admit);
+        }
+        out
+    }
+
+    /// GCRA's theoretical arrival time.
+    fn gcra(&self, rate: Rate, burst: u64) -> Vec<bool> {
+        let mut out = Vec::with_capacity(self.decided.len());
+        let (count, per) = (rate.count as i128, rate.per_us as i128);
+        let tolerance = (burst as i128 - 1) * per;
+        let mut tat = i128::MIN;
+        for &(t, _) in self.decided {
+            let now = t as i128 * count;
+            let base = tat.max(now);
+            let admit = now + GRACE_US as i128 * count >= base - tolerance;
+            if admit {
+                tat = base + per;
+            }
+            out.push(admit);
+        }
+        out
+    }
 }
 
 #[cfg(test)]
