@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the third-party limiters that tests/real_limiters.rs and
+# Installs the third-party limiters that tests/it/real_limiters.rs and
 # scenarios/limits.toml, scenarios/rate-limiter-flexible.toml run, next to
 # their servers, at the pinned versions; does nothing when they are there:
 #

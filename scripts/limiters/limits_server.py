@@ -2,7 +2,7 @@
 """A limiter nobody on this project wrote: the PyPI library `limits`
 (alisaifee/limits), version 5.8.0 (pinned in requirements.txt), with its
 in-memory storage, behind the smallest HTTP server the standard library
-has. tests/real_limiters.rs and scenarios/limits.toml judge it.
+has. tests/it/real_limiters.rs and scenarios/limits.toml judge it.
 
     python3 limits_server.py PORT STRATEGY LIMIT [KEY_HEADER]
     e.g.  python3 limits_server.py 18100 moving-window "10 per 1 second"

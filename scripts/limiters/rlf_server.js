@@ -2,7 +2,7 @@
 // A limiter nobody on this project wrote: the npm library
 // rate-limiter-flexible (animir/node-rate-limiter-flexible), version 11.4.0
 // (pinned in package-lock.json), its RateLimiterMemory, behind Node's own
-// http server. tests/real_limiters.rs and scenarios/rate-limiter-flexible.toml
+// http server. tests/it/real_limiters.rs and scenarios/rate-limiter-flexible.toml
 // judge it.
 //
 //     node rlf_server.js PORT POINTS DURATION_SECONDS

@@ -3,7 +3,7 @@
 //! quick-junit could not write, a chart report.html could not read back,
 //! or a file `store` could not write (its own error). The exit each means
 //! is said where the views are written (`app/pipeline/finish.rs`): report/ reads
-//! nothing but what is stored (tests/house_plan.rs).
+//! nothing but what is stored (tests/it/house_plan.rs).
 
 use crate::store::StoreError;
 use plotters::backend::{BitMapBackend, DrawingBackend};

@@ -1,6 +1,6 @@
 //! Render: turn the computed figures it is given into files and terminal
 //! output. Reads only `store` (summary.json's schema, the run folder) and
-//! what the trace recorded; computes nothing (tests/house_plan.rs).
+//! what the trace recorded; computes nothing (tests/it/house_plan.rs).
 
 pub(crate) mod agents;
 pub(crate) mod batching_chart;

@@ -1,7 +1,7 @@
 //! The verifier: judges a recorded trace against the policy's exact
 //! semantics, soundly. A crate of its own that depends on the policy
 //! vocabulary (`rlbench-policy`) alone: Cargo keeps it from sharing code
-//! with the limiters it judges; tests/verify_reference.rs in rlbench
+//! with the limiters it judges; tests/it/verify_reference.rs in rlbench
 //! holds the checks that run it against the reference API's limiters; its
 //! adversarial suite (tests/adversarial) simulates limiters of its own.
 //! Time truth is the generator's monotonic clock; each decision happened

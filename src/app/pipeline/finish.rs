@@ -58,7 +58,7 @@ pub(crate) struct Finished {
     pub write_error: Option<Error>,
 }
 
-/// report/ reads only what is stored (tests/house_plan.rs), so the exit
+/// report/ reads only what is stored (tests/it/house_plan.rs), so the exit
 /// its failures mean is said here, where the views are written: a chart
 /// report.html reads back is a file of the run folder (`io_exit`), a file
 /// that cannot be written exits as `store` says, and a chart that cannot
