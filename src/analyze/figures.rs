@@ -42,11 +42,11 @@ pub(crate) struct ArmFigures {
     pub per_replica_histograms: Vec<Histograms>,
     /// The busiest key's admits in a trailing span against the band a
     /// correct limiter may reach, sampled over the run.
-    pub window: Option<crate::store::page::WindowSeries>,
+    pub window: Option<crate::store::page_json::WindowSeries>,
     /// Requests over time, by bucket of send time.
-    pub series: crate::store::page::Series,
+    pub series: crate::store::page_json::Series,
     /// Keys whose requests the page's timeline shows (bounded).
-    pub keys: Vec<crate::store::page::KeyView>,
+    pub keys: Vec<crate::store::page_json::KeyView>,
     /// With faults: before / during / after each (empty otherwise).
     pub phases: Vec<PhaseFigures>,
     /// Redis modes: what the decisions cost Redis (filled from the arm's

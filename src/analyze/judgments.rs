@@ -60,7 +60,7 @@ pub(crate) struct Busiest {
     pub number: u32,
     /// Its admits in a trailing span against the band.
     #[serde(default)]
-    pub window: Option<crate::store::page::WindowSeries>,
+    pub window: Option<crate::store::page_json::WindowSeries>,
 }
 
 /// An arm's keys' judgments, added up.

@@ -57,7 +57,7 @@ pub(crate) struct Input<'a> {
 /// One pass over the trace: a per-event tally, the judged keys' traces
 /// kept, each key judged, the judgments merged, the figures assembled;
 /// `picker` keeps the witnesses.
-pub(crate) fn analyze(input: &Input<'_>, mut picker: Picker) -> Result<ArmFigures, EventsError> {
+pub(crate) fn trace(input: &Input<'_>, mut picker: Picker) -> Result<ArmFigures, EventsError> {
     let (policy, opts, keys) = (input.policy, input.opts, input.keys);
     let started = std::time::Instant::now();
     let mut tally = Tally::new(input.replicas, input.agents.len(), input.fault_windows);

@@ -7,7 +7,7 @@
 //! of a second or more, and the page stays small.
 
 use crate::events::{Event, Outcome};
-use crate::store::page::{Series, MAX_BUCKETS};
+use crate::store::page_json::{Series, MAX_BUCKETS};
 
 /// Buckets a series holds at most before they widen (within the page's
 /// [`MAX_BUCKETS`]): enough for a chart's detail, few enough to read.

@@ -5,7 +5,7 @@
 //! its start), so the proof is always in view.
 
 use crate::analyze::keyed::KeyTrace;
-use crate::store::page::{ms, KeyView, MAX_ARM_REQUESTS, MAX_KEY_REQUESTS};
+use crate::store::page_json::{ms, KeyView, MAX_ARM_REQUESTS, MAX_KEY_REQUESTS};
 use crate::store::summary::ArmWitness;
 use crate::verify::Decided;
 

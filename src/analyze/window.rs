@@ -2,7 +2,7 @@
 //! inside, sampled over the run, for the page's "admits in the span"
 //! chart and the PNG beside it.
 
-use crate::store::page::WindowSeries;
+use crate::store::page_json::WindowSeries;
 use crate::verify::{self, Decided, Obs};
 use reference_api::Policy;
 

@@ -2,7 +2,7 @@
 //! (its URL's password never shown), its clock read into an [`Anchor`],
 //! and the errors a distributed run can meet, each with its exit.
 
-use super::clock::Anchor;
+use super::time_line::Anchor;
 use crate::error::{Exit, Kind};
 /// A connection to the coordinator that reconnects by itself after the
 /// coordinator restarts (the request that found it gone fails; the next

@@ -5,7 +5,7 @@
 //! keeps its agent's index, and each agent's record the largest error its
 //! times may carry, by which the analysis widens its intervals.
 
-use super::clock::Mapping;
+use super::time_line::Mapping;
 use crate::events::integrity::{Check, Checker};
 use crate::events::{Batch, Event, EventsError, BATCH};
 use std::path::Path;
@@ -148,7 +148,7 @@ fn place(route: &Route<'_>, agent_us: u64) -> (u64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::distributed::clock::Anchor;
+    use crate::distributed::time_line::Anchor;
 
     fn anchor(local_us: i64, coord_us: i64, uncertainty_us: i64) -> Anchor {
         Anchor {

@@ -9,7 +9,6 @@
 
 pub(crate) mod agent;
 mod choose;
-pub(crate) mod clock;
 pub(crate) mod controller;
 pub(crate) mod link;
 mod merge;
@@ -18,5 +17,6 @@ pub(crate) mod protocol;
 pub(crate) mod seal;
 mod streams;
 mod takeover;
+pub(crate) mod time_line;
 mod voice;
 mod work;

@@ -10,8 +10,8 @@
 //! beats under its run's key, and an agent whose controller stops beating
 //! stops its load. Every message is signed (`seal`); every key expires.
 
-use super::clock::Anchor;
 use super::seal::{Header, Token};
+use super::time_line::Anchor;
 use serde::{Deserialize, Serialize};
 
 /// Every key rlbench keeps in a coordinator starts with this.

@@ -17,7 +17,7 @@ pub(super) enum Entry {
         bytes: Vec<u8>,
         counts: [u64; 4],
     },
-    Said(FromAgent),
+    Ending(FromAgent),
     /// Not taken: why, in a few words.
     Refused(&'static str),
 }
@@ -116,7 +116,7 @@ fn taken(
         };
     }
     match serde_json::from_slice::<FromAgent>(body) {
-        Ok(m) => Entry::Said(m),
+        Ok(m) => Entry::Ending(m),
         Err(_) => Entry::Refused("not rlbench's"),
     }
 }
@@ -200,7 +200,7 @@ mod tests {
                 Some(mac),
             )
         };
-        assert!(matches!(entry(&mut check, 0, &mac, "1"), Entry::Said(_)));
+        assert!(matches!(entry(&mut check, 0, &mac, "1"), Entry::Ending(_)));
         assert!(matches!(
             entry(&mut check, 0, &mac, "1"),
             Entry::Refused("a replay")

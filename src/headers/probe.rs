@@ -6,8 +6,8 @@
 //! scenario's `retry_after_max_wait`.
 
 use crate::events::Outcome;
-use crate::load::answer::Answer;
 use crate::load::connection::Dedicated;
+use crate::load::outcome::Answer;
 use crate::load::request::Template;
 use crate::store::probes::{Probe, ProbeResult, MAX_REQUESTS, MAX_TIME};
 use hyper::Uri;

@@ -7,11 +7,11 @@
 //! then each request opens its own, inside its latency.
 
 use crate::events::ErrorKind;
-use crate::load::answer::{answered, error_kind, failed, timed_out, Answer};
 use crate::load::h2::Link;
+use crate::load::outcome::{answered, error_kind, failed, timed_out, Answer};
+use crate::load::read_answer::Reader;
 use crate::load::request::{Head, Http, Template};
 use crate::load::tls::{self, Stream};
-use crate::load::wire::Reader;
 use hyper::Uri;
 use std::sync::Arc;
 use std::time::Duration;

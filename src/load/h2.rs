@@ -7,7 +7,7 @@
 //! body, read back into a request), its answer read for the same fields.
 
 use crate::events::ErrorKind;
-use crate::load::answer::{answered, error_kind, failed, timed_out, Answer};
+use crate::load::outcome::{answered, error_kind, failed, timed_out, Answer};
 use crate::load::request::Template;
 use crate::load::tls;
 use bytes::Bytes;

@@ -4,15 +4,16 @@
 //! omission). Each request becomes one event on the trace, and so does
 //! each retry of it (`retry`).
 
-pub(crate) mod answer;
-pub(crate) mod clocks;
+pub(crate) mod clock_watch;
 mod closed;
 pub(crate) mod connection;
 mod h2;
 mod lanes;
 pub(crate) mod latency_counts;
+pub(crate) mod outcome;
 pub(crate) mod pick;
 mod plan;
+mod read_answer;
 pub(crate) mod request;
 pub(crate) mod retry;
 mod rls;
@@ -20,7 +21,6 @@ pub(crate) mod schedule;
 mod socket;
 mod timer;
 pub(crate) mod tls;
-mod wire;
 
 use crate::events::{Batch, Event, Outcome};
 pub(crate) use plan::{Counters, Plan, Segment};
@@ -50,7 +50,7 @@ pub(crate) struct LoadReport {
 /// Wall-clock µs at `start`, from the tightest of a few paired readings of
 /// both clocks, and how far off it may be (half the tightest gap).
 fn wall_clock_at(start: Instant) -> (i64, i64) {
-    let s = clocks::sample(start);
+    let s = clock_watch::sample(start);
     (s.wall_us - s.trace_us, s.uncertainty_us)
 }
 

@@ -1,7 +1,7 @@
 //! What `rlbench compare` shows: its rows and their trend, the terminal
-//! table, the JSON document; the HTML page is in `compare/page.rs`.
+//! table, the JSON document; the HTML page is in `compare/html.rs`.
 
-pub(crate) mod page;
+pub(crate) mod html;
 
 pub(crate) fn render(c: &Comparison) -> String {
     let mut rows = vec![["arm", "figure", "baseline", "candidate", "change"]

@@ -1,6 +1,6 @@
 //! `report.html`: one self-contained page (scripts, styles and charts
 //! inline, no network requests) with the verdict of each arm in plain
-//! words, the interactive views (`report::page`: over time, per key),
+//! words, the interactive views (`report::interactive`: over time, per key),
 //! its expectations, the figures, the PNG charts and the witnesses.
 //! Markup by maud, which escapes every value it is given.
 
@@ -151,7 +151,7 @@ fn findings(s: &Summary) -> Markup {
     html! {
         @if s.arms.iter().any(|a| a.clock.is_some()) {
             h2 id="clocks" { "Clocks" }
-            ul.verdicts { (sentences(s, |a| super::clock::sentence(a).into_iter().collect())) }
+            ul.verdicts { (sentences(s, |a| super::clock_words::sentence(a).into_iter().collect())) }
         }
         @if s.arms.iter().any(|a| a.goodput.is_some()) {
             h2 id="goodput" { "Goodput of retrying callers" }
@@ -242,8 +242,8 @@ fn charts(s: &Summary, dir: &Path) -> Result<Markup, ReportError> {
 }
 
 pub(crate) fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
-    let page = crate::store::page::read(&dir.join("page.json"));
-    let interactive = super::page::sections(s, page.as_ref());
+    let page = crate::store::page_json::read(&dir.join("page.json"));
+    let interactive = super::interactive::sections(s, page.as_ref());
     let charts = charts(s, dir)?;
     let markup = html! {
         (DOCTYPE)
@@ -251,7 +251,7 @@ pub(crate) fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
             head {
                 meta charset="utf-8";
                 title { "rlbench: " (s.scenario) }
-                style { (PreEscaped(super::page::STYLE)) }
+                style { (PreEscaped(super::interactive::STYLE)) }
             }
             body {
                 (header(s))
@@ -270,7 +270,7 @@ pub(crate) fn render(s: &Summary, dir: &Path) -> Result<String, ReportError> {
                 p.meta { "Definite violations are admits beyond the policy that no timing can explain; possible ones need the most favourable timing. Latency is measured from each request's intended send time. Figures and histograms: summary.json beside this file." }
                 // The proofs last: long, and read after the verdicts that link them.
                 (witnesses(s))
-                (super::page::scripts(s, page.as_ref()))
+                (super::interactive::scripts(s, page.as_ref()))
                 // Lets a headless browser confirm every chart decoded.
                 script { (PreEscaped("addEventListener('load',()=>{const i=[...document.images];document.body.dataset.charts=i.filter(x=>x.complete&&x.naturalWidth>0).length+'/'+i.length;});")) }
             }

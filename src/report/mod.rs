@@ -5,7 +5,7 @@
 pub(crate) mod agents;
 pub(crate) mod batching_chart;
 pub(crate) mod charts;
-pub(crate) mod clock;
+pub(crate) mod clock_words;
 pub(crate) mod compare;
 pub(crate) mod doctor;
 pub(crate) mod error;
@@ -16,10 +16,10 @@ pub(crate) mod goodput;
 pub(crate) mod headers;
 pub(crate) mod hgrm;
 pub(crate) mod html;
+pub(crate) mod interactive;
 pub(crate) mod junit;
 pub(crate) mod keys;
 pub(crate) mod metrics;
-pub(crate) mod page;
 pub(crate) mod phases;
 pub(crate) mod redis_use;
 pub(crate) mod remote;
@@ -48,7 +48,7 @@ pub(crate) fn write_data(
     summary: &Summary,
     histograms: &[ArmHistograms],
     charts: &[charts::ArmData],
-    page: &crate::store::page::PageData,
+    page: &crate::store::page_json::PageData,
 ) -> Result<(), ReportError> {
     let json = serde_json::to_vec(page).map_err(|e| ReportError::Json(e.to_string()))?;
     crate::store::atomic::replace(&folder.page(), &json)?;

@@ -322,7 +322,7 @@ fn arms(
     let mut seen = HashSet::new();
     let mut arms = Vec::new();
     for arm_raw in raw.get_ref() {
-        let arm = arm::arm(src, arm_raw.get_ref(), defaults)?;
+        let arm = arm::read_arm(src, arm_raw.get_ref(), defaults)?;
         if !seen.insert(arm.name.clone()) {
             return Err(src.at(
                 &arm_raw.get_ref().name,

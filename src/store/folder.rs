@@ -172,7 +172,7 @@ impl RunFolder {
         }
     }
 
-    /// What report.html draws over time and per key (`store::page`).
+    /// What report.html draws over time and per key (`store::page_json`).
     pub(crate) fn page(&self) -> PathBuf {
         self.root.join("page.json")
     }

@@ -8,7 +8,7 @@ pub(crate) mod atomic;
 mod error;
 pub(crate) mod folder;
 pub(crate) mod names;
-pub(crate) mod page;
+pub(crate) mod page_json;
 pub(crate) mod probes;
 pub(crate) mod records;
 pub(crate) mod summary;

@@ -8,7 +8,7 @@
 //! the whole run folder (summary.json,
 //! histograms, charts, report.html) is kept.
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::app::pipeline::journal::Journal;
 use crate::app::pipeline::sender::Sender;
 use crate::app::pipeline::{arm, finish};
@@ -154,7 +154,7 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
         journal: &mut journal,
         run_id: "",
         interrupt,
-        watch: arm::Watch {
+        followers: arm::Followers {
             quiet: attack.quiet,
             live: None,
         },
@@ -188,15 +188,15 @@ pub(super) async fn execute(
     format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
+) -> Result<Ending, Error> {
     let outcome = run(attack, &Interrupt::listen()).await?;
-    said::emit(
+    ending::emit(
         out,
         format,
-        &said::verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
+        &ending::verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
         &outcome.summary,
     )?;
-    let mut ended = said::judged(&outcome.summary, outcome.exit, Vec::new());
+    let mut ended = ending::judged(&outcome.summary, outcome.exit, Vec::new());
     if outcome.exit == Exit::Interrupted {
         ended
             .errors

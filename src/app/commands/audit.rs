@@ -7,7 +7,7 @@
 //! the first line is unknown (early rejects are not judged) and its clock
 //! is not this machine's (no grid is assumed).
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::app::pipeline::arm::Ran;
 use crate::app::pipeline::finish;
 use crate::app::pipeline::journal::Journal;
@@ -380,18 +380,18 @@ pub(super) async fn execute(
     (format, quiet): (crate::cli::output::OutputFormat, bool),
     wide: bool,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
+) -> Result<Ending, Error> {
     let outcome = run(audit).await?;
     if !quiet {
         tracing::info!("{}", outcome.read.sentence(audit.logs.len()));
     }
-    said::emit(
+    ending::emit(
         out,
         format,
-        &said::verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
+        &ending::verdicts(&outcome.summary, outcome.folder.as_deref(), wide),
         &outcome.summary,
     )?;
-    Ok(said::judged(&outcome.summary, outcome.exit, Vec::new()))
+    Ok(ending::judged(&outcome.summary, outcome.exit, Vec::new()))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `rlbench check SCENARIO`: the scenario read and validated, nothing
 //! started; every error of the file, one line each (exit 2).
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::cli::output::OutputFormat;
 use crate::error::{Error, Exit};
 use std::path::Path;
@@ -10,11 +10,11 @@ pub(super) fn execute(
     scenario: &Path,
     format: OutputFormat,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
+) -> Result<Ending, Error> {
     let s = match crate::scenario::read_every(scenario) {
         Ok(s) => s,
         Err(errors) => {
-            return Ok(Said {
+            return Ok(Ending {
                 exit: Exit::BadInput,
                 errors: errors.iter().map(ToString::to_string).collect(),
                 last: None,
@@ -32,7 +32,7 @@ pub(super) fn execute(
         "duration_s": s.duration.as_secs_f64(),
         "arms": arms,
     });
-    said::emit(
+    ending::emit(
         out,
         format,
         &format!(
@@ -46,5 +46,5 @@ pub(super) fn execute(
         ),
         &doc,
     )?;
-    Ok(Said::passed())
+    Ok(Ending::passed())
 }

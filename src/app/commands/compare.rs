@@ -6,11 +6,11 @@
 //! Runs that differ in what they ran (scenario, duration, an arm's rate,
 //! the arms) are said to differ, before any figure is read as a change;
 //! with `--strict` that fails the comparison too.
-//! The page drawn from the same comparison: `compare/page.rs`.
+//! The page drawn from the same comparison: `compare/page_inputs.rs`.
 
-pub(crate) mod page;
+pub(crate) mod page_inputs;
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::error::{Error, Exit};
 use crate::report::compare::{show, Comparison, Row, Trend};
 use crate::store::summary::{ArmSummary, Summary, SCHEMA};
@@ -217,18 +217,18 @@ pub(super) fn execute(
     strict: bool,
     format: crate::cli::output::OutputFormat,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
+) -> Result<Ending, Error> {
     let (html, force) = page_at;
     // A page that may not go where asked is refused before any output.
-    let at = page::destination(html, [baseline, candidate], force)?;
+    let at = page_inputs::destination(html, [baseline, candidate], force)?;
     let compared = run(baseline, candidate, max_regression, strict)?;
-    said::emit(
+    ending::emit(
         out,
         format,
         &crate::report::compare::render(&compared.comparison),
         &crate::report::compare::document(&compared.comparison),
     )?;
-    let mut ended = Said {
+    let mut ended = Ending {
         exit: compared.exit,
         errors: compared
             .comparison
@@ -249,8 +249,8 @@ pub(super) fn execute(
         (baseline, &compared.baseline),
         (candidate, &compared.candidate),
     ];
-    match page::write(&at, inputs, &compared.comparison, max_regression) {
-        Ok(()) => ended.last = Some(said::page_line(&at)),
+    match page_inputs::write(&at, inputs, &compared.comparison, max_regression) {
+        Ok(()) => ended.last = Some(ending::page_line(&at)),
         Err(e) => {
             ended.exit = e.exit;
             ended.errors.push(e.message);

@@ -9,7 +9,7 @@
 //! left out. Each is ok, warn or missing, with the fix; missing means a run
 //! would stop on it.
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::app::pipeline::preflight;
 use crate::report::doctor::{Finding, Level};
 use crate::scenario::Scenario;
@@ -94,9 +94,9 @@ pub(crate) async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
 async fn wall_clock_rate() -> Finding {
     use crate::events::clock::{measured_ppm, DEFAULT_REMOTE_CLOCK_RATE_PPM};
     let start = tokio::time::Instant::now();
-    let first = crate::load::clocks::sample(start);
+    let first = crate::load::clock_watch::sample(start);
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    let last = crate::load::clocks::sample(start);
+    let last = crate::load::clock_watch::sample(start);
     let Some(ppm) = measured_ppm(&[first, last]) else {
         return finding(Level::Warn, "wall clock", "its rate could not be measured");
     };
@@ -273,10 +273,10 @@ pub(super) async fn execute(
     format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
-) -> Result<Said, crate::error::Error> {
+) -> Result<Ending, crate::error::Error> {
     let loaded = scenario.map(crate::scenario::read).transpose()?;
     let findings = examine(loaded.as_ref()).await;
-    said::emit(
+    ending::emit(
         out,
         format,
         &crate::report::fold::for_stdout(&crate::report::doctor::render(&findings), wide),
@@ -285,7 +285,7 @@ pub(super) async fn execute(
             "findings": findings,
         }),
     )?;
-    Ok(Said {
+    Ok(Ending {
         exit: if passed(&findings) {
             crate::error::Exit::Passed
         } else {

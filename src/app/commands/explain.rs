@@ -2,7 +2,7 @@
 //! the run folder alone — the events are judged again and the witnesses of
 //! the arms (and keys) asked for are kept.
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::analyze::witnesses::Picker;
 use crate::app::pipeline::{analysis, finish};
 use crate::error::Error;
@@ -40,7 +40,7 @@ pub(crate) fn explain(
                 k,
             )?);
         }
-        let mut summary = crate::app::pipeline::summarize::arm(&record, &figures, &[]);
+        let mut summary = crate::app::pipeline::summarize::arm_summary(&record, &figures, &[]);
         let checks = crate::gate::evaluate(
             &crate::app::commands::report::expectations(scenario.as_ref(), &record),
             &figures,
@@ -109,14 +109,14 @@ pub(super) fn execute(
     format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
+) -> Result<Ending, Error> {
     let (arm, key) = which;
     let arms = explain(run_dir, arm, key, limit)?;
-    said::emit(
+    ending::emit(
         out,
         format,
         &crate::report::fold::for_stdout(&crate::report::explain::render(&arms), wide),
         &serde_json::json!({ "arms": arms }),
     )?;
-    Ok(Said::passed())
+    Ok(Ending::passed())
 }

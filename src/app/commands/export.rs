@@ -50,8 +50,8 @@ pub(super) fn execute(
     arms: &[String],
     format: Format,
     out: &mut dyn Write,
-) -> Result<super::said::Said, Error> {
+) -> Result<super::ending::Ending, Error> {
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
     export(run_dir, arms, format, &mut buffered)?;
-    Ok(super::said::Said::passed())
+    Ok(super::ending::Ending::passed())
 }

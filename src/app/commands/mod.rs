@@ -1,6 +1,6 @@
 //! One command line, carried out: one file per subcommand, each writing
 //! what it prints to the output it is given and returning its exit and
-//! the lines for standard error ([`Said`], `said.rs`); `main` only writes
+//! the lines for standard error ([`Ending`], `ending.rs`); `main` only writes
 //! those and exits. The dispatch below is a table: a subcommand, its file.
 
 pub(crate) mod attack;
@@ -8,6 +8,7 @@ pub(crate) mod audit;
 mod check;
 pub(crate) mod compare;
 pub(crate) mod doctor;
+mod ending;
 pub(crate) mod explain;
 pub(crate) mod export;
 pub(crate) mod flags;
@@ -17,11 +18,10 @@ pub(crate) mod probe;
 pub(crate) mod replica;
 pub(crate) mod report;
 pub(crate) mod run;
-mod said;
 pub(crate) mod serve;
 pub(crate) mod shard;
 
-pub(crate) use said::Said;
+pub(crate) use ending::Ending;
 
 use crate::cli::Command;
 use crate::interrupt::Interrupt;
@@ -30,10 +30,10 @@ use std::path::Path;
 
 /// Runs `command`, writing its output to `out` (`wide`: the verdict table
 /// with every column).
-pub(crate) async fn execute(command: Command, wide: bool, out: &mut dyn Write) -> Said {
+pub(crate) async fn execute(command: Command, wide: bool, out: &mut dyn Write) -> Ending {
     match dispatch(command, wide, out).await {
         Ok(said) => said,
-        Err(e) => Said::failed(e),
+        Err(e) => Ending::failed(e),
     }
 }
 
@@ -41,13 +41,13 @@ async fn dispatch(
     command: Command,
     wide: bool,
     out: &mut dyn Write,
-) -> Result<Said, crate::error::Error> {
+) -> Result<Ending, crate::error::Error> {
     match command {
         Command::Run(args) => run::execute(&flags::run(&args), args.format, wide, out).await,
         Command::Agent(args) => {
             let agent = flags::agent(&args)?;
             crate::distributed::agent::serve(&agent, &Interrupt::listen()).await?;
-            Ok(Said::passed())
+            Ok(Ending::passed())
         }
         Command::Attack(args) => {
             attack::execute(&flags::attack(&args)?, args.format, wide, out).await

@@ -37,7 +37,7 @@ pub(crate) async fn run(
 pub(super) async fn execute(
     config_json: Option<String>,
     listen: Option<SocketAddr>,
-) -> Result<super::said::Said, Error> {
+) -> Result<super::ending::Ending, Error> {
     run(config_json, listen).await?;
-    Ok(super::said::Said::passed())
+    Ok(super::ending::Ending::passed())
 }

@@ -2,7 +2,7 @@
 //! from its events and records alone; the gate is judged again, with the
 //! expectations of the scenario copy kept in the folder.
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::app::pipeline::finish;
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
@@ -79,9 +79,9 @@ pub(super) fn execute(
     (summary, exit): (Summary, Exit),
     wide: bool,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
-    said::put(out, &said::verdicts(&summary, Some(run_dir), wide))?;
-    let mut ended = said::judged(&summary, exit, Vec::new());
+) -> Result<Ending, Error> {
+    ending::write_out(out, &ending::verdicts(&summary, Some(run_dir), wide))?;
+    let mut ended = ending::judged(&summary, exit, Vec::new());
     if summary.partial {
         ended.errors.push(format!(
             "the run is partial ({}): it never passes",

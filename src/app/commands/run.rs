@@ -2,11 +2,11 @@
 //! (`plan` → `arm`), then the finish (figures, gate, summary, reports).
 //! Rendering to the terminal is left to `main`.
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::app::pipeline::journal::Journal;
 use crate::app::pipeline::sender::{Hire, Sender};
 use crate::app::pipeline::{arm, finish};
-use crate::distributed::controller::Wanted;
+use crate::distributed::controller::AgentsWanted;
 use crate::error::{Error, Exit};
 use crate::gate::Expectation;
 use crate::interrupt::Interrupt;
@@ -56,7 +56,7 @@ pub(crate) struct AgentFlags {
 
 /// Load agents wanted, from the flags over the scenario; `None`: this
 /// machine sends the load.
-fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Error> {
+fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<AgentsWanted>, Error> {
     let file = scenario.distributed.as_ref();
     let Some(agents) = flags.agents.or(file.map(|d| d.agents)) else {
         if flags.coordinator.is_some()
@@ -102,7 +102,7 @@ fn wanted(flags: &AgentFlags, scenario: &Scenario) -> Result<Option<Wanted>, Err
                  or RLBENCH_COORDINATOR): the Redis the agents were started with",
             )
         })?;
-    Ok(Some(Wanted {
+    Ok(Some(AgentsWanted {
         agents,
         coordinator,
         token: crate::distributed::seal::token_from(flags.token.as_deref())?,
@@ -206,7 +206,7 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         journal: &mut journal,
         run_id: &run_id,
         interrupt,
-        watch: arm::Watch {
+        followers: arm::Followers {
             quiet: request.quiet,
             live: live.as_ref().map(|(board, _)| &**board),
         },
@@ -290,12 +290,12 @@ pub(super) async fn execute(
     format: crate::cli::output::OutputFormat,
     wide: bool,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
+) -> Result<Ending, Error> {
     let mut outcome = run(request, &Interrupt::listen()).await?;
-    let emitted = said::emit(
+    let emitted = ending::emit(
         out,
         format,
-        &said::verdicts(&outcome.summary, Some(&outcome.folder), wide),
+        &ending::verdicts(&outcome.summary, Some(&outcome.folder), wide),
         &outcome.summary,
     );
     // The terminal first, then the page's last look (bounded).
@@ -303,7 +303,7 @@ pub(super) async fn execute(
         live.stop().await;
     }
     emitted?;
-    let mut ended = said::judged(
+    let mut ended = ending::judged(
         &outcome.summary,
         outcome.exit,
         outcome.error.map(|e| e.message).into_iter().collect(),

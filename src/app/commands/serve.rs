@@ -78,13 +78,13 @@ pub(super) async fn execute(
     arm: Option<&str>,
     port: Option<u16>,
     out: &mut dyn std::io::Write,
-) -> Result<super::said::Said, Error> {
+) -> Result<super::ending::Ending, Error> {
     // Listening first: a Ctrl-C while the stack comes up still stops it.
     let interrupt = Interrupt::listen();
     let serving = start(scenario, arm, port).await?;
     let mut lines = serving.lines.join("\n");
     lines.push('\n');
-    super::said::put(out, &lines)?;
+    super::ending::write_out(out, &lines)?;
     serving.until(&interrupt).await;
-    Ok(super::said::Said::passed())
+    Ok(super::ending::Ending::passed())
 }

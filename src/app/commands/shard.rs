@@ -7,7 +7,7 @@
 //! folder exactly as `rlbench report RUN_DIR` would have: the same
 //! summary.json, the same gate.
 
-use super::said::{self, Said};
+use super::ending::{self, Ending};
 use crate::analyze::judgments::{Judgments, Shard};
 use crate::analyze::witnesses::Picker;
 use crate::app::pipeline::analysis::{self, ArmKeys};
@@ -134,7 +134,7 @@ pub(super) fn execute(
     run_dir: &Path,
     shard: &str,
     out: &mut dyn std::io::Write,
-) -> Result<Said, Error> {
+) -> Result<Ending, Error> {
     let written = judge(run_dir, shard)?;
     let lines: String = written
         .iter()
@@ -147,6 +147,6 @@ pub(super) fn execute(
             )
         })
         .collect();
-    said::put(out, &lines)?;
-    Ok(Said::passed())
+    ending::write_out(out, &lines)?;
+    Ok(Ending::passed())
 }

@@ -105,7 +105,7 @@ pub(crate) fn analyze_arm(
         keys: mine,
         ..input(record, &path, &opts, &widened)
     };
-    let mut figures = analyze::analyze(&whole, picker)?;
+    let mut figures = analyze::trace(&whole, picker)?;
     figures.scheduled = record.scheduled;
     figures.not_sent = record.not_sent;
     if record.spoof.is_some() && matches!(mine, Keys::All) {
@@ -114,7 +114,7 @@ pub(crate) fn analyze_arm(
             per_principal: false,
             ..input(record, &path, &opts, &widened)
         };
-        let as_sent = analyze::analyze(&as_sent, Picker::new(0))?;
+        let as_sent = analyze::trace(&as_sent, Picker::new(0))?;
         figures.per_key_sent = as_sent.verdict;
     }
     let decisions = figures.counts.admitted + figures.counts.rejected;
@@ -146,7 +146,7 @@ pub(crate) fn analyze_arm(
             keys: lease,
             ..input(&relaxed, &path, &opts, &widened)
         };
-        let against = analyze::analyze(&against, Picker::new(0))?;
+        let against = analyze::trace(&against, Picker::new(0))?;
         figures.lease_bound = Some(crate::store::summary::LeaseBound {
             limit_per_window: bound,
             definite_violations: against.verdict.map_or(0, |v| v.definite_violations),
@@ -204,7 +204,7 @@ fn judge_spilled(
                     fault_windows: faults,
                     ..input(record, file, &opts, &widened)
                 };
-                analyze::analyze(&spill, picker).map(|f| {
+                analyze::trace(&spill, picker).map(|f| {
                     let mut j = f.judgments;
                     // The busiest key by its number in the whole trace (a
                     // principal's number is its file's own: not shown).

@@ -61,7 +61,7 @@ impl Ran {
 /// Who follows the arms as they run: the terminal's progress lines
 /// (unless quiet) and the live page (`run --live`).
 #[derive(Clone, Copy)]
-pub(crate) struct Watch<'a> {
+pub(crate) struct Followers<'a> {
     pub quiet: bool,
     pub live: Option<&'a Board>,
 }
@@ -73,7 +73,7 @@ pub(crate) struct Course<'a, 'j> {
     pub journal: &'a mut Journal<'j>,
     pub run_id: &'a str,
     pub interrupt: &'a Interrupt,
-    pub watch: Watch<'a>,
+    pub followers: Followers<'a>,
     pub sender: Sender,
 }
 
@@ -86,7 +86,7 @@ pub(crate) async fn run_all(specs: &[ArmSpec], course: &mut Course<'_, '_>) -> R
     };
     for (i, spec) in specs.iter().enumerate() {
         let ran_arm = run(spec, course).await;
-        if let Some(live) = course.watch.live {
+        if let Some(live) = course.followers.live {
             live.arm_ended();
         }
         let stopped = |e: &Error| Error {
@@ -118,11 +118,16 @@ pub(crate) async fn run(
     spec: &ArmSpec,
     course: &mut Course<'_, '_>,
 ) -> Result<(ArmRecord, Option<Error>), Error> {
-    if let Some(live) = course.watch.live {
+    if let Some(live) = course.followers.live {
         live.arm_starting(&spec.name);
     }
-    let (mut stack, plan) =
-        stack_up(spec, course.run_id, course.interrupt, course.watch.quiet).await?;
+    let (mut stack, plan) = stack_up(
+        spec,
+        course.run_id,
+        course.interrupt,
+        course.followers.quiet,
+    )
+    .await?;
     // Between the stack's start and its planned end, however that ends,
     // the stack is taken down after, in order (not by Drop's kill).
     let sent = send(spec, course, stack.as_mut(), &plan).await;
@@ -155,7 +160,7 @@ async fn send(
     mut stack: Option<&mut Stack>,
     plan: &load::Plan,
 ) -> Result<(EventWriter, ArmRecord, Gave, Option<Error>), Error> {
-    let quiet = course.watch.quiet;
+    let quiet = course.followers.quiet;
     let target_rps = plan.shape.target_rate(plan.duration);
     let writer = EventWriter::create(&course.folder.trace(&spec.name))?;
     let counters = Arc::new(Counters::default());
@@ -184,7 +189,7 @@ async fn send(
     if let Some(m) = metrics.as_mut() {
         m.sample_from(start);
     }
-    if let Some(live) = course.watch.live {
+    if let Some(live) = course.followers.live {
         live.arm_begun(
             &spec.name,
             plan.duration,
@@ -232,7 +237,7 @@ async fn send(
     if let Some(p) = progress {
         p.finish();
     }
-    if let Some(live) = course.watch.live {
+    if let Some(live) = course.followers.live {
         live.arm_ended();
     }
     let limiter_metrics = match metrics {
@@ -270,12 +275,12 @@ fn begin_record(
     course: &mut Course<'_, '_>,
     target_rps: f64,
     start: tokio::time::Instant,
-) -> Result<(ArmRecord, load::clocks::ClockWatch), Error> {
-    let provisional = arm_record::provisional(spec, target_rps, load::clocks::sample(start));
+) -> Result<(ArmRecord, load::clock_watch::ClockWatch), Error> {
+    let provisional = arm_record::provisional(spec, target_rps, load::clock_watch::sample(start));
     let record_path = course.folder.arm_record(&spec.name);
     records::write(&record_path, &provisional)
         .and_then(|()| course.journal.arm_begun(&spec.name))?;
-    let clocks = load::clocks::ClockWatch::start(start, {
+    let clocks = load::clock_watch::ClockWatch::start(start, {
         let mut so_far = provisional.clone();
         move |samples: &[ClockSample]| {
             so_far.clock_samples = samples.to_vec();

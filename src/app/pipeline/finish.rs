@@ -119,7 +119,7 @@ pub(crate) fn finish_judged(
                 .map(|c| format!("{}: {}", record.name, c.describe())),
         );
         failures.extend(unbounded_clocks(record));
-        let mut arm = summarize::arm(record, &figures, &checks);
+        let mut arm = summarize::arm_summary(record, &figures, &checks);
         if !judged.contains_key(&record.name) && spill_shards(folder, record).is_none() {
             arm.policy_fit = policy_fit(folder, record, &figures, &checks)?;
         }
@@ -171,7 +171,7 @@ pub(crate) fn finish_judged(
             .zip(&all_figures)
             .map(|(arm, figures)| chart(&arm.name, figures, arm.correctness.as_ref()))
             .collect();
-        let page = crate::store::page::PageData {
+        let page = crate::store::page_json::PageData {
             arms: summary
                 .arms
                 .iter()
@@ -254,8 +254,8 @@ fn partial(summary: &mut Summary, why: &str) {
 fn page(
     arm: &crate::store::summary::ArmSummary,
     figures: &ArmFigures,
-) -> crate::store::page::ArmPage {
-    crate::store::page::ArmPage {
+) -> crate::store::page_json::ArmPage {
+    crate::store::page_json::ArmPage {
         name: arm.name.clone(),
         series: figures.series.clone(),
         window: figures.window.clone(),
@@ -263,7 +263,7 @@ fn page(
             .faults
             .iter()
             .filter(|f| f.applied)
-            .map(|f| crate::store::page::FaultSpan {
+            .map(|f| crate::store::page_json::FaultSpan {
                 name: f.fault.clone(),
                 from_s: f.from_s,
                 to_s: f.to_s,

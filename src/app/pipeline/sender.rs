@@ -4,7 +4,7 @@
 //! segment, and start together at an instant fixed on the coordinator's
 //! clock), how it is sent and collected, and how the run lets them go.
 
-use crate::distributed::controller::{Controller, Prepared, Wanted};
+use crate::distributed::controller::{AgentsWanted, Controller, Prepared};
 use crate::error::Error;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
@@ -36,7 +36,7 @@ pub(crate) struct Agents {
 
 /// What a run tells its load agents, when it has them.
 pub(crate) struct Hire<'a> {
-    pub wanted: &'a Wanted,
+    pub wanted: &'a AgentsWanted,
     pub run_id: &'a str,
     pub quiet: bool,
     /// The scenario's file, and the scenario read from it.

@@ -57,7 +57,7 @@ fn timing_words(run: &ArmRecord) -> String {
     words
 }
 
-pub(crate) fn arm(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
+pub(crate) fn arm_summary(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> ArmSummary {
     let c = &f.counts;
     let per_s = |n: u64| {
         if run.send_window_s > 0.0 {

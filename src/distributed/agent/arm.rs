@@ -8,12 +8,12 @@ use super::beside::{beside_the_load, Beside};
 use super::dead_man::DeadMan;
 use super::inbox::{unseal, INBOX_POLL_S};
 use super::registration::beat;
-use crate::distributed::clock::{Anchor, Mapping};
 use crate::distributed::link::{self, ClockSource};
 use crate::distributed::outbox::{stream_events, Streamer};
 use crate::distributed::protocol::{self, Ended, FromAgent, ToAgent, Work};
 use crate::distributed::seal::Sequence;
 use crate::distributed::takeover::{halt_of, take_over, TakeOver};
+use crate::distributed::time_line::{Anchor, Mapping};
 use crate::distributed::voice::{say, Me};
 use crate::distributed::work::plan_of;
 use crate::error::Error;
@@ -86,7 +86,7 @@ pub(super) async fn run_arm(
         clock,
         origin: Instant::now(),
     };
-    let origin_mono_us = crate::distributed::clock::monotonic_us();
+    let origin_mono_us = crate::distributed::time_line::monotonic_us();
     let anchors = arm.ready().await?;
     let (at_us, phase_us) = match arm.wait_start(inbox, run_seq, interrupt).await? {
         Ok(at) => at,

@@ -4,10 +4,10 @@
 //! spool and how it is doing (started, ended, lost, failed, its segment
 //! handed over).
 
-use crate::distributed::clock::Anchor;
 use crate::distributed::link;
 use crate::distributed::protocol;
 use crate::distributed::streams::{read, Check, Entry};
+use crate::distributed::time_line::Anchor;
 use crate::error::Error;
 use std::fs::File;
 use std::io::{BufWriter, Write};

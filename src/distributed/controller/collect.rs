@@ -9,10 +9,10 @@ use super::hearts::Heart;
 use super::hold::{failed, Controller};
 use super::prepare::Prepared;
 use super::tally::{shares, Collected, Tally};
-use crate::distributed::clock::Anchor;
 use crate::distributed::link::{self, ClockSource};
 use crate::distributed::protocol::FromAgent;
 use crate::distributed::streams::Entry;
+use crate::distributed::time_line::Anchor;
 use crate::error::Error;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
@@ -164,7 +164,10 @@ impl Controller {
         // Where each agent's origin and this trace's 0 were on the host's
         // monotonic clock (for the tests' check of the placements).
         let start_mono = {
-            let (now, m) = (Instant::now(), crate::distributed::clock::monotonic_us());
+            let (now, m) = (
+                Instant::now(),
+                crate::distributed::time_line::monotonic_us(),
+            );
             if now >= start {
                 m - (now - start).as_micros() as i64
             } else {
@@ -302,16 +305,16 @@ impl Controller {
                 counters.rejected.fetch_add(counts[2], Ordering::Relaxed);
                 counters.failed.fetch_add(counts[3], Ordering::Relaxed);
             }
-            Entry::Said(FromAgent::Anchor(a)) => agent.heard.anchors.push(a),
-            Entry::Said(FromAgent::Started {
+            Entry::Ending(FromAgent::Anchor(a)) => agent.heard.anchors.push(a),
+            Entry::Ending(FromAgent::Started {
                 start_local_us,
                 origin_mono_us,
             }) => {
                 agent.started = Some(start_local_us);
                 agent.mono = origin_mono_us;
             }
-            Entry::Said(FromAgent::Ended(e)) => agent.ended = Some(e),
-            Entry::Said(FromAgent::Took { segment, from_us }) => {
+            Entry::Ending(FromAgent::Ended(e)) => agent.ended = Some(e),
+            Entry::Ending(FromAgent::Took { segment, from_us }) => {
                 match (0..c.agents.len()).find(|&l| {
                     self.agents[l].segment == segment && c.agents[l].handed == Some((i, from_us))
                 }) {
@@ -321,11 +324,11 @@ impl Controller {
                         .refused(name, "it took over a segment it was not handed"),
                 }
             }
-            Entry::Said(FromAgent::Failed { message }) => {
+            Entry::Ending(FromAgent::Failed { message }) => {
                 tracing::warn!("arm {}: agent {name}: {message}", c.arm);
                 agent.failure = Some(message);
             }
-            Entry::Said(FromAgent::Ready { .. }) => {}
+            Entry::Ending(FromAgent::Ready { .. }) => {}
         }
         Ok(())
     }

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 /// What `run` was asked of agents, checked.
 #[derive(Clone, Debug)]
-pub(crate) struct Wanted {
+pub(crate) struct AgentsWanted {
     pub agents: usize,
     pub coordinator: String,
     /// The secret shared with the agents: every message is signed with it.
@@ -55,7 +55,7 @@ impl Controller {
     /// Indexed Job placed take the segment of their index; others are taken
     /// in name order. An error names who is missing after the wait.
     pub(crate) async fn gather(
-        wanted: &Wanted,
+        wanted: &AgentsWanted,
         run: &str,
         interrupt: &Interrupt,
         quiet: bool,

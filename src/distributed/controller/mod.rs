@@ -23,5 +23,5 @@ mod lease;
 mod prepare;
 mod tally;
 
-pub(crate) use hold::{Controller, Wanted};
+pub(crate) use hold::{AgentsWanted, Controller};
 pub(crate) use prepare::Prepared;

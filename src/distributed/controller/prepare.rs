@@ -4,10 +4,10 @@
 
 use super::agent_state::{Heard, Streams};
 use super::hold::{failed, Controller};
-use crate::distributed::clock::{Anchor, Mapping};
 use crate::distributed::link::{self, ClockSource, DistributedError};
 use crate::distributed::protocol::{self, FromAgent, ToAgent, Work};
 use crate::distributed::streams::Entry;
+use crate::distributed::time_line::{Anchor, Mapping};
 use crate::error::Error;
 use crate::interrupt::Interrupt;
 use redis::AsyncCommands;
@@ -191,9 +191,9 @@ impl Controller {
                         let _: redis::RedisResult<u64> =
                             self.conn.xdel(&streams.names[i], &[&id]).await;
                     }
-                    Entry::Said(FromAgent::Ready { .. }) => ready[i] = true,
-                    Entry::Said(FromAgent::Anchor(a)) => heard[i].anchors.push(a),
-                    Entry::Said(FromAgent::Failed { message }) => {
+                    Entry::Ending(FromAgent::Ready { .. }) => ready[i] = true,
+                    Entry::Ending(FromAgent::Anchor(a)) => heard[i].anchors.push(a),
+                    Entry::Ending(FromAgent::Failed { message }) => {
                         return Err(DistributedError::AgentFailed {
                             agent: self.agents[i].name.clone(),
                             message,
@@ -223,7 +223,7 @@ impl Controller {
             .expect("one anchor")
             .to_local(at_us);
         let start = origin + Duration::from_micros(at_local.max(0) as u64);
-        let sample = crate::load::clocks::sample(origin);
+        let sample = crate::load::clock_watch::sample(origin);
         let phase_us = sample.wall_us + (at_local.max(0) - sample.trace_us);
         let shift = at_local.max(0);
         Ok(Start {

@@ -7,8 +7,8 @@
 use super::agent_state::AgentState;
 use super::hold::Controller;
 use crate::distributed::choose::Chosen;
-use crate::distributed::clock::{Anchor, Mapping};
 use crate::distributed::merge::{self, Route};
+use crate::distributed::time_line::{Anchor, Mapping};
 use crate::error::Error;
 use crate::events::Batch;
 use crate::load::LoadReport;
@@ -114,7 +114,7 @@ impl Controller {
             .filter(|&i| t.agents[i].lost.is_some() || t.agents[i].failure.is_some())
             .collect();
         self.drop_agents(&gone).await;
-        let sample = crate::load::clocks::sample(t.start);
+        let sample = crate::load::clock_watch::sample(t.start);
         let measured = sample.wall_us - sample.trace_us;
         // Stopped, not lost: a lost or failed agent makes the run partial
         // (its record says so) without stopping the run's other arms.

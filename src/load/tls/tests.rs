@@ -109,7 +109,7 @@ async fn server(a: &Authority, ca: Option<&Path>) -> (String, Arc<AtomicUsize>) 
     (format!("https://127.0.0.1:{}/x", addr.port()), accepted)
 }
 
-async fn send(url: &str, tls: &Client) -> crate::load::answer::Answer {
+async fn send(url: &str, tls: &Client) -> crate::load::outcome::Answer {
     Dedicated::new(url.parse().unwrap(), Some(tls))
         .send(
             &Template::new(Method::GET, None),

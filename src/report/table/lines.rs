@@ -42,7 +42,7 @@ pub(crate) fn findings(a: &ArmSummary) -> String {
         out.push_str(&line);
     }
     if let Some(sentence) =
-        crate::report::clock::sentence(a).filter(|_| crate::report::clock::notable(a))
+        crate::report::clock_words::sentence(a).filter(|_| crate::report::clock_words::notable(a))
     {
         out.push_str(&format!("clock of {}: {sentence}\n", a.name));
     }

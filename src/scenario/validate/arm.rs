@@ -17,7 +17,7 @@ use reference_api::Policy;
 use std::time::Duration;
 use toml::Spanned;
 
-pub(super) fn arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
+pub(super) fn read_arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Arm> {
     let name = identifier(src, &a.name, "arm name")?;
     if let Some(external) = defaults.external {
         return external::external_arm(src, a, name, external, defaults);

@@ -298,16 +298,16 @@ pub(super) fn as_probe(
 pub(super) fn execute(
     init_args: &Init<'_>,
     out: &mut dyn std::io::Write,
-) -> Result<super::said::Said, Error> {
+) -> Result<super::ending::Ending, Error> {
     let path = init(init_args)?;
-    super::said::put(
+    super::ending::write_out(
         out,
         &format!(
             "wrote {p}\nnext: rlbench check {p} && rlbench run {p}\n",
             p = path.display()
         ),
     )?;
-    Ok(super::said::Said::passed())
+    Ok(super::ending::Ending::passed())
 }
 
 #[cfg(test)]

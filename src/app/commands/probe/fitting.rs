@@ -66,7 +66,8 @@ impl Fitting {
 
     /// A clock sample more and the verifier's options from them all.
     fn resample(&mut self, timeout: Duration) {
-        self.samples.push(crate::load::clocks::sample(self.start));
+        self.samples
+            .push(crate::load::clock_watch::sample(self.start));
         self.opts = options(self.unknown_history, timeout, &self.samples);
     }
 
@@ -180,14 +181,14 @@ async fn saturated(pr: &mut Probing<'_>, keyed: &Keyed, saturate: f64) -> Fittin
         .as_ref()
         .filter(|k| matches!(k, keys::Candidate::Path { .. }));
     let sending = pr.sending(path_key, &tag, no, 1);
-    let mut samples = vec![crate::load::clocks::sample(start)];
+    let mut samples = vec![crate::load::clock_watch::sample(start)];
     let epoch_offset = samples[0].wall_us - samples[0].trace_us;
     let count = ((keyed.rate * saturate) as u64)
         .min(pr.budget.requests / 2)
         .max(1);
     let phase = pr.phase(sending.clone(), keyed.rate, count, 1);
     let s = pr.send(phase, start).await;
-    samples.push(crate::load::clocks::sample(start));
+    samples.push(crate::load::clock_watch::sample(start));
     let unknown_history = keyed.key.is_none();
     let opts = options(unknown_history, pr.p.timeout, &samples);
     let seen = fit::glance(&observations_of(&s.events));

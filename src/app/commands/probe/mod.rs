@@ -79,10 +79,10 @@ pub(crate) async fn execute(
     mut probe: Probe,
     wide: bool,
     out: &mut dyn Write,
-) -> Result<super::said::Said, Error> {
+) -> Result<super::ending::Ending, Error> {
     probe.columns = crate::report::fold::width(wide);
     let outcome = run(&probe, &crate::interrupt::Interrupt::listen(), out).await?;
-    Ok(super::said::Said {
+    Ok(super::ending::Ending {
         exit: outcome.exit,
         errors: outcome.error.into_iter().collect(),
         last: None,

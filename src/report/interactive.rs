@@ -6,7 +6,7 @@
 //! the scripts in `assets/` from page.json's figures, embedded as JSON; no
 //! network request.
 
-use crate::store::page::PageData;
+use crate::store::page_json::PageData;
 use crate::store::summary::Summary;
 use maud::{html, Markup, PreEscaped};
 
@@ -110,7 +110,7 @@ fn data(s: &Summary, page: &PageData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::page::{ArmPage, KeyView};
+    use crate::store::page_json::{ArmPage, KeyView};
 
     #[test]
     fn a_key_name_cannot_end_the_script_it_is_carried_in() {

@@ -4,7 +4,7 @@
 //! busiest key's admits in a trailing window against the band a correct
 //! limiter may reach, and a bounded set of keys' requests for the
 //! per-key timeline. Filled by the finish from the analysis, read by the
-//! page's renderer (`report::page`).
+//! page's renderer (`report::interactive`).
 
 use serde::{Deserialize, Serialize};
 

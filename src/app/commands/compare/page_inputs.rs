@@ -7,7 +7,7 @@
 use crate::error::Error;
 use crate::report::batching_chart::TRADE;
 use crate::report::charts::{Chart, CHARTS};
-use crate::report::compare::page::{render, ChartPair, Page, Run};
+use crate::report::compare::html::{render, ChartPair, Page, Run};
 use crate::report::compare::Comparison;
 use crate::store::summary::Summary;
 use std::path::{Path, PathBuf};
@@ -111,7 +111,7 @@ fn ours(path: &Path) -> bool {
     let head = String::from_utf8_lossy(&head);
     read && (head.contains(&format!(
         "<meta name=\"generator\" content=\"{}\">",
-        crate::report::compare::page::GENERATOR
+        crate::report::compare::html::GENERATOR
     )) || head.contains("<title>rlbench compare: "))
 }
 

@@ -7,7 +7,7 @@
 
 use crate::events::advertised::{self, Advertised};
 use crate::events::ErrorKind;
-use crate::load::answer::error_kind;
+use crate::load::outcome::error_kind;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Headers read from one answer, at most (more is an error).

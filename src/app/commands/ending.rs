@@ -1,4 +1,4 @@
-//! What every command's end is made of: [`Said`] (its exit and its lines
+//! What every command's end is made of: [`Ending`] (its exit and its lines
 //! for standard error), and the ways commands write what they print —
 //! text or a JSON document, the verdict table with the page to open, the
 //! gate's failures with the setup named first.
@@ -13,23 +13,23 @@ use std::path::Path;
 /// A command's end: its exit and what it says on standard error (each
 /// error after `rlbench: `; then `last`, plain: the page to open).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Said {
+pub(crate) struct Ending {
     pub exit: Exit,
     pub errors: Vec<String>,
     pub last: Option<String>,
 }
 
-impl Said {
-    pub(crate) fn passed() -> Said {
-        Said {
+impl Ending {
+    pub(crate) fn passed() -> Ending {
+        Ending {
             exit: Exit::Passed,
             errors: Vec::new(),
             last: None,
         }
     }
 
-    pub(super) fn failed(e: Error) -> Said {
-        Said {
+    pub(super) fn failed(e: Error) -> Ending {
+        Ending {
             exit: e.exit,
             errors: vec![e.message],
             last: None,
@@ -47,12 +47,12 @@ pub(super) fn emit(
     doc: &impl serde::Serialize,
 ) -> Result<(), Error> {
     match format {
-        OutputFormat::Text => put(out, text),
+        OutputFormat::Text => write_out(out, text),
         OutputFormat::Json => {
             let _ = anstream::stderr().write_all(text.as_bytes());
             let json = serde_json::to_string_pretty(doc)
                 .map_err(|e| Error::environment(format!("cannot write the JSON document: {e}")))?;
-            put(out, &format!("{json}\n"))
+            write_out(out, &format!("{json}\n"))
         }
     }
 }
@@ -108,7 +108,7 @@ pub(super) fn failures(summary: &Summary) -> Vec<String> {
 }
 
 /// Writes (and flushes: a long-running command's lines must show at once).
-pub(super) fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
+pub(super) fn write_out(out: &mut dyn Write, text: &str) -> Result<(), Error> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| Error::environment(format!("cannot write to standard output: {e}")))
@@ -116,11 +116,11 @@ pub(super) fn put(out: &mut dyn Write, text: &str) -> Result<(), Error> {
 
 /// The end of a command that judged arms: the gate's failures, the setup
 /// named first, and `more` lines after them.
-pub(super) fn judged(summary: &Summary, exit: Exit, more: Vec<String>) -> Said {
+pub(super) fn judged(summary: &Summary, exit: Exit, more: Vec<String>) -> Ending {
     let mut errors = failures(summary);
     errors.extend(more);
     let exit = setup_first(summary, exit, &mut errors);
-    Said {
+    Ending {
         exit,
         errors,
         last: None,
