@@ -89,7 +89,7 @@ pub(crate) fn analyze_arm(
         },
         keys => keys,
     };
-    let (mine, lease) = match keys {
+    let (judged_here, lease) = match keys {
         ArmKeys::All => (Keys::All, Keys::All),
         ArmKeys::Shard(s) => (Keys::Shard(s), Keys::Shard(s)),
         ArmKeys::Judged { judgments, lease } => (
@@ -102,13 +102,13 @@ pub(crate) fn analyze_arm(
     let whole = Input {
         fault_windows: &faults,
         probes: &record.probes,
-        keys: mine,
+        keys: judged_here,
         ..input(record, &path, &opts, &widened)
     };
     let mut figures = analyze::trace(&whole, picker)?;
     figures.scheduled = record.scheduled;
     figures.not_sent = record.not_sent;
-    if record.spoof.is_some() && matches!(mine, Keys::All) {
+    if record.spoof.is_some() && matches!(judged_here, Keys::All) {
         // Judged again as the limiter was told: each forged key apart.
         let as_sent = Input {
             per_principal: false,
