@@ -18,6 +18,14 @@ use std::collections::BTreeMap;
 /// damaged record or a hostile answer, not a counter).
 pub(crate) const MAX_COUNT: f64 = 1e15;
 
+/// A reading that cannot be a counter's: the series and what it read.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("series {series} read {value}, not a counter's value")]
+pub(crate) struct TallyError {
+    pub series: String,
+    pub value: f64,
+}
+
 /// Each series' latest value, and what all of them rose by since the
 /// first reading.
 #[derive(Debug, Default)]
@@ -31,10 +39,13 @@ pub(crate) struct Tally {
 impl Tally {
     /// Takes one reading (series id → value). The first only sets where
     /// each series starts; a series first seen later started at zero.
-    pub(crate) fn add(&mut self, reading: &BTreeMap<String, f64>) -> Result<(), String> {
+    pub(crate) fn add(&mut self, reading: &BTreeMap<String, f64>) -> Result<(), TallyError> {
         for (id, &v) in reading {
             if !(v.is_finite() && (0.0..=MAX_COUNT).contains(&v)) {
-                return Err(format!("series {id} read {v}, not a counter's value"));
+                return Err(TallyError {
+                    series: id.clone(),
+                    value: v,
+                });
             }
             let prev = self.last.insert(id.clone(), v);
             if !self.started {
