@@ -7,55 +7,13 @@
 //! for every line — a line that is not a sample is an error with its
 //! number.
 
-use super::selector::{quoted, QuotedError};
+use super::error::{ExpositionError, SampleError};
+use super::selector::quoted;
 
 /// The most samples one answer may carry before it is refused.
 pub(crate) const MAX_SAMPLES: usize = 1_000_000;
 /// The most labels one sample may carry.
 const MAX_LABELS: usize = 64;
-
-/// Why an answer is not an exposition: too long, or the first line that
-/// is not a sample, by its number.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ExpositionError {
-    #[error("more than {} samples", MAX_SAMPLES)]
-    TooMany,
-    #[error("line {line}: {source}")]
-    Line {
-        line: usize,
-        #[source]
-        source: SampleError,
-    },
-}
-
-/// Why one line is not a sample.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum SampleError {
-    #[error("expected a metric name")]
-    NoName,
-    #[error("a sample without a value")]
-    NoValue,
-    #[error("{0:?} is not a number")]
-    NotNumber(String),
-    #[error("{0:?} is not a timestamp")]
-    NotTimestamp(String),
-    #[error("more than a value and a timestamp after the series")]
-    Trailing,
-    #[error("more than {} labels", MAX_LABELS)]
-    TooManyLabels,
-    #[error("expected a label name or }}")]
-    NoLabel,
-    #[error("label {label}: expected = after it")]
-    NoEquals { label: String },
-    #[error("label {label}: {source}")]
-    Value {
-        label: String,
-        #[source]
-        source: QuotedError,
-    },
-    #[error("expected , or }} after a label")]
-    NoSeparator,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Sample {
@@ -73,7 +31,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Sample>, ExpositionError> {
             continue;
         }
         if out.len() == MAX_SAMPLES {
-            return Err(ExpositionError::TooMany);
+            return Err(ExpositionError::TooMany { max: MAX_SAMPLES });
         }
         out.push(sample(line).map_err(|source| ExpositionError::Line {
             line: i + 1,
@@ -129,7 +87,7 @@ fn label_pairs<'a>(
             return Ok(rest);
         }
         if labels.len() == MAX_LABELS {
-            return Err(SampleError::TooManyLabels);
+            return Err(SampleError::TooManyLabels { max: MAX_LABELS });
         }
         let end = s
             .char_indices()

@@ -10,6 +10,7 @@
 //! figure is its distance from that interval — a bound: no correct count
 //! is ever off, and an off count is off by at least that much.
 
+use super::error::TallyError;
 use crate::store::records::MetricsRecord;
 use crate::store::summary::{HeldCount, LimiterMetrics};
 use std::collections::BTreeMap;
@@ -17,14 +18,6 @@ use std::collections::BTreeMap;
 /// The largest count a reading or a record read back may hold (more is a
 /// damaged record or a hostile answer, not a counter).
 pub(crate) const MAX_COUNT: f64 = 1e15;
-
-/// A reading that cannot be a counter's: the series and what it read.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("series {series} read {value}, not a counter's value")]
-pub(crate) struct TallyError {
-    pub series: String,
-    pub value: f64,
-}
 
 /// Each series' latest value, and what all of them rose by since the
 /// first reading.

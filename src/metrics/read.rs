@@ -10,7 +10,8 @@
 //! Prometheus' own clock, it asks `time()` first, then waits until
 //! `timestamp(selector)` of every matching series is later.
 
-use super::exposition::{self, ExpositionError};
+use super::error::{AnswerError, ReadError};
+use super::exposition;
 use super::selector::Selector;
 use super::{MetricsSource, MetricsSpec};
 use bytes::Bytes;
@@ -29,103 +30,6 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a reading waits for Prometheus to scrape after the moment it
 /// must follow.
 pub(crate) const FRESH_WITHIN: Duration = Duration::from_secs(60);
-
-/// Why the counters could not be read: each names where it asked.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ReadError {
-    #[error("a replica's metrics address: {0}")]
-    ReplicaAddress(#[source] hyper::http::uri::InvalidUri),
-    #[error(
-        "Prometheus at {base} had not scraped the series again within {}s",
-        FRESH_WITHIN.as_secs()
-    )]
-    NotScraped { base: String },
-    #[error("{url}: {source}")]
-    Exposition {
-        url: Uri,
-        #[source]
-        source: ExpositionError,
-    },
-    #[error("{url}: the series {id} twice in one answer")]
-    TwiceScraped { url: Uri, id: String },
-    #[error("Prometheus at {base}: {source}")]
-    PrometheusUrl {
-        base: String,
-        #[source]
-        source: url::ParseError,
-    },
-    #[error("Prometheus at {base}: {source}")]
-    PrometheusUri {
-        base: String,
-        #[source]
-        source: hyper::http::uri::InvalidUri,
-    },
-    #[error("Prometheus at {base}, {promql}: {source}")]
-    Answer {
-        base: String,
-        promql: String,
-        #[source]
-        source: AnswerError,
-    },
-    #[error("{url}: {source}")]
-    Request {
-        url: Uri,
-        #[source]
-        source: hyper::http::Error,
-    },
-    /// The request got no answer: the error and its causes, on one line.
-    #[error("{url}: {}", causes(source))]
-    Unanswered {
-        url: Uri,
-        #[source]
-        source: hyper_util::client::legacy::Error,
-    },
-    #[error("{url}: the answer could not be read whole ({source})")]
-    Body {
-        url: Uri,
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    #[error("{url}: the answer is not UTF-8 text")]
-    NotUtf8 {
-        url: Uri,
-        #[source]
-        source: std::str::Utf8Error,
-    },
-    /// `said`: the answer's first 200 characters, trimmed.
-    #[error("{url}: answered {status}: {said}")]
-    Status {
-        url: Uri,
-        status: hyper::StatusCode,
-        said: String,
-    },
-    #[error("{url}: no answer within {}s", REQUEST_TIMEOUT.as_secs())]
-    Timeout { url: Uri },
-}
-
-/// Why a Prometheus query answer cannot be read.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum AnswerError {
-    #[error("not a query answer ({0})")]
-    NotAnswer(#[source] serde_json::Error),
-    /// `why`: the first 200 characters of its error.
-    #[error("status {status:?}: {why}")]
-    Status { status: String, why: String },
-    #[error("a success without data")]
-    NoData,
-    #[error("{0:?} is not a number")]
-    NotNumber(String),
-    #[error("a bad scalar ({0})")]
-    BadScalar(#[source] serde_json::Error),
-    #[error("a bad vector ({0})")]
-    BadVector(#[source] serde_json::Error),
-    #[error("more than {} series", exposition::MAX_SAMPLES)]
-    TooMany,
-    #[error("the series {0} twice")]
-    Twice(String),
-    #[error("a {0} where a vector or scalar was asked")]
-    ResultType(String),
-}
 
 /// Each matching series' value.
 pub(crate) type Values = BTreeMap<String, f64>;
@@ -239,7 +143,10 @@ impl Reader {
             let past = tokio::time::Instant::now() >= deadline;
             if (fresh && any) || past {
                 if !fresh {
-                    return Err(ReadError::NotScraped { base: base.clone() });
+                    return Err(ReadError::NotScraped {
+                        base: base.clone(),
+                        within_s: FRESH_WITHIN.as_secs(),
+                    });
                 }
                 // The values as of the same instant the timestamps were.
                 let mut r = Reading::default();
@@ -361,20 +268,13 @@ impl Reader {
         };
         tokio::time::timeout(REQUEST_TIMEOUT, exchange)
             .await
-            .unwrap_or_else(|_| Err(ReadError::Timeout { url: url.clone() }))
+            .unwrap_or_else(|_| {
+                Err(ReadError::Timeout {
+                    url: url.clone(),
+                    within_s: REQUEST_TIMEOUT.as_secs(),
+                })
+            })
     }
-}
-
-/// An error and its sources, on one line.
-fn causes(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 /// `name{a="1",b="2"}`, labels sorted: one series however its labels were ordered.
@@ -429,7 +329,9 @@ fn answer(text: &str) -> Result<(f64, Values), AnswerError> {
             let series: Vec<Series> =
                 serde_json::from_value(data.result).map_err(AnswerError::BadVector)?;
             if series.len() > exposition::MAX_SAMPLES {
-                return Err(AnswerError::TooMany);
+                return Err(AnswerError::TooMany {
+                    max: exposition::MAX_SAMPLES,
+                });
             }
             let mut out = Values::new();
             let mut at = f64::NAN;

@@ -5,62 +5,11 @@
 //! matched here against scraped series: a label a series lacks is the
 //! empty string, as in Prometheus.
 
+use super::error::{MatcherError, QuotedError, SelectorError};
 use std::fmt;
 
 /// The most matchers one selector may carry.
 const MAX_MATCHERS: usize = 32;
-
-/// Why a text is not a selector: each names the text, as `[target]
-/// metrics` wrote it.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum SelectorError {
-    #[error(
-        "{text:?} is not a series selector: expected a metric name like rlbench_requests_total{{decision=\"admitted\"}}"
-    )]
-    NoName { text: String },
-    #[error("{text:?}: after the metric name only {{label=\"value\", ...}} may follow")]
-    AfterName { text: String },
-    #[error("{text:?}: {source}")]
-    Matchers {
-        text: String,
-        #[source]
-        source: MatcherError,
-    },
-    #[error("{text:?}: nothing may follow the closing }}")]
-    AfterBrace { text: String },
-}
-
-/// Why the matchers between the braces cannot be read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum MatcherError {
-    #[error("more than {} label matchers", MAX_MATCHERS)]
-    TooMany,
-    #[error("expected a label name or }}")]
-    NoLabel,
-    #[error("label {label}: regular-expression matchers (=~, !~) are not taken, only = and !=")]
-    Regex { label: String },
-    #[error("label {label}: expected = or != after it")]
-    NoOperator { label: String },
-    #[error("label {label}: {source}")]
-    Value {
-        label: String,
-        #[source]
-        source: QuotedError,
-    },
-    #[error("expected , or }} after a matcher")]
-    NoSeparator,
-}
-
-/// Why a quoted label value cannot be read (here and in a scraped answer).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum QuotedError {
-    #[error("expected a value in double quotes")]
-    NoQuote,
-    #[error("unknown escape \\{0}")]
-    UnknownEscape(char),
-    #[error("a quoted value is not closed")]
-    NotClosed,
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Selector {
@@ -163,7 +112,7 @@ fn matchers(mut s: &str) -> Result<(Vec<Matcher>, &str), MatcherError> {
             return Ok((out, rest));
         }
         if out.len() == MAX_MATCHERS {
-            return Err(MatcherError::TooMany);
+            return Err(MatcherError::TooMany { max: MAX_MATCHERS });
         }
         let end = s
             .char_indices()

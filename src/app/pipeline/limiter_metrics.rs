@@ -6,8 +6,9 @@
 //! it must follow. What the series rose by goes in the arm's record.
 
 use crate::interrupt::Interrupt;
-use crate::metrics::held::{Tally, TallyError};
-use crate::metrics::read::{ReadError, Reader, Reading};
+use crate::metrics::error::{ReadError, TallyError};
+use crate::metrics::held::Tally;
+use crate::metrics::read::{Reader, Reading};
 use crate::scenario::spec::MetricsSpec;
 use crate::store::records::{MetricsRecord, MetricsSample, MAX_METRICS_SAMPLES};
 use std::sync::Arc;

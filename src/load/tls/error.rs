@@ -92,6 +92,25 @@ pub(crate) enum HandshakeError {
     Timeout { uri: hyper::Uri },
 }
 
+impl HandshakeError {
+    /// A handshake with `uri` that failed with `e`, told apart by rustls'
+    /// cause: no HTTP/2 where only it was offered (`only_h2`), a
+    /// certificate not trusted, or anything else.
+    pub(crate) fn failed(uri: hyper::Uri, only_h2: bool, e: io::Error) -> HandshakeError {
+        let cause = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
+        match cause {
+            Some(
+                rustls::Error::NoApplicationProtocol
+                | rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol),
+            ) if only_h2 => HandshakeError::NoH2 { uri },
+            Some(rustls::Error::InvalidCertificate(_)) => {
+                HandshakeError::Untrusted { uri, source: e }
+            }
+            _ => HandshakeError::Failed { uri, source: e },
+        }
+    }
+}
+
 impl Kind for HandshakeError {
     fn exit(&self) -> Exit {
         Exit::Environment

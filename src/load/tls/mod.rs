@@ -127,29 +127,7 @@ impl Client {
                 (_, Http::H2) => Err(HandshakeError::NoH2 { uri: uri.clone() }),
                 _ => Ok(Http::H1),
             },
-            Ok(Err(e)) => {
-                let cause = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
-                if http == Http::H2
-                    && matches!(
-                        cause,
-                        Some(
-                            rustls::Error::NoApplicationProtocol
-                                | rustls::Error::AlertReceived(
-                                    rustls::AlertDescription::NoApplicationProtocol
-                                )
-                        )
-                    )
-                {
-                    return Err(HandshakeError::NoH2 { uri: uri.clone() });
-                }
-                let uri = uri.clone();
-                Err(match cause {
-                    Some(rustls::Error::InvalidCertificate(_)) => {
-                        HandshakeError::Untrusted { uri, source: e }
-                    }
-                    _ => HandshakeError::Failed { uri, source: e },
-                })
-            }
+            Ok(Err(e)) => Err(HandshakeError::failed(uri.clone(), http == Http::H2, e)),
             Err(_) => Err(HandshakeError::Timeout { uri: uri.clone() }),
         }
     }
