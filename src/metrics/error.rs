@@ -6,8 +6,6 @@
 //! (said at its place in the file), and a reading's goes into the arm's
 //! record as its words.
 
-use hyper::Uri;
-
 /// Why a text is not a selector: each names the text, as `[target]
 /// metrics` wrote it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -120,12 +118,12 @@ pub(crate) enum ReadError {
     NotScraped { base: String, within_s: u64 },
     #[error("{url}: {source}")]
     Exposition {
-        url: Uri,
+        url: String,
         #[source]
         source: ExpositionError,
     },
     #[error("{url}: the series {id} twice in one answer")]
-    TwiceScraped { url: Uri, id: String },
+    TwiceScraped { url: String, id: String },
     #[error("Prometheus at {base}: {source}")]
     PrometheusUrl {
         base: String,
@@ -147,38 +145,38 @@ pub(crate) enum ReadError {
     },
     #[error("{url}: {source}")]
     Request {
-        url: Uri,
+        url: String,
         #[source]
         source: hyper::http::Error,
     },
     /// The request got no answer: the error and its causes, on one line.
     #[error("{url}: {}", causes(source))]
     Unanswered {
-        url: Uri,
+        url: String,
         #[source]
         source: hyper_util::client::legacy::Error,
     },
     #[error("{url}: the answer could not be read whole ({source})")]
     Body {
-        url: Uri,
+        url: String,
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("{url}: the answer is not UTF-8 text")]
     NotUtf8 {
-        url: Uri,
+        url: String,
         #[source]
         source: std::str::Utf8Error,
     },
     /// `said`: the answer's first 200 characters, trimmed.
     #[error("{url}: answered {status}: {said}")]
     Status {
-        url: Uri,
+        url: String,
         status: hyper::StatusCode,
         said: String,
     },
     #[error("{url}: no answer within {within_s}s")]
-    Timeout { url: Uri, within_s: u64 },
+    Timeout { url: String, within_s: u64 },
 }
 
 /// Why a Prometheus query answer cannot be read.

@@ -167,7 +167,7 @@ impl Reader {
         for (i, url) in urls.iter().enumerate() {
             let text = self.get(url).await?;
             let samples = exposition::parse(&text).map_err(|source| ReadError::Exposition {
-                url: url.clone(),
+                url: url.to_string(),
                 source,
             })?;
             for s in samples {
@@ -182,7 +182,7 @@ impl Reader {
                         let id = format!("{i} {}", series_id(&s.name, s.labels.clone()));
                         if into.insert(id.clone(), s.value).is_some() {
                             return Err(ReadError::TwiceScraped {
-                                url: url.clone(),
+                                url: url.to_string(),
                                 id,
                             });
                         }
@@ -231,7 +231,7 @@ impl Reader {
         let request = hyper::Request::get(url)
             .body(Empty::new())
             .map_err(|source| ReadError::Request {
-                url: url.clone(),
+                url: url.to_string(),
                 source,
             })?;
         let exchange = async {
@@ -240,7 +240,7 @@ impl Reader {
                     .request(request)
                     .await
                     .map_err(|source| ReadError::Unanswered {
-                        url: url.clone(),
+                        url: url.to_string(),
                         source,
                     })?;
             let status = response.status();
@@ -248,18 +248,18 @@ impl Reader {
                 .collect()
                 .await
                 .map_err(|source| ReadError::Body {
-                    url: url.clone(),
+                    url: url.to_string(),
                     source,
                 })?
                 .to_bytes();
             let text = String::from_utf8(body.to_vec()).map_err(|e| ReadError::NotUtf8 {
-                url: url.clone(),
+                url: url.to_string(),
                 source: e.utf8_error(),
             })?;
             if !status.is_success() {
                 let said: String = text.chars().take(200).collect();
                 return Err(ReadError::Status {
-                    url: url.clone(),
+                    url: url.to_string(),
                     status,
                     said: said.trim().to_string(),
                 });
@@ -270,7 +270,7 @@ impl Reader {
             .await
             .unwrap_or_else(|_| {
                 Err(ReadError::Timeout {
-                    url: url.clone(),
+                    url: url.to_string(),
                     within_s: REQUEST_TIMEOUT.as_secs(),
                 })
             })
