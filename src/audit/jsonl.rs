@@ -8,7 +8,30 @@
 //! name, or a dotted path into nested objects (`request.headers.key`).
 
 use super::{key_of, span, status_of, time, Logged};
+use crate::error::{Exit, Kind};
 use serde_json::Value;
+
+/// Why `--fields` cannot be read: the user's flag (exit 2).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FieldsError {
+    #[error("--fields: {0:?} is not name=field")]
+    NotPair(String),
+    /// `name` as written before its `=`.
+    #[error("--fields: {name} names no field")]
+    NoField { name: String },
+    #[error("--fields: unknown {0:?}, expected start, end, duration_ms, duration_s, status, key")]
+    Unknown(String),
+    #[error("--fields needs status=… and key=…")]
+    NoStatusOrKey,
+    #[error("--fields needs two of start, end and a duration (duration_ms or duration_s)")]
+    NotTwoOfSpan,
+}
+
+impl Kind for FieldsError {
+    fn exit(&self) -> Exit {
+        Exit::BadInput
+    }
+}
 
 /// Which fields hold what.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,15 +61,15 @@ impl Fields {
 
     /// `start=…,duration_ms=…,status=…,key=…` (any of start, end,
     /// duration_ms, duration_s; status and key always).
-    pub(crate) fn parse(text: &str) -> Result<Fields, String> {
+    pub(crate) fn parse(text: &str) -> Result<Fields, FieldsError> {
         let mut f = Fields::default();
         for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, field) = pair
                 .split_once('=')
-                .ok_or_else(|| format!("--fields: {pair:?} is not name=field"))?;
+                .ok_or_else(|| FieldsError::NotPair(pair.into()))?;
             let field = Some(field.trim().to_string())
                 .filter(|f| !f.is_empty())
-                .ok_or_else(|| format!("--fields: {name} names no field"))?;
+                .ok_or_else(|| FieldsError::NoField { name: name.into() })?;
             match name.trim() {
                 "start" => f.start = Some(field),
                 "end" | "time" => f.end = Some(field),
@@ -54,29 +77,22 @@ impl Fields {
                 "duration_s" => f.duration_s = Some(field),
                 "status" => f.status = field,
                 "key" => f.key = field,
-                other => {
-                    return Err(format!(
-                        "--fields: unknown {other:?}, expected start, end, duration_ms, duration_s, status, key"
-                    ))
-                }
+                other => return Err(FieldsError::Unknown(other.into())),
             }
         }
         f.check()?;
         Ok(f)
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), FieldsError> {
         if self.status.is_empty() || self.key.is_empty() {
-            return Err("--fields needs status=… and key=…".into());
+            return Err(FieldsError::NoStatusOrKey);
         }
         let durations =
             usize::from(self.duration_ms.is_some()) + usize::from(self.duration_s.is_some());
         let ends = usize::from(self.start.is_some()) + usize::from(self.end.is_some());
         if durations > 1 || ends + durations != 2 {
-            return Err(
-                "--fields needs two of start, end and a duration (duration_ms or duration_s)"
-                    .into(),
-            );
+            return Err(FieldsError::NotTwoOfSpan);
         }
         Ok(())
     }
@@ -209,7 +225,7 @@ mod tests {
             ("start", "not name=field"),
             ("start=,end=b,status=s,key=k", "names no field"),
         ] {
-            let e = Fields::parse(text).unwrap_err();
+            let e = Fields::parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
     }

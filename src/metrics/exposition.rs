@@ -7,6 +7,7 @@
 //! for every line — a line that is not a sample is an error with its
 //! number.
 
+use super::error::{ExpositionError, SampleError};
 use super::selector::quoted;
 
 /// The most samples one answer may carry before it is refused.
@@ -22,7 +23,7 @@ pub(crate) struct Sample {
 }
 
 /// Every sample of `text`; the first line that is not one is the error.
-pub(crate) fn parse(text: &str) -> Result<Vec<Sample>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Sample>, ExpositionError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -30,14 +31,17 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Sample>, String> {
             continue;
         }
         if out.len() == MAX_SAMPLES {
-            return Err(format!("more than {MAX_SAMPLES} samples"));
+            return Err(ExpositionError::TooMany { max: MAX_SAMPLES });
         }
-        out.push(sample(line).map_err(|e| format!("line {}: {e}", i + 1))?);
+        out.push(sample(line).map_err(|source| ExpositionError::Line {
+            line: i + 1,
+            source,
+        })?);
     }
     Ok(out)
 }
 
-fn sample(line: &str) -> Result<Sample, String> {
+fn sample(line: &str) -> Result<Sample, SampleError> {
     let end = line
         .char_indices()
         .find(|&(i, c)| {
@@ -45,7 +49,7 @@ fn sample(line: &str) -> Result<Sample, String> {
         })
         .map_or(line.len(), |(i, _)| i);
     if end == 0 {
-        return Err("expected a metric name".into());
+        return Err(SampleError::NoName);
     }
     let name = line[..end].to_string();
     let mut rest = &line[end..];
@@ -54,16 +58,16 @@ fn sample(line: &str) -> Result<Sample, String> {
         rest = label_pairs(body, &mut labels)?;
     }
     let mut fields = rest.split_ascii_whitespace();
-    let value = fields.next().ok_or("a sample without a value")?;
-    let value = number(value).ok_or_else(|| format!("{value:?} is not a number"))?;
+    let value = fields.next().ok_or(SampleError::NoValue)?;
+    let value = number(value).ok_or_else(|| SampleError::NotNumber(value.into()))?;
     // The timestamp, if any, is the exporter's; one more field is not.
     if let Some(ts) = fields.next() {
         if ts.parse::<f64>().is_err() {
-            return Err(format!("{ts:?} is not a timestamp"));
+            return Err(SampleError::NotTimestamp(ts.into()));
         }
     }
     if fields.next().is_some() {
-        return Err("more than a value and a timestamp after the series".into());
+        return Err(SampleError::Trailing);
     }
     Ok(Sample {
         name,
@@ -73,33 +77,39 @@ fn sample(line: &str) -> Result<Sample, String> {
 }
 
 /// `label="value",...}`: the pairs, and what follows the brace.
-fn label_pairs<'a>(mut s: &'a str, labels: &mut Vec<(String, String)>) -> Result<&'a str, String> {
+fn label_pairs<'a>(
+    mut s: &'a str,
+    labels: &mut Vec<(String, String)>,
+) -> Result<&'a str, SampleError> {
     loop {
         s = s.trim_start();
         if let Some(rest) = s.strip_prefix('}') {
             return Ok(rest);
         }
         if labels.len() == MAX_LABELS {
-            return Err(format!("more than {MAX_LABELS} labels"));
+            return Err(SampleError::TooManyLabels { max: MAX_LABELS });
         }
         let end = s
             .char_indices()
             .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
             .map_or(s.len(), |(i, _)| i);
         if end == 0 {
-            return Err("expected a label name or }".into());
+            return Err(SampleError::NoLabel);
         }
         let label = s[..end].to_string();
         let Some(r) = s[end..].trim_start().strip_prefix('=') else {
-            return Err(format!("label {label}: expected = after it"));
+            return Err(SampleError::NoEquals { label });
         };
-        let (value, r) = quoted(r.trim_start()).map_err(|e| format!("label {label}: {e}"))?;
+        let (value, r) = match quoted(r.trim_start()) {
+            Ok(read) => read,
+            Err(source) => return Err(SampleError::Value { label, source }),
+        };
         labels.push((label, value));
         s = r.trim_start();
         if let Some(r) = s.strip_prefix(',') {
             s = r;
         } else if !s.starts_with('}') {
-            return Err("expected , or } after a label".into());
+            return Err(SampleError::NoSeparator);
         }
     }
 }
@@ -147,7 +157,7 @@ mod tests {
             ("x 1 2 3", "more than a value"),
             ("x{a} 1", "expected = after it"),
         ] {
-            let e = parse(text).unwrap_err();
+            let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text:?}: {e}");
         }
     }
@@ -156,6 +166,7 @@ mod tests {
         #[test]
         fn any_text_is_read_or_refused_in_one_line(text in "\\PC{0,200}") {
             if let Err(e) = parse(&text) {
+                let e = e.to_string();
                 proptest::prop_assert!(!e.is_empty() && !e.contains('\n'));
             }
         }

@@ -10,6 +10,7 @@
 //! figure is its distance from that interval — a bound: no correct count
 //! is ever off, and an off count is off by at least that much.
 
+use super::error::TallyError;
 use crate::store::records::MetricsRecord;
 use crate::store::summary::{HeldCount, LimiterMetrics};
 use std::collections::BTreeMap;
@@ -31,10 +32,13 @@ pub(crate) struct Tally {
 impl Tally {
     /// Takes one reading (series id → value). The first only sets where
     /// each series starts; a series first seen later started at zero.
-    pub(crate) fn add(&mut self, reading: &BTreeMap<String, f64>) -> Result<(), String> {
+    pub(crate) fn add(&mut self, reading: &BTreeMap<String, f64>) -> Result<(), TallyError> {
         for (id, &v) in reading {
             if !(v.is_finite() && (0.0..=MAX_COUNT).contains(&v)) {
-                return Err(format!("series {id} read {v}, not a counter's value"));
+                return Err(TallyError {
+                    series: id.clone(),
+                    value: v,
+                });
             }
             let prev = self.last.insert(id.clone(), v);
             if !self.started {

@@ -2,8 +2,9 @@
 //! before, during and after each arm's load — scraped or through a
 //! Prometheus server — and what they rose by held against what its
 //! clients saw. `selector` and `exposition` read the texts, `read` fetches,
-//! `held` compares.
+//! `held` compares, `error` says what went wrong.
 
+pub(crate) mod error;
 pub(crate) mod exposition;
 pub(crate) mod held;
 pub(crate) mod read;

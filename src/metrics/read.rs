@@ -10,6 +10,7 @@
 //! Prometheus' own clock, it asks `time()` first, then waits until
 //! `timestamp(selector)` of every matching series is later.
 
+use super::error::{AnswerError, ReadError};
 use super::exposition;
 use super::selector::Selector;
 use super::{MetricsSource, MetricsSpec};
@@ -57,14 +58,14 @@ enum From {
 impl Reader {
     /// `replicas`: the base URLs of the replicas rlbench started, for
     /// `MetricsSource::Replicas`.
-    pub(crate) fn new(spec: &MetricsSpec, replicas: &[String]) -> Result<Reader, String> {
+    pub(crate) fn new(spec: &MetricsSpec, replicas: &[String]) -> Result<Reader, ReadError> {
         let from = match &spec.source {
             MetricsSource::Replicas => From::Scrape(
                 replicas
                     .iter()
                     .map(|r| format!("{r}/metrics").parse::<Uri>())
                     .collect::<Result<_, _>>()
-                    .map_err(|e| format!("a replica's metrics address: {e}"))?,
+                    .map_err(ReadError::ReplicaAddress)?,
             ),
             MetricsSource::Scrape(urls) => From::Scrape(urls.clone()),
             MetricsSource::Prometheus(base) => {
@@ -103,7 +104,7 @@ impl Reader {
 
     /// A reading of the counters as they are now, or (Prometheus) as last
     /// scraped.
-    pub(crate) async fn read(&self) -> Result<Reading, String> {
+    pub(crate) async fn read(&self) -> Result<Reading, ReadError> {
         match &self.from {
             From::Scrape(urls) => self.scrape(urls).await,
             From::Prometheus(base) => {
@@ -122,7 +123,7 @@ impl Reader {
     /// A reading of the counters as they were after this call began: a
     /// scrape is that at once; Prometheus is waited for (at most
     /// [`FRESH_WITHIN`]).
-    pub(crate) async fn read_fresh(&self) -> Result<Reading, String> {
+    pub(crate) async fn read_fresh(&self) -> Result<Reading, ReadError> {
         let From::Prometheus(base) = &self.from else {
             return self.read().await;
         };
@@ -142,10 +143,10 @@ impl Reader {
             let past = tokio::time::Instant::now() >= deadline;
             if (fresh && any) || past {
                 if !fresh {
-                    return Err(format!(
-                        "Prometheus at {base} had not scraped the series again within {}s",
-                        FRESH_WITHIN.as_secs()
-                    ));
+                    return Err(ReadError::NotScraped {
+                        base: base.clone(),
+                        within_s: FRESH_WITHIN.as_secs(),
+                    });
                 }
                 // The values as of the same instant the timestamps were.
                 let mut r = Reading::default();
@@ -161,11 +162,14 @@ impl Reader {
         }
     }
 
-    async fn scrape(&self, urls: &[Uri]) -> Result<Reading, String> {
+    async fn scrape(&self, urls: &[Uri]) -> Result<Reading, ReadError> {
         let mut r = Reading::default();
         for (i, url) in urls.iter().enumerate() {
             let text = self.get(url).await?;
-            let samples = exposition::parse(&text).map_err(|e| format!("{url}: {e}"))?;
+            let samples = exposition::parse(&text).map_err(|source| ReadError::Exposition {
+                url: url.to_string(),
+                source,
+            })?;
             for s in samples {
                 for (selector, into) in [
                     (&self.admitted, &mut r.admitted),
@@ -177,7 +181,10 @@ impl Reader {
                     {
                         let id = format!("{i} {}", series_id(&s.name, s.labels.clone()));
                         if into.insert(id.clone(), s.value).is_some() {
-                            return Err(format!("{url}: the series {id} twice in one answer"));
+                            return Err(ReadError::TwiceScraped {
+                                url: url.to_string(),
+                                id,
+                            });
                         }
                     }
                 }
@@ -193,9 +200,13 @@ impl Reader {
         base: &str,
         promql: &str,
         at: Option<f64>,
-    ) -> Result<(f64, Values), String> {
-        let mut url = url::Url::parse(&format!("{base}/api/v1/query"))
-            .map_err(|e| format!("Prometheus at {base}: {e}"))?;
+    ) -> Result<(f64, Values), ReadError> {
+        let mut url = url::Url::parse(&format!("{base}/api/v1/query")).map_err(|source| {
+            ReadError::PrometheusUrl {
+                base: base.into(),
+                source,
+            }
+        })?;
         url.query_pairs_mut().append_pair("query", promql);
         if let Some(t) = at {
             url.query_pairs_mut()
@@ -204,56 +215,66 @@ impl Reader {
         let uri: Uri = url
             .as_str()
             .parse()
-            .map_err(|e| format!("Prometheus at {base}: {e}"))?;
+            .map_err(|source| ReadError::PrometheusUri {
+                base: base.into(),
+                source,
+            })?;
         let text = self.get(&uri).await?;
-        answer(&text).map_err(|e| format!("Prometheus at {base}, {promql}: {e}"))
+        answer(&text).map_err(|source| ReadError::Answer {
+            base: base.into(),
+            promql: promql.into(),
+            source,
+        })
     }
 
-    async fn get(&self, url: &Uri) -> Result<String, String> {
+    async fn get(&self, url: &Uri) -> Result<String, ReadError> {
         let request = hyper::Request::get(url)
             .body(Empty::new())
-            .map_err(|e| format!("{url}: {e}"))?;
+            .map_err(|source| ReadError::Request {
+                url: url.to_string(),
+                source,
+            })?;
         let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| format!("{url}: {}", causes(&e)))?;
+            let response =
+                self.client
+                    .request(request)
+                    .await
+                    .map_err(|source| ReadError::Unanswered {
+                        url: url.to_string(),
+                        source,
+                    })?;
             let status = response.status();
             let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
                 .collect()
                 .await
-                .map_err(|e| format!("{url}: the answer could not be read whole ({e})"))?
+                .map_err(|source| ReadError::Body {
+                    url: url.to_string(),
+                    source,
+                })?
                 .to_bytes();
-            let text = String::from_utf8(body.to_vec())
-                .map_err(|_| format!("{url}: the answer is not UTF-8 text"))?;
+            let text = String::from_utf8(body.to_vec()).map_err(|e| ReadError::NotUtf8 {
+                url: url.to_string(),
+                source: e.utf8_error(),
+            })?;
             if !status.is_success() {
                 let said: String = text.chars().take(200).collect();
-                return Err(format!("{url}: answered {status}: {}", said.trim()));
+                return Err(ReadError::Status {
+                    url: url.to_string(),
+                    status,
+                    said: said.trim().to_string(),
+                });
             }
             Ok(text)
         };
         tokio::time::timeout(REQUEST_TIMEOUT, exchange)
             .await
             .unwrap_or_else(|_| {
-                Err(format!(
-                    "{url}: no answer within {}s",
-                    REQUEST_TIMEOUT.as_secs()
-                ))
+                Err(ReadError::Timeout {
+                    url: url.to_string(),
+                    within_s: REQUEST_TIMEOUT.as_secs(),
+                })
             })
     }
-}
-
-/// An error and its sources, on one line.
-fn causes(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 /// `name{a="1",b="2"}`, labels sorted: one series however its labels were ordered.
@@ -264,7 +285,7 @@ fn series_id(name: &str, mut labels: Vec<(String, String)>) -> String {
 }
 
 /// A Prometheus query answer: its evaluation time and the series' values.
-fn answer(text: &str) -> Result<(f64, Values), String> {
+fn answer(text: &str) -> Result<(f64, Values), AnswerError> {
     #[derive(serde::Deserialize)]
     struct Answer {
         status: String,
@@ -285,27 +306,32 @@ fn answer(text: &str) -> Result<(f64, Values), String> {
         metric: BTreeMap<String, String>,
         value: (f64, String),
     }
-    let a: Answer = serde_json::from_str(text).map_err(|e| format!("not a query answer ({e})"))?;
+    let a: Answer = serde_json::from_str(text).map_err(AnswerError::NotAnswer)?;
     if a.status != "success" {
         let why: String = a.error.unwrap_or_default().chars().take(200).collect();
-        return Err(format!("status {:?}: {why}", a.status));
+        return Err(AnswerError::Status {
+            status: a.status,
+            why,
+        });
     }
-    let data = a.data.ok_or("a success without data")?;
+    let data = a.data.ok_or(AnswerError::NoData)?;
     let number = |v: &str| {
         v.parse::<f64>()
-            .map_err(|_| format!("{v:?} is not a number"))
+            .map_err(|_| AnswerError::NotNumber(v.into()))
     };
     match data.result_type.as_str() {
         "scalar" => {
             let (t, v): (f64, String) =
-                serde_json::from_value(data.result).map_err(|e| format!("a bad scalar ({e})"))?;
+                serde_json::from_value(data.result).map_err(AnswerError::BadScalar)?;
             Ok((t, Values::from([(String::new(), number(&v)?)])))
         }
         "vector" => {
             let series: Vec<Series> =
-                serde_json::from_value(data.result).map_err(|e| format!("a bad vector ({e})"))?;
+                serde_json::from_value(data.result).map_err(AnswerError::BadVector)?;
             if series.len() > exposition::MAX_SAMPLES {
-                return Err(format!("more than {} series", exposition::MAX_SAMPLES));
+                return Err(AnswerError::TooMany {
+                    max: exposition::MAX_SAMPLES,
+                });
             }
             let mut out = Values::new();
             let mut at = f64::NAN;
@@ -318,12 +344,12 @@ fn answer(text: &str) -> Result<(f64, Values), String> {
                     .collect();
                 let id = series_id("", labels);
                 if out.insert(id.clone(), number(&s.value.1)?).is_some() {
-                    return Err(format!("the series {id} twice"));
+                    return Err(AnswerError::Twice(id));
                 }
             }
             Ok((at, out))
         }
-        other => Err(format!("a {other} where a vector or scalar was asked")),
+        other => Err(AnswerError::ResultType(other.into())),
     }
 }
 
@@ -371,7 +397,7 @@ mod tests {
                 "a bad vector",
             ),
         ] {
-            let e = answer(text).unwrap_err();
+            let e = answer(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
     }

@@ -5,6 +5,7 @@
 //! matched here against scraped series: a label a series lacks is the
 //! empty string, as in Prometheus.
 
+use super::error::{MatcherError, QuotedError, SelectorError};
 use std::fmt;
 
 /// The most matchers one selector may carry.
@@ -72,16 +73,14 @@ fn label_char(c: char, first: bool) -> bool {
 }
 
 /// Reads `text`; the error says what is wrong, for one line of output.
-pub(crate) fn parse(text: &str) -> Result<Selector, String> {
+pub(crate) fn parse(text: &str) -> Result<Selector, SelectorError> {
     let text = text.trim();
     let name_end = text
         .char_indices()
         .find(|&(i, c)| !name_char(c, i == 0))
         .map_or(text.len(), |(i, _)| i);
     if name_end == 0 {
-        return Err(format!(
-            "{text:?} is not a series selector: expected a metric name like rlbench_requests_total{{decision=\"admitted\"}}"
-        ));
+        return Err(SelectorError::NoName { text: text.into() });
     }
     let name = text[..name_end].to_string();
     let rest = text[name_end..].trim_start();
@@ -92,19 +91,20 @@ pub(crate) fn parse(text: &str) -> Result<Selector, String> {
         });
     }
     let Some(body) = rest.strip_prefix('{') else {
-        return Err(format!(
-            "{text:?}: after the metric name only {{label=\"value\", ...}} may follow"
-        ));
+        return Err(SelectorError::AfterName { text: text.into() });
     };
-    let (matchers, after) = matchers(body).map_err(|e| format!("{text:?}: {e}"))?;
+    let (matchers, after) = matchers(body).map_err(|source| SelectorError::Matchers {
+        text: text.into(),
+        source,
+    })?;
     if !after.trim().is_empty() {
-        return Err(format!("{text:?}: nothing may follow the closing }}"));
+        return Err(SelectorError::AfterBrace { text: text.into() });
     }
     Ok(Selector { name, matchers })
 }
 
 /// The matchers up to the closing brace, and what follows it.
-fn matchers(mut s: &str) -> Result<(Vec<Matcher>, &str), String> {
+fn matchers(mut s: &str) -> Result<(Vec<Matcher>, &str), MatcherError> {
     let mut out = Vec::new();
     loop {
         s = s.trim_start();
@@ -112,14 +112,14 @@ fn matchers(mut s: &str) -> Result<(Vec<Matcher>, &str), String> {
             return Ok((out, rest));
         }
         if out.len() == MAX_MATCHERS {
-            return Err(format!("more than {MAX_MATCHERS} label matchers"));
+            return Err(MatcherError::TooMany { max: MAX_MATCHERS });
         }
         let end = s
             .char_indices()
             .find(|&(i, c)| !label_char(c, i == 0))
             .map_or(s.len(), |(i, _)| i);
         if end == 0 {
-            return Err("expected a label name or }".into());
+            return Err(MatcherError::NoLabel);
         }
         let label = s[..end].to_string();
         s = s[end..].trim_start();
@@ -128,16 +128,17 @@ fn matchers(mut s: &str) -> Result<(Vec<Matcher>, &str), String> {
             false
         } else if let Some(r) = s.strip_prefix("=~").or_else(|| s.strip_prefix("!~")) {
             let _ = r;
-            return Err(format!(
-                "label {label}: regular-expression matchers (=~, !~) are not taken, only = and !="
-            ));
+            return Err(MatcherError::Regex { label });
         } else if let Some(r) = s.strip_prefix('=') {
             s = r;
             true
         } else {
-            return Err(format!("label {label}: expected = or != after it"));
+            return Err(MatcherError::NoOperator { label });
         };
-        let (value, rest) = quoted(s.trim_start()).map_err(|e| format!("label {label}: {e}"))?;
+        let (value, rest) = match quoted(s.trim_start()) {
+            Ok(read) => read,
+            Err(source) => return Err(MatcherError::Value { label, source }),
+        };
         out.push(Matcher {
             label,
             equal,
@@ -147,15 +148,15 @@ fn matchers(mut s: &str) -> Result<(Vec<Matcher>, &str), String> {
         if let Some(r) = s.strip_prefix(',') {
             s = r;
         } else if !s.starts_with('}') {
-            return Err("expected , or } after a matcher".into());
+            return Err(MatcherError::NoSeparator);
         }
     }
 }
 
 /// A double-quoted value with `\\`, `\"` and `\n`; and what follows it.
-pub(super) fn quoted(s: &str) -> Result<(String, &str), String> {
+pub(super) fn quoted(s: &str) -> Result<(String, &str), QuotedError> {
     let Some(body) = s.strip_prefix('"') else {
-        return Err("expected a value in double quotes".into());
+        return Err(QuotedError::NoQuote);
     };
     let mut value = String::new();
     let mut chars = body.char_indices();
@@ -166,13 +167,13 @@ pub(super) fn quoted(s: &str) -> Result<(String, &str), String> {
                 Some((_, '\\')) => value.push('\\'),
                 Some((_, '"')) => value.push('"'),
                 Some((_, 'n')) => value.push('\n'),
-                Some((_, other)) => return Err(format!("unknown escape \\{other}")),
+                Some((_, other)) => return Err(QuotedError::UnknownEscape(other)),
                 None => break,
             },
             c => value.push(c),
         }
     }
-    Err("a quoted value is not closed".into())
+    Err(QuotedError::NotClosed)
 }
 
 #[cfg(test)]
@@ -231,7 +232,7 @@ mod tests {
             ("x{a=\"\\q\"}", "unknown escape"),
             ("sum(x)", "only {label"),
         ] {
-            let e = parse(text).unwrap_err();
+            let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text:?}: {e}");
         }
         let many = format!(
@@ -241,13 +242,17 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        assert!(parse(&many).unwrap_err().contains("more than 32"));
+        assert!(parse(&many)
+            .unwrap_err()
+            .to_string()
+            .contains("more than 32"));
     }
 
     proptest::proptest! {
         #[test]
         fn any_text_is_read_or_refused_in_one_line(text in "\\PC{0,80}") {
             if let Err(e) = parse(&text) {
+                let e = e.to_string();
                 proptest::prop_assert!(!e.is_empty());
             }
         }

@@ -120,8 +120,7 @@ pub(crate) async fn run(attack: &Attack, interrupt: &Interrupt) -> Result<Attack
     crate::target::reachable(&attack.targets).await?;
     // Before any folder is made (the arm settles the protocol again).
     crate::load::tls::handshakes(&attack.targets, attack.tls.as_ref(), attack.template.http)
-        .await
-        .map_err(Error::environment)?;
+        .await?;
     let started = SystemTime::now();
     crate::stack::leftovers::sweep();
     if let Some(dir) = &attack.out {

@@ -197,7 +197,7 @@ pub(crate) fn audit(
             let fields = args.fields.as_deref().ok_or_else(|| {
                 Error::input("--log jsonl needs --fields 'start=…,duration_ms=…,status=…,key=…'")
             })?;
-            let mut fields = jsonl::Fields::parse(fields).map_err(Error::input)?;
+            let mut fields = jsonl::Fields::parse(fields)?;
             if let Some(k) = &args.key {
                 fields.key = k.clone();
             }

@@ -6,6 +6,7 @@
 //! it must follow. What the series rose by goes in the arm's record.
 
 use crate::interrupt::Interrupt;
+use crate::metrics::error::{ReadError, TallyError};
 use crate::metrics::held::Tally;
 use crate::metrics::read::{Reader, Reading};
 use crate::scenario::spec::MetricsSpec;
@@ -20,10 +21,21 @@ use tokio::time::Instant;
 /// it took (seconds into the load, reading).
 type Sampler = (oneshot::Sender<()>, JoinHandle<Vec<(f64, Reading)>>);
 
+/// Why a reading before or after the load was not taken.
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("interrupted before the counters were read")]
+    InterruptedBefore,
+    #[error("interrupted before the counters were read after the load")]
+    InterruptedAfter,
+}
+
 /// The counters read before the load, and the reader sampling them.
 pub(crate) struct Watching {
     reader: Option<Arc<Reader>>,
-    before: Result<Reading, String>,
+    before: Result<Reading, Unread>,
     sampler: Option<Sampler>,
 }
 
@@ -40,15 +52,15 @@ pub(crate) async fn before(
         Err(e) => {
             return Some(Watching {
                 reader: None,
-                before: Err(e),
+                before: Err(e.into()),
                 sampler: None,
             })
         }
     };
     let before = tokio::select! {
         biased;
-        () = interrupt.wait() => Err("interrupted before the counters were read".to_string()),
-        r = reader.read_fresh() => r,
+        () = interrupt.wait() => Err(Unread::InterruptedBefore),
+        r = reader.read_fresh() => r.map_err(Unread::from),
     };
     Some(Watching {
         reader: Some(reader),
@@ -104,9 +116,11 @@ impl Watching {
         let (reader, before) = match (self.reader, self.before) {
             (Some(reader), Ok(b)) => (reader, b),
             (reader, before) => {
-                let e = before
-                    .err()
-                    .unwrap_or_else(|| "the counters' reader could not be made".into());
+                // The error goes into the record as its words.
+                let e = before.err().map_or_else(
+                    || "the counters' reader could not be made".into(),
+                    |e| e.to_string(),
+                );
                 let (admitted_selector, rejected_selector) =
                     reader.as_ref().map(|r| r.selectors()).unwrap_or_default();
                 return MetricsRecord {
@@ -127,18 +141,18 @@ impl Watching {
         };
         let after = tokio::select! {
             biased;
-            () = interrupt.wait() => Err("interrupted before the counters were read after the load".to_string()),
-            r = reader.read_fresh() => r,
+            () = interrupt.wait() => Err(Unread::InterruptedAfter),
+            r = reader.read_fresh() => r.map_err(Unread::from),
         };
         let after = match after {
             Ok(a) => a,
             Err(e) => {
-                record.error = Some(e);
+                record.error = Some(e.to_string());
                 return record;
             }
         };
         let (mut admitted, mut rejected) = (Tally::default(), Tally::default());
-        let add = |a: &mut Tally, rj: &mut Tally, r: &Reading| -> Result<(), String> {
+        let add = |a: &mut Tally, rj: &mut Tally, r: &Reading| -> Result<(), TallyError> {
             a.add(&r.admitted)?;
             rj.add(&r.rejected)
         };

@@ -33,8 +33,7 @@ pub(crate) async fn stack_up(
                 spec.plan.tls.as_ref(),
                 template.http,
             )
-            .await
-            .map_err(Error::environment)?;
+            .await?;
             (None, spec.plan.targets.clone())
         }
         Some(wanted) => {

@@ -19,7 +19,10 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
+mod error;
+
 pub(crate) use crate::load::request::Http;
+pub(crate) use error::{HandshakeError, TlsError};
 
 /// How to speak TLS to `https://` targets, as the user said it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -52,11 +55,11 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// The client `spec` describes, its files read now: one line naming
     /// the file when one cannot be read or holds nothing usable.
-    pub(crate) fn new(spec: &TlsSpec) -> Result<Client, String> {
+    pub(crate) fn new(spec: &TlsSpec) -> Result<Client, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS: {e}"))?;
+            .map_err(TlsError::Protocols)?;
         let builder = if spec.insecure {
             builder
                 .dangerous()
@@ -68,14 +71,21 @@ impl Client {
             (None, None) => builder.with_no_client_auth(),
             (Some(cert), Some(key)) => {
                 let chain = certificates(cert)?;
-                let key = PrivateKeyDer::from_pem_slice(&pem(key)?)
-                    .map_err(|e| format!("{}: no private key read ({e})", key.display()))?;
+                let key = PrivateKeyDer::from_pem_slice(&pem(key)?).map_err(|source| {
+                    TlsError::NoKey {
+                        path: key.clone(),
+                        source,
+                    }
+                })?;
                 builder
                     .with_client_auth_cert(chain, key)
-                    .map_err(|e| format!("{}: {e}", cert.display()))?
+                    .map_err(|source| TlsError::ClientCert {
+                        path: cert.clone(),
+                        source,
+                    })?
             }
-            (Some(_), None) => return Err("a client certificate needs its key".into()),
-            (None, Some(_)) => return Err("a client key needs its certificate".into()),
+            (Some(_), None) => return Err(TlsError::CertWithoutKey),
+            (None, Some(_)) => return Err(TlsError::KeyWithoutCert),
         };
         let with = |alpn: &[&[u8]]| {
             let mut c = config.clone();
@@ -93,7 +103,11 @@ impl Client {
     /// the protocol the server chose (HTTP/2 or HTTP/1.1), or why not, in
     /// one line, when it cannot (an untrusted certificate, a plain-HTTP
     /// port, no HTTP/2 where only it was offered).
-    pub(crate) async fn handshake(&self, uri: &hyper::Uri, http: Http) -> Result<Http, String> {
+    pub(crate) async fn handshake(
+        &self,
+        uri: &hyper::Uri,
+        http: Http,
+    ) -> Result<Http, HandshakeError> {
         let host = uri.host().unwrap_or_default();
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let connector = match http {
@@ -110,40 +124,11 @@ impl Client {
         match tokio::time::timeout(std::time::Duration::from_secs(2), shake).await {
             Ok(Ok(tls)) => match (tls.get_ref().1.alpn_protocol(), http) {
                 (Some(b"h2"), _) => Ok(Http::H2),
-                (_, Http::H2) => Err(format!(
-                    "{uri} does not speak HTTP/2 over TLS (ALPN h2): give http = \"1.1\" or \"auto\""
-                )),
+                (_, Http::H2) => Err(HandshakeError::NoH2 { uri: uri.clone() }),
                 _ => Ok(Http::H1),
             },
-            Ok(Err(e)) => {
-                let cause = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
-                if http == Http::H2
-                    && matches!(
-                        cause,
-                        Some(
-                            rustls::Error::NoApplicationProtocol
-                                | rustls::Error::AlertReceived(
-                                    rustls::AlertDescription::NoApplicationProtocol
-                                )
-                        )
-                    )
-                {
-                    return Err(format!(
-                        "{uri} does not speak HTTP/2 over TLS (ALPN h2): give http = \"1.1\" or \"auto\""
-                    ));
-                }
-                let hint = match cause {
-                    Some(rustls::Error::InvalidCertificate(_)) => {
-                        ": give the authority that signed it (--cacert, [target] ca), or \
-                         --insecure to check nothing"
-                    }
-                    _ => "",
-                };
-                Err(format!("cannot speak TLS with {uri}: {e}{hint}"))
-            }
-            Err(_) => Err(format!(
-                "cannot speak TLS with {uri}: no handshake within 2 s"
-            )),
+            Ok(Err(e)) => Err(HandshakeError::failed(uri.clone(), http == Http::H2, e)),
+            Err(_) => Err(HandshakeError::Timeout { uri: uri.clone() }),
         }
     }
 
@@ -170,7 +155,7 @@ impl Client {
 pub(crate) fn for_targets(
     targets: &[hyper::Uri],
     spec: &TlsSpec,
-) -> Result<Option<Client>, String> {
+) -> Result<Option<Client>, TlsError> {
     if targets.iter().any(|t| t.scheme_str() == Some("https")) {
         if spec.insecure {
             tracing::warn!(
@@ -191,7 +176,7 @@ pub(crate) async fn handshakes(
     targets: &[hyper::Uri],
     tls: Option<&Client>,
     http: Http,
-) -> Result<Http, String> {
+) -> Result<Http, HandshakeError> {
     let secure: Vec<&hyper::Uri> = targets
         .iter()
         .filter(|t| t.scheme_str() == Some("https"))
@@ -210,25 +195,22 @@ pub(crate) async fn handshakes(
 }
 
 /// The authorities in `ca`, or the system's.
-fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
+fn roots(ca: Option<&Path>) -> Result<RootCertStore, TlsError> {
     let mut roots = RootCertStore::empty();
     match ca {
         Some(path) => {
             for cert in certificates(path)? {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                roots.add(cert).map_err(|source| TlsError::Authority {
+                    path: path.into(),
+                    source,
+                })?;
             }
         }
         None => {
             let found = rustls_native_certs::load_native_certs();
             let (added, _) = roots.add_parsable_certificates(found.certs);
             if added == 0 {
-                return Err(
-                    "no certificate authorities found on this system: give one (--cacert, \
-                     [target] ca)"
-                        .into(),
-                );
+                return Err(TlsError::NoSystemAuthorities);
             }
         }
     }
@@ -237,17 +219,23 @@ fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
 
 /// A PEM file's bytes: a regular file of at most 1 MiB (a FIFO or a
 /// device is refused at once, never read until memory runs out).
-fn pem(path: &Path) -> Result<Vec<u8>, String> {
-    crate::files::read(path, 1024 * 1024).map_err(|e| format!("{}: {e}", path.display()))
+fn pem(path: &Path) -> Result<Vec<u8>, TlsError> {
+    crate::files::read(path, 1024 * 1024).map_err(|source| TlsError::File {
+        path: path.into(),
+        source,
+    })
 }
 
 /// The certificates of a PEM file, at least one.
-fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certs = CertificateDer::pem_slice_iter(&pem(path)?)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|source| TlsError::Pem {
+            path: path.into(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!("{}: no PEM certificate in it", path.display()));
+        return Err(TlsError::NoCertificate { path: path.into() });
     }
     Ok(certs)
 }

@@ -168,7 +168,8 @@ async fn an_unknown_authority_is_refused_unless_nothing_is_to_be_checked() {
     let why = system
         .handshake(&url.parse().unwrap(), Http::H1)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(why.contains("--cacert") && why.contains(&url), "{why}");
     let insecure = Client::new(&TlsSpec {
         insecure: true,
@@ -208,14 +209,16 @@ fn files_that_cannot_be_used_are_named() {
         ca: Some(missing.clone()),
         ..Default::default()
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("nope.pem"), "{e}");
     // A key where the authority should be: no certificate in it.
     let e = Client::new(&TlsSpec {
         ca: Some(a.client_key.clone()),
         ..Default::default()
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("client.key") && e.contains("no PEM certificate"),
         "{e}"
@@ -224,21 +227,24 @@ fn files_that_cannot_be_used_are_named() {
         cert: Some(a.client_cert.clone()),
         ..Default::default()
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("needs its key"), "{e}");
     let e = Client::new(&TlsSpec {
         cert: Some(a.client_cert.clone()),
         key: Some(a.ca.clone()),
         ..Default::default()
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("ca.pem"), "{e}");
     // Not a regular file: refused at once, not read until memory runs out.
     let e = Client::new(&TlsSpec {
         ca: Some("/dev/zero".into()),
         ..Default::default()
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("/dev/zero"), "{e}");
     let fifo = dir.path().join("fifo.pem");
     assert!(std::process::Command::new("mkfifo")
@@ -250,7 +256,8 @@ fn files_that_cannot_be_used_are_named() {
         ca: Some(fifo),
         ..Default::default()
     })
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("fifo.pem"), "{e}");
     // Plain http:// targets need no client at all.
     let plain: Vec<hyper::Uri> = vec!["http://127.0.0.1:1/".parse().unwrap()];

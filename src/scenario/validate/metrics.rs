@@ -72,7 +72,7 @@ pub(super) fn metrics(
     };
     let read = |v: &Option<Spanned<String>>| -> Result<Option<Selector>> {
         v.as_ref()
-            .map(|s| selector::parse(s.get_ref()).map_err(|e| src.at(s, e)))
+            .map(|s| selector::parse(s.get_ref()).map_err(|e| src.at(s, e.to_string())))
             .transpose()
     };
     let (mut admitted, mut rejected) = (read(&m.admitted)?, read(&m.rejected)?);

@@ -34,7 +34,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         insecure: args.insecure,
     };
     Ok(Attack {
-        tls: crate::load::tls::for_targets(&args.urls, &tls).map_err(Error::input)?,
+        tls: crate::load::tls::for_targets(&args.urls, &tls)?,
         targets: args.urls.clone(),
         template,
         shape,
