@@ -297,6 +297,32 @@ fn lib_rs_names_the_layers_in_their_order() {
     assert_eq!(named, LAYERS, "src/lib.rs's list of layers against LAYERS");
 }
 
+/// ARCHITECTURE.md's map of `src/`, top down, lists the layers in the
+/// order of `LAYERS`, each on a line of its own.
+#[test]
+fn architecture_md_maps_the_layers_in_their_order() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .unwrap();
+    let map = text
+        .split("### src/, top down")
+        .nth(1)
+        .and_then(|t| t.split("```text\n").nth(1))
+        .and_then(|t| t.split("```").next())
+        .expect("ARCHITECTURE.md maps src/, top down");
+    let named: Vec<&str> = map
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|w| w.trim_end_matches('/').trim_end_matches(".rs"))
+        .filter(|w| LAYERS.contains(w))
+        .collect();
+    assert_eq!(
+        named, LAYERS,
+        "ARCHITECTURE.md's map of src/ against LAYERS"
+    );
+}
+
 #[test]
 fn modules_import_only_downward() {
     let house = measure();
