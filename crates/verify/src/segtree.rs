@@ -6,6 +6,13 @@ pub(crate) struct MaxTree {
     lazy: Vec<i128>,
 }
 
+/// A search for the first value above `v` in `[s, e)`.
+struct Above {
+    s: usize,
+    e: usize,
+    v: i128,
+}
+
 impl MaxTree {
     /// `n` leaves, all starting at `init`.
     pub(crate) fn new(n: usize, init: i128) -> Self {
@@ -35,22 +42,32 @@ impl MaxTree {
     pub(crate) fn first_above(&self, start: usize, end: usize, v: i128) -> Option<usize> {
         let end = end.min(self.n);
         (start < end)
-            .then(|| self.first_rec(1, 0, self.n, start, end, v, 0))
+            .then(|| {
+                self.first_rec(
+                    1,
+                    (0, self.n),
+                    &Above {
+                        s: start,
+                        e: end,
+                        v,
+                    },
+                    0,
+                )
+            })
             .flatten()
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The first index of `[q.s, q.e)` within node `node` (covering
+    /// `[lo, hi)`) whose value, with `above` added from its ancestors,
+    /// exceeds `q.v`.
     fn first_rec(
         &self,
         node: usize,
-        lo: usize,
-        hi: usize,
-        s: usize,
-        e: usize,
-        v: i128,
+        (lo, hi): (usize, usize),
+        q: &Above,
         above: i128,
     ) -> Option<usize> {
-        if e <= lo || hi <= s || self.max[node] + above <= v {
+        if q.e <= lo || hi <= q.s || self.max[node] + above <= q.v {
             return None;
         }
         if hi - lo == 1 {
@@ -58,8 +75,8 @@ impl MaxTree {
         }
         let mid = (lo + hi) / 2;
         let above = above + self.lazy[node];
-        self.first_rec(2 * node, lo, mid, s, e, v, above)
-            .or_else(|| self.first_rec(2 * node + 1, mid, hi, s, e, v, above))
+        self.first_rec(2 * node, (lo, mid), q, above)
+            .or_else(|| self.first_rec(2 * node + 1, (mid, hi), q, above))
     }
 
     fn add_rec(&mut self, node: usize, lo: usize, hi: usize, s: usize, e: usize, d: i128) {

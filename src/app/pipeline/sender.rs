@@ -4,7 +4,7 @@
 //! segment, and start together at an instant fixed on the coordinator's
 //! clock), how it is sent and collected, and how the run lets them go.
 
-use crate::distributed::controller::{AgentsWanted, Controller, Prepared};
+use crate::distributed::controller::{AgentsWanted, Controller, Destination, Prepared};
 use crate::error::Error;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
@@ -177,9 +177,11 @@ impl Sender {
                     .collect(
                         *prepared,
                         plan,
-                        outlet.folder.spool(outlet.arm),
-                        outlet.events,
-                        outlet.counters,
+                        Destination {
+                            spool: outlet.folder.spool(outlet.arm),
+                            events: outlet.events,
+                            counters: outlet.counters,
+                        },
                         interrupt,
                     )
                     .await?;

@@ -69,20 +69,32 @@ impl Collecting {
     }
 }
 
+/// Where an arm's collected load goes.
+pub(crate) struct Destination {
+    /// The folder each agent's chunks are spooled in.
+    pub spool: PathBuf,
+    /// The trace's writer, fed the merged events.
+    pub events: mpsc::Sender<Batch>,
+    /// The arm's live counts.
+    pub counters: Arc<Counters>,
+}
+
 impl Controller {
     /// Collects the arm's load as the agents stream it, until each has
-    /// ended or is lost; spools chunks under `spool_dir`, then merges them
-    /// into `out` on the controller's time line.
-    #[allow(clippy::too_many_arguments)]
+    /// ended or is lost; spools chunks under `to.spool`, then merges them
+    /// into `to.events` on the controller's time line.
     pub(crate) async fn collect(
         &mut self,
         prepared: Prepared,
         plan: &crate::load::Plan,
-        spool_dir: PathBuf,
-        out: mpsc::Sender<Batch>,
-        counters: Arc<Counters>,
+        to: Destination,
         interrupt: &Interrupt,
     ) -> Result<Collected, Error> {
+        let Destination {
+            spool: spool_dir,
+            events: out,
+            counters,
+        } = to;
         let phase_us = prepared.phase_us;
         let shares = shares(plan, phase_us, self.agents.len());
         let mut c = self.begin(prepared, plan, &spool_dir)?;

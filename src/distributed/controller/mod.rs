@@ -23,5 +23,6 @@ mod lease;
 mod prepare;
 mod tally;
 
+pub(crate) use collect::Destination;
 pub(crate) use hold::{AgentsWanted, Controller};
 pub(crate) use prepare::Prepared;
