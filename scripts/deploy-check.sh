@@ -3,16 +3,18 @@
 # Kubernetes cluster: docker-compose.yml (the whole stack) and
 # deploy/kubernetes/ (Redis, the replicas, the agents as an Indexed Job, the
 # controller as a Job), with the controllers' scenarios. .ci/run calls it
-# after `cargo build --release`. Four checks:
+# after `cargo build --release`. Three checks of each file's shape:
 #   1. docker-compose config (Debian's docker-compose: the file's schema,
 #      anchors and defaults) and config --services (the services by name);
 #   2. kubernetes-validate --strict (PyPI; it ships the schemas, so it runs
 #      offline) against Kubernetes 1.25 and 1.37: an unknown or misspelt
 #      field, a wrong type fails;
-#   3. scripts/deploy-check/check.py: what ties the files together and no
-#      schema knows (agent counts, Redis URLs and ports, the scenario's
-#      target and policy, the paths in the image, Job settings, flags);
-#   4. rlbench check on each scenario of deploy/scenarios/.
+#   3. rlbench check on each scenario of deploy/scenarios/.
+# What ties the files together and no schema knows (agent counts, Redis
+# URLs and ports, the scenario's target and policy, the paths in the image,
+# Job settings, flags) is a Rust test read with rlbench's own readers,
+# tests/it/deployment.rs (`cargo test --test it deployment`; CI runs it
+# with the other tests), with broken copies of its own.
 # Then it breaks copies of the files, one mistake each, and fails unless
 # every broken copy is refused: a check that cannot fail is no check.
 #
@@ -27,8 +29,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/need.sh
-# check.py leaves no __pycache__ in the repository.
-export PYTHONDONTWRITEBYTECODE=1
 
 rlbench=$PWD/target/release/rlbench
 if [ ! -x "$rlbench" ]; then
@@ -86,27 +86,26 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 services_wanted="agent controller coordinator nginx r0 r1 r2 redis"
 
-# validate ROOT: the four checks on ROOT, the repository or a copy of its
+# validate ROOT: the three checks on ROOT, the repository or a copy of its
 # deployment files. Prints what failed; returns 1 at the first failing check.
 validate() {
-  local root=$1 config services
-  config=$(mktemp -p "$work")
+  local root=$1 services
   # The defaults, not this shell's RLBENCH_MODE or a .env file of the user's.
   : >"$work/empty.env"
   # A token of the check's own: the file refuses to start without one.
   compose() { (cd "$root" && env -u RLBENCH_MODE RLBENCH_COORDINATOR_TOKEN=deploy-check-token-0123456789 docker-compose --env-file "$work/empty.env" -f docker-compose.yml "$@"); }
-  compose config >"$config" || return 1
+  compose config >/dev/null || return 1
   services=$(compose config --services | sort | xargs)
   if [ "$services" != "$services_wanted" ]; then
     echo "deploy-check: docker-compose.yml: services are \"$services\", not \"$services_wanted\"" >&2
     return 1
   fi
   echo "docker-compose config: ok (services: $services)"
-  # An unknown kind is only a warning (exit 0) here: check.py names every object.
+  # An unknown kind is only a warning (exit 0) here: tests/it/deployment.rs
+  # names every object.
   PYTHONPATH=$pylib python3 -m kubernetes_validate --strict --quiet -k 1.25.0 -k 1.37.0 \
     "$root"/deploy/kubernetes/*.yaml || return 1
   echo "kubernetes-validate --strict (1.25, 1.37): ok ($(cd "$root" && echo deploy/kubernetes/*.yaml))"
-  PYTHONPATH=$pylib python3 scripts/deploy-check/check.py "$root" "$config" "$rlbench" || return 1
   for scenario in "$root"/deploy/scenarios/*.toml; do
     (cd "$root" && "$rlbench" check "${scenario#"$root"/}") || return 1
   done
@@ -116,52 +115,17 @@ echo "== validating docker-compose.yml, deploy/kubernetes/, deploy/scenarios/"
 validate "$PWD"
 
 # One mistake each: FILE, a sed script, what it breaks. Each copy must be
-# refused; a mistake that changes nothing is a mistake of this list.
+# refused; a mistake that changes nothing is a mistake of this list. These
+# are the mistakes of a file's shape; those of how the files agree are
+# tests/it/deployment.rs's broken copies.
 broken=(
   docker-compose.yml 's/^  agent:/  agents:/' "a service renamed"
   docker-compose.yml 's/^    healthcheck:$/    healthchek:/' "a misspelt key"
-  docker-compose.yml 's/RLBENCH_MODE:-redis_lua/RLBENCH_MODE:-redis-lua/' "an unknown default mode"
-  docker-compose.yml 's|"redis://coordinator:6379", "--allow-remote-targets"|"redis://cache:6379", "--allow-remote-targets"|' "agents on another coordinator"
-  docker-compose.yml 's|"redis://coordinator:6379", "--allow-remote-targets"|"redis://coordinator:6379"|' "agents that may not reach the target"
-  docker-compose.yml 's/^      - "3"$/      - "4"/' "the controller waits for 4 agents of 3"
-  docker-compose.yml 's/^      replicas: 3$/      replicas: 2/' "2 agents started for a controller waiting for 3"
-  docker-compose.yml 's|- reports:/rlbench/reports|- reports:/reports|' "the run folders off the volume"
-  docker-compose.yml 's|"--name", "r1"|"--name", "r2"|' "two replicas of one name"
-  reference-api/docker/nginx.conf 's/server r2:8080;/server r3:8080;/' "nginx balancing to no replica"
-  reference-api/docker/replica.json 's/"limit": 10/"limit": 20/' "replicas enforcing another policy than the scenarios judge"
-  deploy/Dockerfile 's|^COPY deploy/scenarios/|# COPY deploy/scenarios/|' "scenarios not in the image"
-  deploy/Dockerfile 's|^WORKDIR /rlbench|WORKDIR /work|' "another working folder"
-  deploy/scenarios/compose.toml 's|http://nginx:8080|http://nginx:80|' "the scenario on a port nginx does not listen on"
-  deploy/scenarios/compose.toml 's/^window = "2s"/window = "3s"/' "the scenario judging another policy"
   deploy/scenarios/kubernetes.toml 's/^allow_remote = true/allow_remote = false/' "a remote target without the opt-in"
   deploy/scenarios/kubernetes.toml 's/^burst = 300/burts = 300/' "a misspelt scenario key"
   deploy/kubernetes/agents.yaml 's/^  parallelism: 3/  paralelism: 3/' "a misspelt Job field"
   deploy/kubernetes/agents.yaml 's/^  completions: 3/  completions: "3"/' "a count of the wrong type"
-  deploy/kubernetes/agents.yaml 's/completionMode: Indexed/completionMode: NonIndexed/' "agents with no index"
-  deploy/kubernetes/agents.yaml 's/^  parallelism: 3/  parallelism: 2/' "parallelism below completions"
-  deploy/kubernetes/agents.yaml 's/{ name: RLBENCH_AGENTS, value: "3" }/{ name: RLBENCH_AGENTS, value: "4" }/' "RLBENCH_AGENTS not the pod count"
-  deploy/kubernetes/agents.yaml 's/args: \["agent", "--once", /args: ["agent", /' "agent pods that never exit"
-  deploy/kubernetes/agents.yaml 's/, "--idle-timeout", "5m"\]/]/' "agents that wait out the deadline for a controller that never came"
-  deploy/kubernetes/agents.yaml 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' "an init container that may escalate its privileges"
-  deploy/kubernetes/agents.yaml 's/        seccompProfile: { type: RuntimeDefault }/        seccompProfile: { type: Unconfined }/' "agents without the runtime's seccomp profile"
-  deploy/kubernetes/agents.yaml 's/^  ttlSecondsAfterFinished: 3600/  # no ttl/' "a finished Job kept forever"
   deploy/kubernetes/agents.yaml 's/topologySpreadConstraints:/topologySpreadConstraint:/' "a misspelt spread (and none)"
-  deploy/kubernetes/redis.yaml 's/runAsNonRoot: true/runAsNonRoot: false/' "Redis allowed to run as root"
-  deploy/kubernetes/reference-api.yaml 's/            requests: { cpu: 250m, memory: 64Mi }/            limits: { cpu: 250m, memory: 64Mi }/' "a replica with no resource requests"
-  deploy/kubernetes/controller.yaml 's/persistentVolumeClaim: { claimName: rlbench-reports }/emptyDir: {}/' "run folders that go with the pod"
-  deploy/kubernetes/controller.yaml 's|            - redis://coordinator:6379|            - redis://redis:6379|' "the controller on the limiter's Redis"
-  deploy/kubernetes/agents.yaml 's/restartPolicy: Never/restartPolicy: Always/' "a restart policy no Job takes"
-  deploy/kubernetes/agents.yaml 's/^kind: Job/kind: Jobs/' "an unknown kind"
-  deploy/kubernetes/agents.yaml 's|value: "redis://coordinator:6379"|value: "redis://coordinator:6380"|' "agents on a port the coordinator does not serve"
-  deploy/kubernetes/controller.yaml 's/backoffLimit: 0/backoffLimit: 2/' "a controller retried (the load sent again)"
-  deploy/kubernetes/controller.yaml 's/^            - "3"$/            - "2"/' "the controller waiting for 2 agents of 3"
-  deploy/kubernetes/controller.yaml 's|deploy/scenarios/kubernetes.toml|deploy/scenarios/k8s.toml|' "a scenario that is not there"
-  deploy/kubernetes/redis.yaml 's/port: 6379, targetPort: redis/port: 6380, targetPort: redis/' "the Redis Service on another port"
-  deploy/kubernetes/agents.yaml 's/secretKeyRef: { name: rlbench-coordinator, key: token }/secretKeyRef: { name: rlbench-coordinator, key: other }/' "agents signing with another token than the controller"
-  docker-compose.yml '0,/RLBENCH_COORDINATOR_TOKEN: /s/RLBENCH_COORDINATOR_TOKEN: /RLBENCH_COORDINATOR_TOKENS: /' "agents without the controller's token"
-  deploy/kubernetes/redis.yaml 's/targetPort: redis/targetPort: db/' "a Service to a port the pod does not open"
-  deploy/kubernetes/reference-api.yaml 's/port: 8080, targetPort: http/port: 80, targetPort: http/' "the replicas' Service off the scenario's port"
-  deploy/kubernetes/reference-api.yaml 's/value: redis_lua/value: redis-lua/' "an unknown mode"
 )
 echo "== self-test: $((${#broken[@]} / 3)) broken copies, each must be refused"
 n=0

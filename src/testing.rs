@@ -1,7 +1,8 @@
 //! What the integration tests and benchmarks reach beyond the binary, and
 //! nothing else (the library is otherwise the crate's own): real Redis
-//! processes and the proxy that cuts them, the scenario reader, and a
-//! synthetic run folder for timing the trace read back.
+//! processes and the proxy that cuts them, the scenario reader (an
+//! outline, an external target's needs), and a synthetic run folder for
+//! timing the trace read back.
 
 use crate::events::advertised::Advertised;
 use crate::events::binary::Encoder;
@@ -51,6 +52,40 @@ pub fn outline_text(file: &str, text: &str) -> Result<Outline, Error> {
 /// The outline of a scenario file.
 pub fn outline_file(path: &Path) -> Result<Outline, Error> {
     Ok(outline(&crate::scenario::read(path)?))
+}
+
+/// What a scenario of `[target] kind = "external"` asks of the stack it is
+/// pointed at, as rlbench reads it: the opt-in off loopback, where the
+/// load goes, the key's header, and the policy each arm is judged
+/// against — what a deployment's files must agree with
+/// (tests/it/deployment.rs).
+#[derive(Debug)]
+pub struct ExternalOutline {
+    pub allow_remote: bool,
+    /// The target's URLs, then each arm's own, as rlbench parsed them.
+    pub urls: Vec<String>,
+    /// `[target] path`, put on every URL.
+    pub path: Option<String>,
+    /// The header that carries the key, if one does.
+    pub key_header: Option<String>,
+    /// Each arm's policy, in the scenario's order.
+    pub policies: Vec<Policy>,
+}
+
+/// The external target of a scenario file, read and validated as `rlbench
+/// run` would; `None` when the scenario runs the reference API itself.
+pub fn external_outline(path: &Path) -> Result<Option<ExternalOutline>, Error> {
+    let s = crate::scenario::read(path)?;
+    Ok(s.external.as_ref().map(|t| ExternalOutline {
+        allow_remote: t.allow_remote,
+        urls: (t.urls.iter())
+            .chain(s.arms.iter().flat_map(|a| &a.urls))
+            .map(|u| u.to_string())
+            .collect(),
+        path: t.path.clone(),
+        key_header: t.template.key_header.as_ref().map(|h| h.to_string()),
+        policies: s.arms.iter().map(|a| a.policy.clone()).collect(),
+    }))
 }
 
 /// Writes a finished run folder at `root` holding one arm, `local`, whose

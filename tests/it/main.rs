@@ -17,6 +17,7 @@ mod columns;
 mod compare;
 mod crash;
 mod damaged;
+mod deployment;
 mod distributed;
 mod distributed_attacks;
 mod distributed_secrets;
