@@ -8,6 +8,7 @@
 //! The decision lies in `[date, date + Ta]`, widened by the milliseconds
 //! both are truncated to.
 
+use super::error::LineError;
 use super::{key_of, span, status_of, time, Logged};
 
 const RESOLUTION_US: i64 = 1_000;
@@ -15,27 +16,29 @@ const RESOLUTION_US: i64 = 1_000;
 /// `capture`: which captured request header is the key (1 = the first).
 /// `Ok(None)`: a connection that carried no request (`"<BADREQ>"`, as a
 /// bare connect and close is logged).
-pub(crate) fn line(line: &str, capture: usize) -> Result<Option<Logged>, String> {
+pub(crate) fn line(line: &str, capture: usize) -> Result<Option<Logged>, LineError> {
     if line.trim_end().ends_with("\"<BADREQ>\"") {
         return Ok(None);
     }
     let (start, rest) = date(line)?;
     let mut fields = rest.split(' ').filter(|f| !f.is_empty());
-    let _frontend = fields.next().ok_or("no frontend after the date")?;
-    let _backend = fields.next().ok_or("no backend/server")?;
-    let timers = fields.next().ok_or("no timers")?;
+    let _frontend = fields.next().ok_or(LineError::NoFrontend)?;
+    let _backend = fields.next().ok_or(LineError::NoBackend)?;
+    let timers = fields.next().ok_or(LineError::NoTimers)?;
     let ta = timers
         .rsplit('/')
         .next()
         .map(|t| t.trim_start_matches('+'))
         .and_then(|t| t.parse::<i64>().ok())
-        .ok_or_else(|| format!("timers {timers:?}: expected TR/Tw/Tc/Tr/Ta"))?;
+        .ok_or_else(|| LineError::NotTimers {
+            timers: timers.into(),
+        })?;
     if !(0..=86_400_000).contains(&ta) || timers.split('/').count() != 5 {
-        return Err(format!(
-            "timers {timers:?}: expected TR/Tw/Tc/Tr/Ta with Ta from 0 to a day"
-        ));
+        return Err(LineError::TaOutOfRange {
+            timers: timers.into(),
+        });
     }
-    let status = status_of(fields.next().ok_or("no status")?)?;
+    let status = status_of(fields.next().ok_or(LineError::NoStatus)?)?;
     // bytes, request cookie, response cookie, state, conns, queues.
     for what in [
         "bytes",
@@ -45,26 +48,21 @@ pub(crate) fn line(line: &str, capture: usize) -> Result<Option<Logged>, String>
         "connections",
         "queues",
     ] {
-        fields
-            .next()
-            .ok_or_else(|| format!("the line ends before its {what}"))?;
+        fields.next().ok_or(LineError::EndsBefore { what })?;
     }
     // The captured request headers follow the queues.
-    let after_queues = rest_after(rest, 10).ok_or("the line ends before its captures")?;
+    let after_queues = rest_after(rest, 10).ok_or(LineError::EndsBefore { what: "captures" })?;
     let Some(captures) = after_queues.strip_prefix('{') else {
-        return Err(
-            "no captured request headers: capture the key with `capture request header NAME len N`"
-                .into(),
-        );
+        return Err(LineError::NoCaptures);
     };
-    let end = captures.find('}').ok_or("a capture not closed")?;
+    let end = captures.find('}').ok_or(LineError::CaptureNotClosed)?;
     let values: Vec<&str> = captures[..end].split('|').collect();
-    let value = values.get(capture.wrapping_sub(1)).ok_or_else(|| {
-        format!(
-            "captured request header {capture} asked, the line has {}",
-            values.len()
-        )
-    })?;
+    let value = values
+        .get(capture.wrapping_sub(1))
+        .ok_or(LineError::NoSuchCapture {
+            asked: capture,
+            has: values.len(),
+        })?;
     let (start_us, end_us) = span(
         start - RESOLUTION_US,
         start + ta * 1_000 + 2 * RESOLUTION_US,
@@ -78,7 +76,7 @@ pub(crate) fn line(line: &str, capture: usize) -> Result<Option<Logged>, String>
 }
 
 /// The request's date (µs) and what follows it.
-fn date(line: &str) -> Result<(i64, &str), String> {
+fn date(line: &str) -> Result<(i64, &str), LineError> {
     let mut from = 0;
     while let Some(i) = line[from..].find('[') {
         let open = from + i;
@@ -90,7 +88,7 @@ fn date(line: &str) -> Result<(i64, &str), String> {
         }
         from = open + 1;
     }
-    Err("no [date] in HAProxy's form (dd/Mon/yyyy:HH:MM:SS.mmm)".into())
+    Err(LineError::NoDate)
 }
 
 /// `s` after its first `n` space-separated fields.
@@ -143,10 +141,13 @@ mod tests {
             (&LINE.replace("{customer-3|x}", "{customer-3"), "not closed"),
             (&LINE[..LINE.find(" PR--").unwrap()], "ends before"),
         ] {
-            let e = line(l, 1).unwrap_err();
+            let e = line(l, 1).unwrap_err().to_string();
             assert!(e.contains(says), "{l}: {e}");
         }
-        assert!(line(LINE, 3).unwrap_err().contains("header 3 asked"));
+        assert!(line(LINE, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("header 3 asked"));
         assert!(line(LINE, 0).is_err());
     }
 

@@ -7,6 +7,7 @@
 //! widened by the resolution (a millisecond unless told). A field is a
 //! name, or a dotted path into nested objects (`request.headers.key`).
 
+use super::error::LineError;
 use super::{key_of, span, status_of, time, Logged};
 use crate::error::{Exit, Kind};
 use serde_json::Value;
@@ -98,28 +99,35 @@ impl Fields {
     }
 
     /// One line; `resolution_us` widens each end.
-    pub(crate) fn line(&self, line: &str, resolution_us: i64) -> Result<Logged, String> {
+    pub(crate) fn line(&self, line: &str, resolution_us: i64) -> Result<Logged, LineError> {
         if line.len() > MAX_LINE_BYTES {
-            return Err(format!("a line of {} bytes", line.len()));
+            return Err(LineError::TooLong { bytes: line.len() });
         }
         let v: Value =
-            serde_json::from_str(line).map_err(|e| format!("not a JSON object ({e})"))?;
+            serde_json::from_str(line).map_err(|e| LineError::NotJson { why: e.to_string() })?;
         if !v.is_object() {
-            return Err("not a JSON object".into());
+            return Err(LineError::NotObject);
         }
-        let get = |name: &str| field(&v, name).ok_or_else(|| format!("no field {name:?}"));
-        let at = |name: &Option<String>| -> Result<Option<i64>, String> {
-            name.as_ref()
-                .map(|n| instant(get(n)?).map_err(|e| format!("{n}: {e}")))
-                .transpose()
-        };
-        let took = |name: &Option<String>, scale: f64| -> Result<Option<i64>, String> {
+        let get =
+            |name: &str| field(&v, name).ok_or_else(|| LineError::NoField { name: name.into() });
+        let at = |name: &Option<String>| -> Result<Option<i64>, LineError> {
             name.as_ref()
                 .map(|n| {
-                    let d = number(get(n)?).ok_or_else(|| format!("{n}: not a number"))?;
+                    instant(get(n)?).map_err(|e| LineError::Time {
+                        field: n.clone(),
+                        source: Box::new(e),
+                    })
+                })
+                .transpose()
+        };
+        let took = |name: &Option<String>, scale: f64| -> Result<Option<i64>, LineError> {
+            name.as_ref()
+                .map(|n| {
+                    let d = number(get(n)?)
+                        .ok_or_else(|| LineError::FieldNotNumber { field: n.clone() })?;
                     let us = d * scale;
                     if !(us.is_finite() && (0.0..=86_400e6).contains(&us)) {
-                        return Err(format!("{n}: not a duration from 0 to a day"));
+                        return Err(LineError::FieldNotDuration { field: n.clone() });
                     }
                     Ok(us.round() as i64)
                 })
@@ -131,19 +139,27 @@ impl Fields {
             (Some(s), Some(e), _) => (s, e),
             (Some(s), None, Some(d)) => (s, s.saturating_add(d).saturating_add(resolution_us)),
             (None, Some(e), Some(d)) => (e.saturating_sub(d).saturating_sub(resolution_us), e),
-            _ => return Err("a span without two of start, end and duration".into()),
+            _ => return Err(LineError::NoSpan),
         };
         let status_value = get(&self.status)?;
         let status = match status_value {
             Value::String(s) => status_of(s)?,
             Value::Number(n) => status_of(&n.to_string())?,
-            _ => return Err(format!("{}: not a status", self.status)),
+            _ => {
+                return Err(LineError::FieldNotStatus {
+                    field: self.status.clone(),
+                })
+            }
         };
         let key = match get(&self.key)? {
             Value::String(s) => key_of(s)?,
             Value::Null => None,
             Value::Number(n) => key_of(&n.to_string())?,
-            _ => return Err(format!("{}: not a key (a string or a number)", self.key)),
+            _ => {
+                return Err(LineError::FieldNotKey {
+                    field: self.key.clone(),
+                })
+            }
         };
         let (start_us, end_us) = span(
             start.saturating_sub(resolution_us),
@@ -172,12 +188,12 @@ fn number(v: &Value) -> Option<f64> {
 }
 
 /// An RFC 3339 string or Unix seconds.
-fn instant(v: &Value) -> Result<i64, String> {
+fn instant(v: &Value) -> Result<i64, LineError> {
     match v {
         Value::String(s) if s.contains('T') => time::rfc3339_us(s),
         Value::String(s) => time::unix_seconds_us(s),
         Value::Number(n) => time::unix_seconds_us(&n.to_string()),
-        _ => Err("not a time".into()),
+        _ => Err(LineError::NotTime),
     }
 }
 
@@ -257,13 +273,14 @@ mod tests {
                 "not a key",
             ),
         ] {
-            let e = f.line(line, 1_000).unwrap_err();
+            let e = f.line(line, 1_000).unwrap_err().to_string();
             assert!(e.contains(says), "{line}: {e}");
         }
         let ended_first = Fields::parse("start=a,end=b,status=s,key=k").unwrap();
         let e = ended_first
             .line(r#"{"a":2,"b":1,"s":200,"k":"x"}"#, 0)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ended before"), "{e}");
     }
 

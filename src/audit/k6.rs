@@ -7,41 +7,47 @@
 //! of the script's own (`http.post(url, body, { tags: { key: id } })`).
 //! Every other line (metric definitions, other points) is no request.
 
+use super::error::LineError;
 use super::{key_of, span, status_of, time, Logged};
 use serde_json::Value;
 
 /// One line: `Ok(None)` when it is not a request's duration point.
-pub(crate) fn line(line: &str, key_tag: &str) -> Result<Option<Logged>, String> {
+pub(crate) fn line(line: &str, key_tag: &str) -> Result<Option<Logged>, LineError> {
     if line.len() > super::jsonl::MAX_LINE_BYTES {
-        return Err(format!("a line of {} bytes", line.len()));
+        return Err(LineError::TooLong { bytes: line.len() });
     }
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("not a JSON object ({e})"))?;
+    let v: Value =
+        serde_json::from_str(line).map_err(|e| LineError::NotJson { why: e.to_string() })?;
     if v.get("type").and_then(Value::as_str) != Some("Point")
         || v.get("metric").and_then(Value::as_str) != Some("http_req_duration")
     {
         return Ok(None);
     }
-    let data = v.get("data").ok_or("a point without data")?;
+    let data = v.get("data").ok_or(LineError::PointWithoutData)?;
     let end = time::rfc3339_us(
         data.get("time")
             .and_then(Value::as_str)
-            .ok_or("a point without a time")?,
+            .ok_or(LineError::PointWithoutTime)?,
     )?;
     let ms = data
         .get("value")
         .and_then(Value::as_f64)
         .filter(|v| v.is_finite() && (0.0..=86_400e3).contains(v))
-        .ok_or("a duration that is not from 0 to a day")?;
-    let tags = data.get("tags").ok_or("a point without tags")?;
+        .ok_or(LineError::PointDuration)?;
+    let tags = data.get("tags").ok_or(LineError::PointWithoutTags)?;
     let status = match tags.get("status") {
         Some(Value::String(s)) => status_of(s)?,
         Some(Value::Number(n)) => status_of(&n.to_string())?,
-        _ => return Err("a point without a status tag".into()),
+        _ => return Err(LineError::PointWithoutStatus),
     };
     let key = match tags.get(key_tag) {
         Some(Value::String(s)) => key_of(s)?,
         None | Some(Value::Null) => None,
-        Some(_) => return Err(format!("tag {key_tag:?} is not a string")),
+        Some(_) => {
+            return Err(LineError::TagNotString {
+                tag: key_tag.into(),
+            })
+        }
     };
     let took = (ms * 1e3).round() as i64;
     let (start_us, end_us) = span(end - took - 1, end + 1)?;
@@ -89,7 +95,7 @@ mod tests {
             ),
             (&POINT.replace("\"c-2\"", "7"), "not a string"),
         ] {
-            let e = line(l, "key").unwrap_err();
+            let e = line(l, "key").unwrap_err().to_string();
             assert!(e.contains(says), "{l}: {e}");
         }
     }

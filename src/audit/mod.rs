@@ -6,12 +6,15 @@
 //! is an error naming it, never skipped unsaid. `app::audit` makes the
 //! lines a trace and judges it like a run's.
 
+pub(crate) mod error;
 pub(crate) mod haproxy;
 pub(crate) mod jsonl;
 pub(crate) mod k6;
 pub(crate) mod nginx;
 pub(crate) mod time;
 pub(crate) mod vegeta;
+
+use error::LineError;
 
 /// One request as a log line tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,45 +33,49 @@ pub(crate) struct Logged {
 pub(crate) const MAX_KEY_BYTES: usize = 1024;
 
 /// A key as logged: "-" and empty are none.
-pub(crate) fn key_of(value: &str) -> Result<Option<String>, String> {
+pub(crate) fn key_of(value: &str) -> Result<Option<String>, LineError> {
     match value {
         "" | "-" => Ok(None),
-        v if v.len() > MAX_KEY_BYTES => Err(format!(
-            "a key of {} bytes (at most {MAX_KEY_BYTES})",
-            v.len()
-        )),
+        v if v.len() > MAX_KEY_BYTES => Err(LineError::KeyTooLong {
+            bytes: v.len(),
+            max: MAX_KEY_BYTES,
+        }),
         v => Ok(Some(v.to_string())),
     }
 }
 
 /// An HTTP status as logged.
-pub(crate) fn status_of(value: &str) -> Result<u16, String> {
+pub(crate) fn status_of(value: &str) -> Result<u16, LineError> {
     value
         .parse::<u16>()
         .ok()
         .filter(|s| (100..=599).contains(s))
-        .ok_or_else(|| format!("status {value:?} is not an HTTP status"))
+        .ok_or_else(|| LineError::NotStatus {
+            value: value.into(),
+        })
 }
 
 /// A span checked: start before end, both within years 1970-2200.
-pub(crate) fn span(start_us: i64, end_us: i64) -> Result<(i64, i64), String> {
+pub(crate) fn span(start_us: i64, end_us: i64) -> Result<(i64, i64), LineError> {
     const MAX: i64 = 7_258_118_400_000_000; // 2200-01-01
     if !(0..MAX).contains(&start_us) || !(0..MAX).contains(&end_us) {
-        return Err("a time outside 1970-2200".into());
+        return Err(LineError::OutsideYears);
     }
     if start_us > end_us {
-        return Err("a request that ended before it began".into());
+        return Err(LineError::EndedBeforeBegan);
     }
     Ok((start_us, end_us))
 }
 
 /// A duration in seconds as logged ("0.003"), in µs; at most a day.
-pub(crate) fn seconds_us(value: &str) -> Result<i64, String> {
-    let s: f64 = value
-        .parse()
-        .map_err(|_| format!("{value:?} is not a number of seconds"))?;
+pub(crate) fn seconds_us(value: &str) -> Result<i64, LineError> {
+    let s: f64 = value.parse().map_err(|_| LineError::NotSeconds {
+        value: value.into(),
+    })?;
     if !(s.is_finite() && (0.0..=86_400.0).contains(&s)) {
-        return Err(format!("{value:?} is not a duration from 0 to a day"));
+        return Err(LineError::NotDuration {
+            value: value.into(),
+        });
     }
     Ok((s * 1e6).round() as i64)
 }

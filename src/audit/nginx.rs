@@ -8,6 +8,7 @@
 //! logged as `$remote_addr`). The decision lies in `[msec − request_time,
 //! msec]`, each end widened by a millisecond (both are truncated to it).
 
+use super::error::{LineError, LogFormatError};
 use super::{key_of, seconds_us, span, status_of, time, Logged};
 
 /// The resolution of `$msec` and `$request_time`.
@@ -29,16 +30,17 @@ pub(crate) struct Format {
 impl Format {
     /// `format`: the log_format string (without nginx's quotes);
     /// `key`: the variable the limiter keys on, with or without `$`.
-    pub(crate) fn new(format: &str, key: &str) -> Result<Format, String> {
+    pub(crate) fn new(format: &str, key: &str) -> Result<Format, LogFormatError> {
         let key = key
             .trim_start_matches('$')
             .trim_matches(|c| c == '{' || c == '}');
         let tokens = tokens(format)?;
         for pair in tokens.windows(2) {
             if let [Token::Var(a), Token::Var(b)] = pair {
-                return Err(format!(
-                    "log_format: ${a} and ${b} have no text between them: a line could not be split"
-                ));
+                return Err(LogFormatError::NoTextBetween {
+                    a: a.clone(),
+                    b: b.clone(),
+                });
             }
         }
         let vars: Vec<&str> = tokens
@@ -50,9 +52,10 @@ impl Format {
             .collect();
         for need in ["msec", "request_time", "status", key] {
             if !vars.contains(&need) {
-                return Err(format!(
-                    "log_format does not log ${need}: rlbench needs $msec, $request_time, $status and the key (${key})"
-                ));
+                return Err(LogFormatError::NotLogged {
+                    need: need.into(),
+                    key: key.into(),
+                });
             }
         }
         Ok(Format {
@@ -62,7 +65,7 @@ impl Format {
     }
 
     /// One line; `None` never (every nginx line is a request).
-    pub(crate) fn line(&self, line: &str) -> Result<Logged, String> {
+    pub(crate) fn line(&self, line: &str) -> Result<Logged, LineError> {
         let mut rest = line;
         let (mut msec, mut took, mut status, mut key) = (None, None, None, None);
         for (i, token) in self.tokens.iter().enumerate() {
@@ -70,14 +73,20 @@ impl Format {
                 Token::Text(t) => {
                     rest = rest
                         .strip_prefix(t.as_str())
-                        .ok_or_else(|| format!("expected {t:?} at {:?}", cut(rest)))?;
+                        .ok_or_else(|| LineError::Expected {
+                            text: t.clone(),
+                            at: cut(rest),
+                        })?;
                 }
                 Token::Var(v) => {
                     let value = match self.tokens.get(i + 1) {
                         Some(Token::Text(next)) => {
-                            let end = rest
-                                .find(next.as_str())
-                                .ok_or_else(|| format!("expected {next:?} after ${v}"))?;
+                            let end = rest.find(next.as_str()).ok_or_else(|| {
+                                LineError::ExpectedAfter {
+                                    text: next.clone(),
+                                    var: v.clone(),
+                                }
+                            })?;
                             let value = &rest[..end];
                             rest = &rest[end..];
                             value
@@ -97,10 +106,10 @@ impl Format {
             }
         }
         if !rest.is_empty() {
-            return Err(format!("more after the format's end: {:?}", cut(rest)));
+            return Err(LineError::MoreAfterEnd { rest: cut(rest) });
         }
         let (Some(end), Some(took), Some(status), Some(key)) = (msec, took, status, key) else {
-            return Err("a line without a variable the format logs".into());
+            return Err(LineError::MissingVariable);
         };
         let (start_us, end_us) = span(end - took - RESOLUTION_US, end + RESOLUTION_US)?;
         Ok(Logged {
@@ -117,7 +126,7 @@ fn cut(s: &str) -> String {
     s.chars().take(40).collect()
 }
 
-fn tokens(format: &str) -> Result<Vec<Token>, String> {
+fn tokens(format: &str) -> Result<Vec<Token>, LogFormatError> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut chars = format.chars().peekable();
@@ -140,10 +149,10 @@ fn tokens(format: &str) -> Result<Vec<Token>, String> {
             }
         }
         if braced && chars.next() != Some('}') {
-            return Err(format!("log_format: ${{{name} is not closed"));
+            return Err(LogFormatError::NotClosed { name });
         }
         if name.is_empty() {
-            return Err("log_format: a $ without a variable name".into());
+            return Err(LogFormatError::NoName);
         }
         if !text.is_empty() {
             out.push(Token::Text(std::mem::take(&mut text)));
@@ -197,7 +206,7 @@ mod tests {
                 "without a variable name",
             ),
         ] {
-            let e = Format::new(format, "$http_x").unwrap_err();
+            let e = Format::new(format, "$http_x").unwrap_err().to_string();
             assert!(e.contains(says), "{format}: {e}");
         }
     }
@@ -214,7 +223,7 @@ mod tests {
             (r#"1 [1.0] 0.003 200 "k"#, "expected"),
             (r#"1 [0.001] 0.003 200 "k" "r""#, "outside 1970"),
         ] {
-            let e = f.line(line).unwrap_err();
+            let e = f.line(line).unwrap_err().to_string();
             assert!(e.contains(says), "{line}: {e}");
         }
     }

@@ -4,23 +4,27 @@
 //! which changes nothing when every file of an audit is written the same
 //! way — only the times' differences are judged).
 
+use super::error::LineError;
 use chrono::{DateTime, NaiveDateTime};
 
 /// RFC 3339 with any offset and fraction, in µs since the epoch.
-pub(crate) fn rfc3339_us(text: &str) -> Result<i64, String> {
+pub(crate) fn rfc3339_us(text: &str) -> Result<i64, LineError> {
     DateTime::parse_from_rfc3339(text.trim())
         .map(|t| t.timestamp_micros())
-        .map_err(|e| format!("{text:?} is not an RFC 3339 time ({e})"))
+        .map_err(|source| LineError::NotRfc3339 {
+            text: text.into(),
+            source,
+        })
 }
 
 /// Unix seconds ("1733491918.123"), in µs.
-pub(crate) fn unix_seconds_us(text: &str) -> Result<i64, String> {
+pub(crate) fn unix_seconds_us(text: &str) -> Result<i64, LineError> {
     let v: f64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("{text:?} is not Unix seconds"))?;
+        .map_err(|_| LineError::NotUnixSeconds { text: text.into() })?;
     if !(v.is_finite() && (0.0..7.2e9).contains(&v)) {
-        return Err(format!("{text:?} is not Unix seconds from 1970 to 2200"));
+        return Err(LineError::UnixSecondsOutOfRange { text: text.into() });
     }
     // Split so the fraction keeps its µs (f64 holds 1.7e9 s to ~0.2 µs).
     let whole = v.trunc();
@@ -34,15 +38,18 @@ pub(crate) fn unix_seconds_us(text: &str) -> Result<i64, String> {
         .take(6)
         .collect::<String>()
         .parse::<i64>()
-        .map_err(|_| format!("{text:?} is not Unix seconds"))?;
+        .map_err(|_| LineError::NotUnixSeconds { text: text.into() })?;
     Ok(whole as i64 * 1_000_000 + frac)
 }
 
 /// HAProxy's accept date, `dd/Mon/yyyy:HH:MM:SS.mmm`, in µs (as UTC).
-pub(crate) fn haproxy_us(text: &str) -> Result<i64, String> {
+pub(crate) fn haproxy_us(text: &str) -> Result<i64, LineError> {
     NaiveDateTime::parse_from_str(text, "%d/%b/%Y:%H:%M:%S%.3f")
         .map(|t| t.and_utc().timestamp_micros())
-        .map_err(|e| format!("{text:?} is not HAProxy's date ({e})"))
+        .map_err(|source| LineError::NotHaproxyDate {
+            text: text.into(),
+            source,
+        })
 }
 
 #[cfg(test)]

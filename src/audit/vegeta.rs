@@ -8,6 +8,7 @@
 //! `[timestamp, timestamp + latency]`, widened by a microsecond of
 //! rounding. A row with code 0 got no answer (an error).
 
+use super::error::{LineError, UrlKeyError};
 use super::{key_of, span, Logged};
 
 /// Where in the URL the key is.
@@ -21,12 +22,8 @@ pub(crate) enum UrlKey {
 
 impl UrlKey {
     /// `url`, `query:NAME`, `path:N` or `path:last`.
-    pub(crate) fn parse(text: &str) -> Result<UrlKey, String> {
-        let bad = || {
-            format!(
-                "--key {text:?}: vegeta's key is in the URL: url, query:NAME, path:N (from 1) or path:last"
-            )
-        };
+    pub(crate) fn parse(text: &str) -> Result<UrlKey, UrlKeyError> {
+        let bad = || UrlKeyError { text: text.into() };
         match text.split_once(':') {
             None if text == "url" => Ok(UrlKey::Whole),
             Some(("query", name)) if !name.is_empty() => Ok(UrlKey::Query(name.to_string())),
@@ -41,8 +38,11 @@ impl UrlKey {
         }
     }
 
-    fn of(&self, url: &str) -> Result<Option<String>, String> {
-        let parsed = url::Url::parse(url).map_err(|e| format!("url {url:?}: {e}"))?;
+    fn of(&self, url: &str) -> Result<Option<String>, LineError> {
+        let parsed = url::Url::parse(url).map_err(|source| LineError::NotUrl {
+            url: url.into(),
+            source,
+        })?;
         let value = match self {
             UrlKey::Whole => Some(url.to_string()),
             UrlKey::Query(name) => parsed
@@ -68,30 +68,34 @@ impl UrlKey {
 }
 
 /// One CSV row.
-pub(crate) fn row(record: &csv::StringRecord, key: &UrlKey) -> Result<Logged, String> {
+pub(crate) fn row(record: &csv::StringRecord, key: &UrlKey) -> Result<Logged, LineError> {
     if record.len() < 11 {
-        return Err(format!(
-            "{} columns where vegeta writes 12 (timestamp, code, latency, …, url, headers)",
-            record.len()
-        ));
+        return Err(LineError::TooFewColumns {
+            columns: record.len(),
+        });
     }
-    let number = |i: usize, what: &str| -> Result<i64, String> {
+    let number = |i: usize, what: &'static str| -> Result<i64, LineError> {
         record[i]
             .parse::<i64>()
             .ok()
             .filter(|v| *v >= 0)
-            .ok_or_else(|| format!("{what} {:?} is not a count of nanoseconds", &record[i]))
+            .ok_or_else(|| LineError::NotNanoseconds {
+                what,
+                value: record[i].into(),
+            })
     };
     let start_ns = number(0, "timestamp")?;
     let latency_ns = number(2, "latency")?;
     if latency_ns > 86_400_000_000_000 {
-        return Err("a latency longer than a day".into());
+        return Err(LineError::LatencyTooLong);
     }
     let code: u16 = record[1]
         .parse()
         .ok()
         .filter(|c| *c == 0 || (100..=599).contains(c))
-        .ok_or_else(|| format!("code {:?} is not an HTTP status (or 0)", &record[1]))?;
+        .ok_or_else(|| LineError::NotCode {
+            value: record[1].into(),
+        })?;
     let start_us = start_ns / 1_000;
     let (start_us, end_us) = span(start_us - 1, start_us + latency_ns / 1_000 + 2)?;
     Ok(Logged {
@@ -168,7 +172,7 @@ mod tests {
             (&ROW.replacen("2500000", "x", 1), "latency"),
             (&ROW.replacen("http://127.0.0.1:8080", "::", 1), "url"),
         ] {
-            let e = row(&record(line), &UrlKey::Whole).unwrap_err();
+            let e = row(&record(line), &UrlKey::Whole).unwrap_err().to_string();
             assert!(e.contains(says), "{line}: {e}");
         }
     }

@@ -11,6 +11,7 @@ use super::ending::{self, Ending};
 use crate::app::pipeline::arm::Ran;
 use crate::app::pipeline::finish;
 use crate::app::pipeline::journal::Journal;
+use crate::audit::error::LineError;
 use crate::audit::{haproxy, jsonl, k6, nginx, vegeta, Logged};
 use crate::error::{Error, Exit};
 use crate::events::write::EventWriter;
@@ -47,7 +48,7 @@ pub(crate) enum Lines {
 }
 
 impl Lines {
-    fn read(&self, line: &str) -> Result<Option<Logged>, String> {
+    fn read(&self, line: &str) -> Result<Option<Logged>, LineError> {
         match self {
             Lines::Nginx(f) => f.line(line).map(Some),
             Lines::Haproxy(capture) => haproxy::line(line, *capture),
@@ -60,7 +61,7 @@ impl Lines {
                     .from_reader(line.as_bytes());
                 match rows.records().next() {
                     Some(Ok(record)) => vegeta::row(&record, key).map(Some),
-                    Some(Err(e)) => Err(format!("not a CSV row ({e})")),
+                    Some(Err(e)) => Err(LineError::NotCsv { why: e.to_string() }),
                     None => Ok(None),
                 }
             }
@@ -177,7 +178,7 @@ fn read_logs(audit: &Audit) -> Result<(Vec<(u32, Logged)>, Read), Error> {
                     }
                     audit.lines.read(text)
                 }
-                Err(_) => Err("not UTF-8 text".to_string()),
+                Err(_) => Err(LineError::NotUtf8),
             };
             match parsed {
                 Ok(Some(l)) if l.key.is_none() => read.without_key += 1,

@@ -207,8 +207,7 @@ pub(crate) fn audit(
         LogKind::Vegeta => Lines::Vegeta(
             crate::audit::vegeta::UrlKey::parse(&key(
                 "where in each row's URL the key is: query:NAME, path:N, path:last or url",
-            )?)
-            .map_err(Error::input)?,
+            )?)?,
         ),
     };
     let clock_bound = match (args.clock_bound, args.logs.len()) {
