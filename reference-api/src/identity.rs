@@ -70,8 +70,19 @@ pub(crate) enum Identity {
     ForwardedFor,
 }
 
+/// Why a `key_from` cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFromError {
+    /// The RS256 public key is not a PEM RSA key.
+    #[error("jwt public_key: {0}")]
+    PublicKey(jsonwebtoken::errors::Error),
+    /// Neither HS256 with a secret nor RS256 with a public key (alone).
+    #[error("jwt_claim needs HS256 with a secret or RS256 with a public_key")]
+    NoKey,
+}
+
 impl Identity {
-    pub(crate) fn new(from: &KeyFrom) -> Result<Identity, String> {
+    pub(crate) fn new(from: &KeyFrom) -> Result<Identity, KeyFromError> {
         Ok(match from {
             KeyFrom::Header => Identity::Header,
             KeyFrom::ForwardedFor => Identity::ForwardedFor,
@@ -88,13 +99,9 @@ impl Identity {
                     (JwtAlg::RS256, None, Some(pem)) => (
                         Algorithm::RS256,
                         DecodingKey::from_rsa_pem(pem.as_bytes())
-                            .map_err(|e| format!("jwt public_key: {e}"))?,
+                            .map_err(KeyFromError::PublicKey)?,
                     ),
-                    _ => {
-                        return Err(
-                            "jwt_claim needs HS256 with a secret or RS256 with a public_key".into(),
-                        )
-                    }
+                    _ => return Err(KeyFromError::NoKey),
                 };
                 let mut validation = Validation::new(alg);
                 validation.required_spec_claims = ["exp".to_string()].into();

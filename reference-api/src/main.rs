@@ -32,14 +32,52 @@ const OTLP_ENDPOINT_ENVS: [&str; 2] = [
 /// Milliseconds between OTLP exports.
 const OTLP_INTERVAL_ENV: &str = "OTEL_METRIC_EXPORT_INTERVAL";
 
+/// What is wrong with what the environment says.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum EnvError {
+    #[error("{name} is not valid UTF-8")]
+    NotUnicode { name: String },
+    /// Never echoed: a Redis URL may hold a password.
+    #[error("{REDIS_URL_ENV} is not a Redis URL: it starts with redis://, rediss:// or unix://")]
+    NotRedisUrl,
+    #[error("{MODE_ENV}: {mode:?} is not a mode: {}", mode_list())]
+    UnknownMode { mode: String },
+    #[error(
+        "{MODE_ENV}={mode} needs a Redis: set {REDIS_URL_ENV} (e.g. redis://redis:6379) or a redis backend in the config"
+    )]
+    NoRedis { mode: String },
+    #[error("{OTLP_INTERVAL_ENV}: {interval:?} is not milliseconds (1 to 86400000)")]
+    NotMilliseconds { interval: String },
+}
+
+/// What is wrong with the config the command line and the environment
+/// make (exit 2).
+#[derive(Debug, thiserror::Error)]
+enum ConfigError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Json {
+        path: std::path::PathBuf,
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Env(#[from] EnvError),
+}
+
 /// An environment variable's value; unset and empty are the same (a
 /// compose file's `${RLBENCH_MODE:-}` passes an empty one).
-fn env_value(name: &str) -> Result<Option<String>, String> {
+fn env_value(name: &str) -> Result<Option<String>, EnvError> {
     match std::env::var(name) {
         Ok(v) if v.is_empty() => Ok(None),
         Ok(v) => Ok(Some(v)),
         Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{name} is not valid UTF-8")),
+        Err(std::env::VarError::NotUnicode(_)) => Err(EnvError::NotUnicode {
+            name: name.to_string(),
+        }),
     }
 }
 
@@ -73,14 +111,12 @@ fn apply_env(
     config: &mut ReplicaConfig,
     mode: Option<&str>,
     url: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), EnvError> {
     if let Some(url) = url {
         // Never echoed: a Redis URL may hold a password.
         let schemes = ["redis://", "rediss://", "unix://", "redis+unix://"];
         if !schemes.iter().any(|s| url.starts_with(s)) {
-            return Err(format!(
-                "{REDIS_URL_ENV} is not a Redis URL: it starts with redis://, rediss:// or unix://"
-            ));
+            return Err(EnvError::NotRedisUrl);
         }
     }
     let redis_mode = match mode.map(|m| (m, mode_named(m))) {
@@ -91,10 +127,9 @@ fn apply_env(
         }
         Some((_, Some(redis))) => redis,
         Some((other, None)) => {
-            return Err(format!(
-                "{MODE_ENV}: {other:?} is not a mode: {}",
-                mode_list()
-            ))
+            return Err(EnvError::UnknownMode {
+                mode: other.to_string(),
+            })
         }
     };
     match (&mut config.backend, redis_mode) {
@@ -108,11 +143,8 @@ fn apply_env(
         }
         (Backend::Local, None) => {}
         (Backend::Local, Some(redis_mode)) => {
-            let url = url.ok_or_else(|| {
-                format!(
-                    "{MODE_ENV}={} needs a Redis: set {REDIS_URL_ENV} (e.g. redis://redis:6379) or a redis backend in the config",
-                    mode.unwrap_or_default()
-                )
+            let url = url.ok_or_else(|| EnvError::NoRedis {
+                mode: mode.unwrap_or_default().to_string(),
             })?;
             config.backend = Backend::Redis(default_redis(url.to_string(), redis_mode));
         }
@@ -154,11 +186,17 @@ fn environment_help() -> String {
 }
 
 /// The config the command line and the environment make.
-fn parse(args: Args) -> Result<(ReplicaConfig, SocketAddr, bool), String> {
-    let path = args.config.display();
-    let text = std::fs::read_to_string(&args.config).map_err(|e| format!("{path}: {e}"))?;
+fn parse(args: Args) -> Result<(ReplicaConfig, SocketAddr, bool), ConfigError> {
+    let path = &args.config;
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    })?;
     let mut config =
-        serde_json::from_str::<ReplicaConfig>(&text).map_err(|e| format!("{path}: {e}"))?;
+        serde_json::from_str::<ReplicaConfig>(&text).map_err(|source| ConfigError::Json {
+            path: path.clone(),
+            source,
+        })?;
     let (listen, watch_stdin, name) = (args.listen, args.exit_on_stdin_eof, args.name);
     if let Some(name) = name {
         config.replica = name;
@@ -187,7 +225,7 @@ fn apply_otlp_env(
     config: &mut ReplicaConfig,
     endpoint: Option<&str>,
     interval: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), EnvError> {
     if let Some(endpoint) = endpoint {
         let interval_ms = config.otlp.as_ref().map_or(60_000, |o| o.interval_ms);
         config.otlp = Some(reference_api::config::Otlp {
@@ -200,8 +238,8 @@ fn apply_otlp_env(
             .parse::<u64>()
             .ok()
             .filter(|ms| (1..=86_400_000).contains(ms))
-            .ok_or_else(|| {
-                format!("{OTLP_INTERVAL_ENV}: {interval:?} is not milliseconds (1 to 86400000)")
+            .ok_or_else(|| EnvError::NotMilliseconds {
+                interval: interval.to_string(),
             })?;
         if let Some(otlp) = config.otlp.as_mut() {
             otlp.interval_ms = ms;
@@ -309,7 +347,9 @@ mod tests {
         apply_otlp_env(&mut c, None, Some("250")).unwrap();
         assert_eq!(c.otlp.as_ref().unwrap().interval_ms, 250);
         for bad in ["0", "-5", "1s", "", "86400001"] {
-            let e = apply_otlp_env(&mut c, None, Some(bad)).unwrap_err();
+            let e = apply_otlp_env(&mut c, None, Some(bad))
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with("OTEL_METRIC_EXPORT_INTERVAL: "), "{e}");
         }
     }
@@ -355,7 +395,9 @@ mod tests {
     #[test]
     fn a_redis_mode_without_a_redis_is_one_line_naming_the_variable() {
         let mut c = local();
-        let e = apply_env(&mut c, Some("redis_lua"), None).unwrap_err();
+        let e = apply_env(&mut c, Some("redis_lua"), None)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("RLBENCH_MODE=redis_lua") && e.contains("RLBENCH_REDIS_URL"),
             "{e}"
@@ -413,7 +455,9 @@ mod tests {
     fn an_unknown_mode_is_one_line_naming_it_and_the_modes() {
         for bad in ["lua", "REDIS_LUA", " redis_lua", "redis-lua"] {
             let mut c = local();
-            let e = apply_env(&mut c, Some(bad), Some("redis://redis:6379")).unwrap_err();
+            let e = apply_env(&mut c, Some(bad), Some("redis://redis:6379"))
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with("RLBENCH_MODE: "), "{e}");
             assert!(
                 e.contains(&format!("{bad:?}")) && e.contains(&mode_list()),
@@ -428,7 +472,9 @@ mod tests {
     fn a_url_that_is_not_redis_is_refused_without_echoing_it() {
         for bad in ["http://redis:6379", "redis:6379", "secret-password@redis"] {
             let mut c = redis(RedisMode::Lua);
-            let e = apply_env(&mut c, Some("redis_lua"), Some(bad)).unwrap_err();
+            let e = apply_env(&mut c, Some("redis_lua"), Some(bad))
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with("RLBENCH_REDIS_URL is not a Redis URL"), "{e}");
             assert!(!e.contains(bad) && !e.contains('\n'), "{e}");
             assert_eq!(backend(&c).url, "redis://file:6379");

@@ -28,25 +28,43 @@ pub struct Exporter {
     provider: SdkMeterProvider,
 }
 
+/// Why the OTLP exporter could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum OtlpError {
+    /// Not `http://HOST:PORT`.
+    #[error(
+        "OTLP endpoint {endpoint:?}: expected http://HOST:PORT (a collector's gRPC port; this build sends no TLS)"
+    )]
+    Endpoint { endpoint: String },
+    #[error("OTLP exporter for {endpoint}: {source}")]
+    Exporter {
+        endpoint: String,
+        source: opentelemetry_otlp::ExporterBuildError,
+    },
+}
+
 /// Starts exporting `source`'s samples to `config.endpoint`, as service
 /// `reference-api` with `service.instance.id` = `replica`. Must be called
 /// within the Tokio runtime, whose tasks carry the gRPC connection.
-pub fn start(config: &Otlp, replica: &str, source: Source) -> Result<Exporter, String> {
+pub fn start(config: &Otlp, replica: &str, source: Source) -> Result<Exporter, OtlpError> {
     let endpoint = &config.endpoint;
     let plain = endpoint
         .strip_prefix("http://")
         .is_some_and(|rest| !rest.is_empty() && !rest.contains(char::is_whitespace));
     if !plain {
-        return Err(format!(
-            "OTLP endpoint {endpoint:?}: expected http://HOST:PORT (a collector's gRPC port; this build sends no TLS)"
-        ));
+        return Err(OtlpError::Endpoint {
+            endpoint: endpoint.clone(),
+        });
     }
     let exporter = opentelemetry_otlp::MetricExporter::builder()
         .with_tonic()
         .with_endpoint(config.endpoint.clone())
         .with_timeout(EXPORT_TIMEOUT)
         .build()
-        .map_err(|e| format!("OTLP exporter for {}: {e}", config.endpoint))?;
+        .map_err(|source| OtlpError::Exporter {
+            endpoint: config.endpoint.clone(),
+            source,
+        })?;
     let reader = PeriodicReader::builder(exporter)
         .with_interval(Duration::from_millis(config.interval_ms.max(1)))
         .build();

@@ -40,7 +40,7 @@ pub enum RunError {
     #[error("server failed: {0}")]
     Serve(#[source] std::io::Error),
     #[error("{0}")]
-    Otlp(String),
+    Otlp(crate::otlp::OtlpError),
 }
 
 pub async fn run(

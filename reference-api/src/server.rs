@@ -75,7 +75,7 @@ pub enum SetupError {
     #[error("admin needs an admin_token: the endpoint is never open")]
     NoAdminToken,
     #[error("key_from: {0}")]
-    KeyFrom(String),
+    KeyFrom(crate::identity::KeyFromError),
     #[error(transparent)]
     Redis(#[from] ConnectError),
 }

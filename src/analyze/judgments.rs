@@ -21,11 +21,26 @@ pub(crate) struct Shard {
 /// The most shards a run's keys are split into.
 pub(crate) const MAX_SHARDS: u32 = 4096;
 
+/// Why `--shard` is refused: the text given, which is not `I/N` within
+/// bounds.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ShardError {
+    #[error("--shard {text:?}: expected I/N with 0 <= I < N <= {MAX_SHARDS}, e.g. 0/4")]
+    NotAShard { text: String },
+}
+
+impl crate::error::Kind for ShardError {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::BadInput
+    }
+}
+
 impl Shard {
     /// `"i/n"`, 0 ≤ i < n ≤ [`MAX_SHARDS`].
-    pub(crate) fn parse(text: &str) -> Result<Shard, String> {
-        let bad =
-            || format!("--shard {text:?}: expected I/N with 0 <= I < N <= {MAX_SHARDS}, e.g. 0/4");
+    pub(crate) fn parse(text: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError::NotAShard {
+            text: text.to_string(),
+        };
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let (index, of): (u32, u32) = (
             i.trim().parse().map_err(|_| bad())?,
@@ -144,7 +159,7 @@ mod tests {
         assert_eq!(Shard::parse("1/4"), Ok(Shard { index: 1, of: 4 }));
         assert_eq!(Shard::parse("0/1").unwrap().to_string(), "0/1");
         for bad in ["4/4", "1", "a/2", "0/0", "-1/3", "0/5000", ""] {
-            let e = Shard::parse(bad).unwrap_err();
+            let e = Shard::parse(bad).unwrap_err().to_string();
             assert!(e.contains("expected I/N"), "{bad}: {e}");
         }
         for key in ["customer-0000", "customer-0001", "", "ü"] {

@@ -65,10 +65,62 @@ fn verified(text: &str, name: &str, token: &Token, now_us: i64) -> Option<Regist
     (r.name == name && r.beat_us == sealed.at_us && fresh).then_some(r)
 }
 
+/// Who is missing for a run to start (the controller waits for them, then
+/// names them).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Missing {
+    /// Agents of an Indexed Job: these indices of `of` have not registered.
+    #[error(
+        "no agent with index {} of {of} registered (JOB_COMPLETION_INDEX with RLBENCH_AGENTS={of})",
+        joined(.missing)
+    )]
+    Indices { missing: Vec<usize>, of: usize },
+    /// Agents by name: these registered, `more` are wanted, and those of
+    /// another rlbench were passed over (each `name (rlbench version)`).
+    #[error(
+        "{} registered ({}); start {more} more with: rlbench agent --coordinator URL{}",
+        .registered.len(),
+        names_or_none(.registered),
+        passed_over(.other_versions)
+    )]
+    Agents {
+        registered: Vec<String>,
+        more: usize,
+        other_versions: Vec<String>,
+    },
+}
+
+/// The names registered, or `none`.
+fn names_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        joined(names)
+    }
+}
+
+/// `; not taken, another rlbench: …` naming those passed over, or nothing.
+fn passed_over(other_versions: &[String]) -> String {
+    if other_versions.is_empty() {
+        String::new()
+    } else {
+        format!("; not taken, another rlbench: {}", joined(other_versions))
+    }
+}
+
+/// `items`, separated by commas.
+fn joined<T: std::fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(T::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Which agents take which segment, or who is missing: agents of an
 /// Indexed Job by their index (all of `0..n` needed), others in name
 /// order; busy agents and other rlbench versions are not taken.
-pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, String> {
+pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, Missing> {
     let version = env!("CARGO_PKG_VERSION");
     let ours = |r: &Registration| r.version == version && r.protocol == super::seal::VERSION;
     let free: Vec<&Registration> = live.iter().filter(|r| !r.busy && ours(r)).collect();
@@ -87,15 +139,9 @@ pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, Str
                 }
             }
         }
-        let missing: Vec<String> = (0..n)
-            .filter(|i| !by_index.contains_key(i))
-            .map(|i| i.to_string())
-            .collect();
+        let missing: Vec<usize> = (0..n).filter(|i| !by_index.contains_key(i)).collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "no agent with index {} of {n} registered (JOB_COMPLETION_INDEX with RLBENCH_AGENTS={n})",
-                missing.join(", ")
-            ));
+            return Err(Missing::Indices { missing, of: n });
         }
         by_index
             .into_iter()
@@ -109,27 +155,11 @@ pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, Str
         let mut names: Vec<&Registration> = free.clone();
         names.sort_by(|a, b| a.name.cmp(&b.name));
         if names.len() < n {
-            let mut said = format!(
-                "{} registered ({}); start {} more with: rlbench agent --coordinator URL",
-                names.len(),
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names
-                        .iter()
-                        .map(|r| r.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                },
-                n - names.len()
-            );
-            if !other_versions.is_empty() {
-                said.push_str(&format!(
-                    "; not taken, another rlbench: {}",
-                    other_versions.join(", ")
-                ));
-            }
-            return Err(said);
+            return Err(Missing::Agents {
+                registered: names.iter().map(|r| r.name.clone()).collect(),
+                more: n - names.len(),
+                other_versions,
+            });
         }
         names
             .into_iter()
@@ -207,13 +237,13 @@ mod tests {
             .map(|c| (c.name.as_str(), c.segment))
             .collect();
         assert_eq!(names, [("a", 0), ("b", 1)]);
-        let e = choose(&live, 4).unwrap_err();
+        let e = choose(&live, 4).unwrap_err().to_string();
         assert!(e.starts_with("3 registered (a, b, c); start 1 more"), "{e}");
         let mut busy = agent("d", None);
         busy.busy = true;
         let mut old = agent("e", None);
         old.version = "0.0.1".into();
-        let e = choose(&[busy, old], 1).unwrap_err();
+        let e = choose(&[busy, old], 1).unwrap_err().to_string();
         assert!(
             e.contains("0 registered (none)") && e.contains("e (rlbench 0.0.1)"),
             "{e}"
@@ -226,7 +256,7 @@ mod tests {
             agent("index-2", Some((2, 3))),
             agent("index-0", Some((0, 3))),
         ];
-        let e = choose(&live, 3).unwrap_err();
+        let e = choose(&live, 3).unwrap_err().to_string();
         assert!(e.contains("no agent with index 1 of 3"), "{e}");
         let mut all = live.to_vec();
         all.push(agent("index-1", Some((1, 3))));

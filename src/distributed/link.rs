@@ -21,6 +21,9 @@ const TRIPS: usize = 5;
 pub(crate) enum DistributedError {
     #[error("coordinator {url}: {why}")]
     Unreachable { url: String, why: String },
+    /// No client for the coordinator's URL (its password hidden in `url`).
+    #[error("coordinator {url}: {source}")]
+    Client { url: String, source: ClientError },
     #[error("{0}")]
     Agents(String),
     #[error("agent {agent}: {message}")]
@@ -44,9 +47,24 @@ pub(crate) fn redacted(url: &str) -> String {
 /// the system's.
 pub(crate) const CA_ENV: &str = "RLBENCH_COORDINATOR_CA";
 
+/// Why no client could be made for a coordinator's URL.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClientError {
+    /// The authority [`CA_ENV`] names could not be read.
+    #[error("{CA_ENV}={}: {source}", path.display())]
+    Authority {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("with the authority of {CA_ENV}: {0}")]
+    Tls(redis::RedisError),
+    #[error("not a Redis URL")]
+    NotRedisUrl,
+}
+
 /// The client for `url`: `rediss://` through rustls, against the system's
 /// roots or the authority [`CA_ENV`] names.
-fn client(url: &str) -> Result<redis::Client, String> {
+fn client(url: &str) -> Result<redis::Client, ClientError> {
     static PROVIDER: std::sync::Once = std::sync::Once::new();
     PROVIDER.call_once(|| {
         // Another may have been installed first: that one serves as well.
@@ -55,8 +73,10 @@ fn client(url: &str) -> Result<redis::Client, String> {
     let ca = std::env::var_os(CA_ENV).filter(|v| !v.is_empty());
     match (url.starts_with("rediss://"), ca) {
         (true, Some(path)) => {
-            let pem = std::fs::read(&path)
-                .map_err(|e| format!("{CA_ENV}={}: {e}", std::path::Path::new(&path).display()))?;
+            let pem = std::fs::read(&path).map_err(|source| ClientError::Authority {
+                path: path.into(),
+                source,
+            })?;
             redis::Client::build_with_tls(
                 url,
                 redis::TlsCertificates {
@@ -64,9 +84,9 @@ fn client(url: &str) -> Result<redis::Client, String> {
                     root_cert: Some(pem),
                 },
             )
-            .map_err(|e| format!("with the authority of {CA_ENV}: {e}"))
+            .map_err(ClientError::Tls)
         }
-        _ => redis::Client::open(url).map_err(|_| "not a Redis URL".to_string()),
+        _ => redis::Client::open(url).map_err(|_| ClientError::NotRedisUrl),
     }
 }
 
@@ -76,7 +96,10 @@ pub(crate) async fn connect(url: &str) -> Result<Conn, DistributedError> {
         url: redacted(url),
         why,
     };
-    let client = client(url).map_err(unreachable)?;
+    let client = client(url).map_err(|source| DistributedError::Client {
+        url: redacted(url),
+        source,
+    })?;
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(CONNECT_WITHIN))
         .set_response_timeout(Some(CONNECT_WITHIN))

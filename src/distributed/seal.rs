@@ -30,7 +30,24 @@ pub(crate) fn token_from(flag: Option<&str>) -> Result<Token, crate::error::Erro
              (e.g. to the output of `openssl rand -hex 16`) on both sides, or give --token"
         ))
     })?;
-    Token::new(&text).map_err(crate::error::Error::input)
+    Ok(Token::new(&text)?)
+}
+
+/// Why a coordinator token is refused (never its text).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TokenError {
+    #[error(
+        "the coordinator token must have at least {MIN_TOKEN} characters \
+         (e.g. `openssl rand -hex 16`); it has {length}"
+    )]
+    TooShort { length: usize },
+}
+
+impl crate::error::Kind for TokenError {
+    fn exit(&self) -> crate::error::Exit {
+        // The token is the user's to give.
+        crate::error::Exit::BadInput
+    }
 }
 
 /// The shared secret. Never shown: its `Debug` says only its length.
@@ -57,14 +74,10 @@ pub(crate) struct Header<'a> {
 
 impl Token {
     /// A token from its text, or why not (one line, without the text).
-    pub(crate) fn new(text: &str) -> Result<Token, String> {
+    pub(crate) fn new(text: &str) -> Result<Token, TokenError> {
         let text = text.trim();
         if text.len() < MIN_TOKEN {
-            return Err(format!(
-                "the coordinator token must have at least {MIN_TOKEN} characters \
-                 (e.g. `openssl rand -hex 16`); it has {}",
-                text.len()
-            ));
+            return Err(TokenError::TooShort { length: text.len() });
         }
         Ok(Token(text.as_bytes().to_vec()))
     }
@@ -204,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_short_token_is_refused_without_echoing_it() {
-        let e = Token::new("secret").unwrap_err();
+        let e = Token::new("secret").unwrap_err().to_string();
         assert!(e.contains("at least 16 characters"), "{e}");
         assert!(!e.contains("secret"), "{e}");
         let t = Token::new("  0123456789abcdef  ").unwrap();

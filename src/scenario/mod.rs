@@ -44,7 +44,7 @@ fn text_of(path: &Path) -> Result<(String, String), ScenarioError> {
 
 /// A coordinator's Redis URL (`[distributed] coordinator`, `--coordinator`),
 /// or what is wrong with it, its password hidden.
-pub(crate) fn coordinator_url(url: &str) -> Result<String, String> {
+pub(crate) fn coordinator_url(url: &str) -> Result<String, validate::CoordinatorError> {
     validate::coordinator(url)
 }
 

@@ -337,7 +337,7 @@ fn arms(
 mod arm;
 mod checks;
 mod distributed;
-pub(super) use distributed::coordinator;
+pub(super) use distributed::{coordinator, CoordinatorError};
 mod expect;
 mod faults;
 mod hints;

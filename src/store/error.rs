@@ -50,7 +50,7 @@ pub(crate) enum StoreError {
     /// A record whose figures no run of rlbench writes (hand-edited, or
     /// damaged): refused before they size anything.
     #[error("{}: {why}: not a record rlbench wrote", path.display())]
-    Implausible { path: PathBuf, why: String },
+    Implausible { path: PathBuf, why: Implausible },
     #[error("{}: it lists the arm {name:?} twice", path.display())]
     ArmTwice { path: PathBuf, name: String },
     #[error(
@@ -68,6 +68,47 @@ pub(crate) enum StoreError {
         dir: PathBuf,
         path: PathBuf,
         source: std::io::Error,
+    },
+}
+
+/// Which figure of an arm record read back no run of rlbench writes, and
+/// the bounds it is outside (`store/records/plausible.rs` checks them).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(crate) enum Implausible {
+    #[error("replicas {replicas} is more than a trace can tell apart ({most})")]
+    Replicas { replicas: usize, most: usize },
+    #[error("witnesses {0} is more than 100000")]
+    Witnesses(usize),
+    /// A figure (named as the record names it) outside `lo..=hi`.
+    #[error("{what} {value} is outside {lo}..={hi}")]
+    Outside {
+        what: &'static str,
+        value: i64,
+        lo: i64,
+        hi: i64,
+    },
+    #[error("{0} agents is more than 256")]
+    Agents(usize),
+    #[error("an agent's segment {segment} of {of}")]
+    Segment { segment: usize, of: usize },
+    #[error("send_window_s {0} is no run's")]
+    SendWindow(f64),
+    #[error("target_rps {0} is no run's")]
+    TargetRps(f64),
+    /// A count of the record's policy outside `lo..=hi`.
+    #[error("the policy's {what} {value} is outside {lo}..={hi}")]
+    PolicyCount {
+        what: &'static str,
+        value: u64,
+        lo: u64,
+        hi: u64,
+    },
+    /// A window or period of the record's policy outside `1..=hi` µs.
+    #[error("the policy's {what} {value} µs is outside 1..={hi}")]
+    PolicySpan {
+        what: &'static str,
+        value: u64,
+        hi: u64,
     },
 }
 

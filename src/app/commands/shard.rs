@@ -47,7 +47,7 @@ pub(crate) struct Written {
 /// Judges shard `text` (`i/n`) of every arm's keys of the run in `dir`,
 /// keeping the judgments in the folder. The gate is not judged here.
 pub(crate) fn judge(dir: &Path, text: &str) -> Result<Vec<Written>, Error> {
-    let shard = Shard::parse(text).map_err(Error::input)?;
+    let shard = Shard::parse(text)?;
     let (folder, run) = crate::app::pipeline::journal::read_back(dir)?;
     let mut written = Vec::new();
     for name in &run.arms {

@@ -80,6 +80,21 @@ pub(super) fn unseal(me: &Me, text: &str) -> Option<(Sealed, ToAgent)> {
     }
 }
 
+/// Why an agent refuses work handed to it (it says so and goes on waiting).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(super) enum Refusal {
+    #[error("it served that run already (a replay)")]
+    Served,
+    #[error("the run does not hold this agent's lease")]
+    NotLeased,
+    /// Handed out so many µs ago (or ahead) on the coordinator's clock.
+    #[error(
+        "handed out {:.0} s ago on the coordinator's clock (a replay)",
+        *.age_us as f64 / 1e6
+    )]
+    Stale { age_us: i64 },
+}
+
 /// Whether to do `work`: a run it has not served (`fresh`), handed out
 /// recently on the coordinator's clock, by the controller that leased it.
 pub(super) async fn accept(
@@ -88,9 +103,9 @@ pub(super) async fn accept(
     work: &Work,
     fresh: bool,
     url: &str,
-) -> Result<Result<(), String>, DistributedError> {
+) -> Result<Result<(), Refusal>, DistributedError> {
     if !fresh {
-        return Ok(Err("it served that run already (a replay)".into()));
+        return Ok(Err(Refusal::Served));
     }
     let now = link::time(conn)
         .await
@@ -100,12 +115,11 @@ pub(super) async fn accept(
         .await
         .map_err(|e| link::failed(url, "reading its lease", e))?;
     Ok(if lease.as_deref() != Some(work.run.as_str()) {
-        Err("the run does not hold this agent's lease".into())
+        Err(Refusal::NotLeased)
     } else if (now - work.issued_us).abs() > protocol::WORK_FRESH_US {
-        Err(format!(
-            "handed out {:.0} s ago on the coordinator's clock (a replay)",
-            (now - work.issued_us) as f64 / 1e6
-        ))
+        Err(Refusal::Stale {
+            age_us: now - work.issued_us,
+        })
     } else {
         Ok(())
     })

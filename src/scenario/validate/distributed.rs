@@ -29,7 +29,7 @@ pub(super) fn distributed(
         None => return Err(src.at(raw, "[distributed] needs agents, e.g. agents = 3")),
     };
     let coordinator = match &d.coordinator {
-        Some(u) => Some(coordinator(u.get_ref()).map_err(|m| src.at(u, m))?),
+        Some(u) => Some(coordinator(u.get_ref()).map_err(|e| src.at(u, e.to_string()))?),
         None => None,
     };
     let wait = match &d.wait {
@@ -48,15 +48,23 @@ pub(super) fn distributed(
     })
 }
 
+/// What is wrong with a coordinator's URL; `shown` is the URL with its
+/// password hidden.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CoordinatorError {
+    #[error("coordinator {shown:?}: expected a url like \"redis://127.0.0.1:6379\"")]
+    NotRedisScheme { shown: String },
+    #[error("coordinator {shown:?}: not a Redis URL")]
+    NotRedisUrl { shown: String },
+}
+
 /// A coordinator's URL, or what is wrong with it (its password hidden).
-pub(crate) fn coordinator(url: &str) -> std::result::Result<String, String> {
+pub(crate) fn coordinator(url: &str) -> std::result::Result<String, CoordinatorError> {
     let shown = reference_api::redis_url::redact(url);
     if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Err(format!(
-            "coordinator {shown:?}: expected a url like \"redis://127.0.0.1:6379\""
-        ));
+        return Err(CoordinatorError::NotRedisScheme { shown });
     }
     redis::Client::open(url)
         .map(|_| url.to_string())
-        .map_err(|_| format!("coordinator {shown:?}: not a Redis URL"))
+        .map_err(|_| CoordinatorError::NotRedisUrl { shown })
 }

@@ -3,6 +3,7 @@
 //! a spoiled folder cannot overflow or divide by zero downstream.
 
 use super::arm::ArmRecord;
+use crate::store::error::Implausible;
 use reference_api::Policy;
 
 /// The most replicas a trace can tell apart (its replica field).
@@ -15,21 +16,26 @@ const EPOCH_BOUND_US: i64 = 32_503_680_000_000_000;
 impl ArmRecord {
     /// Whether every figure that sizes or shifts anything is one a run of
     /// rlbench could have written; why not, in words.
-    pub(crate) fn plausible(&self) -> Result<(), String> {
-        let within = |what: &str, v: i64, lo: i64, hi: i64| {
+    pub(crate) fn plausible(&self) -> Result<(), Implausible> {
+        let within = |what: &'static str, value: i64, lo: i64, hi: i64| {
             (lo..=hi)
-                .contains(&v)
+                .contains(&value)
                 .then_some(())
-                .ok_or_else(|| format!("{what} {v} is outside {lo}..={hi}"))
+                .ok_or(Implausible::Outside {
+                    what,
+                    value,
+                    lo,
+                    hi,
+                })
         };
         if self.replicas > MAX_REPLICAS {
-            return Err(format!(
-                "replicas {} is more than a trace can tell apart ({MAX_REPLICAS})",
-                self.replicas
-            ));
+            return Err(Implausible::Replicas {
+                replicas: self.replicas,
+                most: MAX_REPLICAS,
+            });
         }
         if self.witnesses > 100_000 {
-            return Err(format!("witnesses {} is more than 100000", self.witnesses));
+            return Err(Implausible::Witnesses(self.witnesses));
         }
         within(
             "epoch_offset_us",
@@ -64,7 +70,7 @@ impl ArmRecord {
             within("declared_clock_rate_ppm", p, 0, 1_000_000)?;
         }
         if self.agents.len() > 256 {
-            return Err(format!("{} agents is more than 256", self.agents.len()));
+            return Err(Implausible::Agents(self.agents.len()));
         }
         for a in &self.agents {
             within("an agent's uncertainty_us", a.uncertainty_us, 0, DAY_US)?;
@@ -75,16 +81,19 @@ impl ArmRecord {
                 DAY_US * 365,
             )?;
             if a.of == 0 || a.of > 256 || a.segment >= a.of {
-                return Err(format!("an agent's segment {} of {}", a.segment, a.of));
+                return Err(Implausible::Segment {
+                    segment: a.segment,
+                    of: a.of,
+                });
             }
         }
         if !(self.send_window_s.is_finite()
             && (0.0..=86_400.0 * 365.0).contains(&self.send_window_s))
         {
-            return Err(format!("send_window_s {} is no run's", self.send_window_s));
+            return Err(Implausible::SendWindow(self.send_window_s));
         }
         if !(self.target_rps.is_finite() && self.target_rps >= 0.0) {
-            return Err(format!("target_rps {} is no run's", self.target_rps));
+            return Err(Implausible::TargetRps(self.target_rps));
         }
         if let Some(p) = &self.policy {
             plausible_policy(p)?;
@@ -102,18 +111,27 @@ const MAX_POLICY_US: u64 = 10 * 365 * DAY_US as u64;
 /// a capacity or a burst from 0) to `u32::MAX`, windows and periods from
 /// 1 µs to ten years — so the verifier's sums cannot overflow or divide by
 /// zero on a record read back.
-fn plausible_policy(p: &Policy) -> Result<(), String> {
-    let count = |what: &str, v: u64, lo: u64| {
+fn plausible_policy(p: &Policy) -> Result<(), Implausible> {
+    let count = |what: &'static str, value: u64, lo: u64| {
         (lo..=MAX_POLICY_COUNT)
-            .contains(&v)
+            .contains(&value)
             .then_some(())
-            .ok_or_else(|| format!("the policy's {what} {v} is outside {lo}..={MAX_POLICY_COUNT}"))
+            .ok_or(Implausible::PolicyCount {
+                what,
+                value,
+                lo,
+                hi: MAX_POLICY_COUNT,
+            })
     };
-    let span = |what: &str, v: u64| {
+    let span = |what: &'static str, value: u64| {
         (1..=MAX_POLICY_US)
-            .contains(&v)
+            .contains(&value)
             .then_some(())
-            .ok_or_else(|| format!("the policy's {what} {v} µs is outside 1..={MAX_POLICY_US}"))
+            .ok_or(Implausible::PolicySpan {
+                what,
+                value,
+                hi: MAX_POLICY_US,
+            })
     };
     match *p {
         Policy::SlidingLog { limit, window_us }
