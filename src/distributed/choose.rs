@@ -178,6 +178,7 @@ pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, Mis
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::distributed::seal::Header;
 
     fn agent(name: &str, index: Option<(usize, usize)>) -> Registration {
         Registration {
@@ -203,12 +204,14 @@ mod tests {
             let body = serde_json::to_string(r).unwrap();
             serde_json::to_string(&Sealed::new(
                 token,
-                "",
-                from,
-                "",
-                1,
-                r.beat_us,
-                "registration",
+                &Header {
+                    run: "",
+                    from,
+                    to: "",
+                    seq: 1,
+                    at_us: r.beat_us,
+                    kind: "registration",
+                },
                 body,
             ))
             .unwrap()

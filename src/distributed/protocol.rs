@@ -131,35 +131,17 @@ pub(crate) struct Sealed {
 }
 
 impl Sealed {
-    /// `body` signed by `token`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        token: &Token,
-        run: &str,
-        from: &str,
-        to: &str,
-        seq: u64,
-        at_us: i64,
-        kind: &str,
-        body: String,
-    ) -> Sealed {
-        let h = Header {
-            run,
-            from,
-            to,
-            seq,
-            at_us,
-            kind,
-        };
+    /// `body` under header `h`, signed by `token`.
+    pub(crate) fn new(token: &Token, h: &Header<'_>, body: String) -> Sealed {
         Sealed {
             v: super::seal::VERSION,
-            mac: token.sign(&h, body.as_bytes()),
-            run: run.to_string(),
-            from: from.to_string(),
-            to: to.to_string(),
-            seq,
-            at_us,
-            kind: kind.to_string(),
+            mac: token.sign(h, body.as_bytes()),
+            run: h.run.to_string(),
+            from: h.from.to_string(),
+            to: h.to.to_string(),
+            seq: h.seq,
+            at_us: h.at_us,
+            kind: h.kind.to_string(),
             body,
         }
     }

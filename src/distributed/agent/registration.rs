@@ -3,6 +3,7 @@
 
 use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, Sealed};
+use crate::distributed::seal::Header;
 use crate::distributed::voice::Me;
 use crate::error::Error;
 
@@ -61,12 +62,14 @@ pub(super) async fn beat(
     let details = serde_json::to_string(&me.reg).unwrap_or_default();
     let sealed = Sealed::new(
         &me.token,
-        "",
-        &me.reg.name,
-        "",
-        me.beats,
-        now,
-        "registration",
+        &Header {
+            run: "",
+            from: &me.reg.name,
+            to: "",
+            seq: me.beats,
+            at_us: now,
+            kind: "registration",
+        },
         details,
     );
     let name = &me.reg.name;

@@ -7,7 +7,7 @@ use super::lease::{beat, keep_lease, lease_all};
 use crate::distributed::choose::{choose, live_agents, Chosen};
 use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, Registration, Sealed, ToAgent};
-use crate::distributed::seal::{Seen, Token};
+use crate::distributed::seal::{Header, Seen, Token};
 use crate::distributed::streams::Check;
 use crate::error::Error;
 use crate::interrupt::Interrupt;
@@ -237,12 +237,14 @@ impl Controller {
         };
         let sealed = Sealed::new(
             &self.token,
-            &self.run,
-            protocol::CONTROLLER,
-            agent,
-            self.seq,
-            now,
-            kind,
+            &Header {
+                run: &self.run,
+                from: protocol::CONTROLLER,
+                to: agent,
+                seq: self.seq,
+                at_us: now,
+                kind,
+            },
             serde_json::to_string(message).unwrap_or_default(),
         );
         let inbox = match message {

@@ -5,7 +5,7 @@
 use crate::distributed::choose::Chosen;
 use crate::distributed::link;
 use crate::distributed::protocol::{self, Beat, Sealed};
-use crate::distributed::seal::Token;
+use crate::distributed::seal::{Header, Token};
 use crate::error::Error;
 use std::time::Duration;
 
@@ -85,7 +85,18 @@ pub(super) async fn beat(mut conn: link::Conn, token: Token, run: String, agents
         };
         n += 1;
         let body = serde_json::to_string(&Beat { at_us: now }).unwrap_or_default();
-        let sealed = Sealed::new(&token, &run, protocol::CONTROLLER, "", n, now, "beat", body);
+        let sealed = Sealed::new(
+            &token,
+            &Header {
+                run: &run,
+                from: protocol::CONTROLLER,
+                to: "",
+                seq: n,
+                at_us: now,
+                kind: "beat",
+            },
+            body,
+        );
         let _: redis::RedisResult<()> = redis::cmd("SET")
             .arg(protocol::beat(&run))
             .arg(serde_json::to_string(&sealed).unwrap_or_default())
