@@ -7,8 +7,9 @@
 //! target it has or its `seq` (its index) — and its own connections.
 //!
 //! Within a lane nothing crosses threads per request: a precise timer
-//! (`timer`) wakes the lane's pacer at each due time, which hands the
-//! request to a parked long-lived connection task of its target, or queues
+//! (`timer`) wakes the lane's pacer at each due time (at most once per
+//! `tuning::GRAIN`, sending together what falls due within it), which hands
+//! the request to a parked long-lived connection task of its target, or queues
 //! it for the next one free (its lag, and so its latency, counting from
 //! its intended time). A lane opens connections as its queue needs them
 //! (see `Lane::grow`), never more than its share of `max_in_flight`, and

@@ -15,6 +15,7 @@ mod cluster;
 mod cluster_failover;
 mod columns;
 mod compare;
+mod connections;
 mod crash;
 mod damaged;
 mod deployment;

@@ -9,7 +9,7 @@ use super::job::{Job, Slot};
 use super::pool::Pool;
 use super::scout::Scout;
 use super::shared::{Outcome, Shared};
-use super::tuning::{FLUSH_BEFORE_WAIT, LOOKAHEAD, TICK};
+use super::tuning::{FLUSH_BEFORE_WAIT, GRAIN, IDLE, TICK};
 use crate::events::{Event, BATCH};
 use crate::load::pick::Picker;
 use crate::load::retry::{pause, Attempts};
@@ -102,6 +102,10 @@ impl Lane {
         let (mut scheduled, mut interrupted) = (0, false);
         let mut not_sent = crate::store::records::NotSent::default();
         let mut schedule = schedule.enumerate();
+        // When the pacer last woke: it sleeps at least a grain past it.
+        let mut woke = std::time::Instant::now();
+        // When idle connections were last closed.
+        let mut swept = woke;
         'schedule: for (index, intended) in schedule.by_ref() {
             // Every lane draws every pick, so each request's key and target
             // are the same however the schedule is split.
@@ -121,19 +125,24 @@ impl Lane {
                 }
                 let now = std::time::Instant::now();
                 scout.advance(
-                    now.saturating_duration_since(start) + LOOKAHEAD,
+                    now.saturating_duration_since(start),
                     s.segment,
                     s.lanes,
                     self.index,
                 );
                 self.prepare(&scout);
+                if now >= swept + IDLE / 4 {
+                    self.retire_idle(now);
+                    swept = now;
+                }
                 if now >= due {
                     break;
                 }
                 if due - now >= FLUSH_BEFORE_WAIT {
                     self.flush().await;
                 }
-                timer.sleep_until(due, TICK).await;
+                timer.sleep_until(due.max(woke + GRAIN), TICK).await;
+                woke = std::time::Instant::now();
             }
             if !self.room().await {
                 interrupted = s.stop.load(Ordering::Relaxed);

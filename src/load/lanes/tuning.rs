@@ -6,8 +6,28 @@ use std::time::Duration;
 /// Longest single wait of the pacer: how quickly it sees a stop.
 pub(crate) const TICK: Duration = Duration::from_millis(5);
 
+/// The pacer wakes at most once per grain: requests closer together than
+/// that leave together, each at most a grain late (its lag, counted in its
+/// latency). A wake per request — a timer armed, an `epoll_wait` slept and
+/// woken — cost a lane twice the CPU at 30,000 requests/s on two cores,
+/// and a lane short of CPU is late by tens of milliseconds instead
+/// (BENCHMARKS.md, "The open loop's tail"). Slower schedules, whose
+/// requests are further apart than this, are not touched.
+pub(crate) const GRAIN: Duration = Duration::from_micros(250);
+
 /// Connections per target a lane opens as soon as requests queue.
 pub(crate) const FLOOR: usize = 16;
+
+/// Past the floor a target's connections grow to at most this many times
+/// the requests its lane has in flight at once — its coming rate times its
+/// service time (Little's law) — above the floor: room for a stall's
+/// backlog to drain, and no more. A lane short of CPU drains no faster
+/// with more, and a burst of new connections can overflow the target's
+/// listen queue (a dropped SYN costs its request a second).
+pub(crate) const HEADROOM: f64 = 4.0;
+
+/// A connection idle this long is closed, down to the floor.
+pub(crate) const IDLE: Duration = Duration::from_secs(1);
 
 /// Past the floor: how long the oldest queued request must have waited,
 /// and how long since the last connection was added, before another.

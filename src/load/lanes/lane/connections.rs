@@ -1,22 +1,25 @@
 //! A lane's connection tasks: opened as its queues need them (the growth
 //! rule) or ahead of a burst the scout sees, each taking the oldest queued
-//! request of its target, sending it, and going on.
+//! request of its target, sending it, and going on; closed when they sat
+//! idle for `tuning::IDLE`, down to the floor.
 
 use super::Lane;
 use crate::events::{Event, BATCH};
 use crate::load::connection::Dedicated;
 use crate::load::lanes::job::{Job, Slot};
-use crate::load::lanes::scout::Scout;
-use crate::load::lanes::tuning::{FLOOR, GROW_AFTER};
+use crate::load::lanes::scout::{Ready, Scout};
+use crate::load::lanes::tuning::{FLOOR, GROW_AFTER, IDLE, LOOKAHEAD};
 use std::rc::Rc;
 use std::sync::Arc;
 use tokio::time::Instant;
 
 impl Lane {
     /// Opens a connection to `target` when its queue needs one: freely up
-    /// to [`FLOOR`]; past it at most one per [`GROW_AFTER`], and only while
-    /// the oldest queued request has waited that long *and* the target's
-    /// answers take about as long as they ever did. Answers that slow down
+    /// to [`FLOOR`]; past it at most one per [`GROW_AFTER`], up to the
+    /// pool's cap (its coming rate times its service time, with headroom:
+    /// `Pool::expect`), and only while the oldest queued request has
+    /// waited that long *and* the target's answers take about as long as
+    /// they ever did. Answers that slow down
     /// mean requests queue somewhere — in a saturated target or in this
     /// lane short of CPU — and more connections would only deepen that
     /// queue (a few hundred of them cost a lane a third of its rate); a
@@ -37,6 +40,7 @@ impl Lane {
             waited.saturating_sub(oldest) >= GROW_AFTER.as_micros() as u64
                 && now - pool.grown >= GROW_AFTER
                 && pool.unhurried()
+                && pool.open < pool.cap
         };
         if needed {
             pool.open += 1;
@@ -53,11 +57,17 @@ impl Lane {
     /// times instead of waiting for handshakes and for the growth rule.
     pub(super) fn prepare(self: &Rc<Self>, scout: &Scout) {
         for target in 0..scout.per_target.len() {
-            let want = scout.ready(target);
+            self.open.borrow_mut()[target].expect(scout.coming(target), LOOKAHEAD);
+            let ready = scout.ready(target);
             loop {
-                let idle = self.idle.borrow()[target].len();
-                let opening = self.open.borrow()[target].opening;
-                if idle + opening >= want || self.connections.get() >= self.shared.connections {
+                let (have, want) = match ready {
+                    Ready::Parked(want) => {
+                        let idle = self.idle.borrow()[target].len();
+                        (idle + self.open.borrow()[target].opening, want)
+                    }
+                    Ready::Open(want) => (self.open.borrow()[target].open, want),
+                };
+                if have >= want || self.connections.get() >= self.shared.connections {
                     break;
                 }
                 let mut pools = self.open.borrow_mut();
@@ -68,6 +78,30 @@ impl Lane {
                 self.connections.set(self.connections.get() + 1);
                 tokio::task::spawn_local(self.clone().connection_ready(target));
             }
+        }
+    }
+
+    /// Closes the connections that sat idle for [`IDLE`], down to the
+    /// floor per target: the longest parked first (the idle list is used
+    /// from its end).
+    pub(super) fn retire_idle(&self, now: std::time::Instant) {
+        let Some(before) = now.checked_sub(IDLE) else {
+            return;
+        };
+        let mut idle = self.idle.borrow_mut();
+        let mut pools = self.open.borrow_mut();
+        for (parked, pool) in idle.iter_mut().zip(pools.iter_mut()) {
+            let spare = pool.open.saturating_sub(FLOOR);
+            let stale = parked
+                .iter()
+                .take(spare)
+                .take_while(|slot| slot.idle_since(before))
+                .count();
+            for slot in parked.drain(..stale) {
+                slot.retire();
+            }
+            pool.open -= stale;
+            self.connections.set(self.connections.get() - stale);
         }
     }
 
@@ -109,8 +143,13 @@ impl Lane {
             let job = match next {
                 Some(job) => job,
                 None => {
+                    slot.park(std::time::Instant::now());
                     self.idle.borrow_mut()[target].push(slot.clone());
-                    slot.next().await
+                    match slot.next().await {
+                        Some(job) => job,
+                        // Retired (`retire_idle`): counted out there.
+                        None => return,
+                    }
                 }
             };
             self.exchange(&mut connection, job).await;
