@@ -4,7 +4,11 @@
 # replicas driven closed-loop by `rlbench attack --concurrency 64` (10,000
 # customers), against `redis-benchmark -c 64` running EVALSHA of the same
 # script (lua/prelude.lua + lua/token_bucket.lua) on the same Redis, in
-# alternating rounds; prints the medians and the ratio (goal >= 0.8).
+# alternating rounds; prints the medians and the ratio (goal >= 0.8), and
+# the CPU each side costs Redis per call (redis-server's own user + system
+# time). Then the same stack on a Redis Cluster of 3 masters that rlbench
+# starts itself: its decisions/s (redis-benchmark cannot join it: rlbench's
+# Redis has a per-run password it never shows).
 # usage: scripts/bench-redis.sh [ROUND] [ROUNDS]   (default 10s, 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,26 +85,64 @@ sha=$(redis-cli -p "$redis_port" SCRIPT LOAD "$script")
 replica_pids=$(pgrep -P "$serve_pid" -f ' replica ' | tr '\n' ' ')
 tick=$(getconf CLK_TCK)
 replica_cpu() { local t=0 p; for p in $replica_pids; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+redis_cpu() { awk '{print $14 + $15}' "/proc/$redis_pid/stat"; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 secs=${round%s}
 echo "== the Redis path: 2 redis_lua replicas (token bucket) vs redis-benchmark EVALSHA, 64 connections, $round rounds =="
 r_all=() ; b_all=() ; u_all=()
+d_all=() ; e_all=()
+per_call() { awk -v c="$1" -v t="$tick" -v n="$2" 'BEGIN { if (n > 0) printf "%.0f", c / t * 1e6 / n; else print "-" }'; }
 for i in $(seq "$rounds"); do
-  c0=$(replica_cpu)
+  c0=$(replica_cpu); d0=$(redis_cpu)
   r=$("$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
     --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
     sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p')
-  c1=$(replica_cpu)
+  c1=$(replica_cpu); d1=$(redis_cpu)
+  d=$(per_call "$((d1 - d0))" "$(awk -v r="${r:-0}" -v s="$secs" 'BEGIN { print r * s }')")
   us=$(awk -v c="$((c1 - c0))" -v t="$tick" -v r="${r:-0}" -v s="$secs" 'BEGIN { if (r > 0) printf "%.0f", c / t * 1e6 / (r * s); else print "-" }')
   # As many calls as the round lasts at ~60k/s, then its own rate.
+  e0=$(redis_cpu)
   b=$(redis-benchmark -p "$redis_port" -c 64 -n $((secs * 60000)) -r 10000 -q \
     EVALSHA "$sha" 1 "bench:{__rand_int__}" 1000000 1000000 "" 1000000 |
     tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
-  echo "round $i: rlbench decisions/s ${r:-?} (replicas' CPU ${us} us/decision)  redis-benchmark EVALSHA/s ${b:-?}  ratio $(ratio "${r:-0}" "${b:-0}")"
-  r_all+=("${r:-0}"); b_all+=("${b:-0}"); u_all+=("$us")
+  e1=$(redis_cpu)
+  e=$(per_call "$((e1 - e0))" "$((secs * 60000))")
+  echo "round $i: rlbench decisions/s ${r:-?} (replicas' CPU ${us} us/decision, Redis' ${d} us)  redis-benchmark EVALSHA/s ${b:-?} (Redis' CPU ${e} us/call)  ratio $(ratio "${r:-0}" "${b:-0}")"
+  r_all+=("${r:-0}"); b_all+=("${b:-0}"); u_all+=("$us"); d_all+=("$d"); e_all+=("$e")
 done
 rm=$(printf '%s\n' "${r_all[@]}" | median)
 bm=$(printf '%s\n' "${b_all[@]}" | median)
 um=$(printf '%s\n' "${u_all[@]}" | median)
-echo "median: rlbench $rm decisions/s, redis-benchmark $bm EVALSHA/s, ratio $(ratio "$rm" "$bm") (goal >= 0.8); replicas' CPU $um us/decision"
+dm=$(printf '%s\n' "${d_all[@]}" | median)
+em=$(printf '%s\n' "${e_all[@]}" | median)
+echo "median: rlbench $rm decisions/s, redis-benchmark $bm EVALSHA/s, ratio $(ratio "$rm" "$bm") (goal >= 0.8); replicas' CPU $um us/decision; Redis' CPU $dm us/decision vs $em us/EVALSHA"
+kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+serve_pid=""
+
+# --- the same stack on a Redis Cluster of 3 masters ---------------------------
+sed -e 's/^url = .*/topology = "cluster"\nmasters = 3/' -e 's/^name = .*/name = "bench-redis-cluster"/' \
+  "$work/stack.toml" >"$work/cluster.toml"
+"$bin" serve "$work/cluster.toml" >"$work/cluster.out" 2>&1 &
+serve_pid=$!
+for _ in $(seq 300); do
+  [[ $(grep -c 'http://' "$work/cluster.out") -ge 2 ]] && break
+  sleep 0.1
+done
+mapfile -t replicas < <(grep -o 'http://127[0-9.:]*' "$work/cluster.out")
+[[ ${#replicas[@]} -eq 2 ]] || {
+  echo "bench-redis: the cluster stack did not start" >&2
+  cat "$work/cluster.out" >&2
+  exit 3
+}
+echo "== the same, on a Redis Cluster of 3 masters (rlbench's own), $round rounds =="
+k_all=()
+for i in $(seq "$rounds"); do
+  k=$("$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
+    --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
+    sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p')
+  echo "round $i: rlbench decisions/s ${k:-?}"
+  k_all+=("${k:-0}")
+done
+km=$(printf '%s\n' "${k_all[@]}" | median)
+echo "median: rlbench on the cluster $km decisions/s ($(ratio "$km" "$rm") of one node's)"
