@@ -11,9 +11,11 @@ pub(crate) const TICK: Duration = Duration::from_millis(5);
 /// latency). A wake per request — a timer armed, an `epoll_wait` slept and
 /// woken — cost a lane twice the CPU at 30,000 requests/s on two cores,
 /// and a lane short of CPU is late by tens of milliseconds instead
-/// (BENCHMARKS.md, "The open loop's tail"). Slower schedules, whose
-/// requests are further apart than this, are not touched.
-pub(crate) const GRAIN: Duration = Duration::from_micros(250);
+/// (BENCHMARKS.md, "The open loop's tail": 250 µs, 500 µs and 1 ms were
+/// tried in alternating rounds; 500 µs had the lowest p99 at 30k and 40k
+/// for a p50 still a third of oha's). Slower schedules, whose requests are
+/// further apart than this, are not touched.
+pub(crate) const GRAIN: Duration = Duration::from_micros(500);
 
 /// Connections per target a lane opens as soon as requests queue.
 pub(crate) const FLOOR: usize = 16;
