@@ -28,6 +28,14 @@ pub(crate) const FLOOR: usize = 16;
 /// listen queue (a dropped SYN costs its request a second).
 pub(crate) const HEADROOM: f64 = 4.0;
 
+/// Up to this many connections per target a lane grows (within the cap)
+/// even when answers have slowed: on a machine whose cores the target
+/// shares, every round trip slows under load, and without them a target
+/// that could answer 50,000 requests/s got 32 connections' worth. Past
+/// it, only while answers take what they always did: a saturated target
+/// only queues more behind more connections.
+pub(crate) const FREE_UP_TO: usize = 64;
+
 /// A connection idle this long is closed, down to the floor.
 pub(crate) const IDLE: Duration = Duration::from_secs(1);
 

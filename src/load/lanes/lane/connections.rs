@@ -8,7 +8,7 @@ use crate::events::{Event, BATCH};
 use crate::load::connection::Dedicated;
 use crate::load::lanes::job::{Job, Slot};
 use crate::load::lanes::scout::{Ready, Scout};
-use crate::load::lanes::tuning::{FLOOR, GROW_AFTER, IDLE, LOOKAHEAD};
+use crate::load::lanes::tuning::{FLOOR, FREE_UP_TO, GROW_AFTER, IDLE, LOOKAHEAD};
 use std::rc::Rc;
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -18,8 +18,8 @@ impl Lane {
     /// to [`FLOOR`]; past it at most one per [`GROW_AFTER`], up to the
     /// pool's cap (its coming rate times its service time, with headroom:
     /// `Pool::expect`), and only while the oldest queued request has
-    /// waited that long *and* the target's answers take about as long as
-    /// they ever did. Answers that slow down
+    /// waited that long — and, past [`FREE_UP_TO`], while the target's
+    /// answers take about as long as they ever did. Answers that slow down
     /// mean requests queue somewhere — in a saturated target or in this
     /// lane short of CPU — and more connections would only deepen that
     /// queue (a few hundred of them cost a lane a third of its rate); a
@@ -39,7 +39,7 @@ impl Lane {
             let waited = (now - self.shared.start).as_micros() as u64;
             waited.saturating_sub(oldest) >= GROW_AFTER.as_micros() as u64
                 && now - pool.grown >= GROW_AFTER
-                && pool.unhurried()
+                && (pool.open < FREE_UP_TO || pool.unhurried())
                 && pool.open < pool.cap
         };
         if needed {
