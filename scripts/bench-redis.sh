@@ -66,18 +66,29 @@ rate = 1
 name = "bucket"
 mode = "redis_lua"
 EOF
-"$bin" serve "$work/stack.toml" >"$work/serve.out" 2>&1 &
-serve_pid=$!
-for _ in $(seq 100); do
-  grep -q 'http://' "$work/serve.out" && break
-  sleep 0.1
-done
-mapfile -t replicas < <(grep -o 'http://127[0-9.:]*' "$work/serve.out")
-[[ ${#replicas[@]} -eq 2 ]] || {
-  echo "bench-redis: the stack did not start" >&2
-  cat "$work/serve.out" >&2
-  exit 3
+# Serves the stack of scenario $1 (its replicas' lines in $2); sets
+# serve_pid and replicas.
+serve_stack() {
+  "$bin" serve "$1" >"$2" 2>&1 &
+  serve_pid=$!
+  for _ in $(seq 300); do
+    [[ $(grep -c 'http://' "$2") -ge 2 ]] && break
+    sleep 0.1
+  done
+  mapfile -t replicas < <(grep -o 'http://127[0-9.:]*' "$2")
+  [[ ${#replicas[@]} -eq 2 ]] || {
+    echo "bench-redis: the stack of $1 did not start" >&2
+    cat "$2" >&2
+    exit 3
+  }
 }
+# Decisions/s of one closed-loop round against both replicas.
+decisions() {
+  "$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
+    --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
+    sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p'
+}
+serve_stack "$work/stack.toml" "$work/serve.out"
 script=$(cat lua/prelude.lua lua/token_bucket.lua)
 sha=$(redis-cli -p "$redis_port" SCRIPT LOAD "$script")
 # The replicas' own CPU (user + system, from /proc) per decision: steadier
@@ -95,9 +106,7 @@ d_all=() ; e_all=()
 per_call() { awk -v c="$1" -v t="$tick" -v n="$2" 'BEGIN { if (n > 0) printf "%.0f", c / t * 1e6 / n; else print "-" }'; }
 for i in $(seq "$rounds"); do
   c0=$(replica_cpu); d0=$(redis_cpu)
-  r=$("$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
-    --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
-    sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p')
+  r=$(decisions)
   c1=$(replica_cpu); d1=$(redis_cpu)
   d=$(per_call "$((d1 - d0))" "$(awk -v r="${r:-0}" -v s="$secs" 'BEGIN { print r * s }')")
   us=$(awk -v c="$((c1 - c0))" -v t="$tick" -v r="${r:-0}" -v s="$secs" 'BEGIN { if (r > 0) printf "%.0f", c / t * 1e6 / (r * s); else print "-" }')
@@ -123,24 +132,11 @@ serve_pid=""
 # --- the same stack on a Redis Cluster of 3 masters ---------------------------
 sed -e 's/^url = .*/topology = "cluster"\nmasters = 3/' -e 's/^name = .*/name = "bench-redis-cluster"/' \
   "$work/stack.toml" >"$work/cluster.toml"
-"$bin" serve "$work/cluster.toml" >"$work/cluster.out" 2>&1 &
-serve_pid=$!
-for _ in $(seq 300); do
-  [[ $(grep -c 'http://' "$work/cluster.out") -ge 2 ]] && break
-  sleep 0.1
-done
-mapfile -t replicas < <(grep -o 'http://127[0-9.:]*' "$work/cluster.out")
-[[ ${#replicas[@]} -eq 2 ]] || {
-  echo "bench-redis: the cluster stack did not start" >&2
-  cat "$work/cluster.out" >&2
-  exit 3
-}
+serve_stack "$work/cluster.toml" "$work/cluster.out"
 echo "== the same, on a Redis Cluster of 3 masters (rlbench's own), $round rounds =="
 k_all=()
 for i in $(seq "$rounds"); do
-  k=$("$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
-    --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
-    sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p')
+  k=$(decisions)
   echo "round $i: rlbench decisions/s ${k:-?}"
   k_all+=("${k:-0}")
 done
