@@ -1,18 +1,20 @@
 //! One key's requests as kept from the trace's read until the verifier
 //! reads them: 20 bytes a request (`Compact`) with its `seq` in 4 when it
 //! fits (every first attempt of a schedule under 4 G requests) and the
-//! spare capacity its answer advertised, in one vector: the read appends
-//! to a thousand keys' vectors at random, and each more vector a key kept
+//! spare capacity its answer advertised, in one list: the read appends
+//! to a thousand keys' lists at random, and each more list a key kept
 //! (seqs, witnesses apart) was one more cache miss a request — at 100 M
-//! requests the appends were the read's largest cost. Vectors grow by
-//! half, not double, so a long run's traces take little more than their
-//! contents: at 6 M requests, doubling left ~70% of the space unused.
-//! Growing by a quarter measured slower and, with more blocks left
-//! behind, no smaller.
+//! requests the appends were the read's largest cost. Lists grow by half,
+//! not double, so a long run's traces take little more than their
+//! contents (at 6 M requests, doubling left ~70% of the space unused), and
+//! in blocks that never move (`blocks`), so growing frees nothing.
+
+mod blocks;
 
 use crate::events::read::Record;
 use crate::events::{Event, Flaw, Outcome};
 use crate::verify::{Decided, Obs};
+use blocks::Blocks;
 
 /// Every key's name and trace, numbered as the trace numbers them, and
 /// whether each is judged here. Filled from the trace's batches on a
@@ -176,21 +178,13 @@ impl Compact {
 /// One key's requests.
 #[derive(Default)]
 pub(super) struct KeyTrace {
-    requests: Vec<Compact>,
+    requests: Blocks<Compact>,
     /// The seqs too wide for a `Compact`: (index, seq).
     wide: Vec<(u32, u64)>,
 }
 
 /// A seq kept in `wide`.
 const WIDE: u32 = u32::MAX;
-
-/// Pushes with room for half as many more when full (at least 16).
-fn push<T>(v: &mut Vec<T>, value: T) {
-    if v.len() == v.capacity() {
-        v.reserve_exact((v.len() / 2).max(16));
-    }
-    v.push(value);
-}
 
 impl KeyTrace {
     /// Keeps `e`, its `[sent, done]` widened by `widen_us` each way (the
@@ -204,21 +198,18 @@ impl KeyTrace {
         let seq = match u32::try_from(e.seq).ok().filter(|&s| s != WIDE) {
             Some(seq) => seq,
             None => {
-                push(&mut self.wide, (index, e.seq));
+                self.wide.push((index, e.seq));
                 WIDE
             }
         };
-        push(
-            &mut self.requests,
-            Compact::new(
-                e.sent_us as i64 - widen_us,
-                e.done_us.saturating_sub(e.sent_us) + 2 * widen_us.max(0) as u64,
-                decided,
-                e.replica,
-                seq,
-                remaining,
-            ),
-        );
+        self.requests.push(Compact::new(
+            e.sent_us as i64 - widen_us,
+            e.done_us.saturating_sub(e.sent_us) + 2 * widen_us.max(0) as u64,
+            decided,
+            e.replica,
+            seq,
+            remaining,
+        ));
     }
 
     /// The answers that advertised spare capacity: (index, remaining > 0),
@@ -244,8 +235,8 @@ impl KeyTrace {
         self.requests.iter().map(|c| c.obs()).collect()
     }
 
-    fn seq(&self, index: usize) -> u64 {
-        match self.requests[index].seq {
+    fn seq(&self, index: usize, c: Compact) -> u64 {
+        match c.seq {
             WIDE => self
                 .wide
                 .binary_search_by_key(&(index as u32), |&(i, _)| i)
@@ -257,11 +248,11 @@ impl KeyTrace {
     /// The requests with their seq and replica, for the witnesses.
     pub(super) fn named(&self, obs: &[Obs]) -> Vec<crate::analyze::witnesses::Named> {
         obs.iter()
-            .zip(&self.requests)
+            .zip(self.requests.iter())
             .enumerate()
-            .map(|(i, (&obs, c))| crate::analyze::witnesses::Named {
+            .map(|(i, (&obs, &c))| crate::analyze::witnesses::Named {
                 obs,
-                seq: self.seq(i),
+                seq: self.seq(i, c),
                 replica: c.replica(),
             })
             .collect()
@@ -305,12 +296,6 @@ mod tests {
         assert_eq!(back, seqs);
         assert!(named.iter().all(|n| n.replica == 2));
         assert_eq!((t.requests.len(), t.admitted()), (6, 6));
-        // Room grows by half: never twice the contents.
-        let mut v: Vec<u32> = Vec::new();
-        for _ in 0..10_000 {
-            push(&mut v, 1);
-        }
-        assert!(v.capacity() <= v.len() * 3 / 2 + 16);
     }
 
     #[test]
