@@ -99,7 +99,7 @@ fn read(input: &Input<'_>, tally: &mut Tally) -> Result<Keyed, EventsError> {
     };
     let (keys, agents, per_principal) = (input.keys, input.agents, input.per_principal);
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<Record>>>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<Record>>>(2);
         let keeper = scope.spawn(move || {
             let mut keyed = if per_principal {
                 Keyed::per_principal()

@@ -79,7 +79,7 @@ pub(crate) fn batches(
     check: Check,
 ) -> Result<impl Iterator<Item = Result<Vec<Record>, EventsError>>, EventsError> {
     let mut decoded = decode(path, check)?;
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<Record>, EventsError>>(8);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<Record>, EventsError>>(2);
     std::thread::spawn(move || loop {
         let mut batch = Vec::with_capacity(BATCH);
         let (more, failed) = match decoded.fill(&mut batch) {
