@@ -110,6 +110,7 @@ pub(crate) async fn run(
         retry: plan.retry.clone(),
         lanes,
         segment: plan.segment,
+        claims: Default::default(),
         tls: plan.tls.clone(),
         binds: match &plan.template.sources {
             Some(sources) => pick::key_names(plan.keys)

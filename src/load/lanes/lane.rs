@@ -99,28 +99,33 @@ impl Lane {
         .forging(s.forged);
         let schedule = Schedule::new(&s.shape, s.duration, s.seed, s.epoch_offset_us);
         let mut scout = Scout::new(&s);
-        let (mut scheduled, mut interrupted) = (0, false);
-        let mut not_sent = crate::store::records::NotSent::default();
+        let mut sent = 0;
         let mut schedule = schedule.enumerate();
         // When the pacer last woke: it sleeps at least a grain past it.
         let mut woke = std::time::Instant::now();
         // When idle connections were last closed.
         let mut swept = woke;
+        // Where the lane stopped walking, when it did before the end: the
+        // request it held and why.
+        let mut cut: Option<(usize, Duration, bool)> = None;
         'schedule: for (index, intended) in schedule.by_ref() {
             // Every lane draws every pick, so each request's key and target
-            // are the same however the schedule is split.
+            // are the same whichever lane sends it.
             let (key_index, target) = picker.pick_index(index as u64);
-            let key = picker.key(key_index);
-            let route = s.route(target, key_index);
-            if !s.segment.sends(index, intended, self.index, s.lanes) {
+            if !s.segment.holds(index, intended) || s.claims.taken(index) {
+                if s.claims.closed() {
+                    // Another lane stopped and counted the rest.
+                    break;
+                }
+                scout.passed(index);
                 continue;
             }
-            scheduled += 1;
+            let key = picker.key(key_index);
+            let route = s.route(target, key_index);
             let due = start + intended;
             loop {
                 if s.stop.load(Ordering::Relaxed) {
-                    interrupted = true;
-                    not_sent.stopped += 1;
+                    cut = Some((index, intended, true));
                     break 'schedule;
                 }
                 let now = std::time::Instant::now();
@@ -135,6 +140,11 @@ impl Lane {
                     self.retire_idle(now);
                     swept = now;
                 }
+                if s.claims.taken(index) {
+                    // Another lane was there first.
+                    scout.passed(index);
+                    continue 'schedule;
+                }
                 if now >= due {
                     break;
                 }
@@ -145,15 +155,14 @@ impl Lane {
                 woke = std::time::Instant::now();
             }
             if !self.room().await {
-                interrupted = s.stop.load(Ordering::Relaxed);
-                if interrupted {
-                    not_sent.stopped += 1;
-                } else {
-                    not_sent.behind += 1;
-                }
+                cut = Some((index, intended, s.stop.load(Ordering::Relaxed)));
                 break;
             }
             scout.passed(index);
+            if !s.claims.claim(index) {
+                continue;
+            }
+            sent += 1;
             self.submit(Job {
                 seq: index as u64,
                 key: key.to_string(),
@@ -168,17 +177,25 @@ impl Lane {
             });
         }
         let paced = s.start.elapsed();
-        // The rest of the lane's share was never handed out: counted, so
-        // that the schedule is always the scenario's.
-        let rest = schedule
-            .filter(|&(index, at)| s.segment.sends(index, at, self.index, s.lanes))
-            .count() as u64;
-        scheduled += rest;
-        if interrupted {
-            not_sent.stopped += rest;
-        } else {
-            not_sent.behind += rest;
+        // The rest of the schedule was never handed out: counted by the
+        // lane that stopped first, so that the schedule is always the
+        // scenario's.
+        let mut not_sent = crate::store::records::NotSent::default();
+        let mut interrupted = false;
+        if let Some((index, intended, stopped)) = cut {
+            let from = s.claims.close();
+            let rest = std::iter::once((index, intended))
+                .chain(schedule)
+                .filter(|&(i, at)| i >= from && s.segment.holds(i, at))
+                .count() as u64;
+            interrupted = stopped;
+            if stopped {
+                not_sent.stopped = rest;
+            } else {
+                not_sent.behind = rest;
+            }
         }
+        let scheduled = sent + not_sent.stopped + not_sent.behind;
         // Every request ends by its own timeout, and retries are due
         // before the run's end (or given up).
         let until = Instant::now() + s.timeout + Duration::from_secs(1);

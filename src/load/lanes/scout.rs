@@ -1,5 +1,7 @@
 //! The scout: the schedule walked ahead of the pacer, counting per target
-//! the lane's requests due soon, so connections are ready for a burst.
+//! the lane's requests due soon, so connections are ready for a burst. A
+//! lane's requests are those it will claim (`Claims`), which it cannot
+//! know ahead: the scout counts every `lanes`-th, its even share.
 
 use super::shared::Shared;
 use super::tuning::{FLOOR, LOOKAHEAD, MAX_READY};

@@ -9,7 +9,7 @@ use crate::load::request::Template;
 use crate::load::retry::Retry;
 use crate::load::schedule::Shape;
 use hyper::Uri;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub lanes: usize,
     /// This machine's share of the schedule, which its lanes split.
     pub segment: Segment,
+    /// Which of its requests a lane has taken.
+    pub claims: Claims,
     /// For `https://` targets.
     pub tls: Option<crate::load::tls::Client>,
     /// Per key index, the address its connections come from
@@ -84,6 +86,58 @@ impl Shared {
     }
 }
 
+/// Which requests of the schedule the lanes have taken. Every lane walks
+/// the whole schedule and sends a request when it is the first to claim
+/// it at its due time, so a lane held off its core (another thread on it,
+/// a page fault, a long answer to parse) leaves the requests falling due
+/// meanwhile to the others instead of sending them late: with a fixed
+/// share per lane, one lane's 20 ms off a core was 20 ms of lag for half
+/// the requests (BENCHMARKS.md, "The open loop's tail"). Requests are
+/// claimed in schedule order: `next` is one past the last claimed.
+#[derive(Default)]
+pub(crate) struct Claims {
+    next: AtomicUsize,
+}
+
+impl Claims {
+    /// Whether request `index` was claimed (or the claims closed).
+    pub(crate) fn taken(&self, index: usize) -> bool {
+        self.next.load(Ordering::Acquire) > index
+    }
+
+    /// Claims request `index` (with every earlier one not yet taken, which
+    /// the caller has passed over: not this machine's); false when another
+    /// lane took it or a later one first.
+    pub(crate) fn claim(&self, index: usize) -> bool {
+        let mut next = self.next.load(Ordering::Acquire);
+        loop {
+            if next > index {
+                return false;
+            }
+            match self.next.compare_exchange_weak(
+                next,
+                index + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => next = now,
+            }
+        }
+    }
+
+    /// No request is claimed from now on; the first one not taken (past
+    /// the schedule's end when another lane closed the claims first), for
+    /// the caller to count the rest as not sent.
+    pub(crate) fn close(&self) -> usize {
+        self.next.swap(usize::MAX, Ordering::AcqRel)
+    }
+
+    pub(crate) fn closed(&self) -> bool {
+        self.next.load(Ordering::Acquire) == usize::MAX
+    }
+}
+
 pub(crate) struct Outcome {
     /// The lane's share of the schedule, sent or not.
     pub scheduled: u64,
@@ -92,4 +146,68 @@ pub(crate) struct Outcome {
     pub interrupted: bool,
     /// When the lane's pacer finished, from trace time 0.
     pub paced: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Claims;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn one_lane_claims_in_order_and_closing_hands_back_the_rest() {
+        let c = Claims::default();
+        assert!(!c.taken(0));
+        assert!(c.claim(0));
+        assert!(c.taken(0) && !c.claim(0));
+        // 1 and 2 were not this machine's: passed over.
+        assert!(c.claim(3));
+        assert!(c.taken(2) && !c.claim(2));
+        assert!(!c.closed());
+        assert_eq!(c.close(), 4);
+        assert!(c.closed() && c.taken(4) && !c.claim(10));
+        // A second lane closing finds nothing left to count.
+        assert_eq!(c.close(), usize::MAX);
+    }
+
+    /// Lanes racing over the same schedule (every third request not this
+    /// machine's), one of them stopping part way: every request is sent
+    /// by exactly one lane or counted once as not sent.
+    #[test]
+    fn racing_lanes_take_each_request_exactly_once() {
+        const N: usize = 200_000;
+        for stop_at in [None, Some(N / 3)] {
+            let claims = Claims::default();
+            let sent: Vec<AtomicU64> = (0..N).map(|_| AtomicU64::new(0)).collect();
+            let rest = AtomicU64::new(0);
+            std::thread::scope(|scope| {
+                for lane in 0..4usize {
+                    let (claims, sent, rest) = (&claims, &sent, &rest);
+                    scope.spawn(move || {
+                        for i in (0..N).filter(|i| i % 3 != 1) {
+                            if claims.closed() {
+                                return;
+                            }
+                            if lane == 0 && Some(i) == stop_at {
+                                let from = claims.close();
+                                let left = (i..N).filter(|&j| j >= from && j % 3 != 1);
+                                rest.fetch_add(left.count() as u64, Ordering::Relaxed);
+                                return;
+                            }
+                            if !claims.taken(i) && claims.claim(i) {
+                                sent[i].fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+            });
+            let sent: Vec<u64> = sent.iter().map(|s| s.load(Ordering::Relaxed)).collect();
+            assert!(sent.iter().all(|&n| n <= 1));
+            assert!(sent.iter().enumerate().all(|(i, &n)| i % 3 != 1 || n == 0));
+            let total = sent.iter().sum::<u64>() + rest.load(Ordering::Relaxed);
+            assert_eq!(total as usize, (0..N).filter(|i| i % 3 != 1).count());
+            if stop_at.is_none() {
+                assert_eq!(rest.load(Ordering::Relaxed), 0);
+            }
+        }
+    }
 }
