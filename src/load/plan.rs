@@ -65,8 +65,9 @@ impl Segment {
         i % self.of == self.index && at >= self.from
     }
 
-    /// Whether request `i` of the schedule, due at `at`, is sent by lane
-    /// `lane` of `lanes` of this segment.
+    /// Whether request `i` of the schedule, due at `at`, is in lane
+    /// `lane`'s even share of this segment: what its scout expects it to
+    /// claim (lanes claim requests as they fall due: `lanes::Claims`).
     pub(crate) fn sends(self, i: usize, at: Duration, lane: usize, lanes: usize) -> bool {
         self.holds(i, at) && (i / self.of) % lanes == lane
     }

@@ -24,8 +24,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-/// Runs lane `lane` on the calling thread until its share of the schedule
-/// is sent and answered (or a stop).
+/// Runs lane `lane` on the calling thread until the schedule is walked and
+/// the requests it claimed are answered (or a stop).
 pub(crate) fn run(shared: Arc<Shared>, lane: usize) -> Outcome {
     // I/O and timers only: no process or signal driver to poll.
     let rt = match tokio::runtime::Builder::new_current_thread()

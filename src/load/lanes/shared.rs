@@ -139,9 +139,10 @@ impl Claims {
 }
 
 pub(crate) struct Outcome {
-    /// The lane's share of the schedule, sent or not.
+    /// The requests the lane sent, and the rest of the schedule when it
+    /// stopped first.
     pub scheduled: u64,
-    /// Of that share, what was never handed out, by why.
+    /// Of those, what was never handed out, by why.
     pub not_sent: crate::store::records::NotSent,
     pub interrupted: bool,
     /// When the lane's pacer finished, from trace time 0.
