@@ -140,10 +140,14 @@ async fn three_agents_judge_three_replicas_as_one_machine_does() {
         assert_eq!(sent.len() as u64, scheduled, "{name}: each once");
         // Agent i sent the schedule's indexes i modulo 3.
         assert!(sent.iter().all(|&(seq, agent)| agent == Some(seq % 3)));
-        // One machine's export names no agent.
-        assert!(seqs(d, "alone", name)
-            .iter()
-            .all(|(_, agent)| agent.is_none()));
+        // One machine's export names no agent, and its lanes (which
+        // claim requests as they fall due) sent each exactly once.
+        let alone = seqs(d, "alone", name);
+        assert!(alone.iter().all(|(_, agent)| agent.is_none()));
+        let one = arm(&s, name)["rate"]["scheduled"].as_u64().unwrap();
+        let got: BTreeSet<u64> = alone.iter().map(|&(seq, _)| seq).collect();
+        assert_eq!(got, (0..one).collect::<BTreeSet<_>>(), "{name}");
+        assert_eq!(alone.len() as u64, one, "{name} alone: each once");
         assert_eq!(a["requests"]["sent"].as_u64(), Some(scheduled));
         let rows = a["per_agent"].as_array().expect("per-agent rows");
         assert_eq!(rows.len(), 3);
