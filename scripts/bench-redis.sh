@@ -6,7 +6,10 @@
 # script (lua/prelude.lua + lua/token_bucket.lua) on the same Redis, in
 # alternating rounds; prints the medians and the ratio (goal >= 0.8), and
 # the CPU each side costs Redis per call (redis-server's own user + system
-# time). Then the same stack on a Redis Cluster of 3 masters that rlbench
+# time). wrk drives the same replicas the same way in each round (two
+# processes of 32 connections, one per replica, the same 10,000
+# customers): what a lean HTTP generator in C gets through them on the
+# same cores, beside rlbench's figure. Then the same stack on a Redis Cluster of 3 masters that rlbench
 # starts itself: its decisions/s (redis-benchmark cannot join it: rlbench's
 # Redis has a per-run password it never shows).
 # usage: scripts/bench-redis.sh [ROUND] [ROUNDS]   (default 10s, 3)
@@ -17,6 +20,7 @@ rounds=${2:-3}
 . scripts/lib/need.sh
 need redis-server redis-server redis-server redis
 need redis-benchmark redis-tools redis-tools redis
+need wrk wrk wrk wrk
 need_done
 cargo build --release --quiet
 bin=target/release/rlbench
@@ -88,6 +92,27 @@ decisions() {
     --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
     sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p'
 }
+# wrk's decisions/s through both replicas at once ("-" unless every
+# answer was a 2xx, with what wrk said on stderr).
+cat >"$work/keys.lua" <<'EOF'
+request = function()
+  local key = string.format("customer-%05d", math.random(0, 9999))
+  return wrk.format("POST", "/api/transfers", { ["X-Customer-Id"] = key }, nil)
+end
+EOF
+wrk_decisions() {
+  wrk -t1 -c32 -d"$round" -s "$work/keys.lua" "${replicas[0]}" >"$work/wrk0.txt" 2>&1 &
+  local first=$!
+  wrk -t1 -c32 -d"$round" -s "$work/keys.lua" "${replicas[1]}" >"$work/wrk1.txt" 2>&1 || true
+  wait "$first" || true
+  if grep -q 'Non-2xx\|Socket errors' "$work/wrk0.txt" "$work/wrk1.txt"; then
+    grep -h 'Non-2xx\|Socket errors' "$work/wrk0.txt" "$work/wrk1.txt" >&2
+    echo "-"
+    return
+  fi
+  awk '/^Requests\/sec/ { s += $2; n++ } END { if (n == 2) printf "%.0f", s; else print "-" }' \
+    "$work/wrk0.txt" "$work/wrk1.txt"
+}
 serve_stack "$work/stack.toml" "$work/serve.out"
 script=$(cat lua/prelude.lua lua/token_bucket.lua)
 sha=$(redis-cli -p "$redis_port" SCRIPT LOAD "$script")
@@ -101,7 +126,7 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 secs=${round%s}
 echo "== the Redis path: 2 redis_lua replicas (token bucket) vs redis-benchmark EVALSHA, 64 connections, $round rounds =="
-r_all=() ; b_all=() ; u_all=()
+r_all=() ; b_all=() ; u_all=() ; w_all=()
 d_all=() ; e_all=()
 per_call() { awk -v c="$1" -v t="$tick" -v n="$2" 'BEGIN { if (n > 0) printf "%.0f", c / t * 1e6 / n; else print "-" }'; }
 for i in $(seq "$rounds"); do
@@ -117,15 +142,18 @@ for i in $(seq "$rounds"); do
     tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
   e1=$(redis_cpu)
   e=$(per_call "$((e1 - e0))" "$((secs * 60000))")
-  echo "round $i: rlbench decisions/s ${r:-?} (replicas' CPU ${us} us/decision, Redis' ${d} us)  redis-benchmark EVALSHA/s ${b:-?} (Redis' CPU ${e} us/call)  ratio $(ratio "${r:-0}" "${b:-0}")"
-  r_all+=("${r:-0}"); b_all+=("${b:-0}"); u_all+=("$us"); d_all+=("$d"); e_all+=("$e")
+  w=$(wrk_decisions)
+  echo "round $i: rlbench decisions/s ${r:-?} (replicas' CPU ${us} us/decision, Redis' ${d} us)  redis-benchmark EVALSHA/s ${b:-?} (Redis' CPU ${e} us/call)  ratio $(ratio "${r:-0}" "${b:-0}")  wrk through the replicas ${w}/s (ratio $(ratio "${w/-/0}" "${b:-0}"))"
+  r_all+=("${r:-0}"); b_all+=("${b:-0}"); u_all+=("$us"); d_all+=("$d"); e_all+=("$e"); w_all+=("${w/-/0}")
 done
 rm=$(printf '%s\n' "${r_all[@]}" | median)
 bm=$(printf '%s\n' "${b_all[@]}" | median)
 um=$(printf '%s\n' "${u_all[@]}" | median)
 dm=$(printf '%s\n' "${d_all[@]}" | median)
 em=$(printf '%s\n' "${e_all[@]}" | median)
+wm=$(printf '%s\n' "${w_all[@]}" | median)
 echo "median: rlbench $rm decisions/s, redis-benchmark $bm EVALSHA/s, ratio $(ratio "$rm" "$bm") (goal >= 0.8); replicas' CPU $um us/decision; Redis' CPU $dm us/decision vs $em us/EVALSHA"
+echo "median: wrk through the same replicas $wm decisions/s, ratio $(ratio "$wm" "$bm"); rlbench / wrk $(ratio "$rm" "$wm")"
 kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
 serve_pid=""
 
