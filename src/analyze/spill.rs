@@ -1,5 +1,5 @@
 //! Traces larger than memory: the analysis keeps every request of the keys
-//! it judges until they are judged (about 16 bytes each), so a trace whose
+//! it judges until they are judged (about 24 bytes each), so a trace whose
 //! requests would not fit is split, in one read, into per-shard spill
 //! traces on disk (the same binary form, each holding the keys of one
 //! CRC-32 shard, as `rlbench report --shard` takes them); each is judged
@@ -14,8 +14,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// Bytes the analysis holds per request of the keys it judges (the
-/// 12-byte request, its 4-byte seq, an 8-byte witness for some, and the
-/// room vectors keep to grow), against which the memory is weighed.
+/// 20-byte request with its seq and advertised spare capacity, and the
+/// room its trace's blocks keep to grow: a fifth on average, at most
+/// half), against which the memory is weighed.
 pub(crate) const BYTES_PER_REQUEST: u64 = 24;
 
 /// The most spill shards: beyond, each judge's part is small anyway.
