@@ -9,7 +9,11 @@
 # time). wrk drives the same replicas the same way in each round (two
 # processes of 32 connections, one per replica, the same 10,000
 # customers): what a lean HTTP generator in C gets through them on the
-# same cores, beside rlbench's figure. Then the same stack on a Redis Cluster of 3 masters that rlbench
+# same cores, beside rlbench's figure. Last, the budget: what 0.8x of
+# EVALSHA's rate leaves for a decision on this machine's cores (cores /
+# decisions/s), beside what a decision costs the generator (rlbench's own
+# user + system time, GNU time), the replicas and Redis. Then the same
+# stack on a Redis Cluster of 3 masters that rlbench
 # starts itself: its decisions/s (redis-benchmark cannot join it: rlbench's
 # Redis has a per-run password it never shows).
 # usage: scripts/bench-redis.sh [ROUND] [ROUNDS]   (default 10s, 3)
@@ -21,6 +25,7 @@ rounds=${2:-3}
 need redis-server redis-server redis-server redis
 need redis-benchmark redis-tools redis-tools redis
 need wrk wrk wrk wrk
+need /usr/bin/time time time gnu-time
 need_done
 cargo build --release --quiet
 bin=target/release/rlbench
@@ -86,9 +91,11 @@ serve_stack() {
     exit 3
   }
 }
-# Decisions/s of one closed-loop round against both replicas.
+# Decisions/s of one closed-loop round against both replicas; with a file
+# as $1, the generator's CPU seconds (user + system) go into it.
 decisions() {
-  "$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
+  local cpu=${1:-/dev/null}
+  /usr/bin/time -f '%U %S' -o "$cpu" "$bin" attack "${replicas[0]}/api/transfers" "${replicas[1]}/api/transfers" -m POST \
     --key-header X-Customer-Id --keys 10000 --concurrency 64 --duration "$round" --quiet |
     sed -n 's/^rate of attack: \([0-9.]*\) .*/\1/p'
 }
@@ -126,13 +133,14 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 secs=${round%s}
 echo "== the Redis path: 2 redis_lua replicas (token bucket) vs redis-benchmark EVALSHA, 64 connections, $round rounds =="
-r_all=() ; b_all=() ; u_all=() ; w_all=()
+r_all=() ; b_all=() ; u_all=() ; w_all=() ; g_all=()
 d_all=() ; e_all=()
 per_call() { awk -v c="$1" -v t="$tick" -v n="$2" 'BEGIN { if (n > 0) printf "%.0f", c / t * 1e6 / n; else print "-" }'; }
 for i in $(seq "$rounds"); do
   c0=$(replica_cpu); d0=$(redis_cpu)
-  r=$(decisions)
+  r=$(decisions "$work/gen.cpu")
   c1=$(replica_cpu); d1=$(redis_cpu)
+  g=$(awk -v r="${r:-0}" -v s="$secs" 'END { if (r > 0) printf "%.0f", ($1 + $2) * 1e6 / (r * s); else print "-" }' "$work/gen.cpu")
   d=$(per_call "$((d1 - d0))" "$(awk -v r="${r:-0}" -v s="$secs" 'BEGIN { print r * s }')")
   us=$(awk -v c="$((c1 - c0))" -v t="$tick" -v r="${r:-0}" -v s="$secs" 'BEGIN { if (r > 0) printf "%.0f", c / t * 1e6 / (r * s); else print "-" }')
   # As many calls as the round lasts at ~60k/s, then its own rate.
@@ -143,8 +151,8 @@ for i in $(seq "$rounds"); do
   e1=$(redis_cpu)
   e=$(per_call "$((e1 - e0))" "$((secs * 60000))")
   w=$(wrk_decisions)
-  echo "round $i: rlbench decisions/s ${r:-?} (replicas' CPU ${us} us/decision, Redis' ${d} us)  redis-benchmark EVALSHA/s ${b:-?} (Redis' CPU ${e} us/call)  ratio $(ratio "${r:-0}" "${b:-0}")  wrk through the replicas ${w}/s (ratio $(ratio "${w/-/0}" "${b:-0}"))"
-  r_all+=("${r:-0}"); b_all+=("${b:-0}"); u_all+=("$us"); d_all+=("$d"); e_all+=("$e"); w_all+=("${w/-/0}")
+  echo "round $i: rlbench decisions/s ${r:-?} (its own CPU ${g} us/decision, replicas' ${us} us, Redis' ${d} us)  redis-benchmark EVALSHA/s ${b:-?} (Redis' CPU ${e} us/call)  ratio $(ratio "${r:-0}" "${b:-0}")  wrk through the replicas ${w}/s (ratio $(ratio "${w/-/0}" "${b:-0}"))"
+  g_all+=("$g"); r_all+=("${r:-0}"); b_all+=("${b:-0}"); u_all+=("$us"); d_all+=("$d"); e_all+=("$e"); w_all+=("${w/-/0}")
 done
 rm=$(printf '%s\n' "${r_all[@]}" | median)
 bm=$(printf '%s\n' "${b_all[@]}" | median)
@@ -154,6 +162,13 @@ em=$(printf '%s\n' "${e_all[@]}" | median)
 wm=$(printf '%s\n' "${w_all[@]}" | median)
 echo "median: rlbench $rm decisions/s, redis-benchmark $bm EVALSHA/s, ratio $(ratio "$rm" "$bm") (goal >= 0.8); replicas' CPU $um us/decision; Redis' CPU $dm us/decision vs $em us/EVALSHA"
 echo "median: wrk through the same replicas $wm decisions/s, ratio $(ratio "$wm" "$bm"); rlbench / wrk $(ratio "$rm" "$wm")"
+gm=$(printf '%s\n' "${g_all[@]}" | median)
+cores=$(nproc)
+awk -v c="$cores" -v b="$bm" -v g="$gm" -v u="$um" -v d="$dm" 'BEGIN {
+  if (b <= 0) exit
+  printf "budget at 0.8x: %d cores / %.0f decisions/s = %.0f us a decision for everything; spent today: generator %s + replicas %s + Redis %s = %d us\n",
+    c, 0.8 * b, c * 1e6 / (0.8 * b), g, u, d, g + u + d
+}'
 kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
 serve_pid=""
 
