@@ -21,6 +21,8 @@ mod damaged;
 mod deployment;
 mod distributed;
 mod distributed_attacks;
+mod distributed_failures;
+mod distributed_kit;
 mod distributed_secrets;
 mod doctor;
 mod envoy_rls;
