@@ -59,7 +59,10 @@ pub(crate) fn refit(
     // as the probe ranks them: the tightest is not the truth on a trace
     // that never met what sets them apart), kept when every other key
     // holds under them too.
-    let tried = fit::judge(&traces[0], &opts, candidates);
+    let tried: Vec<fit::Tried> = fit::judge_walking_sizes(&traces[0], &opts, candidates)
+        .into_iter()
+        .filter(|t| t.candidate.policy != *declared)
+        .collect();
     let decided: Vec<(i64, bool)> = traces[0]
         .iter()
         .filter(|o| o.decided != Decided::Unknown)

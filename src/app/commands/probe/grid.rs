@@ -43,7 +43,7 @@ pub(super) fn judge(
     opts: &Options,
 ) -> Option<Vec<fit::Tried>> {
     let obs = observations_of(events);
-    Some(fit::judge(&obs, opts, fit::candidates(seen?)))
+    Some(fit::judge_walking_sizes(&obs, opts, fit::candidates(seen?)))
 }
 
 /// The long-run rate a candidate allows, per second (a window's limit
