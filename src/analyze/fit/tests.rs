@@ -279,16 +279,9 @@ fn judged<'a>(tried: &'a [Tried], c: &Candidate) -> Option<&'a Tried> {
     tried.iter().find(|t| t.candidate == *c)
 }
 
-/// A bucket of 10 given 5 a second whose chunk lands after 4 of its
-/// tokens went (CI's failing probe of 2026-12-07): the first burst is 14,
-/// the grid's sizes near it (12…16) and near half of it (5…9) miss the
-/// bucket, and the walk below the fits finds it, judged once.
-#[test]
-fn a_chunk_landing_mid_burst_hides_the_bucket_from_the_grid_and_the_walk_finds_it() {
-    let obs = probe_trace(40.0, &mut chunked_bucket(10, 5, 1.0, 0.08));
-    let g = glance(&obs).unwrap();
-    assert_eq!(g.burst, 14);
-    let truth = Candidate {
+/// A bucket of 10 given 5 at each whole second (Stripe's style).
+fn stripe_10_by_5() -> Candidate {
+    Candidate {
         policy: Policy::TokenBucket {
             capacity: 10,
             refill: Rate {
@@ -298,7 +291,31 @@ fn a_chunk_landing_mid_burst_hides_the_bucket_from_the_grid_and_the_walk_finds_i
         },
         count_rejected: false,
         chunked: true,
-    };
+    }
+}
+
+/// A fixed window of 10 a second.
+fn fixed_10_a_second() -> Candidate {
+    Candidate {
+        policy: Policy::FixedWindow {
+            limit: 10,
+            window_us: 1_000_000,
+        },
+        count_rejected: false,
+        chunked: false,
+    }
+}
+
+/// A bucket of 10 given 5 a second whose chunk lands after 4 of its
+/// tokens went (CI's failing probe of 2026-12-07): the first burst is 14,
+/// the grid's sizes near it (12…16) and near half of it (5…9) miss the
+/// bucket, and the walk below the fits finds it, judged once.
+#[test]
+fn a_chunk_landing_mid_burst_hides_the_bucket_from_the_grid_and_the_walk_finds_it() {
+    let obs = probe_trace(40.0, &mut chunked_bucket(10, 5, 1.0, 0.08));
+    let g = glance(&obs).unwrap();
+    assert_eq!(g.burst, 14);
+    let truth = stripe_10_by_5();
     assert!(!candidates(g).contains(&truth), "the grid alone misses it");
     let tried = judge_walking_sizes(&obs, &Options::default(), candidates(g));
     let t = judged(&tried, &truth).expect("reached below the grid");
@@ -317,14 +334,7 @@ fn a_window_boundary_splitting_the_first_burst_is_reached_too() {
     let obs = probe_trace(40.0, &mut fixed_window(10, 1.0, 0.08));
     let g = glance(&obs).unwrap();
     assert_eq!(g.burst, 14);
-    let truth = Candidate {
-        policy: Policy::FixedWindow {
-            limit: 10,
-            window_us: 1_000_000,
-        },
-        count_rejected: false,
-        chunked: false,
-    };
+    let truth = fixed_10_a_second();
     assert!(!candidates(g).contains(&truth), "the grid alone misses it");
     let tried = judge_walking_sizes(&obs, &Options::default(), candidates(g));
     let t = judged(&tried, &truth).expect("reached below the grid");
@@ -446,25 +456,8 @@ fn size_of(c: &Candidate) -> Option<u64> {
 /// The grid alone misses both at the phases that make the burst 13 or 14.
 #[test]
 fn the_truth_is_judged_and_fits_at_every_phase() {
-    let bucket = Candidate {
-        policy: Policy::TokenBucket {
-            capacity: 10,
-            refill: Rate {
-                count: 5,
-                per_us: 1_000_000,
-            },
-        },
-        count_rejected: false,
-        chunked: true,
-    };
-    let window = Candidate {
-        policy: Policy::FixedWindow {
-            limit: 10,
-            window_us: 1_000_000,
-        },
-        count_rejected: false,
-        chunked: false,
-    };
+    let bucket = stripe_10_by_5();
+    let window = fixed_10_a_second();
     // The burst's 10 sends and the rejects just after it: 0 to 0.4 s.
     for k in 0..16 {
         let phase = (k as f64 + 0.5) / 40.0;
