@@ -130,6 +130,8 @@ pub(super) struct RawPolicy {
     pub count_rejected: Option<Spanned<bool>>,
     /// The coarsest step of the limiter's clock ("1ms", "1s").
     pub clock_resolution: Option<Spanned<String>>,
+    /// How far apart the deciders' clocks may be ("10ms"; "0s": one clock).
+    pub clock_skew: Option<Spanned<String>>,
     /// preset = "aspnetcore": which limiter, in ASP.NET Core's own terms.
     pub limiter: Option<Spanned<String>>,
     pub permit_limit: Option<Spanned<i64>>,

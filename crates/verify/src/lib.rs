@@ -39,7 +39,7 @@ pub use bounds::{band, too_slow, Band, TooSlow};
 pub use judge::{false_reject_times, judge_key, verify_phase};
 pub use remaining::{remaining_against_admits, Remaining};
 use rlbench_policy::Policy;
-pub use trace::{Decided, Obs, Options, PhaseVerdict, Verdict};
+pub use trace::{Decided, Obs, Options, PhaseVerdict, Verdict, MIN_SLACK_US};
 pub use witness::{Kind, Witness};
 
 /// The policy's natural window: (limit, span µs) — what `peak_window_ratio`

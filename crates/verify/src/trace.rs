@@ -22,8 +22,11 @@ pub struct Obs {
 
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
-    /// Timing tolerance in the limiter's favour: its clock's resolution and
-    /// rounding. Only ever makes a verdict milder.
+    /// Timing tolerance in the limiter's favour: how far the distance
+    /// between two of its clock readings may be from the distance between
+    /// the instants they were taken at — the clock's resolution plus how
+    /// far apart the deciders' clocks may be ([`Options::slack_for`]).
+    /// Only ever makes a verdict milder.
     pub slack_us: i64,
     /// Wall-clock µs at trace time 0, to replay epoch-aligned windows.
     pub epoch_offset_us: i64,
@@ -73,10 +76,34 @@ pub struct Options {
     pub count_rejected: bool,
 }
 
+/// The least slack: a millisecond clock (the verifier's default).
+pub const MIN_SLACK_US: i64 = 1_000;
+
+/// No clock is judged coarser, or further apart, than a day.
+const MOST_SLACK_US: i64 = 86_400_000_000;
+
+impl Options {
+    /// The slack for a limiter whose clock reads in steps of
+    /// `resolution_us` and whose deciders' clocks may be up to `skew_us`
+    /// apart: their **sum**, floored at [`MIN_SLACK_US`]. Two readings `a`
+    /// (decider 1) and `b` (decider 2) of instants `s ≤ t` satisfy
+    /// `b − a ≤ (t − s) + skew + resolution`: each reading truncates by
+    /// less than a step (one by almost nothing, the other by almost a
+    /// step), and the two clocks add their offset on top. The larger of
+    /// the two alone leaves the other out — a millisecond `Date.now()` on
+    /// two servers 0.9 ms apart puts two readings up to 1.9 ms closer (or
+    /// further) than the instants. Values outside 0..=a day are clamped.
+    pub fn slack_for(resolution_us: i64, skew_us: i64) -> i64 {
+        let r = resolution_us.clamp(0, MOST_SLACK_US);
+        let s = skew_us.clamp(0, MOST_SLACK_US);
+        (r + s).max(MIN_SLACK_US)
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
-            slack_us: 1_000,
+            slack_us: MIN_SLACK_US,
             epoch_offset_us: 0,
             epoch_uncertainty_us: 0,
             aligned: false,

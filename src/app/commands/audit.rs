@@ -348,6 +348,7 @@ fn record(
         max_clock_uncertainty_us: None,
         not_sent: Default::default(),
         clock_resolution_us: timing.clock_resolution_us,
+        clock_skew_us: timing.clock_skew_us,
         count_rejected: timing.count_rejected,
         max_server_time_us: None,
         witnesses: DEFAULT_WITNESSES,

@@ -27,20 +27,12 @@ pub(crate) fn options(record: &ArmRecord) -> verify::Options {
         lateness_us: record.replenish_lateness_us,
         chunked_refill: record.chunked_refill,
         chunks_on_epoch: record.chunks_on_epoch,
-        slack_us: slack_us(record.clock_resolution_us),
+        slack_us: super::slack::Slack::of(record).total_us(),
         count_rejected: record.count_rejected,
         max_server_time_us: record.max_server_time_us,
         one_clock: record.one_clock,
         clock_rate_ppm: record.clock_allowance_ppm(),
     }
-}
-
-/// The verifier's slack: its default (1 ms: a millisecond clock, and
-/// replicas on one machine), or the limiter's declared clock resolution
-/// when coarser. Only what the record states is believed, and within a day.
-fn slack_us(resolution_us: Option<i64>) -> i64 {
-    let default = verify::Options::default().slack_us;
-    resolution_us.map_or(default, |r| r.clamp(default, 86_400_000_000))
 }
 
 /// Each load agent's clock uncertainty (µs), by which its requests are
@@ -269,22 +261,5 @@ fn input<'a>(
         probes: &[],
         keys: Keys::All,
         per_principal: record.spoof.is_some(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::slack_us;
-
-    /// The slack is 1 ms, or a declared clock resolution when coarser; a
-    /// finer one changes nothing (the 1 ms covers the replicas' offsets
-    /// too), and a hand-edited record cannot make it absurd.
-    #[test]
-    fn a_declared_clock_resolution_widens_the_slack_only() {
-        assert_eq!(slack_us(None), 1_000);
-        assert_eq!(slack_us(Some(1_000_000)), 1_000_000);
-        assert_eq!(slack_us(Some(10)), 1_000);
-        assert_eq!(slack_us(Some(-5)), 1_000);
-        assert_eq!(slack_us(Some(i64::MAX)), 86_400_000_000);
     }
 }

@@ -17,5 +17,6 @@ pub(crate) mod preflight;
 pub(crate) mod progress;
 pub(crate) mod scenario_copy;
 pub(crate) mod sender;
+pub(crate) mod slack;
 pub(crate) mod stack_up;
 pub(crate) mod summarize;

@@ -51,9 +51,8 @@ fn timing_words(run: &ArmRecord) -> String {
             ", in whole chunks"
         });
     }
-    if let Some(r) = run.clock_resolution_us {
-        words.push_str(&format!(", clock resolution {} s", r as f64 / 1e6));
-    }
+    words.push_str(", ");
+    words.push_str(&super::slack::Slack::of(run).words());
     words
 }
 

@@ -160,4 +160,7 @@ pub(crate) struct PolicyTiming {
     /// `clock_resolution`: the coarsest step of the limiter's clock (µs),
     /// when declared; the verifier's slack becomes at least that.
     pub clock_resolution_us: Option<i64>,
+    /// `clock_skew`: how far apart the deciders' clocks may be (µs), when
+    /// declared; the slack is the resolution plus this.
+    pub clock_skew_us: Option<i64>,
 }

@@ -22,6 +22,7 @@ const DURATIONS: &[&str] = &[
     "replication_delay",
     "replenish_lateness",
     "clock_resolution",
+    "clock_skew",
     "refill_every",
     "expires_in",
     "base",

@@ -42,6 +42,7 @@ pub(super) fn arm_policy(
         replenish_lateness,
         count_rejected,
         clock_resolution,
+        clock_skew,
         refill_every,
         refill_aligned,
         limiter,
@@ -106,6 +107,11 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         Some(d) => Some(src.span_us(d, "clock_resolution")? as i64),
         None => None,
     };
+    // 0 is a statement (one clock, or clocks read in step), not a slip.
+    let clock_skew_us = match &p.clock_skew {
+        Some(d) => Some(micros(src.duration(d)?) as i64),
+        None => None,
+    };
     let count_rejected = match &p.count_rejected {
         Some(c) if *c.get_ref() && is_bucket(p) => {
             return Err(src.at(
@@ -126,6 +132,7 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         one_clock: aspnetcore,
         count_rejected,
         clock_resolution_us,
+        clock_skew_us,
     })
 }
 

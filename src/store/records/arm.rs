@@ -69,6 +69,9 @@ pub(crate) struct ArmRecord {
     /// The coarsest step of the limiter's clock (µs), when declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_resolution_us: Option<i64>,
+    /// How far apart the deciders' clocks may be (µs), when declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_skew_us: Option<i64>,
     /// Requests of the schedule never sent, by why.
     #[serde(default, skip_serializing_if = "not_sent_none")]
     pub not_sent: NotSent,

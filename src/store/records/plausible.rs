@@ -57,6 +57,9 @@ impl ArmRecord {
         if let Some(r) = self.clock_resolution_us {
             within("clock_resolution_us", r, 0, DAY_US)?;
         }
+        if let Some(s) = self.clock_skew_us {
+            within("clock_skew_us", s, 0, DAY_US)?;
+        }
         if let Some(m) = self.max_clock_uncertainty_us {
             within("max_clock_uncertainty_us", m, 0, DAY_US)?;
         }

@@ -131,6 +131,15 @@ fn declared(pr: &mut Probing<'_>, f: &Findings<'_>, obs: &[Obs]) -> Result<Optio
         lateness_us: timing.lateness_us,
         chunked_refill: timing.chunked_refill,
         chunks_on_epoch: timing.chunks_on_epoch,
+        // The declared resolution and skew, as a run would take them (the
+        // probe's target is one rlbench did not start).
+        slack_us: crate::app::pipeline::slack::Slack::new(
+            timing.clock_resolution_us,
+            timing.clock_skew_us,
+            timing.one_clock,
+            false,
+        )
+        .total_us(),
         ..f.trace.opts
     };
     let v = verify::verify_key(policy, obs, &declared_opts);
