@@ -14,14 +14,21 @@ use rlbench_policy::Policy;
 /// inside. The least of the rules that hold for any alignment and any
 /// request (the grid's and those that need short intervals left out, so
 /// the band is never tighter than a rule the verifier applies). `None`
-/// when no such rule bounds a span that short.
+/// when no such rule bounds a span that short, or when the slack is as
+/// long as the (shrunk) window: then no span is short enough.
 pub fn band(policy: &Policy, opts: &Options) -> Option<Band> {
     let t = timing(opts);
     let rules = rules::for_policy(policy, t);
     // Admits counted in a span shorter than `span` are held, slack and
     // all, for less than `held`: a rule for spans up to `held` applies.
     let held = rules::shrink(rules.peak.1, t.rate_ppm);
-    let span = held.saturating_sub(opts.slack_us.max(0)).max(1);
+    // A span of 1 µs is still held for `1 + slack`: with a slack as long
+    // as the window no span short enough exists, and no band is drawn
+    // (clamping it to 1 µs would claim a rule where none applies).
+    let span = held.saturating_sub(opts.slack_us.max(0));
+    if span < 1 {
+        return None;
+    }
     let (limit, _) = rules.peak;
     rules
         .definite

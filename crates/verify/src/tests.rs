@@ -373,3 +373,28 @@ fn the_band_is_the_least_rule_for_a_span_shorter_than_the_window() {
     assert_eq!(b.most, 10);
     assert!(b.span_us < 2_000_000 - 10_000, "{}", b.span_us);
 }
+
+/// With a slack as long as the window no span is short enough for a
+/// rule (a span of 1 µs is held for 1 µs + the slack): no band, rather
+/// than one clamped to 1 µs that a correct run can rise above (the
+/// adversarial suite's find once the resolution is drawn up to 20 ms).
+#[test]
+fn no_band_when_the_slack_is_as_long_as_the_window() {
+    let log = Policy::SlidingLog {
+        limit: 3,
+        window_us: 14_875,
+    };
+    let at = |slack_us: i64| {
+        crate::band(
+            &log,
+            &Options {
+                slack_us,
+                ..Options::default()
+            },
+        )
+        .map(|b| b.span_us)
+    };
+    assert_eq!(at(14_874), Some(1));
+    assert_eq!(at(14_875), None);
+    assert_eq!(at(20_720), None);
+}

@@ -64,7 +64,12 @@ impl Slack {
 
     /// From the declared resolution and skew, whether one clock decides,
     /// and whether the deciders are rlbench's own replicas.
-    pub(crate) fn new(resolution: Option<i64>, skew: Option<i64>, one_clock: bool, ours: bool) -> Slack {
+    pub(crate) fn new(
+        resolution: Option<i64>,
+        skew: Option<i64>,
+        one_clock: bool,
+        ours: bool,
+    ) -> Slack {
         let (skew_us, skew_from) = match skew {
             Some(s) => (s, SkewFrom::Declared),
             None if one_clock => (0, SkewFrom::OneClock),
@@ -145,7 +150,9 @@ mod tests {
         // A limiter rlbench did not start: 10 ms of skew by default.
         let s = record(None, None, false, false);
         assert_eq!((s.skew_from, s.total_us()), (SkewFrom::External, 11_000));
-        assert!(s.words().starts_with("σ 11 ms = resolution 1 ms (assumed) + skew 10 ms (default"));
+        assert!(s
+            .words()
+            .starts_with("σ 11 ms = resolution 1 ms (assumed) + skew 10 ms (default"));
         // One clock, or rlbench's own replicas: no skew.
         let s = record(None, None, true, false);
         assert_eq!((s.skew_from, s.total_us()), (SkewFrom::OneClock, 1_000));

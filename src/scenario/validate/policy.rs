@@ -6,7 +6,7 @@ use super::presets::preset;
 use super::source::{Result, Source};
 use crate::scenario::raw::RawPolicy;
 use crate::scenario::spec::PolicyTiming;
-use crate::scenario::units::micros;
+use crate::scenario::units::{self, micros, UnitError};
 use reference_api::{Policy, Rate};
 use std::ops::Range;
 use toml::Spanned;
@@ -107,9 +107,8 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         Some(d) => Some(src.span_us(d, "clock_resolution")? as i64),
         None => None,
     };
-    // 0 is a statement (one clock, or clocks read in step), not a slip.
     let clock_skew_us = match &p.clock_skew {
-        Some(d) => Some(micros(src.duration(d)?) as i64),
+        Some(d) => Some(skew_us(src, d)?),
         None => None,
     };
     let count_rejected = match &p.count_rejected {
@@ -134,6 +133,24 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         clock_resolution_us,
         clock_skew_us,
     })
+}
+
+/// `clock_skew`: a distance, so never negative; and 0 is a statement
+/// (one clock, or deciders on one host), not a slip.
+fn skew_us(src: &Source, d: &Spanned<String>) -> Result<i64> {
+    if d.get_ref().trim_start().starts_with('-') {
+        return Err(src.at(
+            d,
+            format!(
+                "clock_skew {:?}: how far apart the deciders' clocks may be is never negative",
+                d.get_ref()
+            ),
+        ));
+    }
+    match units::duration(d.get_ref()) {
+        Err(UnitError::Zero(_)) => Ok(0),
+        _ => Ok(micros(src.duration(d)?) as i64),
+    }
 }
 
 /// A token bucket or GCRA, named or through a preset.

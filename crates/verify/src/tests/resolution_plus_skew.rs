@@ -72,10 +72,7 @@ impl StripeBucket {
 }
 
 /// Decisions at true instants, each by a server's clock: the trace.
-fn run(
-    decide: &mut dyn FnMut(i64) -> bool,
-    at: &[(i64, AppClock)],
-) -> Vec<Obs> {
+fn run(decide: &mut dyn FnMut(i64) -> bool, at: &[(i64, AppClock)]) -> Vec<Obs> {
     at.iter()
         .map(|&(t, clock)| {
             if decide(clock.read(t)) {
@@ -143,7 +140,13 @@ fn a_zset_log_fed_whole_milliseconds_by_two_servers_0_9_ms_apart() {
     let mut at = vec![(999, a); 5];
     at.extend([(9_100, b); 5]);
     let trace = run(&mut |now| log.decide(now), &at);
-    assert_eq!(trace.iter().filter(|o| o.decided == Decided::Admitted).count(), 10);
+    assert_eq!(
+        trace
+            .iter()
+            .filter(|o| o.decided == Decided::Admitted)
+            .count(),
+        10
+    );
     let p = Policy::SlidingLog {
         limit: 5,
         window_us: 10_000,
@@ -172,8 +175,17 @@ fn a_log_of_whole_seconds_on_servers_half_a_millisecond_either_side() {
         window_us: 2_000_000,
         scores: Vec::new(),
     };
-    let trace = run(&mut |now| log.decide(now), &[(5_000_499, a), (5_999_500, b)]);
-    assert_eq!(trace.iter().filter(|o| o.decided == Decided::Admitted).count(), 2);
+    let trace = run(
+        &mut |now| log.decide(now),
+        &[(5_000_499, a), (5_999_500, b)],
+    );
+    assert_eq!(
+        trace
+            .iter()
+            .filter(|o| o.decided == Decided::Admitted)
+            .count(),
+        2
+    );
     let p = Policy::SlidingLog {
         limit: 1,
         window_us: 2_000_000,
@@ -206,7 +218,13 @@ fn a_stripe_bucket_fed_whole_seconds_by_two_servers_1_ms_apart() {
     let mut at = vec![(999_999, a); 10];
     at.extend([(1_999_000, b); 10]);
     let trace = run(&mut |now| bucket.decide(now), &at);
-    assert_eq!(trace.iter().filter(|o| o.decided == Decided::Admitted).count(), 20);
+    assert_eq!(
+        trace
+            .iter()
+            .filter(|o| o.decided == Decided::Admitted)
+            .count(),
+        20
+    );
     let p = Policy::TokenBucket {
         capacity: 10,
         refill: Rate {

@@ -118,10 +118,10 @@ pub(crate) fn show(c: &Case) -> String {
     let _ = writeln!(s, "opts: {:?}", c.opts);
     let _ = writeln!(
         s,
-        "clock: epoch {} (wall ≡ {} mod 1e9), ms {}, offsets {:?}",
+        "clock: epoch {} (wall ≡ {} mod 1e9), resolution {} µs, offsets {:?}",
         c.clock.epoch,
         c.clock.epoch.rem_euclid(1_000_000_000),
-        c.clock.ms,
+        c.clock.resolution,
         c.clock.offsets
     );
     let _ = writeln!(s, "limiter: {:?}", c.lim);

@@ -37,8 +37,9 @@ pub(crate) struct Req {
 pub(crate) struct Clock {
     /// Wall µs at trace time 0 (what epoch-aligned windows are aligned to).
     pub(crate) epoch: i64,
-    /// The limiter reads whole milliseconds (truncated).
-    pub(crate) ms: bool,
+    /// The limiter reads whole steps of this many µs (truncated): 1 for a
+    /// µs clock, 1,000 for `Date.now()`, coarser for whole seconds.
+    pub(crate) resolution: i64,
     /// Each replica's offset from the true wall clock.
     pub(crate) offsets: Vec<i64>,
     /// Parts per million the replicas' clock gains on the trace's (a wall
@@ -50,7 +51,7 @@ impl Clock {
     pub(crate) fn exact(epoch: i64) -> Clock {
         Clock {
             epoch,
-            ms: false,
+            resolution: 1,
             offsets: vec![0],
             rate_ppm: 0,
         }
@@ -59,11 +60,7 @@ impl Clock {
     pub(crate) fn read(&self, t: i64, decider: usize) -> i64 {
         let gained = (t as i128 * self.rate_ppm as i128).div_euclid(1_000_000) as i64;
         let wall = t + gained + self.epoch + self.offsets[decider];
-        if self.ms {
-            wall.div_euclid(1_000) * 1_000
-        } else {
-            wall
-        }
+        wall.div_euclid(self.resolution) * self.resolution
     }
 }
 

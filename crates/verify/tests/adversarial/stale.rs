@@ -106,7 +106,7 @@ fn stale_case(seed: u64) -> (Case, Vec<Req>) {
         lim,
         clock: Clock {
             epoch: 1_790_000_000_000_000 + seed as i64 * 7_919,
-            ms: false,
+            resolution: 1,
             offsets,
             rate_ppm,
         },

@@ -285,3 +285,44 @@ fn a_clock_resolution_is_a_duration_of_at_least_a_microsecond() {
     .to_string();
     assert!(e.contains("\"0s\": must be longer than zero"), "{e}");
 }
+
+/// `clock_skew` sits beside `clock_resolution` wherever it is accepted:
+/// 0 is a statement (one clock), a negative or unknown value is one line
+/// at its place.
+#[test]
+fn a_clock_skew_is_a_duration_and_zero_is_allowed() {
+    use crate::scenario::inline_policy;
+    let policy = |skew: &str| {
+        inline_policy(&format!(
+            "algorithm = \"token_bucket\", capacity = 10, refill = \"5/s\", \
+             clock_resolution = \"1s\", clock_skew = \"{skew}\""
+        ))
+    };
+    let (_, t) = policy("1ms").unwrap();
+    assert_eq!(
+        (t.clock_resolution_us, t.clock_skew_us),
+        (Some(1_000_000), Some(1_000))
+    );
+    assert_eq!(policy("0s").unwrap().1.clock_skew_us, Some(0));
+    for bad in ["-1ms", "soon"] {
+        let e = policy(bad).unwrap_err().to_string();
+        assert!(e.starts_with("--policy: "), "{e}");
+        assert!(e.contains(bad) && !e.contains('\n'), "{e}");
+    }
+    // In a scenario file: at its line, and an arm's policy takes it over.
+    let text = GOOD.replace(
+        "window = \"2s\"\n",
+        "window = \"2s\"\nclock_skew = \"-5ms\"\n",
+    );
+    let e = error_of(&text);
+    assert!(e.starts_with("s.toml:10:14: clock_skew \"-5ms\""), "{e}");
+    let text = GOOD.replace(
+        "window = \"2s\"\n",
+        "window = \"2s\"\nclock_skew = \"10ms\"\n",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    assert!(s
+        .arms
+        .iter()
+        .all(|a| a.timing.clock_skew_us == Some(10_000)));
+}
