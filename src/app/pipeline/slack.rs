@@ -101,7 +101,7 @@ impl Slack {
             if self.resolution_declared {
                 ""
             } else {
-                " (assumed)"
+                " (default)"
             },
             secs(self.skew_us),
         );
@@ -109,7 +109,9 @@ impl Slack {
             SkewFrom::Declared => "",
             SkewFrom::OneClock => " (one clock)",
             SkewFrom::Ours => " (rlbench's replicas, one host)",
-            SkewFrom::External => " (default for several deciders on NTP; declare clock_skew)",
+            SkewFrom::External => {
+                " (default for a limiter rlbench did not start: hosts on NTP; declare clock_skew)"
+            }
         });
         if total > sum {
             w.push_str(", floored at 1 ms");
@@ -127,6 +129,7 @@ fn secs(us: i64) -> String {
     match us.abs() {
         a if a >= 1_000_000 => format!("{} s", trim(us as f64 / 1e6)),
         a if a >= 1_000 => format!("{} ms", trim(us as f64 / 1e3)),
+        0 => "0".to_string(),
         _ => format!("{us} µs"),
     }
 }
@@ -152,7 +155,7 @@ mod tests {
         assert_eq!((s.skew_from, s.total_us()), (SkewFrom::External, 11_000));
         assert!(s
             .words()
-            .starts_with("σ 11 ms = resolution 1 ms (assumed) + skew 10 ms (default"));
+            .starts_with("σ 11 ms = resolution 1 ms (default) + skew 10 ms (default"));
         // One clock, or rlbench's own replicas: no skew.
         let s = record(None, None, true, false);
         assert_eq!((s.skew_from, s.total_us()), (SkewFrom::OneClock, 1_000));
