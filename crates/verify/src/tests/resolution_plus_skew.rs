@@ -5,7 +5,7 @@
 //! verifier and the reference API). Each decides at the instant of its
 //! request (sent = done), the tightest trace a run can record. With the
 //! slack `resolution + skew` each passes; with the larger alone
-//! (`max`, the contract before issue 58) each is flagged. The boundary:
+//! (the slack as `max(resolution, skew)`, as it was once taken) each is flagged. The boundary:
 //! readings in whole µs lose at most `resolution − 1 µs`, so each trace
 //! reaches `resolution + skew − 1 µs` of error exactly — it passes there
 //! and fails a µs below.

@@ -28,10 +28,10 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         Algo::AspFixed | Algo::AspSeg | Algo::AspBucket | Algo::ChunkedTimer
     );
     // Clocks. An ASP.NET limiter is one process on one monotonic clock.
-    // The resolution and the deciders' skew are drawn apart (issue 58: a
-    // millisecond `Date.now()` on servers 0.9 ms apart, whole seconds on
-    // servers 1 ms apart): µs, ms, or coarse — up to 20 ms, as coarse as
-    // the whole windows drawn here.
+    // The resolution and the deciders' skew are drawn apart (a millisecond
+    // `Date.now()` on servers 0.9 ms apart, whole seconds on servers 1 ms
+    // apart: src/tests/resolution_plus_skew.rs): µs, ms, or coarse — up
+    // to 20 ms, as coarse as the whole windows drawn here.
     let resolution = if asp {
         1
     } else {
