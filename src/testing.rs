@@ -191,6 +191,7 @@ fn folder(root: &Path, name: &str, n: u64, keys: u64, rate: u64) -> Result<(), E
         chunks_on_epoch: false,
         clock_resolution_us: None,
         clock_skew_us: None,
+        banked_tokens: 0,
         max_clock_uncertainty_us: None,
         not_sent: Default::default(),
         max_server_time_us: None,

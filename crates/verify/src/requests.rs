@@ -15,6 +15,7 @@ pub(crate) fn timing(opts: &Options) -> rules::Timing {
         one_clock: opts.one_clock,
         rate_ppm: opts.clock_rate_ppm,
         count_rejected: opts.count_rejected,
+        banked: opts.banked_tokens,
     }
 }
 

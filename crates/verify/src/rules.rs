@@ -66,7 +66,8 @@ pub(crate) fn for_policy(policy: &Policy, timing: Timing) -> Rules {
                 Some(Grid {
                     segment_us: refill.per_us as i64,
                     segments: 1,
-                    limit: capacity,
+                    // (A bucket that banks hands that over at a boundary.)
+                    limit: capacity.saturating_add(timing.banked),
                 })
             }
             _ => None,

@@ -300,6 +300,7 @@ mod chunked_buckets;
 mod issue12_cases;
 mod issue22_cases;
 mod phases;
+mod released_aspnet_bucket;
 mod resolution_plus_skew;
 mod several_clocks;
 mod slow_segments;

@@ -74,6 +74,12 @@ pub struct Options {
     /// counted before it, and a reject is false only when the attempts
     /// (not just the admits) left room.
     pub count_rejected: bool,
+    /// A token bucket may bank up to this many tokens while full and hand
+    /// them over at once at its next refill after it empties (released
+    /// ASP.NET Core's partitioned `TokenBucketRateLimiter`: up to its
+    /// capacity). The violation rules and `U` allow that many more; false
+    /// rejects are judged as before (banking only ever adds tokens).
+    pub banked_tokens: u64,
 }
 
 /// The least slack: a millisecond clock (the verifier's default).
@@ -116,6 +122,7 @@ impl Default for Options {
             one_clock: false,
             clock_rate_ppm: 0,
             count_rejected: false,
+            banked_tokens: 0,
         }
     }
 }

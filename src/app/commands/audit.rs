@@ -349,6 +349,7 @@ fn record(
         not_sent: Default::default(),
         clock_resolution_us: timing.clock_resolution_us,
         clock_skew_us: timing.clock_skew_us,
+        banked_tokens: timing.banked_tokens,
         count_rejected: timing.count_rejected,
         max_server_time_us: None,
         witnesses: DEFAULT_WITNESSES,

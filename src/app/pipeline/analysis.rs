@@ -29,6 +29,7 @@ pub(crate) fn options(record: &ArmRecord) -> verify::Options {
         chunks_on_epoch: record.chunks_on_epoch,
         slack_us: super::slack::Slack::of(record).total_us(),
         count_rejected: record.count_rejected,
+        banked_tokens: record.banked_tokens,
         max_server_time_us: record.max_server_time_us,
         one_clock: record.one_clock,
         clock_rate_ppm: record.clock_allowance_ppm(),

@@ -40,6 +40,7 @@ pub(crate) fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -
         not_sent: Default::default(),
         clock_resolution_us: judged.timing.clock_resolution_us,
         clock_skew_us: judged.timing.clock_skew_us,
+        banked_tokens: judged.timing.banked_tokens,
         count_rejected: judged.timing.count_rejected,
         max_server_time_us: judged.max_server_time_us,
         witnesses: judged.witnesses,

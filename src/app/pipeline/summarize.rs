@@ -51,6 +51,13 @@ fn timing_words(run: &ArmRecord) -> String {
             ", in whole chunks"
         });
     }
+    if run.banked_tokens > 0 {
+        words.push_str(&format!(
+            ", and up to {} more at once: released ASP.NET Core banks the tokens of time \
+             spent full (dotnet/runtime#74360)",
+            run.banked_tokens
+        ));
+    }
     words.push_str(", ");
     words.push_str(&super::slack::Slack::of(run).words());
     words

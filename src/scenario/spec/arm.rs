@@ -163,4 +163,7 @@ pub(crate) struct PolicyTiming {
     /// `clock_skew`: how far apart the deciders' clocks may be (µs), when
     /// declared; the slack is the resolution plus this.
     pub clock_skew_us: Option<i64>,
+    /// A full token bucket may bank up to this many tokens and hand them
+    /// over at once (released ASP.NET Core's: its token limit).
+    pub banked_tokens: u64,
 }

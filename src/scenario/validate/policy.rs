@@ -75,11 +75,19 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         None if aspnetcore => ASPNETCORE_LATENESS_US,
         None => 0,
     };
-    let chunked_refill = p.refill_every.is_some()
-        || (aspnetcore
-            && p.limiter
-                .as_ref()
-                .is_some_and(|l| l.get_ref() == "token_bucket"));
+    let aspnet_bucket = aspnetcore
+        && p.limiter
+            .as_ref()
+            .is_some_and(|l| l.get_ref() == "token_bucket");
+    // Released ASP.NET Core fills its partitioned bucket continuously at
+    // each heartbeat, and a full bucket banks what accrues until it
+    // empties: up to its token limit more at once (dotnet/runtime#74360;
+    // docs/own-limiter.md, "Presets").
+    let chunked_refill = p.refill_every.is_some();
+    let banked_tokens = match (&p.token_limit, aspnet_bucket) {
+        (Some(b), true) => (*b.get_ref()).max(0) as u64,
+        _ => 0,
+    };
     let chunks_on_epoch = match &p.refill_aligned {
         None => false,
         Some(a) => match a.get_ref().as_str() {
@@ -132,6 +140,7 @@ pub(super) fn timing(src: &Source, p: &RawPolicy) -> Result<PolicyTiming> {
         count_rejected,
         clock_resolution_us,
         clock_skew_us,
+        banked_tokens,
     })
 }
 

@@ -72,6 +72,9 @@ pub(crate) struct ArmRecord {
     /// How far apart the deciders' clocks may be (µs), when declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_skew_us: Option<i64>,
+    /// Tokens a full bucket may bank and hand over at once.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub banked_tokens: u64,
     /// Requests of the schedule never sent, by why.
     #[serde(default, skip_serializing_if = "not_sent_none")]
     pub not_sent: NotSent,
@@ -199,4 +202,8 @@ impl ArmRecord {
             unfinished: self.unfinished,
         }
     }
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }

@@ -60,6 +60,12 @@ impl ArmRecord {
         if let Some(s) = self.clock_skew_us {
             within("clock_skew_us", s, 0, DAY_US)?;
         }
+        within(
+            "banked_tokens",
+            self.banked_tokens.min(i64::MAX as u64) as i64,
+            0,
+            u32::MAX as i64,
+        )?;
         if let Some(m) = self.max_clock_uncertainty_us {
             within("max_clock_uncertainty_us", m, 0, DAY_US)?;
         }

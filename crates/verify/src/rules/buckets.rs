@@ -81,3 +81,48 @@ pub(crate) fn chunked(burst: u64, count: u64, per: i64, late: i64, ppm: i64) -> 
         },
     }
 }
+
+/// A bucket that banks up to `banked` tokens while full and hands them
+/// over at once later: released ASP.NET Core's partitioned
+/// `TokenBucketRateLimiter` (dotnet/runtime#74360) adds `rate·(now − last)`
+/// at each heartbeat, capped at its capacity, but returns early while the
+/// bucket is full without moving `last` — so the first refill after it
+/// empties adds the whole time spent full, up to the capacity at once.
+/// Every count rule allows `banked` more. Proof: in a span, the admits are
+/// at most the tokens at its start (≤ B), plus its first refill (≤
+/// `banked`: capped), plus the later ones — each the rate times the time
+/// since the refill before it, which lies inside the span (≤ r·L in all;
+/// for chunks, at most the chunks the rule already counts).
+pub(crate) fn banking(mut rules: Rules, banked: u64) -> Rules {
+    if banked == 0 {
+        return rules;
+    }
+    for r in &mut rules.definite {
+        r.bound = match r.bound {
+            Bound::Linear {
+                burst,
+                count,
+                per,
+                max_span,
+            } => Bound::Linear {
+                burst: burst.saturating_add(banked),
+                count,
+                per,
+                max_span,
+            },
+            Bound::Window {
+                limit,
+                span,
+                inclusive,
+            } => Bound::Window {
+                limit: limit.saturating_add(banked),
+                span,
+                inclusive,
+            },
+        };
+        r.why = "a bucket holds at most its burst, hands over at once at most the tokens it \
+                 banked while full (released ASP.NET Core: up to its capacity), and gains only \
+                 its rate";
+    }
+    rules
+}

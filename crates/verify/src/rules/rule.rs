@@ -102,6 +102,8 @@ pub(crate) struct Timing {
     pub rate_ppm: i64,
     /// Rejected attempts count against the limit as admits do.
     pub count_rejected: bool,
+    /// Tokens a bucket may bank while full (`Options::banked_tokens`).
+    pub banked: u64,
 }
 
 /// The least a span of `x` µs on a clock running up to `ppm` fast may last

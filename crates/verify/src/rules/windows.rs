@@ -3,7 +3,7 @@
 //! rules that survive several clocks), a sliding counter; `continuous`
 //! picks a policy's (buckets' are in buckets.rs).
 
-use super::buckets::{bucket, chunked};
+use super::buckets::{banking, bucket, chunked};
 use super::rule::{
     grow, per_window, rule, shrink, window, windows_over_time, Rule, Rules, Slow, Timing, Unit,
 };
@@ -29,13 +29,15 @@ pub(crate) fn continuous(policy: &Policy, timing: Timing) -> Rules {
             segments,
         } => sliding_window(limit, window_us, segments, timing),
         Policy::SlidingCounter { limit, window_us } => sliding_counter(limit, window_us, timing),
-        Policy::TokenBucket { capacity, refill } if timing.chunked_refill => {
-            chunked(capacity, refill.count, refill.per_us as i64, late, ppm)
-        }
+        Policy::TokenBucket { capacity, refill } if timing.chunked_refill => banking(
+            chunked(capacity, refill.count, refill.per_us as i64, late, ppm),
+            timing.banked,
+        ),
         // Tokens at the first admit ≤ capacity; refill adds L·rate.
-        Policy::TokenBucket { capacity, refill } => {
-            bucket(capacity, refill.count, refill.per_us, late, ppm)
-        }
+        Policy::TokenBucket { capacity, refill } => banking(
+            bucket(capacity, refill.count, refill.per_us, late, ppm),
+            timing.banked,
+        ),
         // GCRA with burst b is a bucket of b tokens refilled one per interval.
         Policy::Gcra { rate, burst } => bucket(burst, rate.count, rate.per_us, late, ppm),
     }

@@ -25,7 +25,7 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
     );
     let asp = matches!(
         algo,
-        Algo::AspFixed | Algo::AspSeg | Algo::AspBucket | Algo::ChunkedTimer
+        Algo::AspFixed | Algo::AspSeg | Algo::AspBucket | Algo::ChunkedTimer | Algo::AspReleased
     );
     // Clocks. An ASP.NET limiter is one process on one monotonic clock.
     // The resolution and the deciders' skew are drawn apart (a millisecond
@@ -403,6 +403,35 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
                 limit,
             )
         }
+        // Heartbeats up to four token periods apart (100 ms against one
+        // token per 10 ms): the lag of a delivery is the tick.
+        Algo::AspReleased => {
+            let count = rng.random_range(1..=3u64);
+            let per = rng.random_range(1_000..=20_000i64);
+            let tick = rng.random_range(1..=4 * per);
+            (
+                Policy::TokenBucket {
+                    capacity: limit,
+                    refill: Rate {
+                        count,
+                        per_us: per as u64,
+                    },
+                },
+                Sim::AspFill(AspFill {
+                    cap: limit as f64,
+                    per_token: per as f64 / count as f64,
+                    hb: heartbeat(&mut rng, tick, tick),
+                    last: created,
+                    tokens: limit as f64,
+                }),
+                (per * limit as i64 / count as i64).max(per),
+                None,
+                false,
+                tick,
+                false,
+                limit,
+            )
+        }
     };
     // Where the adversary aims its bursts: epoch-aligned window edges, a
     // heartbeat's replenishments (known here, hidden from the verifier), or
@@ -411,6 +440,7 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         Sim::AspFixed(l) => l.hb.times(epoch),
         Sim::AspSeg(l) => l.hb.times(epoch),
         Sim::AspBucket(l) => l.hb.times(epoch),
+        Sim::AspFill(l) => l.hb.times(epoch),
         _ => Vec::new(),
     };
     let period = edge.unwrap_or(match policy {
@@ -561,6 +591,8 @@ pub(crate) fn gen_case(algo: Algo, kind: Kind, seed: u64) -> Case {
         // readings: the order of readings is not the order of decisions.
         one_clock: asp || (deciders == 1 && reorder == 0.0),
         count_rejected: algo.counts_attempts(),
+        // What a full bucket may bank: up to its capacity.
+        banked_tokens: if algo == Algo::AspReleased { limit } else { 0 },
         ..Options::default()
     };
     opts.epoch_uncertainty_us = uncertainty;

@@ -89,6 +89,11 @@ fn correct_aspnet_token_bucket_late_heartbeat() {
 }
 
 #[test]
+fn correct_aspnet_token_bucket_as_released() {
+    correct_limiter(Algo::AspReleased, cases());
+}
+
+#[test]
 fn correct_aspnet_token_bucket_exact_timer() {
     correct_limiter(Algo::ChunkedTimer, cases());
 }

@@ -36,6 +36,9 @@ pub(crate) enum Algo {
     LogAttempts,
     SegAttempts,
     CounterAttempts,
+    /// Released ASP.NET token bucket: continuous fill on heartbeat ticks,
+    /// banking while full (judged with `banked_tokens`).
+    AspReleased,
 }
 
 impl Algo {

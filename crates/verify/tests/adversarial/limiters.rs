@@ -50,6 +50,7 @@ pub(crate) enum Sim {
     AspFixed(AspFixed),
     AspSeg(AspSegmented),
     AspBucket(AspBucket),
+    AspFill(AspFill),
     /// Counting every attempt, denied ones too.
     Attempts(Attempts),
     /// Independent replicas behind a balancer (the fake global limiter).
@@ -74,6 +75,7 @@ impl Sim {
             Sim::AspFixed(l) => l.decide(now),
             Sim::AspSeg(l) => l.decide(now),
             Sim::AspBucket(l) => l.decide(now),
+            Sim::AspFill(l) => l.decide(now),
             Sim::Attempts(l) => l.decide(now),
             Sim::Replicas(rs) => {
                 let n = rs.len();
@@ -152,6 +154,18 @@ impl Sim {
                 ..l.clone()
             }),
             Sim::Attempts(l) => Sim::Attempts(Attempts::new(l.kind, f(l.limit)?, l.w)),
+            // Its rejects are judged with a tick's refill given away: fewer
+            // is half the refill; more is a token more of capacity (and so
+            // of what it banks).
+            Sim::AspFill(l) if delta < 0 => Sim::AspFill(AspFill {
+                per_token: 2.0 * l.per_token,
+                ..l.clone()
+            }),
+            Sim::AspFill(l) => Sim::AspFill(AspFill {
+                cap: f(l.cap as u64)? as f64,
+                tokens: f(l.cap as u64)? as f64,
+                ..l.clone()
+            }),
             Sim::Replicas(_) | Sim::Liar(_) => return None,
         })
     }

@@ -131,6 +131,7 @@ fn declared(pr: &mut Probing<'_>, f: &Findings<'_>, obs: &[Obs]) -> Result<Optio
         lateness_us: timing.lateness_us,
         chunked_refill: timing.chunked_refill,
         chunks_on_epoch: timing.chunks_on_epoch,
+        banked_tokens: timing.banked_tokens,
         // The declared resolution and skew, as a run would take them (the
         // probe's target is one rlbench did not start).
         slack_us: crate::app::pipeline::slack::Slack::new(

@@ -1,5 +1,6 @@
 //! ASP.NET Core's limiters as its heartbeat replenishes them: fixed
-//! window, segmented window and token bucket.
+//! window, segmented window and token bucket (chunked, as before the
+//! runtime's continuous fill, and as released).
 
 use super::*;
 
@@ -119,5 +120,44 @@ impl AspBucket {
         }
         self.tokens -= 1;
         Answer::admit(self.tokens)
+    }
+}
+
+/// Released ASP.NET Core's partitioned `TokenBucketRateLimiter`
+/// (dotnet/runtime#74360, read from the public source): each heartbeat
+/// tick adds `rate·(tick − last)` tokens, capped at `cap`, and moves
+/// `last` — except while the bucket is full, when it returns early and
+/// `last` stays, so what accrued while it was full comes at once at the
+/// first tick after it empties. Tokens are a double; a permit takes one.
+#[derive(Clone, Debug)]
+pub(crate) struct AspFill {
+    pub(crate) cap: f64,
+    /// µs per token.
+    pub(crate) per_token: f64,
+    /// Ticks every `hb.tick` (its `period` is the tick: every tick counts).
+    pub(crate) hb: Heartbeat,
+    pub(crate) last: i64,
+    pub(crate) tokens: f64,
+}
+
+impl AspFill {
+    pub(crate) fn decide(&mut self, now: i64) -> Answer {
+        loop {
+            let at = self.hb.next();
+            if at > now || (self.hb.ties_late && at == now) {
+                break;
+            }
+            self.hb.last = at;
+            if self.tokens < self.cap {
+                let add = (at - self.last) as f64 / self.per_token;
+                self.tokens = (self.tokens + add).min(self.cap);
+                self.last = at;
+            }
+        }
+        if self.tokens < 1.0 {
+            return Answer::REJECT;
+        }
+        self.tokens -= 1.0;
+        Answer::admit(self.tokens.floor() as u64)
     }
 }
