@@ -45,6 +45,7 @@ mod kinds;
 mod limiters;
 mod mutants;
 mod regressions;
+mod sharpness;
 mod sim;
 mod stale;
 
