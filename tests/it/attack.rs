@@ -541,8 +541,10 @@ fn attack_with_a_policy_judges_the_answers() {
         "wrong",
         1,
     );
+    // (One replica on this host: it may declare its skew, and the policy
+    // line says what the slack is made of.)
     let right = attack(
-        r#"algorithm = "fixed_window", limit = 5, window = "1h""#,
+        r#"algorithm = "fixed_window", limit = 5, window = "1h", clock_skew = "2ms""#,
         "right",
         0,
     );
@@ -565,4 +567,17 @@ fn attack_with_a_policy_judges_the_answers() {
         .as_str()
         .unwrap()
         .contains("fixed_window"));
+    // σ is the resolution plus the skew: declared, or for a limiter rlbench
+    // did not start, 10 ms by default.
+    let said = |arm: &serde_json::Value| arm["policy_text"].as_str().unwrap().to_string();
+    assert!(
+        said(&right).contains("σ 3 ms = resolution 1 ms (default) + skew 2 ms"),
+        "{}",
+        said(&right)
+    );
+    assert!(
+        said(&wrong).contains("σ 11 ms = resolution 1 ms (default) + skew 10 ms (default"),
+        "{}",
+        said(&wrong)
+    );
 }

@@ -282,6 +282,8 @@ fn sharpness_table() {
                             .fold((0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
                         if e == 0 {
                             "— (no excess)".to_string()
+                        } else if d == 0 {
+                            format!("not provable (0/{e})")
                         } else {
                             format!("{:.0} % ({d}/{e})", 100.0 * d.min(e) as f64 / e as f64)
                         }
