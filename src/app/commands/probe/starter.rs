@@ -69,8 +69,14 @@ pub(super) fn starter(
     limited_seen: &[u16],
 ) -> Result<PathBuf, Error> {
     let load = starter_load(best, g, key.is_some());
+    // The slack is the clock's resolution plus how far apart the
+    // deciders' clocks may be; the probe cannot see either, so the starter
+    // names the keys with the defaults a run takes (docs/verifier.md).
     let policy = format!(
-        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n{}",
+        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n{}\
+         # clock_resolution = \"1ms\"  # its clock's coarsest step (\"1s\": whole seconds)\n\
+         # clock_skew = \"10ms\"       # how far apart its deciders' clocks may be \
+         (\"0s\": one process)\n",
         best.describe(),
         best.lines()
     );
