@@ -34,11 +34,21 @@ continuous bucket it looks broken (both traces are in crates/verify's
 tests); rlbench judges it as `algorithm = "token_bucket", capacity =
 CAPACITY, refill = "RATE/s", refill_every = "1s", refill_aligned =
 "epoch"`. Every decision reads the one clock of Redis inside the script.
+
+The app's clock instead (the common production pattern: Spring Cloud
+Gateway passes `Instant.now().getEpochSecond()`): with
+STRIPE_APP_CLOCK_OFFSET_US=N in the environment, `now` is this process's
+wall clock plus N µs, in whole seconds, passed to the script, and `last`
+never runs back (a reading behind it refills nothing and leaves it). With
+STRIPE_SHARED=1 every server on the Redis shares the buckets
+(`stripe:shared:{key}:…`): app servers whose clocks differ by the offsets.
+scenarios/stripe-app-clocks.toml judges two of them 1 ms apart.
 """
 
 import os
 import signal
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import redis
@@ -65,6 +75,29 @@ return admitted
 """
 
 
+# The same with `now` from the app (ARGV[3], whole seconds) and `last`
+# clamped so that it never runs back.
+APP_BUCKET = """
+local now = tonumber(ARGV[3])
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local ttl = math.max(1, math.floor(2 * capacity / rate))
+local tokens = tonumber(redis.call('GET', KEYS[1]))
+if tokens == nil then tokens = capacity end
+local last = tonumber(redis.call('GET', KEYS[2]))
+if last == nil then last = 0 end
+tokens = math.min(capacity, tokens + rate * math.max(0, now - last))
+local admitted = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  admitted = 1
+end
+redis.call('SETEX', KEYS[1], ttl, tokens)
+redis.call('SETEX', KEYS[2], ttl, math.max(last, now))
+return admitted
+"""
+
+
 def main():
     if len(sys.argv) != 4 or "REDIS_URL" not in os.environ:
         sys.exit(
@@ -74,7 +107,22 @@ def main():
     if port <= 0 or capacity <= 0 or rate <= 0:
         sys.exit("PORT, CAPACITY and RATE_PER_SECOND must be positive")
     store = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=2)
-    bucket = store.register_script(BUCKET)
+    offset = os.environ.get("STRIPE_APP_CLOCK_OFFSET_US")
+    if offset is None:
+        script = store.register_script(BUCKET)
+
+        def bucket(keys):
+            return script(keys=keys, args=[capacity, rate])
+
+    else:
+        offset_us = int(offset)
+        script = store.register_script(APP_BUCKET)
+
+        def bucket(keys):
+            now = (time.time_ns() // 1000 + offset_us) // 1_000_000
+            return script(keys=keys, args=[capacity, rate, now])
+
+    scope = "shared" if os.environ.get("STRIPE_SHARED") == "1" else str(port)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as rlbench sends
@@ -84,9 +132,9 @@ def main():
             if self.path != "/limited":
                 return self.answer(404, b"not found\n")
             key = self.headers.get("X-Customer-Id", "")
-            base = f"stripe:{port}:{{{key}}}"
+            base = f"stripe:{scope}:{{{key}}}"
             try:
-                admitted = bucket(keys=[f"{base}:tokens", f"{base}:ts"], args=[capacity, rate])
+                admitted = bucket([f"{base}:tokens", f"{base}:ts"])
             except redis.RedisError as e:
                 return self.answer(503, f"redis: {e}\n".encode())
             if admitted == 1:

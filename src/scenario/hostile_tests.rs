@@ -24,6 +24,7 @@ const SCENARIOS: &[&str] = &[
     include_str!("../../scenarios/cluster.toml"),
     include_str!("../../scenarios/distributed.toml"),
     include_str!("../../scenarios/stripe-bucket.toml"),
+    include_str!("../../scenarios/stripe-app-clocks.toml"),
     include_str!("../../scenarios/external-api.toml"),
     include_str!("../../scenarios/redis-outage.toml"),
     include_str!("../../scenarios/batching.toml"),

@@ -4,9 +4,14 @@
 //! test starts, declared in its own terms (scenarios/stripe-bucket.toml:
 //! `refill_every = "1s"`, on the epoch of this machine's clock). Exact
 //! twice in a row on one process; three processes each keeping their own
-//! buckets are the fake global limit, caught.
+//! buckets are the fake global limit, caught. And the same bucket fed
+//! whole seconds by two app servers 1 ms apart, sharing their buckets
+//! (scenarios/stripe-app-clocks.toml): exact with the slack the resolution
+//! plus the skew.
 
-use crate::real_limiters::{exact_twice_in_a_row, fake_global_is_caught, Limiter};
+use crate::real_limiters::{
+    exact_across_servers, exact_twice_in_a_row, fake_global_is_caught, Limiter,
+};
 use rlbench::testing::RedisServer;
 
 /// A redis-server of the test's own (stopped when the runtime and the
@@ -31,4 +36,23 @@ fn a_stripe_style_bucket_is_exact_twice_in_a_row() {
 fn a_stripe_style_bucket_on_three_processes_is_a_fake_global() {
     let (_rt, _redis, url) = redis();
     fake_global_is_caught(Limiter::Stripe(url), "stripe-bucket.toml", "three", 3, 1.5);
+}
+
+#[test]
+fn a_stripe_style_bucket_fed_two_app_clocks_1_ms_apart_is_exact() {
+    let (_rt, _redis, url) = redis();
+    let arm = exact_across_servers(
+        &[
+            Limiter::StripeAppClock(url, 0),
+            Limiter::StripeAppClock(url, 1_000),
+        ],
+        "stripe-app-clocks.toml",
+        "two",
+    );
+    assert_eq!(arm["replicas"], 2, "{arm}");
+    let policy = arm["policy_text"].as_str().unwrap();
+    assert!(
+        policy.contains("σ 1.001 s = resolution 1 s + skew 1 ms"),
+        "{policy}"
+    );
 }

@@ -51,6 +51,9 @@ pub(crate) enum Limiter {
     /// A Redis token bucket in Stripe's style (stripe_bucket_server.py),
     /// capacity 10, 5 a second in whole seconds, on the Redis at this URL.
     Stripe(&'static str),
+    /// The same fed whole seconds of the app's clock, this many µs ahead
+    /// of this machine's, its buckets shared with every such server.
+    StripeAppClock(&'static str, i64),
 }
 
 impl Limiter {
@@ -65,9 +68,12 @@ impl Limiter {
                      installs it)"
                 );
             }
-            Limiter::Limits(_) | Limiter::LimitsOn(..) | Limiter::Stripe(_) => {
+            Limiter::Limits(_)
+            | Limiter::LimitsOn(..)
+            | Limiter::Stripe(_)
+            | Limiter::StripeAppClock(..) => {
                 let library = match self {
-                    Limiter::Stripe(_) => "redis",
+                    Limiter::Stripe(_) | Limiter::StripeAppClock(..) => "redis",
                     _ => "limits",
                 };
                 let pinned = std::fs::read_to_string(limiters().join("requirements.txt")).unwrap();
@@ -126,6 +132,12 @@ impl Limiter {
                     .env("REDIS_URL", redis_url)
                     .env("PYTHONPATH", limiters().join("pylib"))
                     .env("PYTHONDONTWRITEBYTECODE", "1");
+                cmd
+            }
+            Limiter::StripeAppClock(redis_url, offset_us) => {
+                let mut cmd = Limiter::Stripe(redis_url).command(port);
+                cmd.env("STRIPE_APP_CLOCK_OFFSET_US", offset_us.to_string())
+                    .env("STRIPE_SHARED", "1");
                 cmd
             }
             Limiter::Flexible => {
@@ -444,6 +456,41 @@ pub(crate) fn exact_twice_in_a_row(limiter: Limiter, file: &str, arm_name: &str)
 
 /// `arm_name` of `file` on `processes` fresh servers, each with its own
 /// memory, behind round-robin: caught.
+/// `arm_name` of `file` on one server per limiter (each its own settings,
+/// sharing state if they do): 0 definite violations, 0 false rejects, the
+/// limiter limiting, no error, exit 0. Returns the arm's summary.
+pub(crate) fn exact_across_servers(limiters: &[Limiter], file: &str, arm_name: &str) -> Value {
+    let logs = tempfile::tempdir().unwrap();
+    let servers: Vec<Server> = limiters.iter().map(|&l| start(l, logs.path())).collect();
+    let scenario = scenario_on(file, arm_name, &servers.iter().collect::<Vec<_>>());
+    let r = run(&scenario, arm_name);
+    let stdout = r.stdout();
+    let log: String = servers.iter().map(Server::log).collect();
+    let a = r.arm(arm_name).clone();
+    let c = &a["correctness"];
+    let q = &a["requests"];
+    assert_eq!(
+        c["definite_violations"], 0,
+        "{arm_name}: definite violations\n{stdout}{log}"
+    );
+    assert_eq!(
+        c["false_rejects"], 0,
+        "{arm_name}: false rejects\n{stdout}{log}"
+    );
+    assert!(
+        q["rejected"].as_u64().unwrap() > 0 && q["admitted"].as_u64().unwrap() > 0,
+        "{arm_name}: the limiter did not limit\n{stdout}"
+    );
+    assert_eq!(q["errors"], 0, "{arm_name}\n{stdout}{log}");
+    assert_eq!(
+        r.out.status.code(),
+        Some(0),
+        "{arm_name}: the scenario's expectations\n{stdout}{}",
+        text(&r.out.stderr)
+    );
+    a
+}
+
 pub(crate) fn fake_global_is_caught(
     limiter: Limiter,
     file: &str,
