@@ -6,8 +6,9 @@
 #   scripts/limiters/demo.sh limits                 # scenarios/limits.toml, ports 18100-18109
 #   scripts/limiters/demo.sh rate-limiter-flexible  # scenarios/rate-limiter-flexible.toml, 18110-18113
 #   scripts/limiters/demo.sh stripe-bucket          # scenarios/stripe-bucket.toml, 18120-18123 (+ redis-server on 18129)
+#   scripts/limiters/demo.sh stripe-app-clocks      # scenarios/stripe-app-clocks.toml, 18124-18125 (+ redis-server on 18129)
 #
-# Needs python3 with pip, node with npm, redis-server for stripe-bucket,
+# Needs python3 with pip, node with npm, redis-server for the stripe ones,
 # and a built rlbench (cargo build --release). Extra arguments go to
 # rlbench run.
 set -euo pipefail
@@ -30,8 +31,12 @@ case "$which" in
   stripe-bucket)
     servers=("18120" "18121" "18122" "18123")
     ;;
+  stripe-app-clocks)
+    # port, the app clock's offset (µs): two app servers 1 ms apart
+    servers=("18124 0" "18125 1000")
+    ;;
   *)
-    echo "usage: scripts/limiters/demo.sh limits|rate-limiter-flexible|stripe-bucket [rlbench run args]" >&2
+    echo "usage: scripts/limiters/demo.sh limits|rate-limiter-flexible|stripe-bucket|stripe-app-clocks [rlbench run args]" >&2
     exit 2
     ;;
 esac
@@ -43,7 +48,7 @@ pids=()
 # (|| true: under set -e a failing step would end the trap, and the script
 # with its status instead of rlbench's.)
 trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
-if [ "$which" = stripe-bucket ]; then
+if [[ "$which" == stripe-* ]]; then
   command -v redis-server >/dev/null || { echo "demo: redis-server is not installed (Debian: apt-get install redis-server)" >&2; exit 3; }
   redis-server --port 18129 --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
     --dir "${TMPDIR:-/tmp}" --logfile "" >/dev/null &
@@ -53,6 +58,11 @@ for s in "${servers[@]}"; do
   read -r port strategy <<<"$s"
   if [ "$which" = stripe-bucket ]; then
     REDIS_URL=redis://127.0.0.1:18129 PYTHONPATH=scripts/limiters/pylib \
+      python3 scripts/limiters/stripe_bucket_server.py "$port" 10 5 &
+  elif [ "$which" = stripe-app-clocks ]; then
+    # $strategy: the offset; the buckets shared by both servers.
+    REDIS_URL=redis://127.0.0.1:18129 PYTHONPATH=scripts/limiters/pylib \
+      STRIPE_APP_CLOCK_OFFSET_US="$strategy" STRIPE_SHARED=1 \
       python3 scripts/limiters/stripe_bucket_server.py "$port" 10 5 &
   elif [ "$which" = limits ]; then
     PYTHONPATH=scripts/limiters/pylib python3 scripts/limiters/limits_server.py \
