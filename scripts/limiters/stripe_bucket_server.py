@@ -23,7 +23,7 @@ they were last refilled at. Each decision is one script (atomic in Redis):
 
     now    = Redis TIME, whole seconds (the microseconds are dropped)
     tokens = min(CAPACITY, tokens + RATE * max(0, now - last))
-    admit iff tokens >= 1, then tokens -= 1; last = now
+    admit iff tokens >= 1, then tokens -= 1; last = max(last, now)
     both keys expire after 2 * CAPACITY / RATE seconds (by then a bucket
     is full again anyway)
 
@@ -53,32 +53,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import redis
 
-# KEYS: tokens, last refill; ARGV: capacity, rate per second.
+# KEYS: tokens, last refill; ARGV: capacity, rate per second, and `now`
+# in whole seconds when the app passes it (else Redis TIME). `last` never
+# runs back: a reading behind it refills nothing and leaves it.
 BUCKET = """
-local now = tonumber(redis.call('TIME')[1])
-local capacity = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local ttl = math.max(1, math.floor(2 * capacity / rate))
-local tokens = tonumber(redis.call('GET', KEYS[1]))
-if tokens == nil then tokens = capacity end
-local last = tonumber(redis.call('GET', KEYS[2]))
-if last == nil then last = 0 end
-tokens = math.min(capacity, tokens + rate * math.max(0, now - last))
-local admitted = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  admitted = 1
-end
-redis.call('SETEX', KEYS[1], ttl, tokens)
-redis.call('SETEX', KEYS[2], ttl, now)
-return admitted
-"""
-
-
-# The same with `now` from the app (ARGV[3], whole seconds) and `last`
-# clamped so that it never runs back.
-APP_BUCKET = """
-local now = tonumber(ARGV[3])
+local now = tonumber(ARGV[3]) or tonumber(redis.call('TIME')[1])
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local ttl = math.max(1, math.floor(2 * capacity / rate))
@@ -107,20 +86,14 @@ def main():
     if port <= 0 or capacity <= 0 or rate <= 0:
         sys.exit("PORT, CAPACITY and RATE_PER_SECOND must be positive")
     store = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=2)
+    script = store.register_script(BUCKET)
     offset = os.environ.get("STRIPE_APP_CLOCK_OFFSET_US")
-    if offset is None:
-        script = store.register_script(BUCKET)
 
-        def bucket(keys):
+    def bucket(keys):
+        if offset is None:
             return script(keys=keys, args=[capacity, rate])
-
-    else:
-        offset_us = int(offset)
-        script = store.register_script(APP_BUCKET)
-
-        def bucket(keys):
-            now = (time.time_ns() // 1000 + offset_us) // 1_000_000
-            return script(keys=keys, args=[capacity, rate, now])
+        now = (time.time_ns() // 1000 + int(offset)) // 1_000_000
+        return script(keys=keys, args=[capacity, rate, now])
 
     scope = "shared" if os.environ.get("STRIPE_SHARED") == "1" else str(port)
 

@@ -53,5 +53,6 @@ mod scripts;
 mod secrets;
 mod shards;
 mod spoofing;
+mod third_party;
 mod tls;
 mod verify_reference;

@@ -27,6 +27,15 @@ impl AppClock {
     }
 }
 
+/// Two servers' clocks of one resolution, offset by `a_us` and `b_us`.
+fn servers(resolution_us: i64, a_us: i64, b_us: i64) -> (AppClock, AppClock) {
+    let clock = |offset_us| AppClock {
+        offset_us,
+        resolution_us,
+    };
+    (clock(a_us), clock(b_us))
+}
+
 /// A Redis ZSET sliding log: `ZREMRANGEBYSCORE key -inf now−W`, `ZCARD`,
 /// `ZADD now` when under the limit — in one script, `now` from the app.
 struct ZsetLog {
@@ -122,16 +131,7 @@ fn a_zset_log_fed_whole_milliseconds_by_two_servers_0_9_ms_apart() {
     // 5 per 10 ms. Server A (exact) admits 5 reading 0 ms at 0.999 ms;
     // server B (+0.9 ms) reads 10 ms at 9.1 ms, drops them all from the
     // log and admits 5 more: 10 admits 8.101 ms apart.
-    let (a, b) = (
-        AppClock {
-            offset_us: 0,
-            resolution_us: 1_000,
-        },
-        AppClock {
-            offset_us: 900,
-            resolution_us: 1_000,
-        },
-    );
+    let (a, b) = servers(1_000, 0, 900);
     let mut log = ZsetLog {
         limit: 5,
         window_us: 10_000,
@@ -160,16 +160,7 @@ fn a_log_of_whole_seconds_on_servers_half_a_millisecond_either_side() {
     // 1 per 2 s, clock_resolution = "1s". A (−0.5 ms) admits reading 4 s
     // at 5.000499 s; B (+0.5 ms) reads 6 s at 5.9995 s and admits: two
     // admits 0.999001 s apart whose readings are 2 s apart.
-    let (a, b) = (
-        AppClock {
-            offset_us: -500,
-            resolution_us: 1_000_000,
-        },
-        AppClock {
-            offset_us: 500,
-            resolution_us: 1_000_000,
-        },
-    );
+    let (a, b) = servers(1_000_000, -500, 500);
     let mut log = ZsetLog {
         limit: 1,
         window_us: 2_000_000,
@@ -199,16 +190,7 @@ fn a_stripe_bucket_fed_whole_seconds_by_two_servers_1_ms_apart() {
     // the full bucket reading 0 s at 0.999999 s; B (+1 ms) reads 2 s at
     // 1.999 s and finds 10 tokens: 20 admits 0.999001 s apart, which a
     // bucket of 10 at 5/s allows only over 2 s.
-    let (a, b) = (
-        AppClock {
-            offset_us: 0,
-            resolution_us: 1_000_000,
-        },
-        AppClock {
-            offset_us: 1_000,
-            resolution_us: 1_000_000,
-        },
-    );
+    let (a, b) = servers(1_000_000, 0, 1_000);
     let mut bucket = StripeBucket {
         capacity: 10.0,
         per_s: 5.0,

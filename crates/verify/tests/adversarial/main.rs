@@ -39,6 +39,7 @@ use std::fmt::Write as _;
 
 mod arrivals;
 mod cases;
+mod clocks;
 mod correct;
 mod judge;
 mod kinds;
@@ -61,6 +62,7 @@ pub(crate) fn cases() -> u64 {
 
 use arrivals::*;
 use cases::*;
+use clocks::*;
 use judge::*;
 use kinds::*;
 use limiters::*;
