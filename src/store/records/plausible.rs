@@ -60,11 +60,17 @@ impl ArmRecord {
         if let Some(s) = self.clock_skew_us {
             within("clock_skew_us", s, 0, DAY_US)?;
         }
+        // Only a token bucket banks, and at most its capacity (what the
+        // aspnetcore preset records): more would only loosen the verdict.
+        let most_banked = match self.policy {
+            Some(Policy::TokenBucket { capacity, .. }) => capacity.min(u32::MAX as u64) as i64,
+            _ => 0,
+        };
         within(
             "banked_tokens",
             self.banked_tokens.min(i64::MAX as u64) as i64,
             0,
-            u32::MAX as i64,
+            most_banked,
         )?;
         if let Some(m) = self.max_clock_uncertainty_us {
             within("max_clock_uncertainty_us", m, 0, DAY_US)?;
@@ -168,5 +174,52 @@ fn plausible_policy(p: &Policy) -> Result<(), Implausible> {
             count("rate count", rate.count, 1)?;
             span("rate period", rate.per_us)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept fixture's record (a sliding log), with `edit` applied.
+    fn record(edit: impl FnOnce(&mut serde_json::Value)) -> ArmRecord {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/report-v1/events/local.json"
+        ))
+        .unwrap();
+        edit(&mut v);
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// A declared skew is a distance of at most a day; tokens are banked
+    /// only by a token bucket, and at most its capacity: a spoiled folder
+    /// cannot loosen a verdict through either.
+    #[test]
+    fn a_skew_and_banked_tokens_read_back_are_bounded() {
+        assert!(record(|v| v["clock_skew_us"] = 1_000.into())
+            .plausible()
+            .is_ok());
+        for skew in [-1, DAY_US + 1] {
+            assert!(record(|v| v["clock_skew_us"] = skew.into())
+                .plausible()
+                .is_err());
+        }
+        // A sliding log banks nothing.
+        assert!(record(|v| v["banked_tokens"] = 1.into())
+            .plausible()
+            .is_err());
+        let bucket = |banked: u64| {
+            record(|v| {
+                v["policy"] = serde_json::json!({
+                    "algorithm": "token_bucket",
+                    "capacity": 10,
+                    "refill": {"count": 5, "per_us": 1_000_000}
+                });
+                v["banked_tokens"] = banked.into();
+            })
+            .plausible()
+        };
+        assert!(bucket(10).is_ok());
+        assert!(bucket(11).is_err());
     }
 }
