@@ -105,7 +105,9 @@ pub(super) fn preset(
 /// - `limiter = "sliding_window"`: `permit_limit` per `window` in
 ///   `segments_per_window` segments;
 /// - `limiter = "token_bucket"`: `token_limit` tokens, `tokens_per_period`
-///   added in one chunk every `replenishment_period`.
+///   per `replenishment_period` added at each heartbeat for the time since
+///   the last — and, as released, banked while the bucket is full (up to
+///   `token_limit` more at once: `PolicyTiming::banked_tokens`).
 ///
 /// Each window, segment or refill comes on a heartbeat tick once a full
 /// period has passed since the last one: up to `replenish_lateness`
