@@ -17,6 +17,10 @@ pub(super) struct Chosen {
     pub name: String,
     pub host: String,
     pub segment: usize,
+    /// The run's lease on it, as its key holds it (sealed), and its mark;
+    /// empty until it is leased.
+    pub lease: String,
+    pub lease_nonce: String,
 }
 
 /// The agents whose heartbeat is recent, with what they registered
@@ -57,7 +61,7 @@ pub(super) async fn live_agents(
 /// A registration of `name` signed with `token`, fresh at `now_us`.
 fn verified(text: &str, name: &str, token: &Token, now_us: i64) -> Option<Registration> {
     let sealed: Sealed = serde_json::from_str(text).ok()?;
-    if !sealed.verified(token) || sealed.from != name || sealed.kind != "registration" {
+    if !sealed.verified(token, &protocol::agent(name)) || sealed.from != name || sealed.kind != "registration" {
         return None;
     }
     let r: Registration = serde_json::from_str(&sealed.body).ok()?;
@@ -149,6 +153,8 @@ pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, Mis
                 name: r.name.clone(),
                 host: r.host.clone(),
                 segment,
+                lease: String::new(),
+                lease_nonce: String::new(),
             })
             .collect()
     } else {
@@ -169,6 +175,8 @@ pub(super) fn choose(live: &[Registration], n: usize) -> Result<Vec<Chosen>, Mis
                 name: r.name.clone(),
                 host: r.host.clone(),
                 segment,
+                lease: String::new(),
+                lease_nonce: String::new(),
             })
             .collect()
     };
@@ -206,11 +214,14 @@ mod tests {
                 token,
                 &Header {
                     run: "",
+                    arm: "",
                     from,
                     to: "",
+                    place: &protocol::agent(from),
                     seq: 1,
                     at_us: r.beat_us,
                     kind: "registration",
+                    prev: "",
                 },
                 body,
             ))

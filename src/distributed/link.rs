@@ -26,6 +26,10 @@ pub(crate) enum DistributedError {
     Client { url: String, source: ClientError },
     #[error("{0}")]
     Agents(String),
+    /// Someone without the token wrote to the coordinator (or it lost
+    /// what it held) so that the run cannot go on.
+    #[error("the coordinator: {0}")]
+    Coordinator(String),
     #[error("agent {agent}: {message}")]
     AgentFailed { agent: String, message: String },
 }

@@ -8,6 +8,7 @@
 //! stack stay the controller's; the finish is the same as one machine's.
 
 pub(crate) mod agent;
+mod chain;
 mod choose;
 pub(crate) mod controller;
 pub(crate) mod link;

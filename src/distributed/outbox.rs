@@ -2,13 +2,13 @@
 //! trace is, deflated and signed a chunk at a time into the arm's stream,
 //! waiting (within a bound) while the controller is far behind.
 
-use super::protocol::{self, Work};
-use super::voice::{retrying, sign_entry, Me};
+use super::protocol;
+use super::voice::{write_entry, Chain};
 use crate::events::binary::Encoder;
 use crate::events::Batch;
 use redis::AsyncCommands;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -23,9 +23,9 @@ const BACKLOG_WITHIN: Duration = Duration::from_secs(30);
 /// What streams the load's events.
 pub(super) struct Streamer {
     pub(super) conn: super::link::Conn,
-    pub(super) me: Arc<Me>,
-    pub(super) work: Work,
-    pub(super) seq: Arc<AtomicU64>,
+    /// The arm's chain; its stream is where the chunks go.
+    pub(super) chain: Chain,
+    pub(super) stream: String,
     /// Set when the controller stopped beating: nobody reads any more.
     pub(super) gone: Arc<AtomicBool>,
     pub(super) rx: mpsc::Receiver<Batch>,
@@ -71,7 +71,7 @@ pub(super) async fn stream_events(mut s: Streamer) -> redis::RedisResult<u64> {
             loop {
                 // (An unreadable length is the coordinator's trouble: the
                 // write below is tried again for a while anyway.)
-                let unread = s.conn.xlen::<_, u64>(&s.work.stream).await.unwrap_or(0);
+                let unread = s.conn.xlen::<_, u64>(&s.stream).await.unwrap_or(0);
                 if unread < protocol::MAX_UNREAD {
                     break;
                 }
@@ -85,37 +85,14 @@ pub(super) async fn stream_events(mut s: Streamer) -> redis::RedisResult<u64> {
             }
             let chunk = deflate(&bytes).map_err(io)?;
             let counted = format!("{} {} {} {}", counts[0], counts[1], counts[2], counts[3]);
-            let n = s.seq.fetch_add(1, Ordering::Relaxed);
-            let mac = sign_entry(
-                &s.me,
-                &s.work,
-                n,
+            let mut writer = s.chain.lock().await;
+            write_entry(
+                &mut s.conn,
+                &mut writer,
                 protocol::CHUNK,
                 Some(counted.as_bytes()),
                 &chunk,
-            );
-            let n = n.to_string();
-            let stream = s.work.stream.clone();
-            retrying(|| {
-                let mut conn = s.conn.clone();
-                let fields: [(&str, &[u8]); 5] = [
-                    (protocol::KIND, protocol::CHUNK.as_bytes()),
-                    (protocol::COUNTS, counted.as_bytes()),
-                    (protocol::BODY, &chunk),
-                    (protocol::SEQ, n.as_bytes()),
-                    (protocol::MAC, mac.as_bytes()),
-                ];
-                let stream = stream.clone();
-                async move {
-                    redis::pipe()
-                        .xadd(&stream, "*", &fields)
-                        .ignore()
-                        .expire(&stream, protocol::STREAM_SLACK_S)
-                        .ignore()
-                        .query_async::<()>(&mut conn)
-                        .await
-                }
-            })
+            )
             .await?;
             sent += counts[0];
             counts = [0; 4];

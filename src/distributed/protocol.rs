@@ -69,9 +69,41 @@ pub(crate) fn claim(name: &str) -> String {
     format!("{ROOT}:claim:{name}")
 }
 
-/// Which run holds an agent (the run's id, expiring).
+/// Which run holds an agent (a sealed [`Lease`], expiring).
 pub(crate) fn lease(name: &str) -> String {
     format!("{ROOT}:lease:{name}")
+}
+
+/// The works an agent has served under one lease (a set of their nonces,
+/// expiring after the lease): a work replayed is spent, even to another
+/// process of the agent's name.
+pub(crate) fn served(name: &str, lease_nonce: &str) -> String {
+    format!("{ROOT}:served:{name}:{lease_nonce}")
+}
+
+/// A run's hold on an agent, as its controller signed it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Lease {
+    pub run: String,
+    /// This lease's own random mark: the works handed out under it name it.
+    pub nonce: String,
+}
+
+impl Lease {
+    /// The lease an agent's lease key holds (`text`), when `token` signed
+    /// it for `agent`; none for anything else.
+    pub(crate) fn read(text: &str, token: &Token, agent: &str) -> Option<Lease> {
+        let sealed: Sealed = serde_json::from_str(text).ok()?;
+        if !sealed.verified(token, &lease(agent))
+            || sealed.from != CONTROLLER
+            || sealed.to != agent
+            || sealed.kind != "lease"
+        {
+            return None;
+        }
+        let l: Lease = serde_json::from_str(&sealed.body).ok()?;
+        (l.run == sealed.run).then_some(l)
+    }
 }
 
 /// A run's controller's last beat (a sealed [`Beat`], expiring).
@@ -121,8 +153,13 @@ pub(crate) struct Beat {
 pub(crate) struct Sealed {
     pub v: u32,
     pub run: String,
+    #[serde(default)]
+    pub arm: String,
     pub from: String,
     pub to: String,
+    /// The key it was written at: read from another, it is refused.
+    #[serde(default)]
+    pub place: String,
     pub seq: u64,
     pub at_us: i64,
     pub kind: String,
@@ -137,8 +174,10 @@ impl Sealed {
             v: super::seal::VERSION,
             mac: token.sign(h, body.as_bytes()),
             run: h.run.to_string(),
+            arm: h.arm.to_string(),
             from: h.from.to_string(),
             to: h.to.to_string(),
+            place: h.place.to_string(),
             seq: h.seq,
             at_us: h.at_us,
             kind: h.kind.to_string(),
@@ -146,17 +185,22 @@ impl Sealed {
         }
     }
 
-    /// Whether `token` signed it (and in this protocol's version).
-    pub(crate) fn verified(&self, token: &Token) -> bool {
+    /// Whether `token` signed it (and in this protocol's version) for the
+    /// key `place` it was read from.
+    pub(crate) fn verified(&self, token: &Token, place: &str) -> bool {
         self.v == super::seal::VERSION
+            && self.place == place
             && token.verify(
                 &Header {
                     run: &self.run,
+                    arm: &self.arm,
                     from: &self.from,
                     to: &self.to,
+                    place: &self.place,
                     seq: self.seq,
                     at_us: self.at_us,
                     kind: &self.kind,
+                    prev: "",
                 },
                 self.body.as_bytes(),
                 &self.mac,
@@ -187,9 +231,16 @@ pub(crate) struct Work {
     /// coordinator's, to show what that costs.
     pub estimate_clock: bool,
     /// The coordinator's clock when the controller handed it out (µs): an
-    /// agent does no work older than [`WORK_FRESH_US`].
+    /// agent does no work older than [`WORK_FRESH_US`], nor work handed out
+    /// before it registered (an earlier agent's of its name).
     #[serde(default)]
     pub issued_us: i64,
+    /// This work's own random mark: an agent does each once.
+    #[serde(default)]
+    pub nonce: String,
+    /// The mark of the lease it was handed out under.
+    #[serde(default)]
+    pub lease: String,
 }
 
 /// What the controller tells an agent.
@@ -225,6 +276,41 @@ pub(crate) enum ToAgent {
     },
 }
 
+impl ToAgent {
+    /// Its kind, as its signature names it.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            ToAgent::Work(_) => "work",
+            ToAgent::Start { .. } => "start",
+            ToAgent::Stop { .. } => "stop",
+            ToAgent::Take { .. } => "take",
+            ToAgent::Bye { .. } => "bye",
+        }
+    }
+
+    /// The arm it is about ("" for the run's end).
+    pub(crate) fn arm(&self) -> &str {
+        match self {
+            ToAgent::Work(w) => &w.arm,
+            ToAgent::Start { arm, .. } | ToAgent::Stop { arm, .. } | ToAgent::Take { arm, .. } => {
+                arm
+            }
+            ToAgent::Bye { .. } => "",
+        }
+    }
+
+    /// The run it is about.
+    pub(crate) fn run(&self) -> &str {
+        match self {
+            ToAgent::Work(w) => &w.run,
+            ToAgent::Start { run, .. }
+            | ToAgent::Stop { run, .. }
+            | ToAgent::Take { run, .. }
+            | ToAgent::Bye { run } => run,
+        }
+    }
+}
+
 /// How an agent's load ended, as it tells the controller.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Ended {
@@ -237,6 +323,13 @@ pub(crate) struct Ended {
     pub paced_us: u64,
     pub interrupted: bool,
     pub events: u64,
+    /// The entries the agent wrote for this arm before this one, and the
+    /// last one's signature: the chain the controller must have read
+    /// (`chain`).
+    #[serde(default)]
+    pub entries: u64,
+    #[serde(default)]
+    pub digest: String,
 }
 
 /// What an agent writes to its stream, as `kind` and `body` fields (an
@@ -272,13 +365,28 @@ pub(crate) enum FromAgent {
     },
 }
 
+impl FromAgent {
+    /// Its kind, as its stream entry names it.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            FromAgent::Ready { .. } => "ready",
+            FromAgent::Anchor(_) => "anchor",
+            FromAgent::Started { .. } => "started",
+            FromAgent::Took { .. } => "took",
+            FromAgent::Ended(_) => "ended",
+            FromAgent::Failed { .. } => "failed",
+        }
+    }
+}
+
 /// The stream field naming an entry's kind, and the kind of event chunks.
 pub(crate) const KIND: &str = "kind";
 pub(crate) const BODY: &str = "body";
 pub(crate) const CHUNK: &str = "chunk";
-/// A stream entry's signature fields: the sequence number and the
-/// signature (its run is the stream's, its sender the stream's agent).
+/// A stream entry's chain fields: its number, the signature of the entry
+/// before it, and its own (its run, arm and sender are the stream's).
 pub(crate) const SEQ: &str = "seq";
+pub(crate) const PREV: &str = "prev";
 pub(crate) const MAC: &str = "mac";
 /// An entry's signed body: for a chunk, its counts and its bytes.
 pub(crate) fn signed_body(counts: Option<&[u8]>, body: &[u8]) -> Vec<u8> {
@@ -313,6 +421,8 @@ mod tests {
                 stream: stream("r", "a", "n"),
                 estimate_clock: true,
                 issued_us: 7,
+                nonce: "n".into(),
+                lease: "l".into(),
             }),
             ToAgent::Start {
                 run: "r".into(),
@@ -338,6 +448,8 @@ mod tests {
             paced_us: 5,
             interrupted: false,
             events: 3,
+            entries: 4,
+            digest: "ab".into(),
         });
         let text = serde_json::to_string(&ended).unwrap();
         assert!(text.starts_with(r#"{"kind":"ended""#), "{text}");

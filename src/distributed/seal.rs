@@ -2,18 +2,20 @@
 //! write to it could hand an agent work, forge an agent, or stream a
 //! correct limiter's old trace in a broken one's place. So every message
 //! between a controller and its agents is signed with the token both were
-//! given (HMAC-SHA256 over the protocol version, the run, the sender, the
-//! addressee, a sequence number, the coordinator's time and the body), and
-//! a receiver takes only what names its run, comes from whom it expects,
-//! and counts up: a message of an earlier run, or one seen before, is
-//! refused.
+//! given (HMAC-SHA256 over its whole context — the protocol version, the
+//! run, the arm, the sender, the addressee, the key it is written at, a
+//! sequence number, the coordinator's time, the entry before it in its
+//! stream — and the body), and a receiver takes only what names its run,
+//! its arm and the place it read it from, comes from whom it expects, and
+//! counts up: a message of another run or arm, moved to another key, or
+//! seen before, is refused (`chain` for the streams' entries).
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// The protocol's version: an agent and a controller of another one do
 /// not understand each other, and say so.
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 /// The shortest token taken: 16 characters (`openssl rand -hex 16` gives 32).
 pub(crate) const MIN_TOKEN: usize = 16;
 
@@ -64,12 +66,21 @@ impl std::fmt::Debug for Token {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Header<'a> {
     pub run: &'a str,
+    /// The arm it is about ("" for what outlives an arm: a registration,
+    /// a beat, a lease, the run's end).
+    pub arm: &'a str,
     pub from: &'a str,
     pub to: &'a str,
+    /// The coordinator key it is written at (a stream, an inbox, a beat's
+    /// key): moved to another, it is refused.
+    pub place: &'a str,
     pub seq: u64,
     /// The coordinator's clock when it was sent (µs), for freshness.
     pub at_us: i64,
     pub kind: &'a str,
+    /// The signature of the entry before it in its stream ("" for the
+    /// first, and for messages that are not a stream's).
+    pub prev: &'a str,
 }
 
 impl Token {
@@ -93,11 +104,14 @@ impl Token {
         part(b"rlbench");
         part(&VERSION.to_le_bytes());
         part(h.run.as_bytes());
+        part(h.arm.as_bytes());
         part(h.from.as_bytes());
         part(h.to.as_bytes());
+        part(h.place.as_bytes());
         part(&h.seq.to_le_bytes());
         part(&h.at_us.to_le_bytes());
         part(h.kind.as_bytes());
+        part(h.prev.as_bytes());
         part(body);
         mac
     }
@@ -117,6 +131,15 @@ impl Token {
     }
 }
 
+/// A fresh random mark (a process's, a lease's, a work's).
+pub(crate) fn nonce() -> Result<String, crate::error::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        crate::error::Error::environment(format!("no randomness from the system: {e}"))
+    })?;
+    Ok(hex::encode(bytes))
+}
+
 /// Sequence numbers from one sender: each must be above the last taken.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Sequence {
@@ -134,21 +157,6 @@ impl Sequence {
     }
 }
 
-/// Sequence numbers from one sender whose messages may arrive out of
-/// order (an agent writes its stream from more than one task): each taken
-/// once.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Seen {
-    seen: std::collections::HashSet<u64>,
-}
-
-impl Seen {
-    /// Takes `seq` the first time it comes; false for a replay.
-    pub(crate) fn take(&mut self, seq: u64) -> bool {
-        self.seen.insert(seq)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,11 +164,14 @@ mod tests {
     fn header(seq: u64) -> Header<'static> {
         Header {
             run: "run-1",
+            arm: "arm-1",
             from: "controller",
             to: "agent-0",
+            place: "inbox",
             seq,
             at_us: 1_700_000_000_000_000,
             kind: "work",
+            prev: "",
         }
     }
 
@@ -193,6 +204,18 @@ mod tests {
                 kind: "start",
                 ..header(1)
             },
+            Header {
+                arm: "arm-2",
+                ..header(1)
+            },
+            Header {
+                place: "another-inbox",
+                ..header(1)
+            },
+            Header {
+                prev: "ab",
+                ..header(1)
+            },
         ] {
             assert!(!token.verify(&changed, b"body", &mac), "{changed:?}");
         }
@@ -222,13 +245,6 @@ mod tests {
         assert!(!e.contains("secret"), "{e}");
         let t = Token::new("  0123456789abcdef  ").unwrap();
         assert_eq!(format!("{t:?}"), "Token(16 bytes)");
-    }
-
-    #[test]
-    fn a_stream_takes_each_number_once_in_any_order() {
-        let mut s = Seen::default();
-        assert!(s.take(2) && s.take(1));
-        assert!(!s.take(2), "a replay");
     }
 
     #[test]

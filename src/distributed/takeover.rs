@@ -4,12 +4,11 @@
 //! (`took`) so the controller counts those requests as this agent's.
 
 use super::protocol::{FromAgent, Work};
-use super::voice::{say, Me};
+use super::voice::{say, Chain, Me};
 use super::work::plan_of;
 use crate::events::Batch;
 use crate::load::{self, Counters, Segment};
 use std::collections::HashSet;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -34,7 +33,7 @@ pub(super) struct TakeOver<'a> {
     pub(super) start: Instant,
     pub(super) conn: super::link::Conn,
     pub(super) me: Arc<Me>,
-    pub(super) seq: Arc<AtomicU64>,
+    pub(super) chain: Chain,
     pub(super) events: mpsc::Sender<Batch>,
     pub(super) counters: Arc<Counters>,
     pub(super) halted: tokio::sync::watch::Receiver<bool>,
@@ -75,7 +74,7 @@ pub(super) async fn take_over(mut t: TakeOver<'_>) -> Vec<load::LoadReport> {
                 plan.segment = Segment { index: segment, of: t.work.of, from };
                 plan.phase_us = Some(t.phase_us);
                 let said = FromAgent::Took { segment, from_us };
-                if say(&mut t.conn, &t.me, t.work, &t.seq, &said).await.is_err() {
+                if say(&mut t.conn, &t.chain, &said).await.is_err() {
                     continue;
                 }
                 tracing::warn!(

@@ -107,7 +107,7 @@ fn kill_9_mid_run_leaves_a_folder_report_rebuilds_as_partial_and_nothing_running
     // The folder is rebuilt as a partial run: never passed, and says why.
     let rebuilt = rlbench(&["report", "out"], dir.path());
     let err = text(&rebuilt.stderr);
-    assert_eq!(rebuilt.status.code(), Some(1), "{err}");
+    assert_eq!(rebuilt.status.code(), Some(3), "{err}");
     assert!(err.contains("the run is partial"), "{err}");
     let s = summary(&out);
     assert_eq!(s["partial"], true);
@@ -254,7 +254,7 @@ fn a_disk_that_fills_during_the_trace_says_partial_and_report_rebuilds_it_later(
     grow(&disk);
     let rebuilt = rlbench(&["report", out.to_str().unwrap()], dir.path());
     let err = text(&rebuilt.stderr);
-    assert_eq!(rebuilt.status.code(), Some(1), "{err}");
+    assert_eq!(rebuilt.status.code(), Some(3), "{err}");
     let s = summary(&out);
     assert_eq!(s["partial"], true, "{s}");
     assert_eq!(s["gate"]["passed"], false, "{s}");

@@ -303,7 +303,8 @@ async fn a_skewed_agent_clock_is_measured_away_and_misjudges_when_trusted() {
 }
 
 /// An agent killed mid-run: the controller notices its heartbeat stop, the
-/// run is partial, names it, and exits 1; the others' events are kept.
+/// run is partial, names it, and exits 3 (the harness failed, not the
+/// limiter); the others' events are kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_agent_makes_a_partial_clearly_marked_run() {
     let coordinator = RedisServer::start("rlbench-test").await.unwrap();
@@ -345,7 +346,7 @@ async fn a_killed_agent_makes_a_partial_clearly_marked_run() {
     killed.kill().unwrap();
     killed.wait().unwrap();
     let out = controller.join().unwrap();
-    exited(&out, 1);
+    exited(&out, 3);
     let _ = path;
     let s = summary(&d.join("out"));
     assert_eq!(s["partial"], true);

@@ -23,6 +23,7 @@ mod distributed;
 mod distributed_attacks;
 mod distributed_failures;
 mod distributed_kit;
+mod distributed_replays;
 mod distributed_secrets;
 mod doctor;
 mod envoy_rls;

@@ -34,8 +34,11 @@ pub(crate) fn rebuild_judged(
     if let Some(e) = finished.write_error {
         return Err(e);
     }
-    // A partial run never passes (summary.json's gate says so too).
-    let exit = if finished.summary.gate.passed {
+    // A partial run never passes (summary.json's gate says so too), and
+    // is not the limiter's failure: only a complete trace fails it.
+    let exit = if finished.summary.partial {
+        Exit::Environment
+    } else if finished.summary.gate.passed {
         Exit::Passed
     } else {
         Exit::GateFailed

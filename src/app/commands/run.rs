@@ -233,7 +233,7 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
         .clone()
         .or_else(|| unwritten.map(Error::from).or(finished.write_error));
     Ok(RunOutcome {
-        exit: exit(&ran, error.as_ref(), &finished.summary, &arms),
+        exit: exit(&ran, error.as_ref(), &finished.summary),
         summary: finished.summary,
         folder: folder.root.clone(),
         error,
@@ -241,27 +241,13 @@ pub(crate) async fn run(request: &Request, interrupt: &Interrupt) -> Result<RunO
     })
 }
 
-/// The run's exit: the arms' and the gate's, where a partial run (an
-/// agent lost) never passes.
-fn exit(
-    ran: &arm::Ran,
-    error: Option<&Error>,
-    summary: &Summary,
-    arms: &[(ArmRecord, Vec<Expectation>)],
-) -> Exit {
-    // Events an agent sent that never reached the trace, though the agent
-    // ended well: the coordinator lost them (a restart, out of memory) —
-    // the environment failed, not the limiter.
-    let coordinator_lost = arms.iter().any(|(record, _)| {
-        record.agents.iter().any(|a| {
-            a.lost_at_s.is_none()
-                && a.failed.is_none()
-                && a.said_events.is_some_and(|said| said != a.events)
-        })
-    });
+/// The run's exit: the arms' and the gate's, where a partial run never
+/// passes — and is the harness's failure (3), not the limiter's (1): an
+/// agent lost or failed, a coordinator that lost or was made to garble
+/// what an agent sent. Only a complete trace can fail an expectation.
+fn exit(ran: &arm::Ran, error: Option<&Error>, summary: &Summary) -> Exit {
     match ran.exit(error, summary.gate.failures.len()) {
-        Exit::Passed | Exit::GateFailed if summary.partial && coordinator_lost => Exit::Environment,
-        Exit::Passed if summary.partial => Exit::GateFailed,
+        Exit::Passed | Exit::GateFailed if summary.partial => Exit::Environment,
         exit => exit,
     }
 }

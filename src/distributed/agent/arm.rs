@@ -5,7 +5,7 @@
 
 use super::args::AgentArgs;
 use super::beside::{beside_the_load, Beside};
-use super::dead_man::DeadMan;
+use super::dead_man::{controller_beat, Beating, DeadMan};
 use super::inbox::{unseal, INBOX_POLL_S};
 use super::registration::beat;
 use crate::distributed::link::{self, ClockSource};
@@ -14,14 +14,14 @@ use crate::distributed::protocol::{self, Ended, FromAgent, ToAgent, Work};
 use crate::distributed::seal::Sequence;
 use crate::distributed::takeover::{halt_of, take_over, TakeOver};
 use crate::distributed::time_line::{Anchor, Mapping};
-use crate::distributed::voice::{say, Me};
+use crate::distributed::voice::{say, Chain, Me};
 use crate::distributed::work::plan_of;
 use crate::error::Error;
 use crate::events::Batch;
 use crate::interrupt::Interrupt;
 use crate::load::{self, Counters, LoadReport};
 use redis::AsyncCommands;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -29,6 +29,9 @@ use tokio::time::Instant;
 
 /// How long an agent waits for the start once it said it is ready.
 const START_WITHIN: Duration = Duration::from_secs(60);
+/// How long past its instant a start is still gone by (µs): the
+/// controller fixes it half a second ahead.
+const START_LATE_US: i64 = 5_000_000;
 
 /// How an arm ended for the agent, beside an error.
 pub(super) enum ArmEnd {
@@ -46,8 +49,8 @@ struct Arm<'a> {
     url: &'a str,
     conn: &'a mut crate::distributed::link::Conn,
     me: &'a mut Me,
-    /// The number of its next entry in the arm's stream.
-    seq: Arc<AtomicU64>,
+    /// Its chain of entries in the arm's stream.
+    chain: Chain,
     clock: ClockSource,
     /// Its local times count from here.
     origin: Instant,
@@ -66,6 +69,7 @@ pub(super) async fn run_arm(
     conn: &mut crate::distributed::link::Conn,
     inbox: &mut crate::distributed::link::Conn,
     me: &mut Me,
+    chain: &Chain,
     run_seq: &mut Sequence,
     interrupt: &Interrupt,
 ) -> Result<ArmEnd, Error> {
@@ -82,7 +86,7 @@ pub(super) async fn run_arm(
         url: &args.coordinator,
         conn,
         me,
-        seq: Arc::new(AtomicU64::new(1)),
+        chain: chain.clone(),
         clock,
         origin: Instant::now(),
     };
@@ -97,6 +101,9 @@ pub(super) async fn run_arm(
     tokio::time::sleep_until(start).await;
     let loaded = arm.load(&plan, phase_us, start, run_seq, interrupt).await?;
     if loaded.gone {
+        if let Some(why) = loaded.blame {
+            return Err(Error::environment(why));
+        }
         tracing::warn!(
             "agent {}: the controller of run {} stopped beating: its load was stopped",
             arm.me.reg.name,
@@ -122,6 +129,8 @@ struct Loaded {
     report: LoadReport,
     streamed: Result<redis::RedisResult<u64>, tokio::task::JoinError>,
     gone: bool,
+    /// Why it counted its controller gone, when the coordinator is to blame.
+    blame: Option<String>,
     bye: bool,
 }
 
@@ -132,12 +141,13 @@ struct Flags {
     finished: Arc<AtomicBool>,
     gone: Arc<AtomicBool>,
     bye: Arc<AtomicBool>,
+    blame: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Arm<'_> {
     /// Says one entry in the arm's stream.
     async fn say(&mut self, message: &FromAgent) -> Result<(), Error> {
-        say(self.conn, self.me, self.work, &self.seq, message)
+        say(self.conn, &self.chain, message)
             .await
             .map_err(failed(self.url, "writing"))
     }
@@ -191,7 +201,7 @@ impl Arm<'_> {
                 tracing::warn!("agent {}: {e}", self.me.reg.name);
             }
             let message = popped
-                .and_then(|(_, text)| unseal(self.me, &text))
+                .and_then(|(key, text)| unseal(self.me, &key, &text))
                 .filter(|(s, _)| s.run == work.run && run_seq.take(s.seq));
             match message.map(|(_, m)| m) {
                 Some(ToAgent::Start {
@@ -199,7 +209,17 @@ impl Arm<'_> {
                     arm,
                     at_us,
                     phase_us,
-                }) if run == work.run && arm == work.arm => return Ok(Ok((at_us, phase_us))),
+                }) if run == work.run && arm == work.arm => {
+                    if self.start_is_live(at_us).await {
+                        return Ok(Ok((at_us, phase_us)));
+                    }
+                    tracing::warn!(
+                        "agent {}: ignoring a start of arm {} that is late or whose controller \
+                         is not beating (a replay)",
+                        self.me.reg.name,
+                        work.arm
+                    );
+                }
                 Some(ToAgent::Stop { run, arm }) if run == work.run && arm == work.arm => {
                     return Err(Error::interrupted());
                 }
@@ -207,6 +227,9 @@ impl Arm<'_> {
                 _ => {}
             }
             if !dead_man.alive(self.conn, &self.me.token, &work.run).await {
+                if let Some(why) = dead_man.coordinator_blamed() {
+                    return Err(Error::environment(why));
+                }
                 tracing::warn!(
                     "agent {}: the controller of run {} stopped beating before the start",
                     self.me.reg.name,
@@ -215,6 +238,16 @@ impl Arm<'_> {
                 return Ok(Err(ArmEnd::ControllerGone));
             }
         }
+    }
+
+    /// Whether a start at `at_us` (the coordinator's clock) is one to go
+    /// by: not long past, and its controller beating now.
+    async fn start_is_live(&mut self, at_us: i64) -> bool {
+        let Ok(now) = link::time(self.conn).await else {
+            return false;
+        };
+        now - at_us <= START_LATE_US
+            && controller_beat(self.conn, &self.me.token, &self.work.run).await == Beating::Fresh
     }
 
     /// The start on the agent's own clock, placed by its `anchors`, and
@@ -258,12 +291,9 @@ impl Arm<'_> {
             finished: Arc::new(AtomicBool::new(false)),
             gone: Arc::new(AtomicBool::new(false)),
             bye: Arc::new(AtomicBool::new(false)),
+            blame: Arc::new(std::sync::Mutex::new(None)),
         };
-        let signer = Arc::new(Me {
-            reg: self.me.reg.clone(),
-            token: self.me.token.clone(),
-            beats: self.me.beats,
-        });
+        let signer = Arc::new(self.me.clone());
         // Its own connection: a reading queued behind a chunk is a loose one.
         let clock_conn = link::connect(self.url).await?;
         let (take_tx, take_rx) = mpsc::channel::<(usize, u64)>(8);
@@ -272,12 +302,13 @@ impl Arm<'_> {
             url: self.url.to_string(),
             me: signer.clone(),
             work: self.work.clone(),
-            seq: self.seq.clone(),
+            chain: self.chain.clone(),
             origin: self.origin,
             clock: self.clock,
             stopped: flags.stopped.clone(),
             gone: flags.gone.clone(),
             bye: flags.bye.clone(),
+            blame: flags.blame.clone(),
             finished: flags.finished.clone(),
             run_seq: std::mem::take(run_seq),
             takes: take_tx,
@@ -285,9 +316,8 @@ impl Arm<'_> {
         let (tx, rx) = mpsc::channel::<Batch>(16_384);
         let streamer = tokio::spawn(stream_events(Streamer {
             conn: self.conn.clone(),
-            me: signer.clone(),
-            work: self.work.clone(),
-            seq: self.seq.clone(),
+            chain: self.chain.clone(),
+            stream: self.work.stream.clone(),
             gone: flags.gone.clone(),
             rx,
         }));
@@ -308,7 +338,7 @@ impl Arm<'_> {
             start,
             conn: self.conn.clone(),
             me: signer.clone(),
-            seq: self.seq.clone(),
+            chain: self.chain.clone(),
             events: tx,
             counters,
             halted: halted.clone(),
@@ -345,6 +375,7 @@ impl Arm<'_> {
             report,
             streamed,
             gone: flags.gone.load(Ordering::Relaxed),
+            blame: flags.blame.lock().ok().and_then(|mut b| b.take()),
             bye: flags.bye.load(Ordering::Relaxed),
         })
     }
@@ -368,6 +399,9 @@ impl Arm<'_> {
             paced_us: report.send_window.as_micros() as u64,
             interrupted: report.interrupted,
             events: sent,
+            // Filled in as it is signed: the chain before it.
+            entries: 0,
+            digest: String::new(),
         };
         self.say(&FromAgent::Ended(ended)).await
     }

@@ -9,9 +9,9 @@ use super::registration::beat;
 use crate::distributed::link::{self, ClockSource};
 use crate::distributed::protocol::{self, FromAgent, ToAgent, Work};
 use crate::distributed::seal::Sequence;
-use crate::distributed::voice::{say, Me};
+use crate::distributed::voice::{say, Chain, Me};
 use redis::AsyncCommands;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -28,12 +28,14 @@ pub(super) struct Beside {
     pub(super) url: String,
     pub(super) me: Arc<Me>,
     pub(super) work: Work,
-    pub(super) seq: Arc<AtomicU64>,
+    pub(super) chain: Chain,
     pub(super) origin: Instant,
     pub(super) clock: ClockSource,
     pub(super) stopped: Arc<Notify>,
     pub(super) gone: Arc<AtomicBool>,
     pub(super) bye: Arc<AtomicBool>,
+    /// Why the controller counts as gone, when the coordinator is to blame.
+    pub(super) blame: Arc<std::sync::Mutex<Option<String>>>,
     /// Set when the load ended: this stops too.
     pub(super) finished: Arc<AtomicBool>,
     pub(super) run_seq: Sequence,
@@ -51,11 +53,7 @@ pub(super) async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
     let mut every = tokio::time::interval(ANCHOR_EVERY);
     every.tick().await;
     let mut ticks = 0u64;
-    let mut me = Me {
-        reg: b.me.reg.clone(),
-        token: b.me.token.clone(),
-        beats: b.me.beats,
-    };
+    let mut me = (*b.me).clone();
     let inbox = protocol::run_inbox(&me.reg.name, &b.work.run);
     let mut dead_man = DeadMan::new();
     loop {
@@ -64,11 +62,11 @@ pub(super) async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
             return (b.run_seq, me.beats);
         }
         if let Ok(a) = link::anchor(&mut b.conn, b.origin, b.clock).await {
-            let _ = say(&mut b.conn, &me, &b.work, &b.seq, &FromAgent::Anchor(a)).await;
+            let _ = say(&mut b.conn, &b.chain, &FromAgent::Anchor(a)).await;
         }
         let popped: redis::RedisResult<Option<String>> = b.conn.lpop(&inbox, None).await;
         if let Ok(Some(text)) = popped {
-            let message = unseal(&me, &text)
+            let message = unseal(&me, &inbox, &text)
                 .filter(|(s, _)| s.run == b.work.run && b.run_seq.take(s.seq))
                 .map(|(_, m)| m);
             match message {
@@ -93,6 +91,9 @@ pub(super) async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
             }
         }
         if !dead_man.alive(&mut b.conn, &me.token, &b.work.run).await {
+            if let Ok(mut blame) = b.blame.lock() {
+                *blame = dead_man.coordinator_blamed();
+            }
             b.gone.store(true, Ordering::Relaxed);
             b.stopped.notify_one();
             return (b.run_seq, me.beats);

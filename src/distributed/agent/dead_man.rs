@@ -10,18 +10,21 @@ use tokio::time::Instant;
 
 /// The controller's beat as an agent reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Beating {
+pub(super) enum Beating {
     /// Signed, of this run, at most [`protocol::BEAT_FRESH_US`] old.
     Fresh,
-    /// There, but old or not the controller's: it stopped beating.
+    /// Signed, of this run, but old: it stopped beating.
     Stale,
+    /// There, but not signed with the token for this run: someone wrote
+    /// over it (the controller writes it again at its next beat).
+    Forged,
     /// Not there, or the coordinator does not answer: the coordinator's
     /// trouble (a restart forgets the beat) as likely as the controller's.
     Unknown,
 }
 
 /// The controller of `run`'s last beat, by the coordinator's clock.
-async fn controller_beat(conn: &mut link::Conn, token: &Token, run: &str) -> Beating {
+pub(super) async fn controller_beat(conn: &mut link::Conn, token: &Token, run: &str) -> Beating {
     let Ok(now) = link::time(conn).await else {
         return Beating::Unknown;
     };
@@ -30,16 +33,20 @@ async fn controller_beat(conn: &mut link::Conn, token: &Token, run: &str) -> Bea
         _ => return Beating::Unknown,
     };
     let Ok(sealed) = serde_json::from_str::<Sealed>(&text) else {
-        return Beating::Stale;
+        return Beating::Forged;
     };
-    if !sealed.verified(token) || sealed.run != run || sealed.from != protocol::CONTROLLER {
-        return Beating::Stale;
+    if !sealed.verified(token, &protocol::beat(run))
+        || sealed.run != run
+        || sealed.from != protocol::CONTROLLER
+    {
+        return Beating::Forged;
     }
     match serde_json::from_str::<Beat>(&sealed.body) {
         Ok(b) if b.at_us == sealed.at_us && now - b.at_us <= protocol::BEAT_FRESH_US => {
             Beating::Fresh
         }
-        _ => Beating::Stale,
+        Ok(b) if b.at_us == sealed.at_us => Beating::Stale,
+        _ => Beating::Forged,
     }
 }
 
@@ -54,6 +61,8 @@ async fn controller_beat(conn: &mut link::Conn, token: &Token, run: &str) -> Bea
 pub(super) struct DeadMan {
     seen: Instant,
     looked: Instant,
+    /// The beat as last read.
+    last: Beating,
 }
 
 /// How long a beat that cannot be read at all is waited for.
@@ -64,6 +73,7 @@ impl DeadMan {
         DeadMan {
             seen: Instant::now(),
             looked: Instant::now(),
+            last: Beating::Fresh,
         }
     }
 
@@ -74,14 +84,39 @@ impl DeadMan {
             self.seen = now;
         }
         self.looked = now;
-        let grace = match controller_beat(conn, token, run).await {
+        let was = self.last;
+        self.last = controller_beat(conn, token, run).await;
+        let grace = match self.last {
             Beating::Fresh => {
                 self.seen = Instant::now();
                 return true;
             }
             Beating::Stale => Duration::from_millis(protocol::DEAD_MAN_GRACE_MS),
-            Beating::Unknown => UNKNOWN_WITHIN,
+            Beating::Forged | Beating::Unknown => UNKNOWN_WITHIN,
         };
+        if self.last == Beating::Forged && was != Beating::Forged {
+            tracing::warn!(
+                "the controller's beat of run {run} at the coordinator is not signed with the \
+                 token: someone without it wrote over it"
+            );
+        }
         self.seen.elapsed() <= grace
+    }
+
+    /// Why the controller counts as gone, once it does: `None` when its
+    /// beat stopped (it died), else the coordinator's trouble — the beat
+    /// forged or unreadable for [`UNKNOWN_WITHIN`].
+    pub(super) fn coordinator_blamed(&self) -> Option<String> {
+        match self.last {
+            Beating::Fresh | Beating::Stale => None,
+            Beating::Forged => Some(format!(
+                "the coordinator held a forged beat of the controller (not signed with the \
+                 token) for {UNKNOWN_WITHIN:?}: the load was stopped"
+            )),
+            Beating::Unknown => Some(format!(
+                "the coordinator held no readable beat of the controller for \
+                 {UNKNOWN_WITHIN:?}: the load was stopped"
+            )),
+        }
     }
 }

@@ -1,10 +1,12 @@
 //! What comes to an agent's inboxes, checked: a message is taken only
 //! when signed with the token, in this protocol, from a controller, to
-//! this agent; work only when fresh, for a run it has not served, from the
-//! controller that leased it.
+//! this agent, for the inbox it was read from; work only when fresh,
+//! handed out since the agent registered, never served before, under the
+//! signed lease of a run whose controller beats.
 
+use super::dead_man::{controller_beat, Beating};
 use crate::distributed::link::{self, DistributedError};
-use crate::distributed::protocol::{self, Sealed, ToAgent, Work};
+use crate::distributed::protocol::{self, Lease, Sealed, ToAgent, Work};
 use crate::distributed::voice::Me;
 use redis::AsyncCommands;
 
@@ -37,10 +39,10 @@ pub(super) async fn next_message(
         .blpop(&keys, INBOX_POLL_S)
         .await
         .map_err(|e| link::failed(url, "reading the inbox", e))?;
-    let Some((_, text)) = popped else {
+    let Some((key, text)) = popped else {
         return Ok(None);
     };
-    let Some((sealed, message)) = unseal(me, &text) else {
+    let Some((sealed, message)) = unseal(me, &key, &text) else {
         return Ok(None);
     };
     Ok(match message {
@@ -53,14 +55,15 @@ pub(super) async fn next_message(
 }
 
 /// A sealed message to this agent, checked: signed with the token, in this
-/// protocol, from a controller, to this agent.
-pub(super) fn unseal(me: &Me, text: &str) -> Option<(Sealed, ToAgent)> {
+/// protocol, from a controller, to this agent, for the inbox `key` it was
+/// read from, and about the run and arm its signature names.
+pub(super) fn unseal(me: &Me, key: &str, text: &str) -> Option<(Sealed, ToAgent)> {
     let name = &me.reg.name;
     let Ok(sealed) = serde_json::from_str::<Sealed>(text) else {
         tracing::warn!("agent {name}: ignoring a message that is not rlbench's");
         return None;
     };
-    if !sealed.verified(&me.token) {
+    if !sealed.verified(&me.token, key) {
         tracing::warn!(
             "agent {name}: ignoring a message not signed with this agent's token \
              (or of another protocol version)"
@@ -72,8 +75,10 @@ pub(super) fn unseal(me: &Me, text: &str) -> Option<(Sealed, ToAgent)> {
         return None;
     }
     match serde_json::from_str::<ToAgent>(&sealed.body) {
-        Ok(m) => Some((sealed, m)),
-        Err(_) => {
+        Ok(m) if m.run() == sealed.run && m.arm() == sealed.arm && m.kind() == sealed.kind => {
+            Some((sealed, m))
+        }
+        _ => {
             tracing::warn!("agent {name}: ignoring a signed message it cannot read");
             None
         }
@@ -83,9 +88,9 @@ pub(super) fn unseal(me: &Me, text: &str) -> Option<(Sealed, ToAgent)> {
 /// Why an agent refuses work handed to it (it says so and goes on waiting).
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub(super) enum Refusal {
-    #[error("it served that run already (a replay)")]
+    #[error("it served that work already (a replay)")]
     Served,
-    #[error("the run does not hold this agent's lease")]
+    #[error("the run does not hold this agent's lease, signed")]
     NotLeased,
     /// Handed out so many µs ago (or ahead) on the coordinator's clock.
     #[error(
@@ -93,10 +98,17 @@ pub(super) enum Refusal {
         *.age_us as f64 / 1e6
     )]
     Stale { age_us: i64 },
+    #[error("handed out before this agent registered (an earlier agent's of its name: a replay)")]
+    BeforeRegistration,
+    #[error("its controller is not beating (a replay, or a controller gone)")]
+    NoController,
 }
 
-/// Whether to do `work`: a run it has not served (`fresh`), handed out
-/// recently on the coordinator's clock, by the controller that leased it.
+/// Whether to do `work`: work it has not served (`fresh` in this process,
+/// and its nonce not among those served under its lease at the
+/// coordinator), handed out since it registered and recently on the
+/// coordinator's clock, under the signed lease of its run, whose
+/// controller beats. Taken, its nonce is kept as served.
 pub(super) async fn accept(
     conn: &mut link::Conn,
     me: &Me,
@@ -110,17 +122,38 @@ pub(super) async fn accept(
     let now = link::time(conn)
         .await
         .map_err(|e| link::failed(url, "reading its clock", e))?;
-    let lease: Option<String> = conn
+    if work.issued_us < me.registered_us {
+        return Ok(Err(Refusal::BeforeRegistration));
+    }
+    if (now - work.issued_us).abs() > protocol::WORK_FRESH_US {
+        return Ok(Err(Refusal::Stale {
+            age_us: now - work.issued_us,
+        }));
+    }
+    let held: Option<String> = conn
         .get(protocol::lease(&me.reg.name))
         .await
         .map_err(|e| link::failed(url, "reading its lease", e))?;
-    Ok(if lease.as_deref() != Some(work.run.as_str()) {
-        Err(Refusal::NotLeased)
-    } else if (now - work.issued_us).abs() > protocol::WORK_FRESH_US {
-        Err(Refusal::Stale {
-            age_us: now - work.issued_us,
-        })
-    } else {
+    let lease = held.and_then(|h| Lease::read(&h, &me.token, &me.reg.name));
+    let Some(lease) = lease.filter(|l| l.run == work.run && l.nonce == work.lease) else {
+        return Ok(Err(Refusal::NotLeased));
+    };
+    if controller_beat(conn, &me.token, &work.run).await != Beating::Fresh {
+        return Ok(Err(Refusal::NoController));
+    }
+    let served = protocol::served(&me.reg.name, &lease.nonce);
+    let (added, _): (i64, i64) = redis::pipe()
+        .sadd(&served, &work.nonce)
+        .pexpire(
+            &served,
+            (protocol::LEASE_TTL_MS + protocol::WORK_FRESH_US as u64 / 1_000) as i64,
+        )
+        .query_async(conn)
+        .await
+        .map_err(|e| link::failed(url, "keeping what it served", e))?;
+    Ok(if added == 1 {
         Ok(())
+    } else {
+        Err(Refusal::Served)
     })
 }

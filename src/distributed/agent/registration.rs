@@ -5,7 +5,6 @@ use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, Sealed};
 use crate::distributed::seal::Header;
 use crate::distributed::voice::Me;
-use crate::error::Error;
 
 /// Claims a name only for the process that holds it: `KEYS[1]` the claim,
 /// `ARGV[1]` this process's nonce, `ARGV[2]` its lifetime (ms).
@@ -15,14 +14,6 @@ if held and held ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
-
-/// A fresh random mark for this process.
-pub(super) fn nonce() -> Result<String, Error> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| Error::environment(format!("no randomness from the system: {e}")))?;
-    Ok(hex::encode(bytes))
-}
 
 /// Takes (or keeps) the agent's name: false when another process holds it.
 pub(super) async fn claim(
@@ -64,11 +55,14 @@ pub(super) async fn beat(
         &me.token,
         &Header {
             run: "",
+            arm: "",
             from: &me.reg.name,
             to: "",
+            place: &protocol::agent(&me.reg.name),
             seq: me.beats,
             at_us: now,
             kind: "registration",
+            prev: "",
         },
         details,
     );

@@ -8,16 +8,17 @@ use super::args::AgentArgs;
 use super::arm::{run_arm, ArmEnd};
 use super::dead_man::DeadMan;
 use super::inbox::{accept, next_message, Popped};
-use super::registration::{beat, claim, host_name, nonce};
+use super::registration::{beat, claim, host_name};
+use crate::distributed::seal::nonce;
 use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, FromAgent, Registration, Work};
 use crate::distributed::seal::Sequence;
-use crate::distributed::voice::{say, Me};
+use crate::distributed::chain::{Place, Writer};
+use crate::distributed::voice::{chain, say, Chain, Me};
 use crate::error::Error;
 use crate::interrupt::Interrupt;
 use redis::AsyncCommands;
 use std::collections::HashSet;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -40,6 +41,9 @@ struct Agent<'a> {
     failing: Option<Instant>,
     /// The run whose end it waits for (`--once`), and its inbox's count.
     last_run: Option<(String, Sequence)>,
+    /// The run it wrote for last, and the number its next entry takes:
+    /// one sequence per run, across its arms.
+    next_seq: Option<(String, u64)>,
 }
 
 /// What the serving loop does after a look into the inboxes.
@@ -99,6 +103,7 @@ impl Agent<'_> {
             },
             token: args.token.clone(),
             beats: 0,
+            registered_us: 0,
         };
         if !claim(&mut conn, url, &me).await? {
             return Err(Error::environment(format!(
@@ -113,6 +118,7 @@ impl Agent<'_> {
             .await
             .map_err(|e| link::failed(url, "clearing the inbox", e))?;
         beat(&mut conn, url, &mut me).await?;
+        me.registered_us = me.reg.beat_us;
         tracing::info!(
             "agent {}: registered at {}, waiting for work",
             me.reg.name,
@@ -129,6 +135,7 @@ impl Agent<'_> {
             idle_since: Instant::now(),
             failing: None,
             last_run: None,
+            next_seq: None,
         })
     }
 
@@ -232,19 +239,36 @@ impl Agent<'_> {
             Some((r, s)) if r == work.run => s,
             _ => Sequence::default(),
         };
+        let first_seq = match &self.next_seq {
+            Some((r, n)) if *r == work.run => *n,
+            _ => 1,
+        };
+        let chain = chain(Writer::new(
+            self.me.token.clone(),
+            Place {
+                run: work.run.clone(),
+                arm: work.arm.clone(),
+                agent: self.me.reg.name.clone(),
+                stream: work.stream.clone(),
+            },
+            first_seq,
+        ));
         let done = run_arm(
             &work,
             self.args,
             &mut self.conn,
             &mut self.inbox_conn,
             &mut self.me,
+            &chain,
             &mut run_seq,
             interrupt,
         )
         .await;
         self.me.reg.busy = false;
         self.last_run = Some((work.run.clone(), run_seq));
-        Ok(self.after_arm(&work, done, interrupt).await)
+        let outcome = self.after_arm(&work, &chain, done, interrupt).await;
+        self.next_seq = Some((work.run.clone(), chain.lock().await.next_seq()));
+        Ok(outcome)
     }
 
     /// An arm done: its failure said, the agent idle again; how serving
@@ -252,6 +276,7 @@ impl Agent<'_> {
     async fn after_arm(
         &mut self,
         work: &Work,
+        chain: &Chain,
         done: Result<ArmEnd, Error>,
         interrupt: &Interrupt,
     ) -> Option<Result<(), Error>> {
@@ -264,14 +289,7 @@ impl Agent<'_> {
             let failed = FromAgent::Failed {
                 message: e.message.clone(),
             };
-            let _ = say(
-                &mut self.conn,
-                &self.me,
-                work,
-                &AtomicU64::new(u64::MAX / 2),
-                &failed,
-            )
-            .await;
+            let _ = say(&mut self.conn, chain, &failed).await;
             if e.exit == crate::error::Exit::Interrupted && interrupt.fired() {
                 return Some(Ok(()));
             }

@@ -4,9 +4,10 @@
 //! spool and how it is doing (started, ended, lost, failed, its segment
 //! handed over).
 
+use crate::distributed::chain::Reader;
 use crate::distributed::link;
 use crate::distributed::protocol;
-use crate::distributed::streams::{read, Check, Entry};
+use crate::distributed::streams::{read, Entry};
 use crate::distributed::time_line::Anchor;
 use crate::error::Error;
 use std::fs::File;
@@ -19,26 +20,52 @@ pub(super) struct Streams {
     pub(super) names: Vec<String>,
     /// The last entry read of each stream.
     pub(super) ids: Vec<String>,
-    /// What the streams' entries are checked against.
-    check: Check,
+    /// Each stream's agent's chain, as read so far.
+    pub(super) readers: Vec<Reader>,
 }
 
+/// How long a read that found nothing new waits before the next.
+const IDLE_READ: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Streams {
-    pub(super) fn new(names: Vec<String>, check: Check) -> Streams {
+    pub(super) fn new(names: Vec<String>, readers: Vec<Reader>) -> Streams {
         Streams {
-            ids: vec!["0".to_string(); names.len()],
+            ids: vec!["0-0".to_string(); names.len()],
             names,
-            check,
+            readers,
         }
     }
 
-    /// New entries of the streams (blocking up to 100 ms): the stream's
-    /// index, the entry's id, and what it holds.
+    /// New entries of the streams (after a short wait when there are
+    /// none): the stream's index, the entry's id, and what it holds.
     pub(super) async fn read(
         &mut self,
         conn: &mut link::Conn,
     ) -> redis::RedisResult<Vec<(usize, String, Entry)>> {
-        read(conn, &self.names, &self.ids, &mut self.check).await
+        let got = read(conn, &self.names, &self.ids, &mut self.readers).await?;
+        if got.is_empty() {
+            tokio::time::sleep(IDLE_READ).await;
+        }
+        Ok(got)
+    }
+
+    /// Says, one line per agent, what was skipped in its stream and why:
+    /// however much an attacker wrote, a few lines.
+    pub(super) fn say_skipped(&self, agents: &[String]) {
+        for (reader, agent) in self.readers.iter().zip(agents) {
+            let skipped = reader.skipped();
+            if skipped.is_empty() {
+                continue;
+            }
+            let whys: Vec<String> = skipped
+                .iter()
+                .map(|(why, n)| format!("{n} {why}"))
+                .collect();
+            tracing::warn!(
+                "ignored entries in agent {agent}'s stream (skipped, and removed): {}",
+                whys.join("; ")
+            );
+        }
     }
 }
 
@@ -47,20 +74,6 @@ impl Streams {
 pub(super) struct Heard {
     /// Its readings of the coordinator's clock, on its own.
     pub(super) anchors: Vec<Anchor>,
-    /// Whether its stream's refused entries were said.
-    warned: bool,
-}
-
-impl Heard {
-    /// Says once per stream that entries were refused, and why.
-    pub(super) fn refused(&mut self, agent: &str, why: &str) {
-        if !self.warned {
-            self.warned = true;
-            tracing::warn!(
-                "ignoring entries in agent {agent}'s stream: {why} (skipped, and removed)"
-            );
-        }
-    }
 }
 
 /// One agent while the controller collects an arm's load.
@@ -83,6 +96,10 @@ pub(super) struct AgentState {
     /// Whether the agent it was handed to said it took it.
     pub(super) took: bool,
     pub(super) failure: Option<String>,
+    /// Its chain broke: why (nothing after the break can be trusted).
+    pub(super) broken: Option<String>,
+    /// When its end was read (from the arm's start).
+    pub(super) ended_at: Option<std::time::Duration>,
     /// Since when the coordinator holds no heartbeat of it at all.
     pub(super) absent: Option<Instant>,
 }
@@ -105,13 +122,18 @@ impl AgentState {
             handed: None,
             took: false,
             failure: None,
+            broken: None,
+            ended_at: None,
             absent: None,
         })
     }
 
-    /// Neither ended, nor lost, nor failed.
+    /// Neither ended, nor lost, nor failed, nor its chain broken.
     pub(super) fn is_open(&self) -> bool {
-        self.ended.is_none() && self.lost.is_none() && self.failure.is_none()
+        self.ended.is_none()
+            && self.lost.is_none()
+            && self.failure.is_none()
+            && self.broken.is_none()
     }
 
     /// Adds a chunk of its events to its spool.

@@ -131,6 +131,15 @@ impl Controller {
         for a in &mut c.agents {
             a.flush()?;
         }
+        let names: Vec<String> = self.agents.iter().map(|a| a.name.clone()).collect();
+        c.streams.say_skipped(&names);
+        for (a, r) in c.agents.iter_mut().zip(&c.streams.readers) {
+            // An end is taken only as the last link of an unbroken chain.
+            if a.ended.is_some() && a.broken.is_none() && !r.complete() {
+                a.broken = Some("its end is not the last link of its chain".to_string());
+            }
+        }
+        self.chains_read(&c.streams.readers);
         self.anchor_to(c.start, &mut c.anchors).await;
         for s in &c.streams.names {
             let _: redis::RedisResult<()> = self.conn.del(s).await;
@@ -309,7 +318,19 @@ impl Controller {
         let name = &self.agents[i].name;
         let agent = &mut c.agents[i];
         match entry {
-            Entry::Refused(why) => agent.heard.refused(name, why),
+            Entry::Skipped => {}
+            Entry::Broken => {
+                let why = c.streams.readers[i]
+                    .broken()
+                    .unwrap_or("its chain broke")
+                    .to_string();
+                tracing::warn!(
+                    "arm {}: agent {name}'s stream was tampered with ({why}): its events \
+                     cannot be trusted whole",
+                    c.arm
+                );
+                agent.broken = Some(why);
+            }
             Entry::Chunk { bytes, counts } => {
                 agent.spool_chunk(&bytes)?;
                 counters.done.fetch_add(counts[0], Ordering::Relaxed);
@@ -317,30 +338,34 @@ impl Controller {
                 counters.rejected.fetch_add(counts[2], Ordering::Relaxed);
                 counters.failed.fetch_add(counts[3], Ordering::Relaxed);
             }
-            Entry::Ending(FromAgent::Anchor(a)) => agent.heard.anchors.push(a),
-            Entry::Ending(FromAgent::Started {
+            Entry::Message(FromAgent::Anchor(a)) => agent.heard.anchors.push(a),
+            Entry::Message(FromAgent::Started {
                 start_local_us,
                 origin_mono_us,
             }) => {
                 agent.started = Some(start_local_us);
                 agent.mono = origin_mono_us;
             }
-            Entry::Ending(FromAgent::Ended(e)) => agent.ended = Some(e),
-            Entry::Ending(FromAgent::Took { segment, from_us }) => {
+            Entry::Message(FromAgent::Ended(e)) => {
+                agent.ended = Some(e);
+                agent.ended_at = Some(c.start.elapsed());
+            }
+            Entry::Message(FromAgent::Took { segment, from_us }) => {
                 match (0..c.agents.len()).find(|&l| {
                     self.agents[l].segment == segment && c.agents[l].handed == Some((i, from_us))
                 }) {
                     Some(l) => c.agents[l].took = true,
-                    None => c.agents[i]
-                        .heard
-                        .refused(name, "it took over a segment it was not handed"),
+                    None => tracing::warn!(
+                        "arm {}: agent {name} took over segment {segment}, which it was not handed",
+                        c.arm
+                    ),
                 }
             }
-            Entry::Ending(FromAgent::Failed { message }) => {
+            Entry::Message(FromAgent::Failed { message }) => {
                 tracing::warn!("arm {}: agent {name}: {message}", c.arm);
                 agent.failure = Some(message);
             }
-            Entry::Ending(FromAgent::Ready { .. }) => {}
+            Entry::Message(FromAgent::Ready { .. }) => {}
         }
         Ok(())
     }

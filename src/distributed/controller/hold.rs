@@ -7,8 +7,8 @@ use super::lease::{beat, keep_lease, lease_all};
 use crate::distributed::choose::{choose, live_agents, Chosen};
 use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, Registration, Sealed, ToAgent};
-use crate::distributed::seal::{Header, Seen, Token};
-use crate::distributed::streams::Check;
+use crate::distributed::chain::{Place, Reader};
+use crate::distributed::seal::{Header, Token};
 use crate::error::Error;
 use crate::interrupt::Interrupt;
 use redis::AsyncCommands;
@@ -39,6 +39,9 @@ pub(crate) struct Controller {
     pub(super) token: Token,
     /// The number of the last message it signed.
     pub(super) seq: u64,
+    /// Each agent's last stream entry taken in the run: one sequence per
+    /// run per agent, across its arms.
+    pub(super) last_seq: std::collections::HashMap<String, u64>,
     /// Beats for the run and keeps its leases; stopped when dropped.
     pub(super) beater: tokio::task::JoinHandle<()>,
     pub(super) max_clock_uncertainty_us: i64,
@@ -84,9 +87,9 @@ impl Controller {
                     );
                 }
             }
-            let (free, busy) = free_or_busy(&mut conn, url, run, live).await?;
+            let (free, busy) = free_or_busy(&mut conn, url, run, &wanted.token, live).await?;
             let chosen = match choose(&free, wanted.agents) {
-                Ok(agents) => lease_all(&mut conn, url, run, &agents)
+                Ok(mut agents) => lease_all(&mut conn, url, run, &wanted.token, &mut agents)
                     .await?
                     .then_some(agents),
                 Err(missing) => {
@@ -116,7 +119,7 @@ impl Controller {
                         link::connect(url).await?,
                         wanted.token.clone(),
                         run.to_string(),
-                        agents.iter().map(|a| a.name.clone()).collect(),
+                        leases(&agents),
                     ));
                     return Ok(Controller {
                         url: url.clone(),
@@ -126,6 +129,7 @@ impl Controller {
                         run: run.to_string(),
                         token: wanted.token.clone(),
                         seq: 0,
+                        last_seq: Default::default(),
                         beater,
                         max_clock_uncertainty_us: wanted.max_clock_uncertainty_us,
                     });
@@ -157,8 +161,8 @@ impl Controller {
             return;
         }
         for &i in gone {
-            let name = self.agents[i].name.clone();
-            let _ = keep_lease(&mut self.conn, &name, &self.run, 0).await;
+            let (name, lease) = (self.agents[i].name.clone(), self.agents[i].lease.clone());
+            let _ = keep_lease(&mut self.conn, &name, &lease, 0).await;
         }
         let mut i = 0;
         self.agents.retain(|_| {
@@ -173,7 +177,7 @@ impl Controller {
             self.conn.clone(),
             self.token.clone(),
             self.run.clone(),
-            self.agents.iter().map(|a| a.name.clone()).collect(),
+            leases(&self.agents),
         ));
         if !self.agents.is_empty() {
             tracing::warn!(
@@ -208,17 +212,12 @@ impl Controller {
     /// let go and the beat stops.
     pub(crate) async fn bye(&mut self) {
         self.beater.abort();
-        for name in self
-            .agents
-            .iter()
-            .map(|a| a.name.clone())
-            .collect::<Vec<_>>()
-        {
+        for (name, lease) in leases(&self.agents) {
             let bye = ToAgent::Bye {
                 run: self.run.clone(),
             };
             let _ = self.tell(&name, &bye).await;
-            let _ = keep_lease(&mut self.conn, &name, &self.run, 0).await;
+            let _ = keep_lease(&mut self.conn, &name, &lease, 0).await;
         }
         let _: redis::RedisResult<()> = self.conn.del(protocol::beat(&self.run)).await;
     }
@@ -228,29 +227,25 @@ impl Controller {
     pub(super) async fn tell(&mut self, agent: &str, message: &ToAgent) -> redis::RedisResult<()> {
         let now = link::time(&mut self.conn).await?;
         self.seq += 1;
-        let kind = match message {
-            ToAgent::Work(_) => "work",
-            ToAgent::Start { .. } => "start",
-            ToAgent::Stop { .. } => "stop",
-            ToAgent::Take { .. } => "take",
-            ToAgent::Bye { .. } => "bye",
+        let inbox = match message {
+            ToAgent::Work(_) => protocol::inbox(agent),
+            _ => protocol::run_inbox(agent, &self.run),
         };
         let sealed = Sealed::new(
             &self.token,
             &Header {
                 run: &self.run,
+                arm: message.arm(),
                 from: protocol::CONTROLLER,
                 to: agent,
+                place: &inbox,
                 seq: self.seq,
                 at_us: now,
-                kind,
+                kind: message.kind(),
+                prev: "",
             },
             serde_json::to_string(message).unwrap_or_default(),
         );
-        let inbox = match message {
-            ToAgent::Work(_) => protocol::inbox(agent),
-            _ => protocol::run_inbox(agent, &self.run),
-        };
         redis::pipe()
             .rpush(&inbox, serde_json::to_string(&sealed).unwrap_or_default())
             .expire(&inbox, protocol::AGENT_TTL_S)
@@ -258,26 +253,53 @@ impl Controller {
             .await
     }
 
-    /// The checks of one arm's streams.
-    pub(super) fn check(&self) -> Check {
-        Check {
-            token: self.token.clone(),
-            run: self.run.clone(),
-            senders: self.agents.iter().map(|a| a.name.clone()).collect(),
-            seen: vec![Seen::default(); self.agents.len()],
+    /// A reader of each agent's chain in its stream of `arm` (`streams`,
+    /// in the agents' order), numbered on from its last entry of the run.
+    pub(super) fn readers(&self, arm: &str, streams: &[String]) -> Vec<Reader> {
+        self.agents
+            .iter()
+            .zip(streams)
+            .map(|(a, stream)| {
+                Reader::new(
+                    self.token.clone(),
+                    Place {
+                        run: self.run.clone(),
+                        arm: arm.to_string(),
+                        agent: a.name.clone(),
+                        stream: stream.clone(),
+                    },
+                    self.last_seq.get(&a.name).copied().unwrap_or(0),
+                )
+            })
+            .collect()
+    }
+
+    /// Keeps where each agent's chain got to in this arm, for the next.
+    pub(super) fn chains_read(&mut self, readers: &[Reader]) {
+        for (a, r) in self.agents.iter().zip(readers) {
+            self.last_seq.insert(a.name.clone(), r.last_seq());
         }
     }
 }
 
-/// The live agents no other run holds (`free`), and the others named with
-/// the run that holds them (`busy`).
+/// Each agent's name and its lease, as the beat keeps them.
+fn leases(agents: &[Chosen]) -> Vec<(String, String)> {
+    agents
+        .iter()
+        .map(|a| (a.name.clone(), a.lease.clone()))
+        .collect()
+}
+
+/// The live agents no run holds (`free`), and the others named with the
+/// run that holds them (`busy`; a lease nobody with the token signed
+/// holds one too, until it expires).
 async fn free_or_busy(
     conn: &mut link::Conn,
     url: &str,
     run: &str,
+    token: &Token,
     live: Vec<Registration>,
 ) -> Result<(Vec<Registration>, Vec<String>), Error> {
-    // Agents another run holds are busy.
     let mut free = Vec::new();
     let mut busy = Vec::new();
     for r in live {
@@ -285,9 +307,11 @@ async fn free_or_busy(
             .get(protocol::lease(&r.name))
             .await
             .map_err(|e| link::failed(url, "reading leases", e))?;
-        match held {
-            Some(other) if other != run => busy.push(format!("{} (run {other})", r.name)),
-            _ => free.push(r),
+        match held.map(|h| protocol::Lease::read(&h, token, &r.name)) {
+            None => free.push(r),
+            Some(Some(l)) if l.run == run => free.push(r),
+            Some(Some(l)) => busy.push(format!("{} (run {})", r.name, l.run)),
+            Some(None) => busy.push(format!("{} (a lease not signed with the token)", r.name)),
         }
     }
     Ok((free, busy))

@@ -4,15 +4,15 @@
 
 use crate::distributed::choose::Chosen;
 use crate::distributed::link;
-use crate::distributed::protocol::{self, Beat, Sealed};
-use crate::distributed::seal::{Header, Token};
+use crate::distributed::protocol::{self, Beat, Lease, Sealed};
+use crate::distributed::seal::{nonce, Header, Token};
 use crate::error::Error;
 use std::time::Duration;
 
 /// Keeps a lease only for the run that holds it: `KEYS[1]` the lease,
-/// `ARGV[1]` the run, `ARGV[2]` its lifetime (ms); with `ARGV[2]` = 0 the
-/// lease is let go. A lease the coordinator lost (a restart) is taken
-/// again; one another run holds is left alone.
+/// `ARGV[1]` the run's sealed lease, `ARGV[2]` its lifetime (ms); with
+/// `ARGV[2]` = 0 the lease is let go. A lease the coordinator lost (a
+/// restart) is taken again; one another run holds is left alone.
 const LEASE_KEEP: &str = r"
 local held = redis.call('GET', KEYS[1])
 if ARGV[2] == '0' then
@@ -24,19 +24,55 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 ";
 
-/// Leases every one of `agents` to `run`, atomically each (`SET NX`);
-/// when another run took one first, lets go of the others and says no.
+/// `run`'s lease on `agent`, sealed (what its key holds), and its mark.
+fn sealed_lease(
+    token: &Token,
+    run: &str,
+    agent: &str,
+    now_us: i64,
+) -> Result<(String, String), Error> {
+    let nonce = nonce()?;
+    let body = serde_json::to_string(&Lease {
+        run: run.to_string(),
+        nonce: nonce.clone(),
+    })
+    .unwrap_or_default();
+    let sealed = Sealed::new(
+        token,
+        &Header {
+            run,
+            arm: "",
+            from: protocol::CONTROLLER,
+            to: agent,
+            place: &protocol::lease(agent),
+            seq: 0,
+            at_us: now_us,
+            kind: "lease",
+            prev: "",
+        },
+        body,
+    );
+    Ok((serde_json::to_string(&sealed).unwrap_or_default(), nonce))
+}
+
+/// Leases every one of `agents` to `run`, atomically each (`SET NX`),
+/// each lease signed: false (the others let go) when another run took
+/// one first.
 pub(super) async fn lease_all(
     conn: &mut link::Conn,
     url: &str,
     run: &str,
-    agents: &[Chosen],
+    token: &Token,
+    agents: &mut [Chosen],
 ) -> Result<bool, Error> {
-    let mut taken: Vec<String> = Vec::new();
-    for a in agents {
+    let now = link::time(conn)
+        .await
+        .map_err(|e| Error::from(link::failed(url, "reading its clock", e)))?;
+    for i in 0..agents.len() {
+        let (sealed, nonce) = sealed_lease(token, run, &agents[i].name, now)?;
         let ok: Option<String> = redis::cmd("SET")
-            .arg(protocol::lease(&a.name))
-            .arg(run)
+            .arg(protocol::lease(&agents[i].name))
+            .arg(&sealed)
             .arg("NX")
             .arg("PX")
             .arg(protocol::LEASE_TTL_MS)
@@ -44,27 +80,28 @@ pub(super) async fn lease_all(
             .await
             .map_err(|e| Error::from(link::failed(url, "leasing agents", e)))?;
         if ok.is_none() {
-            for name in &taken {
-                let _ = keep_lease(conn, name, run, 0).await;
+            for a in &agents[..i] {
+                let _ = keep_lease(conn, &a.name, &a.lease, 0).await;
             }
             return Ok(false);
         }
-        taken.push(a.name.clone());
+        agents[i].lease = sealed;
+        agents[i].lease_nonce = nonce;
     }
     Ok(true)
 }
 
-/// Keeps the lease of `agent` for `run` another `ttl_ms` (0: lets it go),
-/// when it is still the run's.
+/// Keeps the lease of `agent` (`held`, sealed) another `ttl_ms` (0: lets
+/// it go), when it is still the run's.
 pub(super) async fn keep_lease(
     conn: &mut link::Conn,
     agent: &str,
-    run: &str,
+    held: &str,
     ttl_ms: u64,
 ) -> redis::RedisResult<i64> {
     redis::Script::new(LEASE_KEEP)
         .key(protocol::lease(agent))
-        .arg(run)
+        .arg(held)
         .arg(ttl_ms)
         .invoke_async(conn)
         .await
@@ -75,7 +112,12 @@ pub(super) async fn keep_lease(
 /// it is older than [`protocol::DEAD_MAN_US`]), and the agents' leases
 /// kept. A coordinator that does not answer is tried again at the next
 /// beat.
-pub(super) async fn beat(mut conn: link::Conn, token: Token, run: String, agents: Vec<String>) {
+pub(super) async fn beat(
+    mut conn: link::Conn,
+    token: Token,
+    run: String,
+    agents: Vec<(String, String)>,
+) {
     let mut every = tokio::time::interval(Duration::from_millis(protocol::BEAT_EVERY_MS));
     let mut n = 0u64;
     loop {
@@ -89,11 +131,14 @@ pub(super) async fn beat(mut conn: link::Conn, token: Token, run: String, agents
             &token,
             &Header {
                 run: &run,
+                arm: "",
                 from: protocol::CONTROLLER,
                 to: "",
+                place: &protocol::beat(&run),
                 seq: n,
                 at_us: now,
                 kind: "beat",
+                prev: "",
             },
             body,
         );
@@ -104,8 +149,8 @@ pub(super) async fn beat(mut conn: link::Conn, token: Token, run: String, agents
             .arg(protocol::BEAT_TTL_MS)
             .query_async(&mut conn)
             .await;
-        for a in &agents {
-            let _ = keep_lease(&mut conn, a, &run, protocol::LEASE_TTL_MS).await;
+        for (name, lease) in &agents {
+            let _ = keep_lease(&mut conn, name, lease, protocol::LEASE_TTL_MS).await;
         }
     }
 }

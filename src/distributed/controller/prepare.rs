@@ -72,7 +72,8 @@ impl Controller {
                 targets,
             })
             .await?;
-        let mut streams = Streams::new(names, self.check());
+        let readers = self.readers(arm, &names);
+        let mut streams = Streams::new(names, readers);
         let heard = self.wait_ready(arm, &mut streams, interrupt).await?;
         let fixed = self.fix_start().await?;
         self.say_start(arm, &fixed).await?;
@@ -131,6 +132,8 @@ impl Controller {
                 issued_us: link::time(&mut self.conn)
                     .await
                     .map_err(failed(&self.url, "reading its clock"))?,
+                nonce: crate::distributed::seal::nonce()?,
+                lease: a.lease_nonce.clone(),
             });
             let _: () = self
                 .conn
@@ -183,17 +186,22 @@ impl Controller {
                 .read(&mut self.conn)
                 .await
                 .map_err(failed(&self.url, "reading"))?;
+            let mut skipped: Vec<Vec<String>> = vec![Vec::new(); of];
             for (i, id, entry) in entries {
                 streams.ids[i] = id.clone();
                 match entry {
-                    Entry::Refused(why) => {
-                        heard[i].refused(&self.agents[i].name, why);
-                        let _: redis::RedisResult<u64> =
-                            self.conn.xdel(&streams.names[i], &[&id]).await;
+                    Entry::Skipped => skipped[i].push(id),
+                    Entry::Broken => {
+                        return Err(DistributedError::Coordinator(format!(
+                            "agent {}'s stream for arm {arm} was tampered with: {}",
+                            self.agents[i].name,
+                            streams.readers[i].broken().unwrap_or("its chain broke")
+                        ))
+                        .into())
                     }
-                    Entry::Ending(FromAgent::Ready { .. }) => ready[i] = true,
-                    Entry::Ending(FromAgent::Anchor(a)) => heard[i].anchors.push(a),
-                    Entry::Ending(FromAgent::Failed { message }) => {
+                    Entry::Message(FromAgent::Ready { .. }) => ready[i] = true,
+                    Entry::Message(FromAgent::Anchor(a)) => heard[i].anchors.push(a),
+                    Entry::Message(FromAgent::Failed { message }) => {
                         return Err(DistributedError::AgentFailed {
                             agent: self.agents[i].name.clone(),
                             message,
@@ -202,6 +210,10 @@ impl Controller {
                     }
                     _ => {}
                 }
+            }
+            // What cannot be a link is removed: the streams stay small.
+            for (i, ids) in skipped.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+                let _: redis::RedisResult<u64> = self.conn.xdel(&streams.names[i], ids).await;
             }
             self.check_alive(&ready, arm).await?;
         }

@@ -40,8 +40,9 @@ pub(super) struct Tally {
     pub(super) host: String,
     /// The controller's wall clock at `start` (µs), as predicted.
     pub(super) phase_us: i64,
-    /// Each segment's share of the schedule.
-    pub(super) shares: Vec<u64>,
+    /// Each segment's share of the schedule, and when its last request
+    /// is due.
+    pub(super) shares: Vec<Share>,
     pub(super) agents: Vec<AgentState>,
     /// The controller's anchors, local times from `start`.
     pub(super) anchors: Vec<Anchor>,
@@ -77,7 +78,10 @@ impl Controller {
                 .and_then(|m| m.anchors().first().copied());
             let a = &self.agents[i];
             let s = &t.agents[i];
-            let share = (t.shares[a.segment] + extra[i]).saturating_sub(given[i]);
+            let share = (t.shares[a.segment].requests + extra[i]).saturating_sub(given[i]);
+            let broken = s.broken.clone().or_else(|| {
+                ended_out_of_place(s, &t.shares[a.segment], extra[i])
+            });
             match &s.ended {
                 Some(e) if taken[i].is_none() => not_sent.add(&e.not_sent),
                 // Lost or failed: what did not arrive was not sent, as far
@@ -96,6 +100,7 @@ impl Controller {
                 said_events: s.ended.as_ref().map(|e| e.events),
                 lost_at_s: s.lost,
                 failed: s.failure.clone(),
+                broken,
                 taken_over: taken[i].map(|(by, from_us)| TakenOver {
                     by: self.agents[by].name.clone(),
                     from_s: from_us as f64 / 1e6,
@@ -212,13 +217,56 @@ fn handed_over(
     (extra, given)
 }
 
+/// One segment's share of an arm's schedule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Share {
+    pub(super) requests: u64,
+    /// When its last request is due (trace time).
+    pub(super) last_due: Duration,
+}
+
 /// Each segment's share of the schedule, as the agents walk it.
-pub(super) fn shares(plan: &crate::load::Plan, phase_us: i64, of: usize) -> Vec<u64> {
-    let mut shares = vec![0u64; of];
+pub(super) fn shares(plan: &crate::load::Plan, phase_us: i64, of: usize) -> Vec<Share> {
+    let mut shares = vec![Share::default(); of];
     let schedule =
         crate::load::schedule::Schedule::new(&plan.shape, plan.duration, plan.seed, phase_us);
-    for (index, _) in schedule.enumerate() {
-        shares[index % of] += 1;
+    for (index, at) in schedule.enumerate() {
+        let s = &mut shares[index % of];
+        s.requests += 1;
+        s.last_due = s.last_due.max(at);
     }
     shares
+}
+
+/// How far an agent's end may come before its last request is due, as
+/// the controller's clock sees it: the agents' clocks are placed within
+/// milliseconds of the controller's (past ten, nothing is judged), and a
+/// request is sent no earlier than it is due.
+const END_LEAD: Duration = Duration::from_millis(250);
+
+/// Why an agent's end cannot be its own for this arm's schedule: it says
+/// another number of requests than its share (and the segments it took
+/// over) holds, or it came before its share could have been sent.
+fn ended_out_of_place(
+    s: &AgentState,
+    share: &Share,
+    extra: u64,
+) -> Option<String> {
+    let e = s.ended.as_ref()?;
+    // (A load stopped early counts only what it reached.)
+    if !e.interrupted && e.scheduled != share.requests + extra {
+        return Some(format!(
+            "its end says {} requests were scheduled; its share holds {}",
+            e.scheduled,
+            share.requests + extra
+        ));
+    }
+    let at = s.ended_at?;
+    (!e.interrupted && at + END_LEAD < share.last_due).then(|| {
+        format!(
+            "its end came {:.2} s into the arm, before its last request was due at {:.2} s",
+            at.as_secs_f64(),
+            share.last_due.as_secs_f64()
+        )
+    })
 }

@@ -35,6 +35,11 @@ pub(crate) struct AgentRecord {
     /// What it said when it could not do the work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// Its stream could not be taken whole (someone without the token
+    /// wrote to the coordinator, or it lost entries): why. What arrived
+    /// before is the agent's own, but the trace is not whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken: Option<String>,
     /// Lost, its segment's requests due from then on went to another
     /// agent (`scheduled` is then its share before that).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,6 +57,9 @@ impl AgentRecord {
             "agent {} (segment {} of {})",
             self.name, self.segment, self.of
         );
+        if let Some(why) = &self.broken {
+            return Some(format!("{who}: its stream was not taken whole: {why}"));
+        }
         match (&self.lost_at_s, &self.failed) {
             (Some(at), _) => Some(match &self.taken_over {
                 Some(t) => format!(
@@ -103,6 +111,7 @@ mod tests {
             said_events: Some(400),
             lost_at_s: None,
             failed: None,
+            broken: None,
             taken_over: None,
             interrupted: false,
             clock_estimated: true,
