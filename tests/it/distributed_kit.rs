@@ -159,6 +159,24 @@ pub(crate) fn capture_inbox(
     server: &RedisServer,
     inbox: &str,
 ) -> std::thread::JoinHandle<Vec<String>> {
+    let inbox = inbox.to_string();
+    let all = capture_pushes(server, &inbox);
+    std::thread::spawn(move || {
+        all.join()
+            .unwrap()
+            .into_iter()
+            .filter(|(k, _)| *k == inbox)
+            .map(|(_, v)| v)
+            .collect()
+    })
+}
+
+/// Everything pushed to a list whose key starts with `prefix` (key and
+/// value), as [`capture_inbox`] watches.
+pub(crate) fn capture_pushes(
+    server: &RedisServer,
+    prefix: &str,
+) -> std::thread::JoinHandle<Vec<(String, String)>> {
     let port = server.port.to_string();
     let password = server
         .url
@@ -173,7 +191,7 @@ pub(crate) fn capture_inbox(
         .spawn()
         .expect("redis-cli runs");
     let stdout = child.stdout.take().unwrap();
-    let inbox = format!("\"RPUSH\" \"{inbox}\" ");
+    let inbox = format!("\"RPUSH\" \"{prefix}");
     std::thread::spawn(move || {
         let mut found = Vec::new();
         let mut until: Option<Instant> = None;
@@ -189,7 +207,11 @@ pub(crate) fn capture_inbox(
         while until.map_or(true, |u| Instant::now() < u) && Instant::now() < give_up {
             if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
                 if let Some(at) = line.find(&inbox) {
-                    found.push(unquote(&line[at + inbox.len()..]));
+                    // `"RPUSH" "KEY" "VALUE"`: the key, then the value.
+                    let rest = &line[at + "\"RPUSH\" ".len()..];
+                    let key = unquote(rest);
+                    let value_at = rest[1..].find("\" \"").map_or(rest.len(), |i| i + 3);
+                    found.push((key, unquote(&rest[value_at..])));
                     until.get_or_insert(Instant::now() + Duration::from_secs(5));
                 }
             }

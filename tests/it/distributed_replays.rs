@@ -8,7 +8,7 @@
 
 use crate::common::write;
 use crate::distributed::{agents, run};
-use crate::distributed_kit::{capture_inbox, external, keys, redis, wait_registered, Target};
+use crate::distributed_kit::{capture_pushes, external, keys, redis, wait_registered, Target};
 use rlbench::testing::RedisServer;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -179,10 +179,11 @@ async fn work_replayed_to_a_new_agent_of_the_same_name_sends_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let target = Target::start();
-    let first = agents(d, &coordinator.url, 1, "again-", None);
+    let mut first = agents(d, &coordinator.url, 1, "again-", None);
     let mut con = redis(&coordinator.url);
     wait_registered(&mut con, "again-0");
-    let captured = capture_inbox(&coordinator, "rlbench:coord:inbox:again-0");
+    // The work, and the run's start and end, as they pass.
+    let captured = capture_pushes(&coordinator, "rlbench:coord:inbox:again-0");
     let lease_key = "rlbench:coord:lease:again-0";
     let leases = {
         let url = coordinator.url.clone();
@@ -221,10 +222,25 @@ async fn work_replayed_to_a_new_agent_of_the_same_name_sends_nothing() {
     );
     let works = captured.join().unwrap();
     let lease = leases.join().unwrap().expect("the run leased the agent");
-    assert!(!works.is_empty(), "the run's work was seen");
+    assert!(
+        works.iter().any(|(k, _)| k == "rlbench:coord:inbox:again-0"),
+        "the run's work was seen: {works:?}"
+    );
+    assert!(
+        works.iter().any(|(k, _)| k.contains(":run:")),
+        "the run's start was seen: {works:?}"
+    );
     let sent = target.count();
     assert!(sent > 100, "the run itself sent its load: {sent}");
-    drop(first);
+    // The first agent stopped as an operator would (SIGTERM: it lets its
+    // name go), and a new one started under that name.
+    let mut child = first[0].0.take().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    child.wait().unwrap();
     let _second = agents(d, &coordinator.url, 1, "again-", None);
     std::thread::sleep(Duration::from_millis(300));
     wait_registered(&mut con, "again-0");
@@ -234,10 +250,10 @@ async fn work_replayed_to_a_new_agent_of_the_same_name_sends_nothing() {
             .arg(held)
             .query(&mut con)
             .unwrap();
-        for w in &works {
+        for (inbox, m) in &works {
             let _: () = redis::cmd("RPUSH")
-                .arg("rlbench:coord:inbox:again-0")
-                .arg(w)
+                .arg(inbox)
+                .arg(m)
                 .query(&mut con)
                 .unwrap();
         }
