@@ -285,7 +285,7 @@ fn three_agents_under_load(
 
 /// `rlbench run` with two agents on an external target, in the
 /// background, once they registered: (controller, agents).
-fn two_agents_and_a_run(
+pub(crate) fn two_agents_and_a_run(
     d: &Path,
     url: &str,
     port: u16,

@@ -21,6 +21,7 @@ mod damaged;
 mod deployment;
 mod distributed;
 mod distributed_attacks;
+mod distributed_coordinator;
 mod distributed_failures;
 mod distributed_kit;
 mod distributed_replays;

@@ -10,7 +10,7 @@ use super::hold::{failed, Controller};
 use super::prepare::Prepared;
 use super::tally::{shares, Collected, Tally};
 use crate::distributed::link::{self, ClockSource};
-use crate::distributed::protocol::FromAgent;
+use crate::distributed::protocol::{self, FromAgent};
 use crate::distributed::streams::Entry;
 use crate::distributed::time_line::Anchor;
 use crate::error::Error;
@@ -38,6 +38,9 @@ pub(super) const ABSENT_WITHIN: Duration = Duration::from_secs(10);
 /// A lost agent's segment is taken over from this long after it was found
 /// lost (the survivor looks into its inbox four times a second).
 const TAKE_LEAD: Duration = Duration::from_millis(500);
+/// A coordinator that did not answer for this long stalled: the agents'
+/// heartbeats it could not take meanwhile say nothing of them.
+const STALL: Duration = Duration::from_secs(1);
 
 /// An arm's collection under way.
 struct Collecting {
@@ -55,6 +58,11 @@ struct Collecting {
     stopping: bool,
     /// Since when the coordinator has failed the reads, if it does now.
     failing_since: Option<Instant>,
+    /// When the coordinator last answered a read.
+    last_answer: Instant,
+    /// Heartbeats are judged again only from here (after a stall: the
+    /// agents beat again within their timeout once it answers).
+    hearts_from: Instant,
     next_anchor: Instant,
     next_check: Instant,
     give_up: Instant,
@@ -63,6 +71,31 @@ struct Collecting {
 }
 
 impl Collecting {
+    /// The coordinator answered. When it had
+    /// not answered for [`STALL`] or more, it stalled (or its connections
+    /// were dropped): the agents' heartbeats could not be written
+    /// meanwhile, so they are judged again only once the agents had time
+    /// to beat, and the arm is given that long more.
+    fn answered(&mut self) {
+        let now = Instant::now();
+        // (Healthy, the controller asks several times a second.)
+        let silent = now.saturating_duration_since(self.last_answer);
+        self.last_answer = now;
+        if silent < STALL {
+            return;
+        }
+        let grace = Duration::from_millis(protocol::HEARTBEAT_TIMEOUT_MS as u64 + 1_000);
+        tracing::warn!(
+            "arm {}: the coordinator did not answer for {:.1} s (it stalled, or its \
+             connections were dropped): heartbeats are judged again {:.0} s from now",
+            self.arm,
+            silent.as_secs_f64(),
+            grace.as_secs_f64()
+        );
+        self.hearts_from = now + grace;
+        self.give_up += silent;
+    }
+
     /// Whether any agent is still neither ended, nor lost, nor failed.
     fn open(&self) -> bool {
         self.agents.iter().any(AgentState::is_open)
@@ -205,6 +238,8 @@ impl Controller {
             anchors,
             stopping: false,
             failing_since: None,
+            last_answer: Instant::now(),
+            hearts_from: Instant::now(),
             next_anchor: Instant::now(),
             next_check: Instant::now(),
             give_up: start + plan.duration + plan.timeout + END_GRACE,
@@ -233,10 +268,13 @@ impl Controller {
         let of = self.agents.len();
         // A coordinator that does not answer says nothing of the
         // agents: the reads below count its silence.
-        let hearts = self
-            .hearts()
-            .await
-            .unwrap_or_else(|_| vec![Heart::Beating; self.agents.len()]);
+        let Ok(hearts) = self.hearts().await else {
+            return;
+        };
+        c.answered();
+        if Instant::now() < c.hearts_from {
+            return;
+        }
         for (i, heart) in hearts.into_iter().enumerate() {
             let gone = match heart {
                 Heart::Beating => {
@@ -272,6 +310,7 @@ impl Controller {
         match c.streams.read(&mut self.conn).await {
             Ok(entries) => {
                 c.failing_since = None;
+                c.answered();
                 Ok(Some(entries))
             }
             Err(e) => {

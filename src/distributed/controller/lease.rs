@@ -107,6 +107,44 @@ pub(super) async fn keep_lease(
         .await
 }
 
+/// How often a beat that failed is tried again at once, and after how long.
+const BEAT_TRIES: usize = 5;
+const BEAT_RETRY: Duration = Duration::from_millis(30);
+
+/// One beat: signed with the coordinator's time, written under the run's
+/// key.
+async fn beat_once(
+    conn: &mut link::Conn,
+    token: &Token,
+    run: &str,
+    n: u64,
+) -> redis::RedisResult<()> {
+    let now = link::time(conn).await?;
+    let body = serde_json::to_string(&Beat { at_us: now }).unwrap_or_default();
+    let sealed = Sealed::new(
+        token,
+        &Header {
+            run,
+            arm: "",
+            from: protocol::CONTROLLER,
+            to: "",
+            place: &protocol::beat(run),
+            seq: n,
+            at_us: now,
+            kind: "beat",
+            prev: "",
+        },
+        body,
+    );
+    redis::cmd("SET")
+        .arg(protocol::beat(run))
+        .arg(serde_json::to_string(&sealed).unwrap_or_default())
+        .arg("PX")
+        .arg(protocol::BEAT_TTL_MS)
+        .query_async(conn)
+        .await
+}
+
 /// The run's heartbeat, every [`protocol::BEAT_EVERY_MS`] until aborted:
 /// a beat signed with the coordinator's time (agents stop their load when
 /// it is older than [`protocol::DEAD_MAN_US`]), and the agents' leases
@@ -122,33 +160,20 @@ pub(super) async fn beat(
     let mut n = 0u64;
     loop {
         every.tick().await;
-        let Ok(now) = link::time(&mut conn).await else {
-            continue;
-        };
-        n += 1;
-        let body = serde_json::to_string(&Beat { at_us: now }).unwrap_or_default();
-        let sealed = Sealed::new(
-            &token,
-            &Header {
-                run: &run,
-                arm: "",
-                from: protocol::CONTROLLER,
-                to: "",
-                place: &protocol::beat(&run),
-                seq: n,
-                at_us: now,
-                kind: "beat",
-                prev: "",
-            },
-            body,
-        );
-        let _: redis::RedisResult<()> = redis::cmd("SET")
-            .arg(protocol::beat(&run))
-            .arg(serde_json::to_string(&sealed).unwrap_or_default())
-            .arg("PX")
-            .arg(protocol::BEAT_TTL_MS)
-            .query_async(&mut conn)
-            .await;
+        // A connection killed or refused is made again and the beat
+        // tried again at once, a few times: agents stop their load when
+        // the beat is two seconds old, and a beat lost to a dropped
+        // connection is not the controller gone.
+        for _ in 0..BEAT_TRIES {
+            n += 1;
+            match beat_once(&mut conn, &token, &run, n).await {
+                Ok(()) => break,
+                Err(e) => {
+                    tracing::debug!("coordinator: beating: {e}; trying again");
+                    tokio::time::sleep(BEAT_RETRY).await;
+                }
+            }
+        }
         for (name, lease) in &agents {
             let _ = keep_lease(&mut conn, name, lease, protocol::LEASE_TTL_MS).await;
         }
