@@ -8,7 +8,6 @@
 use super::link::{self, DistributedError};
 use super::protocol::{self, Registration, Sealed};
 use super::seal::Token;
-use redis::AsyncCommands;
 use std::collections::BTreeMap;
 
 /// An agent the run uses, and its segment.
@@ -23,39 +22,86 @@ pub(super) struct Chosen {
     pub lease_nonce: String,
 }
 
+/// The most agents looked at in one look: whatever fills the agents'
+/// set, a look stays bounded (the most recent beats first).
+pub(super) const MOST_LISTED: usize = 256;
+/// The most a registration may hold (bytes); a larger one is not read.
+const MOST_REGISTRATION: i64 = 64 * 1024;
+
+/// The agents the coordinator lists, as one look found them.
+#[derive(Debug, Default)]
+pub(super) struct Looked {
+    /// Beating recently, with what they registered, signed with the token.
+    pub live: Vec<Registration>,
+    /// Listed as beating, but not signed with the token, stale, or too
+    /// large: someone else's.
+    pub refused: Vec<String>,
+    /// How many the coordinator lists as beating (only [`MOST_LISTED`] of
+    /// them are looked at).
+    pub listed: u64,
+}
+
 /// The agents whose heartbeat is recent, with what they registered
 /// (signed with `token` within the heartbeat's timeout; any other entry is
-/// someone else's, and named in `refused`).
+/// someone else's, and named in `refused`): at most [`MOST_LISTED`], each
+/// registration's size asked before it is read.
 pub(super) async fn live_agents(
     conn: &mut super::link::Conn,
     url: &str,
     token: &Token,
-    refused: &mut Vec<String>,
-) -> Result<Vec<Registration>, DistributedError> {
-    let now_ms = link::time(conn)
+) -> Result<Looked, DistributedError> {
+    let failed = |what: &'static str| move |e| link::failed(url, what, e);
+    let now_ms = link::time(conn).await.map_err(failed("reading its clock"))? / 1_000;
+    let since = now_ms - protocol::HEARTBEAT_TIMEOUT_MS;
+    let (listed, names): (u64, Vec<String>) = redis::pipe()
+        .zcount(protocol::agents(), since, "+inf")
+        .zrevrangebyscore_limit(protocol::agents(), "+inf", since, 0, MOST_LISTED as isize)
+        .query_async(conn)
         .await
-        .map_err(|e| link::failed(url, "reading its clock", e))?
-        / 1_000;
-    let names: Vec<String> = conn
-        .zrangebyscore(
-            protocol::agents(),
-            now_ms - protocol::HEARTBEAT_TIMEOUT_MS,
-            "+inf",
-        )
+        .map_err(failed("listing agents"))?;
+    let mut looked = Looked {
+        listed,
+        ..Looked::default()
+    };
+    if names.is_empty() {
+        return Ok(looked);
+    }
+    let mut sizes = redis::pipe();
+    for name in &names {
+        sizes
+            .cmd("HSTRLEN")
+            .arg(protocol::agent(name))
+            .arg("registration");
+    }
+    let sizes: Vec<i64> = sizes
+        .query_async(conn)
         .await
-        .map_err(|e| link::failed(url, "listing agents", e))?;
-    let mut live = Vec::new();
-    for name in names {
-        let text: Option<String> = conn
-            .hget(protocol::agent(&name), "registration")
-            .await
-            .map_err(|e| link::failed(url, "reading an agent", e))?;
-        match text.and_then(|t| verified(&t, &name, token, now_ms * 1_000)) {
-            Some(r) => live.push(r),
-            None => refused.push(name),
+        .map_err(failed("reading agents"))?;
+    let mut texts = redis::pipe();
+    let mut read = Vec::new();
+    for (name, size) in names.into_iter().zip(sizes) {
+        if (1..=MOST_REGISTRATION).contains(&size) {
+            texts.hget(protocol::agent(&name), "registration");
+            read.push(name);
+        } else {
+            looked.refused.push(name);
         }
     }
-    Ok(live)
+    let texts: Vec<Option<String>> = if read.is_empty() {
+        Vec::new()
+    } else {
+        texts
+            .query_async(conn)
+            .await
+            .map_err(failed("reading agents"))?
+    };
+    for (name, text) in read.into_iter().zip(texts) {
+        match text.and_then(|t| verified(&t, &name, token, now_ms * 1_000)) {
+            Some(r) => looked.live.push(r),
+            None => looked.refused.push(name),
+        }
+    }
+    Ok(looked)
 }
 
 /// A registration of `name` signed with `token`, fresh at `now_us`.

@@ -194,7 +194,10 @@ async fn a_forged_agent_is_never_taken() {
     beating.join().unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(err.contains("ignoring agent \"0forged\""), "{err}");
+    assert!(
+        err.contains("ignoring 1 agent(s)") && err.contains("\"0forged\""),
+        "{err}"
+    );
     assert!(err.contains("2 registered (agent-0, agent-1)"), "{err}");
     let _: () = redis::cmd("DEL")
         .arg("rlbench:coord:agent:0forged")
@@ -368,4 +371,50 @@ async fn a_second_controller_finds_the_agents_busy() {
     assert!(err.contains("busy with another run"), "{err}");
     let first = first.join().unwrap();
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+}
+
+/// A million forged agents in the agents' set, kept fresh: the run waits
+/// no longer than `--agents-wait` (and a few seconds), fails naming what
+/// it found (exit 3), and says so in a handful of lines, not a million.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_million_forged_agents_cost_the_wait_and_a_few_lines() {
+    let coordinator = RedisServer::start("rlbench-test").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = coordinator.url.clone();
+    let mut con = redis(&url);
+    let (s, _): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+    // Beating a minute ahead: fresh for the whole wait.
+    let ahead = (s + 60) * 1_000;
+    for block in 0..100 {
+        let mut add = redis::cmd("ZADD");
+        add.arg("rlbench:coord:agents");
+        for i in 0..10_000 {
+            add.arg(ahead).arg(format!("fake-{block}-{i}"));
+        }
+        let _: i64 = add.query(&mut con).unwrap();
+    }
+    let _agents = agents(d, &url, 1, "real-", None);
+    let path = write(d, "broken.toml", BROKEN);
+    let began = Instant::now();
+    let out = run(
+        d,
+        &[
+            path.to_str().unwrap(),
+            "--agents",
+            "2",
+            "--coordinator",
+            &url,
+            "--agents-wait",
+            "3s",
+            "--out",
+            "out",
+        ],
+    );
+    let took = began.elapsed();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(took < Duration::from_secs(3 + 5), "{took:?}\n{err}");
+    assert!(err.lines().count() < 12, "{err}");
+    assert!(err.contains("ignoring 100000"), "{err}");
 }

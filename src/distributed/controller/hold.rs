@@ -4,7 +4,7 @@
 //! others, and saying goodbye at the run's end.
 
 use super::lease::{beat, keep_lease, lease_all};
-use crate::distributed::choose::{choose, live_agents, Chosen};
+use crate::distributed::choose::{choose, live_agents, Chosen, Looked, MOST_LISTED};
 use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, Registration, Sealed, ToAgent};
 use crate::distributed::chain::{Place, Reader};
@@ -74,19 +74,17 @@ impl Controller {
             );
         }
         let deadline = Instant::now() + wanted.wait;
-        let mut warned = std::collections::BTreeSet::new();
+        // How many were said to be ignored: said again only when it at
+        // least doubles, so a flood of forged agents costs a few lines.
+        let mut said = 0usize;
         loop {
-            let mut refused = Vec::new();
-            let live = live_agents(&mut conn, url, &wanted.token, &mut refused).await?;
-            for name in refused {
-                if warned.insert(name.clone()) {
-                    tracing::warn!(
-                        "ignoring agent {name:?} at {}: its registration is not signed with this \
-                         run's token, or is stale",
-                        link::redacted(url)
-                    );
-                }
+            let looked = live_agents(&mut conn, url, &wanted.token).await?;
+            let refused = looked.refused.len() + looked.listed.saturating_sub(MOST_LISTED as u64) as usize;
+            if refused > 0 && refused >= said.saturating_mul(2).max(1) {
+                said = refused;
+                tracing::warn!("{}", ignored(&looked, refused, url));
             }
+            let live = looked.live;
             let (free, busy) = free_or_busy(&mut conn, url, run, &wanted.token, live).await?;
             let chosen = match choose(&free, wanted.agents) {
                 Ok(mut agents) => lease_all(&mut conn, url, run, &wanted.token, &mut agents)
@@ -280,6 +278,20 @@ impl Controller {
             self.last_seq.insert(a.name.clone(), r.last_seq());
         }
     }
+}
+
+/// The line saying which listed agents are ignored, and why.
+fn ignored(looked: &Looked, refused: usize, url: &str) -> String {
+    let named: Vec<String> = looked.refused.iter().take(3).map(|n| format!("{n:?}")).collect();
+    let more = refused.saturating_sub(named.len());
+    format!(
+        "ignoring {refused} agent(s) at {}: their registration is not signed with this run's \
+         token, is stale, or was not looked at (only the {MOST_LISTED} latest of {} are): {}{}",
+        link::redacted(url),
+        looked.listed,
+        named.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    )
 }
 
 /// Each agent's name and its lease, as the beat keeps them.
