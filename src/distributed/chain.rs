@@ -196,7 +196,11 @@ impl Reader {
             return Taken::Skipped("not rlbench's");
         };
         let chunk = kind == protocol::CHUNK;
-        let counts = if chunk { raw.counts.or(Some(b"")) } else { None };
+        let counts = if chunk {
+            raw.counts.or(Some(b""))
+        } else {
+            None
+        };
         let signed = protocol::signed_body(counts, body);
         if !self
             .token

@@ -51,7 +51,10 @@ pub(super) async fn live_agents(
     token: &Token,
 ) -> Result<Looked, DistributedError> {
     let failed = |what: &'static str| move |e| link::failed(url, what, e);
-    let now_ms = link::time(conn).await.map_err(failed("reading its clock"))? / 1_000;
+    let now_ms = link::time(conn)
+        .await
+        .map_err(failed("reading its clock"))?
+        / 1_000;
     let since = now_ms - protocol::HEARTBEAT_TIMEOUT_MS;
     let (listed, names): (u64, Vec<String>) = redis::pipe()
         .zcount(protocol::agents(), since, "+inf")
@@ -107,7 +110,10 @@ pub(super) async fn live_agents(
 /// A registration of `name` signed with `token`, fresh at `now_us`.
 fn verified(text: &str, name: &str, token: &Token, now_us: i64) -> Option<Registration> {
     let sealed: Sealed = serde_json::from_str(text).ok()?;
-    if !sealed.verified(token, &protocol::agent(name)) || sealed.from != name || sealed.kind != "registration" {
+    if !sealed.verified(token, &protocol::agent(name))
+        || sealed.from != name
+        || sealed.kind != "registration"
+    {
         return None;
     }
     let r: Registration = serde_json::from_str(&sealed.body).ok()?;

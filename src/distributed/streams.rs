@@ -248,7 +248,10 @@ mod tests {
         let chunk = deflated(b"events");
         assert!(matches!(
             entry_of(&mut r, &fields("chunk", Some(b"1 1 0 0"), &chunk, &mut w)),
-            Entry::Chunk { counts: [1, 1, 0, 0], .. }
+            Entry::Chunk {
+                counts: [1, 1, 0, 0],
+                ..
+            }
         ));
         assert!(matches!(
             entry_of(&mut r, &[b"oversized".to_vec()]),

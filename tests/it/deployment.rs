@@ -72,6 +72,7 @@ const BROKEN: &[(&str, &str, &str, &str)] = &[
     ("deploy/kubernetes/agents.yaml", r#"args: ["agent", "--once", "#, r#"args: ["agent", "#, "agent pods that never exit"),
     ("deploy/kubernetes/agents.yaml", r#", "--idle-timeout", "5m"]"#, "]", "agents that wait out the deadline for a controller that never came"),
     ("deploy/kubernetes/agents.yaml", "allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true", "containers that may escalate their privileges"),
+    ("deploy/kubernetes/controller.yaml", "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "a container that may write to its root filesystem"),
     ("deploy/kubernetes/agents.yaml", "        seccompProfile: { type: RuntimeDefault }", "        seccompProfile: { type: Unconfined }", "agents without the runtime's seccomp profile"),
     ("deploy/kubernetes/agents.yaml", "\n  ttlSecondsAfterFinished: 3600", "\n  # no ttl", "a finished Job kept forever"),
     ("deploy/kubernetes/agents.yaml", "topologySpreadConstraints:", "topologySpreadConstraint:", "a misspelt spread (and none)"),

@@ -29,7 +29,10 @@ fn passed_or_blamed_on_the_coordinator(out: &std::process::Output, dir: &std::pa
         Some(3) => {
             assert_eq!(s["partial"], true, "{err}");
             let why = s["partial_reason"].as_str().unwrap_or("");
-            assert!(why.contains("coordinator") || why.contains("stream"), "{why}\n{err}");
+            assert!(
+                why.contains("coordinator") || why.contains("stream"),
+                "{why}\n{err}"
+            );
         }
         other => panic!("exit {other:?}: a correct limiter failed\n{err}"),
     }
@@ -49,7 +52,10 @@ async fn a_coordinator_paused_for_five_seconds_never_fails_a_correct_limiter() {
     let out = controller.join().unwrap();
     passed_or_blamed_on_the_coordinator(&out, d);
     let err = text(&out.stderr);
-    assert!(!err.contains("was lost"), "no agent is lost to a stall\n{err}");
+    assert!(
+        !err.contains("was lost"),
+        "no agent is lost to a stall\n{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,7 +81,10 @@ async fn connections_killed_again_and_again_never_fail_a_correct_limiter() {
         std::thread::sleep(Duration::from_millis(250));
     }
     let out = controller.join().unwrap();
-    assert!(kills >= 5, "the run ended before the connections were killed");
+    assert!(
+        kills >= 5,
+        "the run ended before the connections were killed"
+    );
     passed_or_blamed_on_the_coordinator(&out, d);
 }
 
@@ -95,7 +104,11 @@ async fn a_beat_overwritten_without_the_token_blames_the_coordinator() {
         .unwrap();
     assert!(!beats.is_empty(), "the controller beats");
     for b in &beats {
-        let _: () = redis::cmd("SET").arg(b).arg("forged").query(&mut con).unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(b)
+            .arg("forged")
+            .query(&mut con)
+            .unwrap();
     }
     let out = controller.join().unwrap();
     passed_or_blamed_on_the_coordinator(&out, d);

@@ -64,8 +64,11 @@ fn eavesdrop(
         while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
             for key in keys(&mut con, pattern) {
                 let agent = key.rsplit(':').next().unwrap().to_string();
-                let got: redis::RedisResult<Vec<(String, Vec<(String, Vec<u8>)>)>> =
-                    redis::cmd("XRANGE").arg(&key).arg("-").arg("+").query(&mut con);
+                let got: redis::RedisResult<Vec<(String, Fields)>> = redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg("-")
+                    .arg("+")
+                    .query(&mut con);
                 let list = seen.entry(agent).or_default();
                 for (id, fields) in got.unwrap_or_default() {
                     if !list.iter().any(|(i, _)| *i == id) {
@@ -191,7 +194,8 @@ async fn work_replayed_to_a_new_agent_of_the_same_name_sends_nothing() {
             let mut con = redis(&url);
             let deadline = Instant::now() + Duration::from_secs(30);
             while Instant::now() < deadline {
-                let held: Option<String> = redis::cmd("GET").arg(lease_key).query(&mut con).unwrap();
+                let held: Option<String> =
+                    redis::cmd("GET").arg(lease_key).query(&mut con).unwrap();
                 if let Some(h) = held {
                     return Some(h);
                 }
@@ -223,7 +227,9 @@ async fn work_replayed_to_a_new_agent_of_the_same_name_sends_nothing() {
     let works = captured.join().unwrap();
     let lease = leases.join().unwrap().expect("the run leased the agent");
     assert!(
-        works.iter().any(|(k, _)| k == "rlbench:coord:inbox:again-0"),
+        works
+            .iter()
+            .any(|(k, _)| k == "rlbench:coord:inbox:again-0"),
         "the run's work was seen: {works:?}"
     );
     assert!(

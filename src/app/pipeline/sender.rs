@@ -21,7 +21,7 @@ pub(crate) enum Sender {
     /// This process.
     Local,
     /// Load agents, held by the controller.
-    Agents(Agents),
+    Agents(Box<Agents>),
 }
 
 /// Load agents on other machines send a run's load: the controller's hold
@@ -128,13 +128,13 @@ impl Sender {
                     hire.file.display()
                 ))
             })?;
-        Ok(Sender::Agents(Agents {
+        Ok(Sender::Agents(Box::new(Agents {
             controller,
             scenario: (hire.file.display().to_string(), text),
             duration_us: hire
                 .duration
                 .map(|d| d.as_micros().min(u64::MAX as u128) as u64),
-        }))
+        })))
     }
 
     /// Gets arm `arm`'s load ready against `targets`: with agents, each

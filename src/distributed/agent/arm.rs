@@ -62,12 +62,15 @@ fn failed<'u>(url: &'u str, what: &'u str) -> impl Fn(redis::RedisError) -> Erro
 }
 
 /// One arm: plan, anchors, ready, start, load with its events streamed,
-/// then how it ended.
+/// then how it ended. `conns`: the agent's connection, and the one it
+/// waits on its inboxes with.
 pub(super) async fn run_arm(
     work: &Work,
     args: &AgentArgs,
-    conn: &mut crate::distributed::link::Conn,
-    inbox: &mut crate::distributed::link::Conn,
+    (conn, inbox): (
+        &mut crate::distributed::link::Conn,
+        &mut crate::distributed::link::Conn,
+    ),
     me: &mut Me,
     chain: &Chain,
     run_seq: &mut Sequence,

@@ -15,7 +15,7 @@ pub(super) const INBOX_POLL_S: f64 = 0.5;
 
 /// What came to an agent's inboxes, signed and checked.
 pub(super) enum Popped {
-    Work(Work),
+    Work(Box<Work>),
     /// The run (whose inbox it waited on) is over.
     Bye(String),
 }
@@ -46,7 +46,7 @@ pub(super) async fn next_message(
         return Ok(None);
     };
     Ok(match message {
-        ToAgent::Work(work) if sealed.run == work.run => Some(Popped::Work(work)),
+        ToAgent::Work(work) if sealed.run == work.run => Some(Popped::Work(Box::new(work))),
         ToAgent::Bye { run } if Some(run.as_str()) == waiting && sealed.run == run => {
             Some(Popped::Bye(run))
         }

@@ -9,11 +9,11 @@ use super::arm::{run_arm, ArmEnd};
 use super::dead_man::DeadMan;
 use super::inbox::{accept, next_message, Popped};
 use super::registration::{beat, claim, host_name};
-use crate::distributed::seal::nonce;
+use crate::distributed::chain::{Place, Writer};
 use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, FromAgent, Registration, Work};
+use crate::distributed::seal::nonce;
 use crate::distributed::seal::Sequence;
-use crate::distributed::chain::{Place, Writer};
 use crate::distributed::voice::{chain, say, Chain, Me};
 use crate::error::Error;
 use crate::interrupt::Interrupt;
@@ -184,7 +184,7 @@ impl Agent<'_> {
         interrupt: &Interrupt,
     ) -> Result<Option<Result<(), Error>>, Error> {
         match popped {
-            Some(Popped::Work(work)) => self.on_work(work, interrupt).await,
+            Some(Popped::Work(work)) => self.on_work(*work, interrupt).await,
             Some(Popped::Bye(run)) if self.args.once => {
                 tracing::info!("agent {}: run {run} is over", self.me.reg.name);
                 Ok(Some(Ok(())))
@@ -256,8 +256,7 @@ impl Agent<'_> {
         let done = run_arm(
             &work,
             self.args,
-            &mut self.conn,
-            &mut self.inbox_conn,
+            (&mut self.conn, &mut self.inbox_conn),
             &mut self.me,
             &chain,
             &mut run_seq,

@@ -239,7 +239,11 @@ fn an_end_must_name_the_chain_before_it() {
         let mut w = Writer::new(token(), place("r", "a1", "g0"), 1);
         let mut out = open(&mut w, &[b"x".to_vec()]);
         let (entries, digest) = w.so_far();
-        let digest = if other { out[0].mac.iter().map(|&b| b as char).collect() } else { digest };
+        let digest = if other {
+            out[0].mac.iter().map(|&b| b as char).collect()
+        } else {
+            digest
+        };
         out.push(say(&mut w, &end(entries - fewer, digest)));
         let mut r = Reader::new(token(), place("r", "a1", "g0"), 0);
         let (taken, done) = read(&mut r, &out);
@@ -257,16 +261,38 @@ fn an_end_must_name_the_chain_before_it() {
 #[derive(Clone, Debug)]
 enum Op {
     /// Any captured entry of any run, arm or agent, put anywhere.
-    Replay { entry: usize, at: usize },
-    Delete { at: usize },
+    Replay {
+        entry: usize,
+        at: usize,
+    },
+    Delete {
+        at: usize,
+    },
     /// Everything before (or from) a point removed.
-    TrimFront { n: usize },
-    TrimBack { n: usize },
-    Swap { a: usize, b: usize },
-    Duplicate { at: usize, to: usize },
-    Junk { at: usize, seq: u64 },
+    TrimFront {
+        n: usize,
+    },
+    TrimBack {
+        n: usize,
+    },
+    Swap {
+        a: usize,
+        b: usize,
+    },
+    Duplicate {
+        at: usize,
+        to: usize,
+    },
+    Junk {
+        at: usize,
+        seq: u64,
+    },
     /// A byte of one field changed.
-    Flip { at: usize, field: usize, byte: usize },
+    Flip {
+        at: usize,
+        field: usize,
+        byte: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -367,7 +393,11 @@ fn apply(stream: &mut Vec<Written>, op: &Op, pool: &[(Place, Written)]) {
 
 /// Every entry signed in two runs of three arms by two agents (the
 /// attacker saw them all), and the honest streams by place.
-fn world(bodies: &[Vec<u8>]) -> (Vec<(Place, Written)>, Vec<(Place, u64, Vec<Written>)>) {
+/// Every entry signed, with its place; and each honest stream: its place,
+/// the agent's last number before it, its entries.
+type World = (Vec<(Place, Written)>, Vec<(Place, u64, Vec<Written>)>);
+
+fn world(bodies: &[Vec<u8>]) -> World {
     let mut pool = Vec::new();
     let mut streams = Vec::new();
     for run in ["r1", "r2"] {

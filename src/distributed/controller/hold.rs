@@ -4,10 +4,10 @@
 //! others, and saying goodbye at the run's end.
 
 use super::lease::{beat, keep_lease, lease_all};
+use crate::distributed::chain::{Place, Reader};
 use crate::distributed::choose::{choose, live_agents, Chosen, Looked, MOST_LISTED};
 use crate::distributed::link::{self, DistributedError};
 use crate::distributed::protocol::{self, Registration, Sealed, ToAgent};
-use crate::distributed::chain::{Place, Reader};
 use crate::distributed::seal::{Header, Token};
 use crate::error::Error;
 use crate::interrupt::Interrupt;
@@ -79,7 +79,8 @@ impl Controller {
         let mut said = 0usize;
         loop {
             let looked = live_agents(&mut conn, url, &wanted.token).await?;
-            let refused = looked.refused.len() + looked.listed.saturating_sub(MOST_LISTED as u64) as usize;
+            let refused =
+                looked.refused.len() + looked.listed.saturating_sub(MOST_LISTED as u64) as usize;
             if refused > 0 && refused >= said.saturating_mul(2).max(1) {
                 said = refused;
                 tracing::warn!("{}", ignored(&looked, refused, url));
@@ -282,7 +283,12 @@ impl Controller {
 
 /// The line saying which listed agents are ignored, and why.
 fn ignored(looked: &Looked, refused: usize, url: &str) -> String {
-    let named: Vec<String> = looked.refused.iter().take(3).map(|n| format!("{n:?}")).collect();
+    let named: Vec<String> = looked
+        .refused
+        .iter()
+        .take(3)
+        .map(|n| format!("{n:?}"))
+        .collect();
     let more = refused.saturating_sub(named.len());
     format!(
         "ignoring {refused} agent(s) at {}: their registration is not signed with this run's \
@@ -290,7 +296,11 @@ fn ignored(looked: &Looked, refused: usize, url: &str) -> String {
         link::redacted(url),
         looked.listed,
         named.join(", "),
-        if more > 0 { format!(" and {more} more") } else { String::new() }
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
     )
 }
 

@@ -79,9 +79,10 @@ impl Controller {
             let a = &self.agents[i];
             let s = &t.agents[i];
             let share = (t.shares[a.segment].requests + extra[i]).saturating_sub(given[i]);
-            let broken = s.broken.clone().or_else(|| {
-                ended_out_of_place(s, &t.shares[a.segment], extra[i])
-            });
+            let broken = s
+                .broken
+                .clone()
+                .or_else(|| ended_out_of_place(s, &t.shares[a.segment], extra[i]));
             match &s.ended {
                 Some(e) if taken[i].is_none() => not_sent.add(&e.not_sent),
                 // Lost or failed: what did not arrive was not sent, as far
@@ -247,11 +248,7 @@ const END_LEAD: Duration = Duration::from_millis(250);
 /// Why an agent's end cannot be its own for this arm's schedule: it says
 /// another number of requests than its share (and the segments it took
 /// over) holds, or it came before its share could have been sent.
-fn ended_out_of_place(
-    s: &AgentState,
-    share: &Share,
-    extra: u64,
-) -> Option<String> {
+fn ended_out_of_place(s: &AgentState, share: &Share, extra: u64) -> Option<String> {
     let e = s.ended.as_ref()?;
     // (A load stopped early counts only what it reached.)
     if !e.interrupted && e.scheduled != share.requests + extra {

@@ -532,6 +532,9 @@ fn restricted(l: &mut Ledger, rel: &str, what: &str, spec: &Value) {
         {
             l.fail(rel, format!("{what}: container {name} does not drop ALL capabilities (restricted Pod Security Standard)"));
         }
+        if sc["readOnlyRootFilesystem"].as_bool() != Some(true) {
+            l.fail(rel, format!("{what}: container {name} does not set readOnlyRootFilesystem: true (what it writes goes to an emptyDir)"));
+        }
         if sc["privileged"].as_bool() == Some(true) {
             l.fail(rel, format!("{what}: container {name} is privileged"));
         }
