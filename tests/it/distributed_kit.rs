@@ -207,11 +207,7 @@ pub(crate) fn capture_pushes(
         while until.map_or(true, |u| Instant::now() < u) && Instant::now() < give_up {
             if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
                 if let Some(at) = line.find(&inbox) {
-                    // `"RPUSH" "KEY" "VALUE"`: the key, then the value.
-                    let rest = &line[at + "\"RPUSH\" ".len()..];
-                    let key = unquote(rest);
-                    let value_at = rest[1..].find("\" \"").map_or(rest.len(), |i| i + 3);
-                    found.push((key, unquote(&rest[value_at..])));
+                    found.extend(pushed(&line[at..]));
                     until.get_or_insert(Instant::now() + Duration::from_secs(5));
                 }
             }
@@ -220,6 +216,15 @@ pub(crate) fn capture_pushes(
         let _ = child.wait();
         found
     })
+}
+
+/// A MONITOR line's `"RPUSH" "KEY" "VALUE"` (from `"RPUSH"` on): the key
+/// and the value.
+pub(crate) fn pushed(rpush: &str) -> Option<(String, String)> {
+    let rest = rpush.strip_prefix("\"RPUSH\" ")?;
+    let key = unquote(rest);
+    let value_at = rest.get(1..)?.find("\" \"")? + 3;
+    Some((key, unquote(rest.get(value_at..)?)))
 }
 
 /// A redis-cli quoted string (`"…"` with `\"`, `\\` and `\xHH`) as its bytes.

@@ -20,6 +20,7 @@ mod crash;
 mod damaged;
 mod deployment;
 mod distributed;
+mod distributed_adversary;
 mod distributed_attacks;
 mod distributed_coordinator;
 mod distributed_failures;
