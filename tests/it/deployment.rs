@@ -13,6 +13,7 @@
 //! one mistake each, must be refused: a check that cannot fail is no check.
 
 mod compose;
+mod coordinator;
 mod image;
 mod kubernetes;
 mod ledger;
@@ -50,6 +51,8 @@ fn the_deployment_files_agree() {
 const BROKEN: &[(&str, &str, &str, &str)] = &[
     ("docker-compose.yml", "\n  agent:\n", "\n  agents:\n", "a service renamed"),
     ("docker-compose.yml", "RLBENCH_MODE:-redis_lua", "RLBENCH_MODE:-redis-lua", "an unknown default mode"),
+    ("docker-compose.yml", "    networks: [coordination]\n", "", "the coordinator on the network every service shares"),
+    ("docker-compose.yml", "coordination: { internal: true }", "coordination: {}", "the coordinator's network with a way out"),
     ("docker-compose.yml", r#""redis://coordinator:6379", "--allow-remote-targets""#, r#""redis://cache:6379", "--allow-remote-targets""#, "agents on another coordinator"),
     ("docker-compose.yml", r#""redis://coordinator:6379", "--allow-remote-targets""#, r#""redis://coordinator:6379""#, "agents that may not reach the target"),
     ("docker-compose.yml", "\n      - \"3\"\n", "\n      - \"4\"\n", "the controller waits for 4 agents of 3"),
@@ -78,7 +81,11 @@ const BROKEN: &[(&str, &str, &str, &str)] = &[
     ("deploy/kubernetes/agents.yaml", "topologySpreadConstraints:", "topologySpreadConstraint:", "a misspelt spread (and none)"),
     ("deploy/kubernetes/agents.yaml", "restartPolicy: Never", "restartPolicy: Always", "a restart policy no Job takes"),
     ("deploy/kubernetes/agents.yaml", "\nkind: Job", "\nkind: Jobs", "an unknown kind"),
-    ("deploy/kubernetes/agents.yaml", r#"value: "redis://coordinator:6379""#, r#"value: "redis://coordinator:6380""#, "agents on a port the coordinator does not serve"),
+    ("deploy/kubernetes/agents.yaml", r#"@coordinator:6379" }"#, r#"@coordinator:6380" }"#, "agents on a port the coordinator does not serve"),
+    ("deploy/kubernetes/agents.yaml", r#"value: "redis://:$(RLBENCH_COORDINATOR_PASSWORD)@"#, r#"value: "redis://"#, "agents on the coordinator without its password"),
+    ("deploy/kubernetes/coordinator.yaml", r#", "--requirepass", "$(REDIS_PASSWORD)"]"#, "]", "a coordinator anyone who reaches it may write to"),
+    ("deploy/kubernetes/coordinator.yaml", "values: [\"agent\", \"controller\"]", "values: [\"agent\", \"controller\", \"replica\"]", "a coordinator the replicas' pods may reach"),
+    ("deploy/kubernetes/coordinator.yaml", "kind: NetworkPolicy", "kind: NetworkPolicies", "no NetworkPolicy for the coordinator"),
     ("deploy/kubernetes/agents.yaml", "secretKeyRef: { name: rlbench-coordinator, key: token }", "secretKeyRef: { name: rlbench-coordinator, key: other }", "agents signing with another token than the controller"),
     ("deploy/kubernetes/redis.yaml", "runAsNonRoot: true", "runAsNonRoot: false", "Redis allowed to run as root"),
     ("deploy/kubernetes/redis.yaml", "port: 6379, targetPort: redis", "port: 6380, targetPort: redis", "the Redis Service on another port"),
@@ -87,7 +94,7 @@ const BROKEN: &[(&str, &str, &str, &str)] = &[
     ("deploy/kubernetes/reference-api.yaml", "port: 8080, targetPort: http", "port: 80, targetPort: http", "the replicas' Service off the scenario's port"),
     ("deploy/kubernetes/reference-api.yaml", "value: redis_lua", "value: redis-lua", "an unknown mode"),
     ("deploy/kubernetes/controller.yaml", "persistentVolumeClaim: { claimName: rlbench-reports }", "emptyDir: {}", "run folders that go with the pod"),
-    ("deploy/kubernetes/controller.yaml", "            - redis://coordinator:6379", "            - redis://redis:6379", "the controller on the limiter's Redis"),
+    ("deploy/kubernetes/controller.yaml", r#"@coordinator:6379" }"#, r#"@redis:6379" }"#, "the controller on the limiter's Redis"),
     ("deploy/kubernetes/controller.yaml", "backoffLimit: 0", "backoffLimit: 2", "a controller retried (the load sent again)"),
     ("deploy/kubernetes/controller.yaml", "\n            - \"3\"\n", "\n            - \"2\"\n", "the controller waiting for 2 agents of 3"),
     ("deploy/kubernetes/controller.yaml", "deploy/scenarios/kubernetes.toml", "deploy/scenarios/k8s.toml", "a scenario that is not there"),

@@ -24,6 +24,7 @@ mod distributed_adversary;
 mod distributed_attacks;
 mod distributed_coordinator;
 mod distributed_failures;
+mod distributed_flood;
 mod distributed_kit;
 mod distributed_replays;
 mod distributed_secrets;

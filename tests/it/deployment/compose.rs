@@ -52,6 +52,7 @@ pub(super) fn check(l: &mut Ledger, image: &Image) -> Vec<(String, Vec<String>)>
         services: &config["services"],
     };
     c.images();
+    c.coordination(&config["networks"]);
     let ports = c.replicas();
     let nginx_port = c.nginx(&ports);
     let (agent, coordinator, replicas) = c.agent();
@@ -195,6 +196,35 @@ impl<'a> Compose<'a> {
         } else if !self.depends(name, service) {
             self.l
                 .fail(AT, format!("{name} does not depend on {service}"));
+        }
+    }
+
+    /// The coordinator only on networks of its own, internal, that only
+    /// the agents and the controller join besides it.
+    fn coordination(&mut self, networks: &Value) {
+        let on = |s: &Value| -> Vec<String> {
+            match &s["networks"] {
+                Value::Sequence(_) => texts(&s["networks"]),
+                Value::Mapping(m) => m.keys().filter_map(text).collect(),
+                _ => vec!["default".to_string()],
+            }
+        };
+        let mine = on(self.svc("coordinator"));
+        let mut names: Vec<String> = self
+            .services
+            .as_mapping()
+            .map_or_else(Vec::new, |m| m.keys().filter_map(text).collect());
+        names.retain(|n| n != "coordinator");
+        for net in &mine {
+            let internal = networks[net.as_str()]["internal"].as_bool() == Some(true);
+            let others: Vec<&String> = names
+                .iter()
+                .filter(|n| on(self.svc(n)).contains(net))
+                .filter(|n| *n != "agent" && *n != "controller")
+                .collect();
+            if net == "default" || !internal || !others.is_empty() {
+                self.l.fail(AT, format!("coordinator: network {net:?} is not one of its own (internal, only the agents and the controller beside it; also on it: {others:?})"));
+            }
         }
     }
 

@@ -15,22 +15,23 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const FOLDER: &str = "deploy/kubernetes";
 /// Every object of the folder, by kind and name.
-const OBJECTS: [(&str, &str); 9] = [
+const OBJECTS: [(&str, &str); 10] = [
     ("Deployment", "coordinator"),
     ("Deployment", "redis"),
     ("Deployment", "reference-api"),
     ("Job", "rlbench-agents"),
     ("Job", "rlbench-controller"),
+    ("NetworkPolicy", "coordinator"),
     ("PersistentVolumeClaim", "rlbench-reports"),
     ("Service", "coordinator"),
     ("Service", "redis"),
     ("Service", "reference-api"),
 ];
 
-static NULL: Value = Value::Null;
+pub(super) static NULL: Value = Value::Null;
 
 /// The folder's objects by (kind, name): the file each is in, and itself.
-type Objects = BTreeMap<(String, String), (String, Value)>;
+pub(super) type Objects = BTreeMap<(String, String), (String, Value)>;
 
 /// One pod template: the file, its object, its spec, its one container.
 struct Pod<'a> {
@@ -67,6 +68,7 @@ pub(super) fn check(l: &mut Ledger, image: &Image) -> Vec<(String, Vec<String>)>
     };
     k.services();
     k.pods_restricted();
+    super::coordinator::check(k.l, &objects);
     let rlbench_image = k.reference_api();
     let (controller_at, controller) = k.controller();
     let agents = k.agents(&controller, rlbench_image);
@@ -112,14 +114,14 @@ fn text_of(v: &Value) -> String {
 }
 
 /// A container's env entries by name.
-fn env(container: &Value) -> BTreeMap<String, &Value> {
+pub(super) fn env(container: &Value) -> BTreeMap<String, &Value> {
     (items(&container["env"]).iter())
         .map(|e| (text_of(&e["name"]), e))
         .collect()
 }
 
 /// A container's env value (`value:`) by name.
-fn env_value(container: &Value, name: &str) -> Option<String> {
+pub(super) fn env_value(container: &Value, name: &str) -> Option<String> {
     env(container).get(name).and_then(|e| text(&e["value"]))
 }
 
@@ -373,11 +375,15 @@ impl<'a> Cluster<'a> {
                 "controller: one pod, once (no completionMode, completions or parallelism above 1)",
             );
         }
-        let coordinator = self.l.flag(&args, "--coordinator", rel);
+        // From the environment, its password in it: never on a command line.
+        if args.iter().any(|a| a == "--coordinator") {
+            self.l.fail(rel, "controller: --coordinator on the command line (its password would show in the process list): RLBENCH_COORDINATOR");
+        }
+        let coordinator = env_value(c, "RLBENCH_COORDINATOR");
         self.redis(
             coordinator.as_deref(),
             rel,
-            "controller --coordinator",
+            "controller RLBENCH_COORDINATOR",
             "coordinator",
         );
         let mounts: BTreeMap<String, String> = (items(&c["volumeMounts"]).iter())
@@ -489,9 +495,14 @@ impl<'a> Cluster<'a> {
         if secrets.0.is_none() || secrets.0 != secrets.1 {
             self.l.fail(rel, format!("agents and controller must take RLBENCH_COORDINATOR_TOKEN from one Secret: {secrets:?}"));
         }
-        let coordinator = self.l.flag(&cargs, "--coordinator", &controller.rel);
+        let coordinator = env_value(controller.container, "RLBENCH_COORDINATOR");
         if url != coordinator {
-            self.l.fail(rel, format!("agents: RLBENCH_COORDINATOR {url:?} is not the controller's --coordinator {coordinator:?}"));
+            self.l.fail(
+                rel,
+                format!(
+                    "agents: RLBENCH_COORDINATOR {url:?} is not the controller's {coordinator:?}"
+                ),
+            );
         }
         for other in [c, controller.container] {
             let image = text(&other["image"]);
