@@ -14,6 +14,7 @@
 
 mod compose;
 mod coordinator;
+mod fetch;
 mod image;
 mod kubernetes;
 mod ledger;
@@ -31,6 +32,7 @@ fn check(root: &Path) -> Vec<String> {
     let image = image::Image::read(&mut l);
     let mut commands = compose::check(&mut l, &image);
     commands.extend(kubernetes::check(&mut l, &image));
+    fetch::check(&mut l);
     scenario::command_lines(&mut l, &commands);
     l.failures
 }
@@ -95,6 +97,8 @@ const BROKEN: &[(&str, &str, &str, &str)] = &[
     ("deploy/kubernetes/reference-api.yaml", "value: redis_lua", "value: redis-lua", "an unknown mode"),
     ("deploy/kubernetes/controller.yaml", "persistentVolumeClaim: { claimName: rlbench-reports }", "emptyDir: {}", "run folders that go with the pod"),
     ("deploy/kubernetes/controller.yaml", r#"@coordinator:6379" }"#, r#"@redis:6379" }"#, "the controller on the limiter's Redis"),
+    ("deploy/kubernetes/README.md", r#""claimName":"rlbench-reports""#, r#""claimName":"reports""#, "a report fetched from another claim"),
+    ("deploy/kubernetes/README.md", ":/reports/kubernetes/latest/", ":/reports/k8s/latest/", "a report fetched from where no run folder is"),
     ("deploy/kubernetes/controller.yaml", "backoffLimit: 0", "backoffLimit: 2", "a controller retried (the load sent again)"),
     ("deploy/kubernetes/controller.yaml", "\n            - \"3\"\n", "\n            - \"2\"\n", "the controller waiting for 2 agents of 3"),
     ("deploy/kubernetes/controller.yaml", "deploy/scenarios/kubernetes.toml", "deploy/scenarios/k8s.toml", "a scenario that is not there"),

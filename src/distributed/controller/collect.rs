@@ -166,10 +166,24 @@ impl Controller {
         }
         let names: Vec<String> = self.agents.iter().map(|a| a.name.clone()).collect();
         c.streams.say_skipped(&names);
-        for (a, r) in c.agents.iter_mut().zip(&c.streams.readers) {
+        for (i, (a, r)) in c.agents.iter_mut().zip(&c.streams.readers).enumerate() {
             // An end is taken only as the last link of an unbroken chain.
             if a.ended.is_some() && a.broken.is_none() && !r.complete() {
                 a.broken = Some("its end is not the last link of its chain".to_string());
+            }
+            // Taken for lost (its heartbeat late), yet every event it sent
+            // arrived, whole, and nobody took its segment over: not lost.
+            let whole = r.complete() && a.handed.is_none();
+            if let (Some(at), true) = (a.lost, whole) {
+                if a.ended.as_ref().is_some_and(|e| !e.interrupted) {
+                    tracing::warn!(
+                        "arm {}: agent {} was taken for lost at {at:.1} s, but all it sent \
+                         arrived: it is not lost",
+                        c.arm,
+                        names[i]
+                    );
+                    a.lost = None;
+                }
             }
         }
         self.chains_read(&c.streams.readers);
