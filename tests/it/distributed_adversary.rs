@@ -19,9 +19,9 @@
 //!
 //! `ADVERSARY_RUNS` sets the number of runs (CI: 2).
 
-use crate::common::{bin, text};
-use crate::distributed::{agents, TOKEN};
-use crate::distributed_kit::{keys, redis, Target};
+use crate::common::text;
+use crate::distributed::agents;
+use crate::distributed_kit::{external, keys, kill_connections, monitor, redis, spawn_run, Target};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rlbench::testing::RedisServer;
@@ -34,42 +34,17 @@ use std::time::{Duration, Instant};
 type Fields = Vec<(String, Vec<u8>)>;
 
 /// Two arms on the test's target: one whose policy it keeps (it admits
-/// everything, under a limit it never reaches), one it breaks.
+/// everything, under a limit it never reaches: the kit's scenario), one
+/// it breaks.
 fn scenario(port: u16, seed: u64) -> String {
-    format!(
-        r#"
-name = "adversary"
-duration = "2s"
-seed = {seed}
-
-[target]
-kind = "external"
-urls = ["http://127.0.0.1:{port}"]
-key_header = "X-Customer-Id"
-
-[policy]
-algorithm = "sliding_log"
-limit = 100000
-window = "1s"
-
-[load]
-rate = 100
-keys = 2
-timeout = "1s"
-
-[[arms]]
-name = "correct"
-[arms.expect]
-max_definite_violations = 0
-
-[[arms]]
-name = "broken"
-[arms.policy]
-limit = 5
-[arms.expect]
-max_definite_violations = 0
-"#
-    )
+    external(port, "2s")
+        .replace("seed = 9", &format!("seed = {seed}"))
+        .replace(
+            "[[arms]]\nname = \"api\"\n",
+            "[[arms]]\nname = \"correct\"\n[arms.expect]\nmax_definite_violations = 0\n\n\
+             [[arms]]\nname = \"broken\"\n[arms.policy]\nlimit = 5\n\
+             [arms.expect]\nmax_definite_violations = 0\n",
+        )
 }
 
 /// What the attacker has seen: stream entries, inbox pushes, and the
@@ -135,20 +110,8 @@ fn eavesdrop(server: &RedisServer, seen: Arc<Mutex<Seen>>, stop: Arc<AtomicBool>
             std::thread::sleep(Duration::from_millis(5));
         }
     });
-    let password = server
-        .url
-        .split_once("://:")
-        .and_then(|(_, rest)| rest.split_once('@'))
-        .map(|(p, _)| p.to_string())
-        .unwrap_or_default();
-    let port = server.port.to_string();
+    let mut child = monitor(server);
     std::thread::spawn(move || {
-        let mut child = std::process::Command::new("redis-cli")
-            .args(["-p", &port, "--no-auth-warning", "-a", &password, "monitor"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("redis-cli runs");
         let out = child.stdout.take().unwrap();
         let reader = std::thread::spawn(move || {
             for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
@@ -313,13 +276,7 @@ fn attack(rng: &mut SmallRng, server: &RedisServer, seen: &Mutex<Seen>) -> &'sta
             "replay a message"
         }
         85..=89 => {
-            let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
-                .arg("KILL")
-                .arg("TYPE")
-                .arg("normal")
-                .arg("SKIPME")
-                .arg("yes")
-                .query(&mut con);
+            kill_connections(&mut con);
             "kill connections"
         }
         90..=96 => {
@@ -404,25 +361,23 @@ async fn an_attacker_at_the_coordinator_never_gets_a_wrong_verdict_or_unasked_lo
         let path = d.join(format!("s{case}.toml"));
         std::fs::write(&path, scenario(target.port, seed)).unwrap();
         let folder = d.join(format!("out{case}"));
-        let mut controller = std::process::Command::new(bin())
-            .arg("run")
-            .arg(&path)
-            .args(["--agents", "2", "--coordinator", &coordinator.url])
-            .args([
+        let mut controller = spawn_run(
+            d,
+            &[
+                path.to_str().unwrap(),
+                "--agents",
+                "2",
+                "--coordinator",
+                &coordinator.url,
                 "--agents-wait",
                 "15s",
                 "--max-clock-uncertainty",
                 "200ms",
                 "-q",
-            ])
-            .arg("--out")
-            .arg(&folder)
-            .env("RLBENCH_COORDINATOR_TOKEN", TOKEN)
-            .current_dir(d)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+                "--out",
+                folder.to_str().unwrap(),
+            ],
+        );
         let mut did = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(90);
         // Let it hire its agents, then attack until it ends.

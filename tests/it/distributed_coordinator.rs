@@ -7,7 +7,7 @@
 
 use crate::common::text;
 use crate::distributed_failures::two_agents_and_a_run;
-use crate::distributed_kit::{redis, Target};
+use crate::distributed_kit::{kill_connections, redis, Target};
 use rlbench::testing::RedisServer;
 use std::time::{Duration, Instant};
 
@@ -69,14 +69,7 @@ async fn connections_killed_again_and_again_never_fail_a_correct_limiter() {
     let mut con = redis(&coordinator.url);
     let mut kills = 0;
     while !controller.is_finished() && kills < 20 {
-        // Every other client's connection (SKIPME: not this one's).
-        let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
-            .arg("KILL")
-            .arg("TYPE")
-            .arg("normal")
-            .arg("SKIPME")
-            .arg("yes")
-            .query(&mut con);
+        kill_connections(&mut con);
         kills += 1;
         std::thread::sleep(Duration::from_millis(250));
     }

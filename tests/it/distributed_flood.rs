@@ -4,9 +4,9 @@
 //! MiB, the controller's peak resident memory (VmHWM) stays within
 //! [`RSS_BUDGET_MIB`], and the run still ends as its limiter deserves.
 
-use crate::common::{bin, text, write};
-use crate::distributed::{agents, TOKEN};
-use crate::distributed_kit::{external, keys, redis, wait_registered, Target};
+use crate::common::{text, write};
+use crate::distributed::agents;
+use crate::distributed_kit::{external, keys, redis, spawn_run, wait_registered, Target};
 use rlbench::testing::RedisServer;
 use std::time::{Duration, Instant};
 
@@ -39,17 +39,21 @@ async fn a_flood_of_junk_and_huge_entries_leaves_the_controller_within_its_budge
     let mut con = redis(&coordinator.url);
     wait_registered(&mut con, "flood-1");
     let path = write(d, "e.toml", &external(target.port, "4s"));
-    let mut controller = std::process::Command::new(bin())
-        .arg("run")
-        .arg(&path)
-        .args(["--agents", "2", "--coordinator", &coordinator.url])
-        .args(["--max-clock-uncertainty", "200ms", "--out", "out", "-q"])
-        .env("RLBENCH_COORDINATOR_TOKEN", TOKEN)
-        .current_dir(d)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut controller = spawn_run(
+        d,
+        &[
+            path.to_str().unwrap(),
+            "--agents",
+            "2",
+            "--coordinator",
+            &coordinator.url,
+            "--max-clock-uncertainty",
+            "200ms",
+            "--out",
+            "out",
+            "-q",
+        ],
+    );
     let pid = controller.id();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut streams = Vec::new();

@@ -177,19 +177,7 @@ pub(crate) fn capture_pushes(
     server: &RedisServer,
     prefix: &str,
 ) -> std::thread::JoinHandle<Vec<(String, String)>> {
-    let port = server.port.to_string();
-    let password = server
-        .url
-        .split_once("://:")
-        .and_then(|(_, rest)| rest.split_once('@'))
-        .map(|(p, _)| p.to_string())
-        .unwrap_or_default();
-    let mut child = std::process::Command::new("redis-cli")
-        .args(["-p", &port, "--no-auth-warning", "-a", &password, "monitor"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("redis-cli runs");
+    let mut child = monitor(server);
     let stdout = child.stdout.take().unwrap();
     let inbox = format!("\"RPUSH\" \"{prefix}");
     std::thread::spawn(move || {
@@ -216,6 +204,55 @@ pub(crate) fn capture_pushes(
         let _ = child.wait();
         found
     })
+}
+
+/// `redis-cli monitor` on `server`, its output piped: every command the
+/// coordinator runs, as an eavesdropper sees it.
+pub(crate) fn monitor(server: &RedisServer) -> std::process::Child {
+    let password = server
+        .url
+        .split_once("://:")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .map(|(p, _)| p.to_string())
+        .unwrap_or_default();
+    std::process::Command::new("redis-cli")
+        .args([
+            "-p",
+            &server.port.to_string(),
+            "--no-auth-warning",
+            "-a",
+            &password,
+            "monitor",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("redis-cli runs")
+}
+
+/// `rlbench run ARGS` in `dir` with the tests' token, its output piped,
+/// not waited for (its pid is the test's to watch).
+pub(crate) fn spawn_run(dir: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(crate::common::bin())
+        .arg("run")
+        .args(args)
+        .env("RLBENCH_COORDINATOR_TOKEN", crate::distributed::TOKEN)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rlbench runs")
+}
+
+/// Kills every other client's connection to the coordinator.
+pub(crate) fn kill_connections(con: &mut redis::Connection) {
+    let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .arg("SKIPME")
+        .arg("yes")
+        .query(con);
 }
 
 /// A MONITOR line's `"RPUSH" "KEY" "VALUE"` (from `"RPUSH"` on): the key
