@@ -66,49 +66,84 @@ pub(super) async fn live_agents(
         listed,
         ..Looked::default()
     };
-    if names.is_empty() {
-        return Ok(looked);
-    }
-    let mut sizes = redis::pipe();
-    for name in &names {
-        sizes
-            .cmd("HSTRLEN")
-            .arg(protocol::agent(name))
-            .arg("registration");
-    }
-    let sizes: Vec<i64> = sizes
-        .query_async(conn)
+    let held = registrations(conn, &names, token)
         .await
         .map_err(failed("reading agents"))?;
-    let mut texts = redis::pipe();
-    let mut read = Vec::new();
-    for (name, size) in names.into_iter().zip(sizes) {
-        if (1..=MOST_REGISTRATION).contains(&size) {
-            texts.hget(protocol::agent(&name), "registration");
-            read.push(name);
-        } else {
-            looked.refused.push(name);
-        }
-    }
-    let texts: Vec<Option<String>> = if read.is_empty() {
-        Vec::new()
-    } else {
-        texts
-            .query_async(conn)
-            .await
-            .map_err(failed("reading agents"))?
-    };
-    for (name, text) in read.into_iter().zip(texts) {
-        match text.and_then(|t| verified(&t, &name, token, now_ms * 1_000)) {
-            Some(r) => looked.live.push(r),
-            None => looked.refused.push(name),
+    for (name, held) in names.into_iter().zip(held) {
+        match held {
+            Held::Signed(r) if fresh(&r, now_ms * 1_000) => looked.live.push(r),
+            _ => looked.refused.push(name),
         }
     }
     Ok(looked)
 }
 
-/// A registration of `name` signed with `token`, fresh at `now_us`.
-fn verified(text: &str, name: &str, token: &Token, now_us: i64) -> Option<Registration> {
+/// An agent's registration as the coordinator holds it.
+#[derive(Debug)]
+pub(super) enum Held {
+    /// Signed with the token, by the agent of its name.
+    Signed(Registration),
+    /// There, but not signed with the token for it, or larger than any
+    /// registration: someone without the token wrote it.
+    Forged,
+    Missing,
+}
+
+/// The registrations of `names`, each one's size asked before it is read.
+pub(super) async fn registrations(
+    conn: &mut super::link::Conn,
+    names: &[String],
+    token: &Token,
+) -> redis::RedisResult<Vec<Held>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sizes = redis::pipe();
+    for name in names {
+        sizes
+            .cmd("HSTRLEN")
+            .arg(protocol::agent(name))
+            .arg("registration");
+    }
+    let sizes: Vec<i64> = sizes.query_async(conn).await?;
+    let mut texts = redis::pipe();
+    for (name, size) in names.iter().zip(&sizes) {
+        if (1..=MOST_REGISTRATION).contains(size) {
+            texts.hget(protocol::agent(name), "registration");
+        }
+    }
+    let mut texts: std::vec::IntoIter<Option<String>> =
+        if sizes.iter().any(|s| (1..=MOST_REGISTRATION).contains(s)) {
+            texts
+                .query_async::<Vec<Option<String>>>(conn)
+                .await?
+                .into_iter()
+        } else {
+            Vec::new().into_iter()
+        };
+    Ok(names
+        .iter()
+        .zip(sizes)
+        .map(|(name, size)| match size {
+            0 => Held::Missing,
+            s if s > MOST_REGISTRATION => Held::Forged,
+            _ => match texts.next().flatten() {
+                Some(t) => signed(&t, name, token).map_or(Held::Forged, Held::Signed),
+                None => Held::Missing,
+            },
+        })
+        .collect())
+}
+
+/// Whether a registration's last beat is within the heartbeat's timeout
+/// of `now_us` (the coordinator's clock).
+pub(super) fn fresh(r: &Registration, now_us: i64) -> bool {
+    (now_us - r.beat_us).abs() <= protocol::HEARTBEAT_TIMEOUT_MS * 1_000
+}
+
+/// A registration of `name` signed with `token` (its beat the time it
+/// was signed at).
+fn signed(text: &str, name: &str, token: &Token) -> Option<Registration> {
     let sealed: Sealed = serde_json::from_str(text).ok()?;
     if !sealed.verified(token, &protocol::agent(name))
         || sealed.from != name
@@ -117,8 +152,13 @@ fn verified(text: &str, name: &str, token: &Token, now_us: i64) -> Option<Regist
         return None;
     }
     let r: Registration = serde_json::from_str(&sealed.body).ok()?;
-    let fresh = (now_us - r.beat_us).abs() <= protocol::HEARTBEAT_TIMEOUT_MS * 1_000;
-    (r.name == name && r.beat_us == sealed.at_us && fresh).then_some(r)
+    (r.name == name && r.beat_us == sealed.at_us).then_some(r)
+}
+
+/// A registration of `name` signed with `token`, fresh at `now_us`.
+#[cfg(test)]
+fn verified(text: &str, name: &str, token: &Token, now_us: i64) -> Option<Registration> {
+    signed(text, name, token).filter(|r| fresh(r, now_us))
 }
 
 /// Who is missing for a run to start (the controller waits for them, then

@@ -108,3 +108,38 @@ async fn a_beat_overwritten_without_the_token_blames_the_coordinator() {
     let err = text(&out.stderr);
     assert!(!err.contains("was lost"), "{err}");
 }
+
+/// An agent's registration overwritten by someone without the token,
+/// faster than the agent signs it again, for longer than the controller
+/// waits for a missing one: the run is partial (exit 3) and says the
+/// coordinator held a registration not signed with the token — the agent
+/// is not simply "lost".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_registration_is_blamed_on_the_coordinator() {
+    let coordinator = RedisServer::start("rlbench-test").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = Target::start();
+    let (controller, _agents) = two_agents_and_a_run(d, &coordinator.url, target.port, "14s");
+    under_way(&target, 50);
+    let mut con = redis(&coordinator.url);
+    let deadline = Instant::now() + Duration::from_secs(13);
+    while !controller.is_finished() && Instant::now() < deadline {
+        let _: () = redis::cmd("HSET")
+            .arg("rlbench:coord:agent:kept-1")
+            .arg("registration")
+            .arg("forged")
+            .query(&mut con)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = controller.join().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let s = crate::common::summary(&d.join("out"));
+    let why = s["partial_reason"].as_str().unwrap_or("");
+    assert!(
+        why.contains("kept-1") && why.contains("not signed with the token"),
+        "{why}\n{err}"
+    );
+}

@@ -296,15 +296,28 @@ impl Controller {
                     false
                 }
                 Heart::Stale => true,
-                Heart::Absent => c.agents[i].absent.get_or_insert(now).elapsed() >= ABSENT_WITHIN,
+                Heart::Absent | Heart::Forged => {
+                    c.agents[i].absent.get_or_insert(now).elapsed() >= ABSENT_WITHIN
+                }
             };
             if gone && c.agents[i].is_open() {
-                tracing::warn!(
-                    "arm {}: agent {} (segment {} of {of}) was lost at {at_s:.1} s",
-                    c.arm,
-                    self.agents[i].name,
-                    self.agents[i].segment
-                );
+                if heart == Heart::Forged {
+                    // The coordinator's doing, not the agent's: said so.
+                    let why = format!(
+                        "the coordinator held a registration of it not signed with the token \
+                         for {ABSENT_WITHIN:?} (someone without the token wrote over it): taken \
+                         for lost at {at_s:.1} s"
+                    );
+                    tracing::warn!("arm {}: agent {}: {why}", c.arm, self.agents[i].name);
+                    c.agents[i].broken = Some(why);
+                } else {
+                    tracing::warn!(
+                        "arm {}: agent {} (segment {} of {of}) was lost at {at_s:.1} s",
+                        c.arm,
+                        self.agents[i].name,
+                        self.agents[i].segment
+                    );
+                }
                 c.agents[i].lost = Some(at_s);
                 let from = Duration::from_secs_f64(at_s) + TAKE_LEAD;
                 if !c.stopping && from < c.duration {

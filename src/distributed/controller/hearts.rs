@@ -2,17 +2,20 @@
 //! each still beats, and an error naming one lost before its arm started.
 
 use super::hold::{failed, Controller};
+use crate::distributed::choose::{fresh, registrations, Held};
 use crate::distributed::link::{self, DistributedError};
-use crate::distributed::protocol;
 use crate::error::Error;
-use redis::AsyncCommands;
 
-/// An agent's heartbeat as the coordinator holds it.
+/// An agent's heartbeat as the coordinator holds it: the beat of its
+/// signed registration (no unsigned key says whether an agent lives).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Heart {
     Beating,
     Stale,
     Absent,
+    /// Its registration is not signed with the token: someone without it
+    /// wrote over it (the agent signs it again each second).
+    Forged,
 }
 
 impl Controller {
@@ -32,17 +35,18 @@ impl Controller {
     }
 
     pub(super) async fn hearts(&mut self) -> redis::RedisResult<Vec<Heart>> {
-        let now_ms = link::time(&mut self.conn).await? / 1_000;
-        let mut hearts = Vec::new();
-        for a in &self.agents {
-            let score: Option<i64> = self.conn.zscore(protocol::agents(), &a.name).await?;
-            hearts.push(match score {
-                Some(s) if s >= now_ms - protocol::HEARTBEAT_TIMEOUT_MS => Heart::Beating,
-                Some(_) => Heart::Stale,
-                None => Heart::Absent,
-            });
-        }
-        Ok(hearts)
+        let now_us = link::time(&mut self.conn).await?;
+        let names: Vec<String> = self.agents.iter().map(|a| a.name.clone()).collect();
+        let held = registrations(&mut self.conn, &names, &self.token).await?;
+        Ok(held
+            .into_iter()
+            .map(|h| match h {
+                Held::Signed(r) if fresh(&r, now_us) => Heart::Beating,
+                Held::Signed(_) => Heart::Stale,
+                Held::Forged => Heart::Forged,
+                Held::Missing => Heart::Absent,
+            })
+            .collect())
     }
 
     /// An error naming an agent that stopped beating before it was ready.

@@ -58,7 +58,9 @@ impl AgentRecord {
             self.name, self.segment, self.of
         );
         if let Some(why) = &self.broken {
-            return Some(format!("{who}: its stream was not taken whole: {why}"));
+            return Some(format!(
+                "{who} was not heard whole through the coordinator: {why}"
+            ));
         }
         match (&self.lost_at_s, &self.failed) {
             (Some(at), _) => Some(match &self.taken_over {
@@ -155,6 +157,17 @@ mod tests {
                 .ends_with("missing until 3.0 s, when a2 took its segment over"),
             "{:?}",
             taken.incomplete()
+        );
+        // Not heard whole: said first, naming the coordinator, whatever
+        // else is true of it.
+        let broken = AgentRecord {
+            broken: Some("entry 9 came where entry 8 belongs".into()),
+            ..lost.clone()
+        };
+        assert_eq!(
+            broken.incomplete().unwrap(),
+            "agent a1 (segment 1 of 3) was not heard whole through the coordinator: entry 9 \
+             came where entry 8 belongs"
         );
         let failed = AgentRecord {
             failed: Some("no start".into()),
