@@ -83,6 +83,32 @@ pub(crate) struct Header<'a> {
     pub prev: &'a str,
 }
 
+impl<'a> Header<'a> {
+    /// What a controller signs that is not an arm's stream entry: a beat,
+    /// a lease, a message to `to` (arm "" for what outlives an arm).
+    pub(crate) fn of_controller(
+        run: &'a str,
+        arm: &'a str,
+        to: &'a str,
+        place: &'a str,
+        seq: u64,
+        at_us: i64,
+        kind: &'a str,
+    ) -> Header<'a> {
+        Header {
+            run,
+            arm,
+            from: crate::distributed::protocol::CONTROLLER,
+            to,
+            place,
+            seq,
+            at_us,
+            kind,
+            prev: "",
+        }
+    }
+}
+
 impl Token {
     /// A token from its text, or why not (one line, without the text).
     pub(crate) fn new(text: &str) -> Result<Token, TokenError> {

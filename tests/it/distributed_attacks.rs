@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// Three replicas each counting alone, judged as one sliding log: the
 /// fake global limit, which must fail its gate whatever is forged.
-const BROKEN: &str = r#"
+pub(crate) const BROKEN: &str = r#"
 name = "broken"
 duration = "4s"
 seed = 5

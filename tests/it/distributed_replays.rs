@@ -8,6 +8,7 @@
 
 use crate::common::write;
 use crate::distributed::{agents, run};
+use crate::distributed_attacks::BROKEN;
 use crate::distributed_kit::{capture_pushes, external, keys, redis, wait_registered, Target};
 use rlbench::testing::RedisServer;
 use std::collections::BTreeMap;
@@ -15,37 +16,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A correct arm, then three replicas each counting alone: the second
-/// must fail its gate whatever is spliced into its streams.
-const TWO_ARMS: &str = r#"
-name = "splice"
-duration = "3s"
-seed = 5
-
-[policy]
-algorithm = "sliding_log"
-limit = 10
-window = "1s"
-
-[cluster]
-replicas = 3
-
-[load]
-rate = 300
-keys = 2
-
-[[arms]]
-name = "correct"
-mode = "redis_lua"
-[arms.expect]
-max_definite_violations = 0
-
-[[arms]]
-name = "candidate"
-mode = "local"
-[arms.expect]
-max_definite_violations = 0
-"#;
+/// A correct arm, then the attacks' broken one (three replicas each
+/// counting alone): the second must fail its gate whatever is spliced
+/// into its streams.
+fn two_arms() -> String {
+    BROKEN
+        .replace("duration = \"4s\"", "duration = \"3s\"")
+        .replace(
+            "[[arms]]\nname = \"local\"",
+            "[[arms]]\nname = \"correct\"\nmode = \"redis_lua\"\n[arms.expect]\n\
+         max_definite_violations = 0\n\n[[arms]]\nname = \"candidate\"",
+        )
+}
 
 type Fields = Vec<(String, Vec<u8>)>;
 
@@ -93,7 +75,7 @@ async fn an_earlier_arms_entries_spliced_into_a_broken_arm_never_turn_it_green()
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let _agents = agents(d, &coordinator.url, 3, "sp-", None);
-    let path = write(d, "two.toml", TWO_ARMS);
+    let path = write(d, "two.toml", &two_arms());
     let url = coordinator.url.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let captured = eavesdrop(url.clone(), "rlbench:coord:run:*:correct:*", stop.clone());

@@ -232,17 +232,15 @@ impl Controller {
         };
         let sealed = Sealed::new(
             &self.token,
-            &Header {
-                run: &self.run,
-                arm: message.arm(),
-                from: protocol::CONTROLLER,
-                to: agent,
-                place: &inbox,
-                seq: self.seq,
-                at_us: now,
-                kind: message.kind(),
-                prev: "",
-            },
+            &Header::of_controller(
+                &self.run,
+                message.arm(),
+                agent,
+                &inbox,
+                self.seq,
+                now,
+                message.kind(),
+            ),
             serde_json::to_string(message).unwrap_or_default(),
         );
         redis::pipe()

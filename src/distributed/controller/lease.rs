@@ -37,19 +37,10 @@ fn sealed_lease(
         nonce: nonce.clone(),
     })
     .unwrap_or_default();
+    let place = protocol::lease(agent);
     let sealed = Sealed::new(
         token,
-        &Header {
-            run,
-            arm: "",
-            from: protocol::CONTROLLER,
-            to: agent,
-            place: &protocol::lease(agent),
-            seq: 0,
-            at_us: now_us,
-            kind: "lease",
-            prev: "",
-        },
+        &Header::of_controller(run, "", agent, &place, 0, now_us, "lease"),
         body,
     );
     Ok((serde_json::to_string(&sealed).unwrap_or_default(), nonce))
@@ -121,19 +112,10 @@ async fn beat_once(
 ) -> redis::RedisResult<()> {
     let now = link::time(conn).await?;
     let body = serde_json::to_string(&Beat { at_us: now }).unwrap_or_default();
+    let place = protocol::beat(run);
     let sealed = Sealed::new(
         token,
-        &Header {
-            run,
-            arm: "",
-            from: protocol::CONTROLLER,
-            to: "",
-            place: &protocol::beat(run),
-            seq: n,
-            at_us: now,
-            kind: "beat",
-            prev: "",
-        },
+        &Header::of_controller(run, "", "", &place, n, now, "beat"),
         body,
     );
     redis::cmd("SET")
