@@ -52,7 +52,8 @@ pub(crate) struct Merged {
 
 /// Sends agent `index`'s spooled events, mapped, to the merged trace's
 /// writer, each request once over all spools (`seen`). A spool whose
-/// agent was lost may end inside a record.
+/// agent was lost may end inside a record, or hold nothing at all (lost
+/// before its first chunk arrived).
 pub(crate) async fn spool(
     path: &Path,
     index: u16,
@@ -61,7 +62,7 @@ pub(crate) async fn spool(
     out: &mpsc::Sender<Batch>,
 ) -> Result<Merged, EventsError> {
     let mut merged = Merged::default();
-    if !path.exists() {
+    if std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
         return Ok(merged);
     }
     let check = Check {
@@ -233,6 +234,15 @@ mod tests {
         // The same request in a second spool is left out, and counted.
         let again = spool(&path, 4, &route, &mut seen, &tx).await.unwrap();
         assert_eq!((again.events, again.duplicates), (0, 1));
+        // An agent lost before its first chunk arrived left an empty
+        // spool: nothing of it, and no error.
+        let empty = dir.path().join("b.spool");
+        std::fs::write(&empty, b"").unwrap();
+        let none = spool(&empty, 5, &route, &mut seen, &tx).await.unwrap();
+        assert_eq!((none.events, none.duplicates), (0, 0));
+        // A spool that is not a trace at all is still an error.
+        std::fs::write(&empty, b"junk").unwrap();
+        assert!(spool(&empty, 5, &route, &mut seen, &tx).await.is_err());
         drop(tx);
         assert!(rx.recv().await.is_none());
         let m = &got[0];

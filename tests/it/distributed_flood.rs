@@ -105,6 +105,11 @@ async fn a_flood_of_junk_and_huge_entries_leaves_the_controller_within_its_budge
     }
     let out = controller.wait_with_output().unwrap();
     let err = text(&out.stderr);
+    // (Shown only when the test fails.)
+    for i in 0..2 {
+        let log = std::fs::read_to_string(d.join(format!("flood-{i}.log")));
+        eprintln!("agent flood-{i}:\n{}", log.unwrap_or_default());
+    }
     assert!(peak > 0, "the controller's memory was never read");
     eprintln!("controller peak RSS under the flood: {} MiB", peak / 1024);
     assert!(

@@ -142,6 +142,7 @@ struct Loaded {
 struct Flags {
     stopped: Arc<Notify>,
     finished: Arc<AtomicBool>,
+    streamed: Arc<AtomicBool>,
     gone: Arc<AtomicBool>,
     bye: Arc<AtomicBool>,
     blame: Arc<std::sync::Mutex<Option<String>>>,
@@ -292,6 +293,7 @@ impl Arm<'_> {
         let flags = Flags {
             stopped: Arc::new(Notify::new()),
             finished: Arc::new(AtomicBool::new(false)),
+            streamed: Arc::new(AtomicBool::new(false)),
             gone: Arc::new(AtomicBool::new(false)),
             bye: Arc::new(AtomicBool::new(false)),
             blame: Arc::new(std::sync::Mutex::new(None)),
@@ -313,8 +315,9 @@ impl Arm<'_> {
             bye: flags.bye.clone(),
             blame: flags.blame.clone(),
             finished: flags.finished.clone(),
+            streamed: flags.streamed.clone(),
             run_seq: std::mem::take(run_seq),
-            takes: take_tx,
+            takes: Some(take_tx),
         }));
         let (tx, rx) = mpsc::channel::<Batch>(16_384);
         let streamer = tokio::spawn(stream_events(Streamer {
@@ -367,13 +370,15 @@ impl Arm<'_> {
             report.send_window = report.send_window.max(t.send_window);
             report.interrupted |= t.interrupted;
         }
+        // The agent beats on while its events wait for the controller.
+        let streamed = streamer.await;
+        flags.streamed.store(true, Ordering::Relaxed);
         let (beside_seq, beats) = match beside.await {
             Ok(b) => b,
             Err(_) => (Sequence::default(), self.me.beats),
         };
         *run_seq = beside_seq;
         self.me.beats = self.me.beats.max(beats);
-        let streamed = streamer.await;
         Ok(Loaded {
             report,
             streamed,

@@ -36,19 +36,25 @@ pub(super) struct Beside {
     pub(super) bye: Arc<AtomicBool>,
     /// Why the controller counts as gone, when the coordinator is to blame.
     pub(super) blame: Arc<std::sync::Mutex<Option<String>>>,
-    /// Set when the load ended: this stops too.
+    /// Set when the agent's own load ended: no segment is taken over
+    /// any more.
     pub(super) finished: Arc<AtomicBool>,
+    /// Set when all its events were streamed (which waits while the
+    /// controller is behind): this stops too. Until then the agent beats,
+    /// or a controller slow to read would take it for lost.
+    pub(super) streamed: Arc<AtomicBool>,
     pub(super) run_seq: Sequence,
     /// Where a lost agent's segment to take over is handed on (dropped
-    /// once this ends: no taking over once the agent's own load ended).
-    pub(super) takes: mpsc::Sender<(usize, u64)>,
+    /// once the agent's own load ended).
+    pub(super) takes: Option<mpsc::Sender<(usize, u64)>>,
 }
 
 /// Every [`ANCHOR_EVERY`]: an anchor; a look into the run's inbox for a
 /// stop, a segment to take over, or the run's end (looked into, never waited on: the load must not
 /// wait for it); the controller's beat (gone: the load stops); and each
-/// second a heartbeat. Ends when the load ended or is told to stop; gives
-/// back the run's inbox's count and its beats.
+/// second a heartbeat. Ends when the load's events were all streamed, or
+/// it is told to stop while the load runs; gives back the run's inbox's
+/// count and its beats.
 pub(super) async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
     let mut every = tokio::time::interval(ANCHOR_EVERY);
     every.tick().await;
@@ -58,8 +64,12 @@ pub(super) async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
     let mut dead_man = DeadMan::new();
     loop {
         every.tick().await;
-        if b.finished.load(Ordering::Relaxed) {
+        if b.streamed.load(Ordering::Relaxed) {
             return (b.run_seq, me.beats);
+        }
+        // Its own load ended: the take-over ends with the channel.
+        if b.finished.load(Ordering::Relaxed) {
+            b.takes = None;
         }
         if let Ok(a) = link::anchor(&mut b.conn, b.origin, b.clock).await {
             let _ = say(&mut b.conn, &b.chain, &FromAgent::Anchor(a)).await;
@@ -72,12 +82,10 @@ pub(super) async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
             match message {
                 Some(ToAgent::Stop { run, arm }) if run == b.work.run && arm == b.work.arm => {
                     b.stopped.notify_one();
-                    return (b.run_seq, me.beats);
                 }
                 Some(ToAgent::Bye { run }) if run == b.work.run => {
                     b.bye.store(true, Ordering::Relaxed);
                     b.stopped.notify_one();
-                    return (b.run_seq, me.beats);
                 }
                 Some(ToAgent::Take {
                     run,
@@ -85,7 +93,9 @@ pub(super) async fn beside_the_load(mut b: Beside) -> (Sequence, u64) {
                     segment,
                     from_us,
                 }) if run == b.work.run && arm == b.work.arm => {
-                    let _ = b.takes.try_send((segment, from_us));
+                    if let Some(takes) = &b.takes {
+                        let _ = takes.try_send((segment, from_us));
+                    }
                 }
                 _ => {}
             }
