@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's command 2: installs what the tests need when it is missing —
-# redis-server, nginx, HAProxy, Prometheus, Chromium, python3 + pip and
+# redis-server, nginx, HAProxy, Varnish (with vmod_vsthrottle), Prometheus, Chromium, python3 + pip and
 # node + npm (for the third-party limiters, whose pinned libraries
 # scripts/limiters/install.sh brings, and the OTLP receiver, whose
 # scripts/otlp/install.sh does), cargo-nextest — then runs the whole test suite. Without
@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 need redis-server redis-server redis redis
 need nginx nginx-light nginx nginx
 need haproxy haproxy haproxy haproxy
+need varnishd "varnish varnish-modules" "varnish varnish-modules" varnish
 need prometheus prometheus golang-github-prometheus prometheus
 need chromium chromium chromium chromium
 need python3 python3 python3 python3

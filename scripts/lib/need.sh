@@ -25,7 +25,8 @@ need_sudo() {
 
 need_apt_updated=""
 
-# need CMD APT_PACKAGE DNF_PACKAGE BREW_PACKAGE
+# need CMD APT_PACKAGE DNF_PACKAGE BREW_PACKAGE (a package may be several
+# names in one word, "varnish varnish-modules": they are installed together)
 need() {
   local cmd=$1 apt=$2 dnf=$3 brew=$4
   if command -v "$cmd" >/dev/null 2>&1; then
@@ -66,11 +67,14 @@ need() {
         chmod +x /usr/sbin/policy-rc.d
         no_services=1
       fi
-      $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null || need_failed=1
+      # shellcheck disable=SC2086 # several packages in one word, split on purpose
+      $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkg >/dev/null || need_failed=1
       if [ -n "$no_services" ]; then rm -f /usr/sbin/policy-rc.d; fi
       ;;
-    dnf) $sudo dnf install -y -q "$pkg" || need_failed=1 ;;
-    brew) brew install "$pkg" || need_failed=1 ;;
+    # shellcheck disable=SC2086
+    dnf) $sudo dnf install -y -q $pkg || need_failed=1 ;;
+    # shellcheck disable=SC2086
+    brew) brew install $pkg || need_failed=1 ;;
   esac
   if ! command -v "$cmd" >/dev/null 2>&1; then
     echo "rlbench: $cmd is still not on PATH after installing $pkg: $fix" >&2

@@ -58,6 +58,10 @@ pub(crate) enum Limiter {
     /// The same fed whole seconds of the app's clock, this many µs ahead
     /// of this machine's, its buckets shared with every such server.
     StripeAppClock(&'static str, i64),
+    /// Debian's Varnish with vmod_vsthrottle
+    /// (scenarios/varnish/vsthrottle.vcl): 10 per 2 s on X-Key, a bucket
+    /// whose partial tokens are lost at each admit.
+    Varnish,
 }
 
 impl Limiter {
@@ -65,6 +69,13 @@ impl Limiter {
     /// pinned version.
     fn require_installed(self) {
         match self {
+            Limiter::Varnish => {
+                assert!(
+                    Command::new("varnishd").arg("-V").output().is_ok(),
+                    "varnishd is not on PATH: sudo apt-get install varnish varnish-modules \
+                     (scripts/test.sh installs them)"
+                );
+            }
             Limiter::Haproxy => {
                 assert!(
                     Command::new("haproxy").arg("-v").output().is_ok(),
@@ -116,10 +127,11 @@ impl Limiter {
         }
     }
 
-    fn command(self, port: u16) -> Command {
+    /// The server's command; `logs` holds what it writes besides its log.
+    fn command(self, port: u16, logs: &Path) -> Command {
         match self {
             Limiter::Limits(strategy) => {
-                Limiter::LimitsOn(strategy, "10 per 1 second", "X-Customer-Id").command(port)
+                Limiter::LimitsOn(strategy, "10 per 1 second", "X-Customer-Id").command(port, logs)
             }
             Limiter::LimitsOn(strategy, limit, header) => {
                 let mut cmd = Command::new("python3");
@@ -139,7 +151,7 @@ impl Limiter {
                 cmd
             }
             Limiter::StripeAppClock(redis_url, offset_us) => {
-                let mut cmd = Limiter::Stripe(redis_url).command(port);
+                let mut cmd = Limiter::Stripe(redis_url).command(port, logs);
                 cmd.env("STRIPE_APP_CLOCK_OFFSET_US", offset_us.to_string())
                     .env("STRIPE_SHARED", "1");
                 cmd
@@ -154,6 +166,19 @@ impl Limiter {
                 let mut cmd = Command::new("node");
                 cmd.arg(limiters().join("erl_server.js"))
                     .args([&port.to_string(), "10", "1"]);
+                cmd
+            }
+            Limiter::Varnish => {
+                // In the foreground, as root without a jail, no management
+                // port, its working folder beside the log.
+                let mut cmd = Command::new("varnishd");
+                cmd.args(["-F", "-j", "none", "-T", "none", "-s", "malloc,16m"])
+                    .arg("-a")
+                    .arg(format!("127.0.0.1:{port}"))
+                    .arg("-f")
+                    .arg(Path::new(ROOT).join("scenarios/varnish/vsthrottle.vcl"))
+                    .arg("-n")
+                    .arg(logs.join(format!("varnish-{port}")));
                 cmd
             }
             Limiter::Haproxy => {
@@ -198,7 +223,7 @@ pub(crate) fn start(limiter: Limiter, logs: &Path) -> Server {
     let log = logs.join(format!("server-{port}.log"));
     let out = std::fs::File::create(&log).unwrap();
     let child = limiter
-        .command(port)
+        .command(port, logs)
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(out.try_clone().unwrap())

@@ -7,8 +7,10 @@
 //! (when it is on the grid, or below a fit of it: [`judge_walking_sizes`])
 //! always fits, and a trace that saturates the key,
 //! rests and saturates it again rules most of the others out with a proof.
-//! Of the fits, the tightest (the least over-admission bound U) is the one
-//! proposed.
+//! Of the fits, the loosest ([`loosest`]: the fastest long-run rate, then
+//! the most admits allowed) is the one proposed: when in doubt, the
+//! weaker bound — a policy stricter than the limiter keeps would fail it
+//! as correct.
 
 mod candidate;
 mod grid;
@@ -121,6 +123,67 @@ pub(crate) fn rerank<'a>(
         }
     });
     scored.into_iter().map(|(_, t)| t).collect()
+}
+
+/// The long-run rate a candidate allows, admits per second (a window's
+/// limit over the window, a bucket's refill).
+pub(crate) fn long_run_rate(c: &Candidate) -> f64 {
+    let (limit, window_us) = c.policy.quota();
+    limit as f64 * 1e6 / window_us.max(1) as f64
+}
+
+/// Two long-run rates the same as written (`10/1s` and `600/1m`).
+fn same_rate(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.max(b)
+}
+
+/// How many admits a candidate lets through at once from rest: a
+/// window's limit, a bucket's capacity, GCRA's burst.
+fn burst(c: &Candidate) -> u64 {
+    match c.policy {
+        Policy::SlidingLog { limit, .. }
+        | Policy::FixedWindow { limit, .. }
+        | Policy::SlidingWindow { limit, .. }
+        | Policy::SlidingCounter { limit, .. } => limit,
+        Policy::TokenBucket { capacity, .. } => capacity,
+        Policy::Gcra { burst, .. } => burst,
+    }
+}
+
+/// Two candidates of one writing but for their sizes: the same algorithm,
+/// rejects counted alike, refilled alike.
+fn same_shape(a: &Candidate, b: &Candidate) -> bool {
+    a.policy.algorithm() == b.policy.algorithm()
+        && a.count_rejected == b.count_rejected
+        && a.chunked == b.chunked
+}
+
+/// The loosest of `fits` (given likeliest first): the fastest long-run
+/// rate; of those as fast, the first given's writing; of that writing,
+/// the largest burst (then the first given). Every fit explains every
+/// decision, so the limiter's own policy may be any of them: declaring
+/// the loosest never fails a limiter that keeps a slower or smaller one
+/// ("when in doubt, the weaker bound"), where the tightest failed one
+/// whose rate the probe could not tell from a slower one's. Writings are
+/// not ranked against each other by burst: a bucket of 9 refilled 5 each
+/// half second and one of 6 refilled continuously at 10 a second each let
+/// more through in some spans, and the likeliest is the better guess.
+pub(crate) fn loosest<'a>(fits: &[&'a Tried]) -> Option<&'a Tried> {
+    let fastest = fits
+        .iter()
+        .map(|t| long_run_rate(&t.candidate))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let as_fast = |t: &&&Tried| same_rate(long_run_rate(&t.candidate), fastest);
+    let first = *fits.iter().find(as_fast)?;
+    let mut best = first;
+    for &t in fits.iter().filter(as_fast) {
+        if same_shape(&t.candidate, &first.candidate)
+            && burst(&t.candidate) > burst(&best.candidate)
+        {
+            best = t;
+        }
+    }
+    Some(best)
 }
 
 /// A family's name for grouping what was ruled out.

@@ -2,6 +2,8 @@
 //! true policy found with its numbers, its neighbours ruled out, the
 //! grid reached below where a first burst overstates the size.
 
+mod loosest;
+
 use super::*;
 use crate::verify::{Decided, Obs, Options};
 use reference_api::Rate;

@@ -5,7 +5,7 @@
 //! much, one faster refusing what it allows — a bisection on the rate,
 //! each step proven by the verifier.
 
-use super::grid::{admits_per_second, disagreement};
+use super::grid::{admits_per_second, disagreement, TOLD_APART};
 use crate::analyze::fit;
 use crate::events::Event;
 use std::time::Duration;
@@ -51,6 +51,7 @@ impl Bisection {
         &mut self,
         judged: Option<&[fit::Tried]>,
         events: &[Event],
+        epoch_offset: i64,
     ) -> Option<Round> {
         let next = if self.round == 0 {
             Round {
@@ -61,7 +62,7 @@ impl Bisection {
                     .max((self.rest.as_secs_f64() * self.saturate_rate) as u64),
             }
         } else {
-            let (mid, longest) = judged.and_then(disagreement)?;
+            let (mid, longest) = judged.and_then(|t| disagreement(t, events, epoch_offset))?;
             // The next rate from what the limiter did: up by doubling
             // while it admits a steady load whole, then a bisection
             // between the fastest it admitted and the slowest it refused
@@ -75,16 +76,16 @@ impl Bisection {
                 (None, None) => mid.max(admits_per_second(events)),
                 (Some(a), None) => a * 2.0,
                 (None, Some(r)) => r / 2.0,
-                (Some(a), Some(r)) if r / a < 1.2 => return None,
+                (Some(a), Some(r)) if r / a < TOLD_APART => return None,
                 (Some(a), Some(r)) => (a * r).sqrt(),
             };
             // At least 1 a second: slower steps tell little in the time.
             let mid = mid.max(1.0);
-            if self.round > 8
+            if self.round > 12
                 || self
                     .tried_rates
                     .iter()
-                    .any(|r: &f64| (r / mid - 1.0).abs() < 0.05)
+                    .any(|r: &f64| (r / mid - 1.0).abs() < (TOLD_APART - 1.0) / 2.0)
             {
                 return None;
             }
@@ -116,7 +117,10 @@ impl Bisection {
             .iter()
             .filter(|e| e.outcome == crate::events::Outcome::Rejected)
             .count() as u64;
-        if refused <= (late.len() as u64 / 10).max(1) {
+        // (At a fortieth, a step 5 % over the limiter's rate, about 5 %
+        // of it refused, reads as refused: the bisection closes in at the
+        // probe's precision.)
+        if refused <= (late.len() as u64 / 40).max(1) {
             self.admitted_at = Some(self.admitted_at.map_or(rate, |a: f64| a.max(rate)));
         } else {
             self.refused_at = Some(self.refused_at.map_or(rate, |r: f64| r.min(rate)));

@@ -4,7 +4,7 @@
 
 use super::asked::interrupted;
 use super::fitting::Trace;
-use super::grid::{decisions, observations_of};
+use super::grid::{decisions, observations_of, proposal};
 use super::keys;
 use super::probing::{Probing, Step, Stop};
 use super::starter;
@@ -30,7 +30,8 @@ pub(super) async fn confirm<'t>(
     glance: Option<fit::Glance>,
     key: Option<&keys::Candidate>,
 ) -> Step<Confirmed<'t>> {
-    let Some(best) = fits.first() else {
+    // The starter's policy: the proposal.
+    let Some(best) = proposal(&fits, &trace.events, trace.epoch_offset) else {
         return Ok(Confirmed { fits, requests: 0 });
     };
     let load = starter::starter_load(&best.candidate, glance, key.is_some());

@@ -143,7 +143,7 @@ pub(super) async fn fit(
     let rest = Duration::from_secs_f64(saturate / 2.0);
     let mut steps = Bisection::new(rest, keyed.rate, burst);
     while !pr.interrupt.fired() && f.judged.is_some() {
-        let Some(round) = steps.next(f.judged.as_deref(), &f.events) else {
+        let Some(round) = steps.next(f.judged.as_deref(), &f.events, f.epoch_offset) else {
             break;
         };
         let (wait, rate, count) = (round.wait, round.rate, round.count);

@@ -46,11 +46,15 @@ pub(super) fn judge(
     Some(fit::judge_walking_sizes(&obs, opts, fit::candidates(seen?)))
 }
 
+/// Fits whose long-run rates differ by more than this factor are told
+/// apart only by a steady phase between them: the precision the probe
+/// prints its rates at (`9 per 2s` and `10 per 2s` differ by 11 %).
+pub(super) const TOLD_APART: f64 = 1.05;
+
 /// The long-run rate a candidate allows, per second (a window's limit
 /// over the window, a bucket's refill).
 pub(super) fn per_second(c: &fit::Candidate) -> f64 {
-    let (limit, window_us) = c.policy.quota();
-    limit as f64 * 1e6 / window_us.max(1) as f64
+    fit::long_run_rate(c)
 }
 
 /// The admits of `events` per second of their span.
@@ -67,25 +71,15 @@ pub(super) fn admits_per_second(events: &[Event]) -> f64 {
     }
 }
 
-/// The slowest and the fastest long-run rate among the plausible fits:
-/// those whose bound on these requests is within a quarter of the
-/// tightest one's.
-fn rate_range(tried: &[fit::Tried]) -> Option<(f64, f64)> {
-    let fits = fit::fits(tried);
-    let tightest = fits.first()?.verdict.allowed_max;
-    let rates = fits
-        .iter()
-        .filter(|t| t.verdict.allowed_max as f64 <= tightest as f64 * 1.25)
-        .map(|t| per_second(&t.candidate));
-    let lo = rates.clone().fold(f64::INFINITY, f64::min);
-    let hi = rates.fold(0.0, f64::max);
-    Some((lo, hi))
-}
-
-/// The plausible fits disagree on the rate by more than half: the probe
-/// has not told them apart.
-fn ambiguous(tried: &[fit::Tried]) -> bool {
-    rate_range(tried).is_some_and(|(lo, hi)| hi > lo * 1.5)
+/// The slowest and the fastest long-run rate among the fits: every one
+/// of them explains every decision, and the proposal is the loosest
+/// ([`fit::loosest`]), so the slow ones are as much in question as the
+/// fast ones.
+pub(super) fn rate_range<'a>(fits: impl IntoIterator<Item = &'a fit::Tried>) -> Option<(f64, f64)> {
+    let rates: Vec<f64> = fits.into_iter().map(|t| per_second(&t.candidate)).collect();
+    let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = rates.iter().copied().fold(0.0, f64::max);
+    (!rates.is_empty()).then_some((lo, hi))
 }
 
 /// The decided requests of `events` in the order sent: (sent µs, admitted).
@@ -109,6 +103,44 @@ pub(super) fn likeliest<'a>(
     })
 }
 
+/// The fits whose replays of `events` get no more admits wrong than the
+/// likeliest one's allow ([`fit::as_good`]), in the order given. The
+/// others the verifier could not rule out, but their plainest limiter,
+/// replayed, decides far otherwise than this one did (a sliding counter
+/// of 5 per 250 ms admits a steady 12 a second that a bucket of 10 a
+/// second refused, though no refusal of it is provably false: its
+/// estimate may reach the admits of two windows).
+pub(super) fn as_good_as_best<'a>(
+    fits: &[&'a fit::Tried],
+    events: &[Event],
+    epoch_offset: i64,
+) -> Vec<&'a fit::Tried> {
+    let decided = decisions(events);
+    let wrong: Vec<usize> = fits
+        .iter()
+        .map(|t| predict::disagreements(&t.candidate, &decided, epoch_offset))
+        .collect();
+    let Some(&best) = wrong.iter().min() else {
+        return Vec::new();
+    };
+    fits.iter()
+        .zip(wrong)
+        .filter(|&(_, w)| w <= fit::as_good(best))
+        .map(|(&t, _)| t)
+        .collect()
+}
+
+/// The policy the probe proposes: the loosest ([`fit::loosest`]) of the
+/// fits replaying as well as the likeliest one — when in doubt, the
+/// weaker bound.
+pub(super) fn proposal<'a>(
+    fits: &[&'a fit::Tried],
+    events: &[Event],
+    epoch_offset: i64,
+) -> Option<&'a fit::Tried> {
+    fit::loosest(&as_good_as_best(fits, events, epoch_offset))
+}
+
 /// When the likeliest fit is a window that one of another window family
 /// of the same limit could pass for (a limit of at most 500, a window
 /// from 100 ms to 10 s): its limit and window, for the boundary bursts.
@@ -129,24 +161,27 @@ pub(super) fn boundary_test(fits: &[&fit::Tried]) -> Option<(u64, Duration)> {
     }
 }
 
-/// When [`ambiguous`]: the geometric middle of the plausible fits' rates
-/// (a steady load at it rules out those slower than it if the limiter
-/// admits it all, the faster ones if it refuses some) and the longest
-/// plausible window not over a minute, in seconds. The middle of the
-/// range, not its median: the plausible fits crowd at the slow end (their
-/// bounds are the tight ones), and a bisection on their median crawled up
-/// from the slowest (1, 2, 2.3 a second against HAProxy's 10) until the
-/// budget was spent.
-pub(super) fn disagreement(tried: &[fit::Tried]) -> Option<(f64, f64)> {
-    if !ambiguous(tried) {
+/// While the fits replaying as well as the likeliest ([`as_good_as_best`])
+/// disagree on the long-run rate past the probe's precision
+/// ([`TOLD_APART`]): the geometric middle of their rates (a steady load
+/// at it rules out those slower than it if the limiter admits it all, the
+/// faster ones if it refuses some) and their longest window not over a
+/// minute, in seconds. The middle of the range, not its median: the fits
+/// crowd at the slow end, and a bisection on their median crawled up from
+/// the slowest (1, 2, 2.3 a second against HAProxy's 10) until the budget
+/// was spent.
+pub(super) fn disagreement(
+    tried: &[fit::Tried],
+    events: &[Event],
+    epoch_offset: i64,
+) -> Option<(f64, f64)> {
+    let fits = as_good_as_best(&fit::fits(tried), events, epoch_offset);
+    let (lo, hi) = rate_range(fits.iter().copied())?;
+    if hi <= lo * TOLD_APART {
         return None;
     }
-    let (lo, hi) = rate_range(tried)?;
-    let fits = fit::fits(tried);
-    let tightest = fits.first()?.verdict.allowed_max as f64;
     let longest = fits
         .iter()
-        .filter(|t| t.verdict.allowed_max as f64 <= tightest * 1.25)
         .map(|t| t.candidate.policy.quota().1 as f64 / 1e6)
         .filter(|&w| w <= 60.0)
         .fold(0.0, f64::max);
