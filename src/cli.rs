@@ -164,9 +164,15 @@ pub(crate) enum Command {
         #[arg(long, value_name = "NAME", value_parser = values::header_name, requires = "target")]
         key_header: Option<HeaderName>,
         /// With --target: find the key and the policy first, as `rlbench
-        /// probe URL --write NAME` does (a bounded load to the target).
-        #[arg(long, requires = "target", conflicts_with_all = ["policy", "preset", "key_header"])]
+        /// probe URL --write NAME` does (a bounded load to the target: at
+        /// most 5000 requests in 60 s). The default without --policy or
+        /// --preset.
+        #[arg(long, requires = "target", conflicts_with_all = ["policy", "preset", "no_probe"])]
         probe: bool,
+        /// With --target: write a template instead, its [policy] commented
+        /// out (`rlbench run` refuses it until the policy is declared).
+        #[arg(long, requires = "target", conflicts_with_all = ["policy", "preset"])]
+        no_probe: bool,
         /// Overwrite NAME.toml if it exists.
         #[arg(long)]
         force: bool,

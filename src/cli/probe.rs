@@ -20,8 +20,8 @@ pub(crate) struct ProbeArgs {
     #[arg(long, short = 'm', default_value = "GET", value_parser = values::method)]
     pub method: Method,
     /// A header to try as the key first (repeatable), besides X-Api-Key,
-    /// X-Customer-Id, X-User-Id, X-Client-Id, a bearer token,
-    /// X-Forwarded-For and the client address.
+    /// X-Customer-Id, X-User-Id, X-Client-Id, X-Key, X-Tenant-Id,
+    /// X-Real-IP, a bearer token, X-Forwarded-For and the client address.
     #[arg(long, value_name = "NAME", value_parser = values::header_name)]
     pub key_header: Vec<HeaderName>,
     /// Statuses that mean "limited" (comma-separated).

@@ -132,7 +132,12 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::commands::probe::Pro
         max_requests: args.max_requests,
         max_time: args.max_time,
         timeout: args.timeout,
-        write: args.write.clone(),
+        write: args
+            .write
+            .as_deref()
+            .map(|w| crate::app::commands::init::Destination::parse(w, args.force))
+            .transpose()
+            .map_err(|e| Error::input(format!("--write {}", e.message)))?,
         force: args.force,
         columns: None,
     })

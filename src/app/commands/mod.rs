@@ -26,7 +26,6 @@ pub(crate) use ending::Ending;
 use crate::cli::Command;
 use crate::interrupt::Interrupt;
 use std::io::Write;
-use std::path::Path;
 
 /// Runs `command`, writing its output to `out` (`wide`: the verdict table
 /// with every column).
@@ -94,14 +93,18 @@ async fn dispatch(
         Command::Doctor { scenario, format } => {
             doctor::execute(scenario.as_deref(), format, wide, out).await
         }
+        // A target and no policy declared: probed, unless --no-probe.
         Command::Init {
             name,
             target: Some(target),
-            probe: true,
+            policy: None,
+            preset: None,
+            key_header,
+            no_probe: false,
             force,
             ..
         } => {
-            let args = init::as_probe(&name, &target, force)?;
+            let args = init::as_probe(&name, &target, key_header.as_ref(), force)?;
             probe::execute(flags::probe(&args)?, wide, out).await
         }
         Command::Init {
@@ -113,14 +116,15 @@ async fn dispatch(
             force,
             ..
         } => {
+            let to = init::Destination::parse(&name, force)?;
             let args = init::Init {
-                name: &name,
+                name: &to.name,
                 target: target.as_deref(),
                 policy: policy.as_deref(),
                 preset: preset.map(Into::into),
                 key_header: key_header.as_ref().map(|h| h.as_str()),
                 force,
-                dir: Path::new("."),
+                dir: &to.dir,
                 found: None,
             };
             init::execute(&args, out)

@@ -1,6 +1,7 @@
 //! The TOML reader's own errors made to say what to write: an unknown key
-//! with a known one close to it ("did you mean `timeout`?"), and a
-//! duration given as a bare number ("write \"10s\"").
+//! with a known one close to it ("did you mean `timeout`?"), a duration
+//! given as a bare number ("write \"10s\""), and a scenario without its
+//! `[policy]` (`rlbench init --no-probe` leaves it commented out).
 
 /// Keys whose values are durations (a string with its unit).
 const DURATIONS: &[&str] = &[
@@ -29,9 +30,17 @@ const DURATIONS: &[&str] = &[
     "cap",
 ];
 
+/// What a scenario without `[policy]` is told: the gate judges against
+/// the policy, and a guess could fail a correct limiter.
+pub(super) const NO_POLICY: &str = "no [policy]: declare the policy your limiter keeps \
+    (`rlbench probe URL` finds it; docs/scenarios.md lists the algorithms)";
+
 /// `message` (the reader's, about the value at `at` of `text`) with a hint
 /// appended when one applies.
 pub(super) fn friendlier(message: &str, text: &str, at: Option<usize>) -> String {
+    if message == "missing field `policy`" {
+        return NO_POLICY.to_string();
+    }
     if let Some(hint) = unknown_key(message) {
         // Right after the key given, before the list of the expected ones.
         if let Some((given, rest)) = message.split_once("`, ") {

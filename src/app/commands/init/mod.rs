@@ -29,6 +29,8 @@ pub(crate) struct Init<'a> {
 /// What `rlbench probe` found of a limiter, for its starter scenario.
 #[derive(Debug)]
 pub(crate) struct Found {
+    /// Every URL the probe sent to, in its order.
+    pub urls: Vec<String>,
     /// The `[policy]` lines, commented.
     pub policy: String,
     /// Where the key goes (`None`: every caller shares one bucket).
@@ -50,51 +52,117 @@ const KEY_HEADER: &str = "X-Customer-Id";
 
 const DEFAULT_POLICY: &str = "algorithm = \"sliding_log\"\nlimit = 10\nwindow = \"2s\"\n";
 
-/// Writes `<name>.toml` and returns its path.
-pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
-    if args.name.is_empty()
-        || !args
-            .name
+/// Where a starter scenario goes, as `init NAME` and `probe --write NAME`
+/// take it: `name`, `dir/name` or `dir/name.toml` — the file
+/// `dir/name.toml`, the scenario named by its stem (which names the
+/// report folder). Checked before anything is sent: the folder exists,
+/// and the file does not unless `--force`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Destination {
+    pub dir: PathBuf,
+    pub name: String,
+}
+
+impl Destination {
+    pub(crate) fn parse(arg: &str, force: bool) -> Result<Destination, Error> {
+        let path = Path::new(arg);
+        if arg.ends_with('/') || path.is_dir() {
+            return Err(Error::input(format!(
+                "{arg:?} is a folder: give the file's name in it ({}/NAME)",
+                arg.trim_end_matches('/')
+            )));
+        }
+        let stem = path
+            .file_name()
+            .and_then(|f| f.to_str())
+            .map(|f| f.strip_suffix(".toml").unwrap_or(f))
+            .unwrap_or_default();
+        check_name(stem).map_err(|e| Error::input(format!("{arg:?}: {}", e.message)))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !dir.is_dir() {
+            return Err(Error::input(format!(
+                "{arg:?}: no folder {} to write it in",
+                dir.display()
+            )));
+        }
+        let to = Destination {
+            dir,
+            name: stem.to_string(),
+        };
+        if to.path().exists() && !force {
+            return Err(exists(&to.path()));
+        }
+        Ok(to)
+    }
+
+    /// The file: `dir/name.toml`.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir.join(format!("{}.toml", self.name))
+    }
+}
+
+fn exists(path: &Path) -> Error {
+    Error::input(format!(
+        "{} exists: pick another name, or --force to overwrite it",
+        path.display()
+    ))
+}
+
+/// A scenario's name: letters, digits, - _ . (it names the report folder).
+fn check_name(name: &str) -> Result<(), Error> {
+    if name.is_empty()
+        || name == "."
+        || name == ".."
+        || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     {
         return Err(Error::input(format!(
-            "{:?}: a scenario name takes letters, digits, - _ . (it names the report folder)",
-            args.name
+            "{name:?}: a scenario name takes letters, digits, - _ . (it names the report folder)"
         )));
     }
-    let policy = match (args.policy, args.preset) {
-        (Some(text), _) => policy_lines(text)?,
-        (None, Some(preset)) => preset.policy().to_string(),
-        (None, None) => DEFAULT_POLICY.to_string(),
+    Ok(())
+}
+
+/// Writes `<name>.toml` and returns its path.
+pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
+    check_name(args.name)?;
+    let declared = match (args.policy, args.preset) {
+        (Some(text), _) => Some(policy_lines(text)?),
+        (None, Some(preset)) => Some(preset.policy().to_string()),
+        (None, None) => None,
     };
-    let text = match (args.target, &args.found) {
+    // What we write must be what `check` accepts — a template once its
+    // policy is declared.
+    let (text, checked) = match (args.target, &args.found) {
         (Some(url), Some(found)) => {
-            crate::target::loopback_url(url)?;
-            probed(args.name, url, found)
+            for u in &found.urls {
+                crate::target::loopback_url(u)?;
+            }
+            let text = probed(args.name, url, found);
+            (text.clone(), text)
         }
         (Some(url), None) => {
             crate::target::loopback_url(url)?;
             let limited = args.preset.map_or(429, Preset::limited_status);
-            external(
-                args.name,
-                url,
-                args.key_header.unwrap_or(KEY_HEADER),
-                &policy,
-                limited,
-            )
+            let header = args.key_header.unwrap_or(KEY_HEADER);
+            let with = |policy: Option<&str>| external(args.name, url, header, policy, limited);
+            let policy = declared.as_deref();
+            (with(policy), with(Some(policy.unwrap_or(DEFAULT_POLICY))))
         }
-        (None, _) => reference(args.name, &policy),
+        (None, _) => {
+            let text = reference(args.name, declared.as_deref().unwrap_or(DEFAULT_POLICY));
+            (text.clone(), text)
+        }
     };
-    // What we write must be what `check` accepts.
-    crate::scenario::parse(&format!("{}.toml", args.name), &text)
+    crate::scenario::parse(&format!("{}.toml", args.name), &checked)
         .map_err(|e| Error::input(format!("the starter scenario does not check: {e}")))?;
     let path = args.dir.join(format!("{}.toml", args.name));
     if path.exists() && !args.force {
-        return Err(Error::input(format!(
-            "{} exists: pick another name, or --force to overwrite it",
-            path.display()
-        )));
+        return Err(exists(&path));
     }
     std::fs::write(&path, text)
         .map_err(|e| Error::environment(format!("cannot write {}: {e}", path.display())))?;
@@ -175,7 +243,26 @@ max_definite_violations = 0
     )
 }
 
-fn external(name: &str, url: &str, key_header: &str, policy: &str, limited: u16) -> String {
+/// The starter for a limiter of the user's own: `policy` declared, or
+/// (`None`) a template whose `[policy]` is commented out — never a guess
+/// that could fail a correct limiter; `run` refuses it until declared.
+fn external(name: &str, url: &str, key_header: &str, policy: Option<&str>, limited: u16) -> String {
+    let policy = match policy {
+        Some(lines) => {
+            format!("[policy]                     # what your limiter promises, per key\n{lines}")
+        }
+        None => format!(
+            "# [policy]: what your limiter promises, per key. Declare it:\n\
+             # `rlbench probe {url}` finds it, and\n\
+             # `rlbench init {name} --target {url} --force` writes it here.\n\
+             # `rlbench run` refuses this file until then. For example:\n\
+             {}",
+            std::iter::once("[policy]")
+                .chain(DEFAULT_POLICY.lines())
+                .map(|l| format!("# {l}\n"))
+                .collect::<String>()
+        ),
+    };
     format!(
         r#"# {name}: a starter scenario against your own limiter at {url}.
 # `rlbench check {name}.toml` validates it, `rlbench run {name}.toml` sends
@@ -185,13 +272,12 @@ duration = "10s"
 
 [target]
 kind = "external"
-# More URLs: requests fan out across them (fanout = "round_robin").
+# More URLs: requests fan out across them ([load] fanout, round robin).
 urls = ["{url}"]
 method = "GET"
 key_header = "{key_header}" # the header your limiter keys on
 limited_status = [{limited}]       # what your limiter answers when it limits
 
-[policy]                     # what your limiter promises, per key
 {policy}
 [load]
 rate = 200                   # requests per second, open loop
@@ -247,7 +333,7 @@ duration = "{duration}s"
 
 [target]
 kind = "external"
-urls = ["{url}"]
+urls = [{urls}]
 method = "{method}"
 {headers}{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
 
@@ -257,7 +343,7 @@ method = "{method}"
 rate = {rate}                   # requests per second, open loop, {rate_note}
 keys = {keys}
 timeout = "2s"
-{load_key}
+{fanout}{load_key}
 [[arms]]
 name = "api"
 [arms.expect]
@@ -265,6 +351,17 @@ max_definite_violations = 0  # never admit beyond the policy
 max_false_reject_ratio = 0   # never refuse what the policy allows
 "#,
         duration = f.duration_s,
+        urls = f
+            .urls
+            .iter()
+            .map(|u| serde_json::to_string(u).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(", "),
+        fanout = if f.urls.len() > 1 {
+            "fanout = \"round_robin\"        # as the probe sent them: every URL in turn\n"
+        } else {
+            ""
+        },
         policy = f.policy,
         rate = f.rate,
         keys = f.keys,
@@ -273,14 +370,19 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
     )
 }
 
-/// `init --target URL --probe` is `probe URL --write NAME`: its flags.
+/// `init NAME --target URL` (probing, the default) is `probe URL --write
+/// NAME`, a `--key-header` tried first: its flags.
 pub(super) fn as_probe(
     name: &str,
     target: &str,
+    key_header: Option<&hyper::header::HeaderName>,
     force: bool,
 ) -> Result<crate::cli::probe::ProbeArgs, Error> {
     use clap::{Args, FromArgMatches};
     let mut argv = vec!["probe", target, "--write", name];
+    if let Some(h) = key_header {
+        argv.extend(["--key-header", h.as_str()]);
+    }
     if force {
         argv.push("--force");
     }
@@ -300,13 +402,20 @@ pub(super) fn execute(
     out: &mut dyn std::io::Write,
 ) -> Result<super::ending::Ending, Error> {
     let path = init(init_args)?;
-    super::ending::write_out(
-        out,
-        &format!(
-            "wrote {p}\nnext: rlbench check {p} && rlbench run {p}\n",
-            p = path.display()
-        ),
-    )?;
+    let p = path.display();
+    let template = init_args.target.is_some()
+        && init_args.policy.is_none()
+        && init_args.preset.is_none()
+        && init_args.found.is_none();
+    let next = if template {
+        format!(
+            "next: declare the [policy] in {p} (`rlbench probe {}` finds it), then rlbench run {p}",
+            init_args.target.unwrap_or_default()
+        )
+    } else {
+        format!("next: rlbench check {p} && rlbench run {p}")
+    };
+    super::ending::write_out(out, &format!("wrote {p}\n{next}\n"))?;
     Ok(super::ending::Ending::passed())
 }
 
@@ -349,11 +458,44 @@ mod tests {
         let third = tempfile::tempdir().unwrap();
         let path = init(&Init {
             key_header: Some("X-Customer"),
-            ..args(third.path(), Some("http://127.0.0.1:8080/api"), None)
+            ..args(
+                third.path(),
+                Some("http://127.0.0.1:8080/api"),
+                Some(policy),
+            )
         })
         .unwrap();
         let s = crate::scenario::read(&path).unwrap();
         assert!(s.arms[0].key_header.eq_ignore_ascii_case("X-Customer"));
+    }
+
+    /// Without a policy (`--no-probe`), the starter is a template: its
+    /// `[policy]` commented out, and refused in one line until declared —
+    /// never a guess that fails a correct limiter. Declared, it checks.
+    #[test]
+    fn a_template_leaves_the_policy_to_be_declared_and_is_refused_until_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = "http://127.0.0.1:8080/api";
+        let path = init(&args(dir.path(), Some(url), None)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("# [policy]"), "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("[policy]")), "{text}");
+        assert!(text.contains(&format!("`rlbench probe {url}`")), "{text}");
+        let e = crate::scenario::read(&path).unwrap_err();
+        assert!(
+            e.message.starts_with("no [policy]: declare the policy"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains('\n'), "{e}");
+        // Its example uncommented as it stands, it checks.
+        let example: String = std::iter::once("[policy]")
+            .chain(DEFAULT_POLICY.lines())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let commented: String = example.lines().map(|l| format!("# {l}\n")).collect();
+        assert!(text.contains(&commented), "{text}");
+        let declared = text.replace(&commented, &example);
+        crate::scenario::parse("mine.toml", &declared).unwrap();
     }
 
     #[test]
@@ -414,5 +556,75 @@ mod tests {
             init(&bad_name).unwrap_err().exit,
             crate::error::Exit::BadInput
         );
+    }
+
+    #[test]
+    fn a_destination_is_a_name_or_a_path_checked_before_anything_is_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let to = Destination::parse(&format!("{d}/varnish"), false).unwrap();
+        assert_eq!(
+            (to.dir.as_path(), to.name.as_str()),
+            (dir.path(), "varnish")
+        );
+        let to = Destination::parse(&format!("{d}/varnish.toml"), false).unwrap();
+        assert_eq!(to.path(), dir.path().join("varnish.toml"));
+        let here = Destination::parse("mine", false).unwrap();
+        assert_eq!(here.path(), Path::new("./mine.toml"));
+        // A folder that is not there, a name the report folder cannot
+        // take, a file already there: one line each, bad input.
+        for (arg, says) in [
+            (format!("{d}/nope/varnish"), "no folder"),
+            (format!("{d}/a b"), "a scenario name takes"),
+            (format!("{d}/"), "is a folder"),
+            (d.to_string(), "is a folder"),
+            (format!("{d}/.toml"), "a scenario name takes"),
+        ] {
+            let e = Destination::parse(&arg, false).unwrap_err();
+            assert_eq!(e.exit, crate::error::Exit::BadInput, "{arg}");
+            assert!(e.message.contains(says), "{arg}: {}", e.message);
+            assert!(!e.message.contains('\n'), "{}", e.message);
+        }
+        std::fs::write(dir.path().join("taken.toml"), "mine").unwrap();
+        let e = Destination::parse(&format!("{d}/taken"), false).unwrap_err();
+        assert!(e.message.contains("exists"), "{}", e.message);
+        assert!(Destination::parse(&format!("{d}/taken"), true).is_ok());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("taken.toml")).unwrap(),
+            "mine"
+        );
+    }
+
+    #[test]
+    fn a_probed_starter_keeps_every_url_in_the_probes_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls = vec![
+            "http://127.0.0.1:8080/api".to_string(),
+            "http://127.0.0.2:8081/api".to_string(),
+        ];
+        let found = Found {
+            urls: urls.clone(),
+            policy: "algorithm = \"sliding_log\"\nlimit = 10\nwindow = \"2s\"\n".into(),
+            key: None,
+            limited: vec![429],
+            rate: 40,
+            keys: 1,
+            duration_s: 10,
+            rate_note: "note",
+            method: "GET".into(),
+            headers: Vec::new(),
+        };
+        let path = init(&Init {
+            found: Some(found),
+            ..args(dir.path(), Some(&urls[0]), None)
+        })
+        .unwrap();
+        let s = crate::scenario::read(&path).unwrap();
+        let t = s.external.unwrap();
+        let got: Vec<String> = t.urls.iter().map(ToString::to_string).collect();
+        assert_eq!(got, urls);
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("fanout = \"round_robin\""));
     }
 }

@@ -21,8 +21,9 @@ pub(crate) struct Probe {
     pub max_requests: u64,
     pub max_time: Duration,
     pub timeout: Duration,
-    /// `--write NAME`: a starter scenario with what was found.
-    pub write: Option<String>,
+    /// `--write NAME`: a starter scenario with what was found, checked
+    /// before any load.
+    pub write: Option<crate::app::commands::init::Destination>,
     pub force: bool,
     /// Where its lines fold ([`crate::report::fold::width`]).
     pub columns: Option<usize>,

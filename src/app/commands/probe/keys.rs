@@ -34,7 +34,17 @@ pub(crate) enum Candidate {
 }
 
 /// The headers APIs commonly key on, tried unless the user sends them.
-const HEADERS: &[&str] = &["x-api-key", "x-customer-id", "x-user-id", "x-client-id"];
+const HEADERS: &[&str] = &[
+    "x-api-key",
+    "x-customer-id",
+    "x-user-id",
+    "x-client-id",
+    // Varnish's vsthrottle examples, and multi-tenant APIs.
+    "x-key",
+    "x-tenant-id",
+    // An address set by a proxy in front (nginx's `$http_x_real_ip`).
+    "x-real-ip",
+];
 
 /// The query parameters APIs commonly take a key in, tried unless the
 /// URL has them.

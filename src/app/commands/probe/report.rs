@@ -5,7 +5,9 @@
 
 use super::asked::Outcome;
 use super::fitting::Trace;
-use super::grid::{decisions, per_second, proof, proof_with};
+use super::grid::{
+    as_good_as_best, decisions, per_second, proof, proof_with, rate_range, TOLD_APART,
+};
 use super::keys;
 use super::probing::Probing;
 use super::starter;
@@ -75,29 +77,48 @@ fn fits(pr: &mut Probing<'_>, f: &Findings<'_>, judged: usize) -> Result<Outcome
     if fits.len() > 5 {
         pr.say(&format!("  … and {} more", fits.len() - 5))?;
     }
-    // The fits whose replays are as good as the best one's: the trace
-    // does not tell them apart.
-    let wrong = |t: &fit::Tried| predict::disagreements(&t.candidate, &decided, epoch_offset);
-    let slack = fit::as_good(wrong(fits[0]));
-    let rates: Vec<f64> = fits
-        .iter()
-        .filter(|t| wrong(t) <= slack)
-        .map(|t| per_second(&t.candidate))
-        .collect();
-    let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = rates.iter().copied().fold(0.0, f64::max);
-    if hi > lo * 1.5 {
-        let span_s = f.trace.span_s;
-        pr.say(&format!(
-            "not told apart: fits replaying as well as the best allow from {lo:.3} to \
-             {hi:.3} a second over the long run; the probe ran {span_s:.0} s — a longer \
-             --max-time tells them apart"
-        ))?;
-    }
+    not_told_apart(pr, f)?;
     Ok(Outcome {
         exit: Exit::Passed,
         error: None,
     })
+}
+
+/// Fits replaying as well as the likeliest whose long-run rates differ
+/// past the probe's precision, the two ends named, with how much longer
+/// a probe would need: the limiter may keep any of them.
+fn not_told_apart(pr: &mut Probing<'_>, f: &Findings<'_>) -> Result<(), Error> {
+    let as_good = as_good_as_best(&f.fits, &f.trace.events, f.trace.epoch_offset);
+    let Some((lo, hi)) = rate_range(as_good.iter().copied()) else {
+        return Ok(());
+    };
+    if hi <= lo * TOLD_APART {
+        return Ok(());
+    }
+    let named = |rate: f64| {
+        as_good
+            .iter()
+            .find(|t| per_second(&t.candidate) == rate)
+            .map(|t| t.candidate.describe())
+            .unwrap_or_default()
+    };
+    // The bisection halves the ratio's logarithm each steady step, of two
+    // of the longest window (2 s to 8 s), and a request timeout.
+    let steps = ((hi / lo).ln() / TOLD_APART.ln()).log2().ceil().max(1.0);
+    let longest = as_good
+        .iter()
+        .map(|t| t.candidate.policy.quota().1 as f64 / 1e6)
+        .fold(0.0, f64::max)
+        .min(60.0);
+    let more_s = steps * ((2.0 * longest).clamp(2.0, 8.0) + pr.p.timeout.as_secs_f64());
+    pr.say(&format!(
+        "not told apart: fits replaying as well as the likeliest allow from {lo:.3} a second \
+         ({}) to {hi:.3} a second ({}) \
+         over the long run; the proposal is the loosest — a probe about {more_s:.0} s longer \
+         (--max-time) tells them apart",
+        named(lo),
+        named(hi)
+    ))
 }
 
 /// The nearest miss of each family, with its proof.
@@ -164,16 +185,17 @@ fn declared(pr: &mut Probing<'_>, f: &Findings<'_>, obs: &[Obs]) -> Result<Optio
         v.false_rejects,
         proof_with(policy, obs, &declared_opts)
     ))?;
-    if let Some(best) = f.fits.first() {
+    // The slowest rate of the fits replaying as well as the likeliest.
+    let as_good = as_good_as_best(&f.fits, &f.trace.events, f.trace.epoch_offset);
+    if let Some((found, _)) = rate_range(as_good.iter().copied()) {
         let theirs = per_second(&fit::Candidate {
             policy: policy.clone(),
             count_rejected: false,
             chunked: false,
         });
-        let found = per_second(&best.candidate);
         if found >= 1.5 * theirs {
             pr.say(&format!(
-                "the limiter admits {:.1}x your rate: several limiters counting \
+                "the limiter admits at least {:.1}x your rate: several limiters counting \
                  apart (replicas each with its own memory)?",
                 found / theirs
             ))?;
@@ -185,19 +207,29 @@ fn declared(pr: &mut Probing<'_>, f: &Findings<'_>, obs: &[Obs]) -> Result<Optio
     }))
 }
 
-/// The `best:` line, and with `--write` the starter scenario.
+/// The `best:` line — the loosest fit ([`fit::loosest`]) — and with
+/// `--write` the starter scenario.
 fn best(pr: &mut Probing<'_>, f: &Findings<'_>) -> Result<(), Error> {
-    let Some(best) = f.fits.first() else {
+    let (events, epoch_offset) = (&f.trace.events, f.trace.epoch_offset);
+    let as_good = as_good_as_best(&f.fits, events, epoch_offset);
+    let Some(best) = fit::loosest(&as_good) else {
         return Ok(());
     };
+    if as_good.len() > 1 {
+        pr.say(&format!(
+            "the loosest of the {} fits replaying as well as the likeliest (when in doubt, \
+             the weaker bound: a stricter one would fail this limiter as it is):",
+            as_good.len()
+        ))?;
+    }
     pr.say(&format!("best: --policy '{}'", best.candidate.inline()))?;
     let p = pr.p;
-    let Some(name) = &p.write else {
+    let Some(to) = &p.write else {
         return Ok(());
     };
     let limited_seen: Vec<u16> = pr.tally.limited.iter().copied().collect();
     let request = starter::Request {
-        url: p.targets[0].to_string(),
+        urls: p.targets.iter().map(ToString::to_string).collect(),
         method: p.template.method.to_string(),
         headers: p
             .template
@@ -209,7 +241,7 @@ fn best(pr: &mut Probing<'_>, f: &Findings<'_>) -> Result<(), Error> {
     };
     let written = starter::starter(
         &request,
-        name,
+        to,
         f.key,
         &best.candidate,
         f.glance,

@@ -49,8 +49,9 @@ pub(super) fn starter_load(
 
 /// What the probe sent, as the starter sends it again.
 pub(super) struct Request {
-    /// The first target's URL.
-    pub url: String,
+    /// Every URL it was given, in its order (the probe fans out across
+    /// them round robin, and so does the starter).
+    pub urls: Vec<String>,
     pub method: String,
     /// The user's headers (`-H`).
     pub headers: Vec<(String, String)>,
@@ -61,7 +62,7 @@ pub(super) struct Request {
 /// Writes the starter scenario with the key and the best fit.
 pub(super) fn starter(
     p: &Request,
-    name: &str,
+    to: &crate::app::commands::init::Destination,
     key: Option<&keys::Candidate>,
     best: &fit::Candidate,
     g: Option<fit::Glance>,
@@ -73,7 +74,10 @@ pub(super) fn starter(
     // deciders' clocks may be; the probe cannot see either, so the starter
     // names the keys with the defaults a run takes (docs/verifier.md).
     let policy = format!(
-        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n{}\
+        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n\
+         # (the loosest policy that explains every decision: when in doubt, the weaker\n\
+         # bound. It is what the limiter does today, bugs included: declare the policy\n\
+         # you intend instead to hold the limiter to it.)\n{}\
          # clock_resolution = \"1ms\"  # its clock's coarsest step (\"1s\": whole seconds)\n\
          # clock_skew = \"10ms\"       # how far apart its deciders' clocks may be \
          (\"0s\": one process)\n",
@@ -81,14 +85,15 @@ pub(super) fn starter(
         best.lines()
     );
     crate::app::commands::init::init(&crate::app::commands::init::Init {
-        name,
-        target: Some(&p.url),
+        name: &to.name,
+        target: Some(&p.urls[0]),
         policy: None,
         preset: None,
         key_header: None,
         force: p.force,
-        dir: std::path::Path::new("."),
+        dir: &to.dir,
         found: Some(crate::app::commands::init::Found {
+            urls: p.urls.clone(),
             policy,
             key: key.map(|k| k.scenario_line()),
             limited: limited_seen.to_vec(),
