@@ -38,7 +38,13 @@ impl Check {
             Figure::DecidedRequests if !self.passed => "nothing judged".to_string(),
             _ => format!("{} {value} {op} {word} {}", e.figure.name(), e.value),
         };
-        let default = if e.key == DEFAULT_ERROR_KEY || e.key == DEFAULT_NOT_SENT_KEY {
+        let default = if [
+            DEFAULT_ERROR_KEY,
+            DEFAULT_NOT_SENT_KEY,
+            DEFAULT_DEFINITE_KEY,
+        ]
+        .contains(&e.key)
+        {
             " (default)"
         } else {
             ""
@@ -78,6 +84,21 @@ pub(crate) fn value(figure: Figure, f: &ArmFigures) -> Option<f64> {
             n => f.not_sent.total() as f64 / n as f64,
         },
     })
+}
+
+/// The key of the bound on definite violations an external arm gets when
+/// it states no bound on what is admitted past the policy.
+pub(crate) const DEFAULT_DEFINITE_KEY: &str = "max_definite_violations (default)";
+
+/// `max_definite_violations = 0`, as an external arm gets it by default
+/// (the scenario's reading adds it): nothing proven past the policy.
+pub(crate) fn default_definite() -> Expectation {
+    Expectation {
+        key: DEFAULT_DEFINITE_KEY,
+        figure: Figure::DefiniteViolations,
+        bound: Bound::AtMost,
+        value: 0.0,
+    }
 }
 
 /// The key of the error bound an arm gets when it states none.
@@ -351,6 +372,18 @@ impl Figure {
             Figure::NotSentRatio => "not_sent_ratio",
             Figure::MetricsDiscrepancy => "metrics_discrepancy",
         }
+    }
+
+    /// A bound on it says how much may be admitted past the policy (so an
+    /// arm stating one needs no default on the definite violations).
+    pub(crate) fn is_over_admission(self) -> bool {
+        matches!(
+            self,
+            Figure::OverAdmissionRatio
+                | Figure::DefiniteViolations
+                | Figure::PossibleViolations
+                | Figure::PeakWindowRatio
+        )
     }
 
     /// Judged against a policy (not a plain measurement).

@@ -43,7 +43,10 @@ fn failed(failures: &[String]) -> String {
 
 fn header(s: &Summary) -> Markup {
     let (class, words) = if s.gate.passed {
-        ("gate pass", "Every expectation met.".to_string())
+        match super::table::lines::ungated(s) {
+            Some(arm) => ("gate fail", format!("Every expectation met, but {arm}.")),
+            None => ("gate pass", "Every expectation met.".to_string()),
+        }
     } else if s.gate.failures.is_empty() {
         ("gate fail", "The run did not complete.".to_string())
     } else {

@@ -243,6 +243,7 @@ mod tests {
         assert!(expected(a)
             .unwrap()
             .starts_with("expected to be caught, but not"));
+
         a.expect[0].kind = "max".into();
         a.expect[0].bound = 0.0;
         assert_eq!(
@@ -261,6 +262,33 @@ mod tests {
         assert!(
             text.contains(&format!(" FAIL 1/{}", s.arms[0].expect.len())),
             "{text}"
+        );
+        // Admits proven past the policy that no expectation bounds: the
+        // gate is met, never "passed".
+        let mut unbounded: Summary =
+            serde_json::from_str(include_str!("../../tests/fixtures/report-v1/summary.json"))
+                .unwrap();
+        let c = unbounded.arms[0].correctness.as_mut().unwrap();
+        c.definite_violations = 578;
+        unbounded.arms[0].expect.retain(|e| e.figure == "p99_ms");
+        unbounded.arms[0]
+            .expect
+            .iter_mut()
+            .for_each(|e| e.passed = true);
+        unbounded.gate.passed = true;
+        unbounded.gate.failures.clear();
+        let text = anstream::adapter::strip_str(&render(&unbounded, false)).to_string();
+        let last = text.lines().last().unwrap();
+        assert!(
+            last.starts_with("gate: met — every expectation met ("),
+            "{last}"
+        );
+        assert!(
+            last.ends_with(&format!(
+                "but arm {}: 578 admits proven past the policy, and no expectation bounds them",
+                unbounded.arms[0].name
+            )),
+            "{last}"
         );
     }
 

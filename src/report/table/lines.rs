@@ -123,15 +123,42 @@ pub(crate) fn gate_line(s: &Summary) -> String {
     let n = s.gate.failures.len();
     let (ok, bad) = (passed(), failed());
     match s.gate.failures.first() {
-        None if s.gate.passed => {
-            format!("{ok}gate: passed{ok:#} — every expectation met ({all} of {all})\n")
-        }
+        None if s.gate.passed => match ungated(s) {
+            // Not "passed" beside proven over-admits nothing bounded.
+            Some(arm) => {
+                format!("{ok}gate: met{ok:#} — every expectation met ({all} of {all}), but {arm}\n")
+            }
+            None => format!("{ok}gate: passed{ok:#} — every expectation met ({all} of {all})\n"),
+        },
         None => format!("{bad}gate: FAILED{bad:#}\n"),
         Some(first) => format!(
             "{bad}gate: FAILED{bad:#} — {n} of {all} expectations ({first}{})\n",
             if n > 1 { ", …" } else { "" }
         ),
     }
+}
+
+/// The first arm with admits proven past its policy that none of its
+/// expectations bounds (no `max_…` or `min_…` on what is admitted past
+/// the policy), in words: "arm local: 12 admits proven past the policy,
+/// and no expectation bounds them".
+pub(crate) fn ungated(s: &Summary) -> Option<String> {
+    const OVER: [&str; 4] = [
+        "definite_violations",
+        "possible_violations",
+        "over_admission_ratio",
+        "peak_window_ratio",
+    ];
+    s.arms.iter().find_map(|a| {
+        let proven = a.correctness.as_ref()?.definite_violations;
+        let bounded = a.expect.iter().any(|e| OVER.contains(&e.figure.as_str()));
+        (proven > 0 && !bounded).then(|| {
+            format!(
+                "arm {}: {proven} admits proven past the policy, and no expectation bounds them",
+                a.name
+            )
+        })
+    })
 }
 
 /// Achieved against target rate, and how late requests left.

@@ -14,9 +14,22 @@ pub(super) fn arm_expect(
     mode: Mode,
     metrics: bool,
 ) -> Result<Vec<Expectation>> {
-    let Some(e) = &a.expect else {
-        return Ok(Vec::new());
+    let mut bounds = match &a.expect {
+        Some(e) => stated(src, e, mode.clone(), metrics)?,
+        None => Vec::new(),
     };
+    // An external target with no bound on what is admitted past the
+    // policy gates the definite violations at 0: a run that proves
+    // over-admits never passes on silence. An arm that expects to be
+    // caught says so with a `min_…`.
+    if mode == Mode::External && !bounds.iter().any(|b| b.figure.is_over_admission()) {
+        bounds.push(crate::gate::default_definite());
+    }
+    Ok(bounds)
+}
+
+/// The bounds `[arms.expect]` states, checked against what the arm has.
+fn stated(src: &Source, e: &RawExpect, mode: Mode, metrics: bool) -> Result<Vec<Expectation>> {
     let on_metrics = [&e.max_metrics_discrepancy, &e.min_metrics_discrepancy];
     if let (false, Some(v)) = (metrics, on_metrics.into_iter().flatten().next()) {
         return Err(src.at(

@@ -62,6 +62,52 @@ fn an_external_target_becomes_urls_and_a_request_template() {
     assert_eq!(one.urls[0].to_string(), "http://localhost:8080/limited?x=1");
 }
 
+/// An external arm that bounds nothing admitted past the policy gates
+/// the definite violations at 0 by default; one that bounds them (a
+/// `max_…`, or a `min_…` to be caught) keeps its own; a reference arm
+/// gets none.
+#[test]
+fn an_external_arm_bounding_nothing_gates_definite_violations_at_zero() {
+    use crate::gate::{Bound, Figure, DEFAULT_DEFINITE_KEY};
+    let defaults = |text: &str| {
+        parse("s.toml", text).unwrap().arms[0]
+            .expect
+            .iter()
+            .filter(|e| e.key == DEFAULT_DEFINITE_KEY)
+            .map(|e| (e.figure, e.bound, e.value))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        defaults(EXTERNAL),
+        [(Figure::DefiniteViolations, Bound::AtMost, 0.0)]
+    );
+    let with = |expect: &str| {
+        EXTERNAL.replacen(
+            "name = \"both\"\n",
+            &format!("name = \"both\"\n[arms.expect]\n{expect}\n"),
+            1,
+        )
+    };
+    // Bounds on other figures alone: still the default.
+    assert_eq!(defaults(&with("max_p99_ms = 100")).len(), 1);
+    assert_eq!(defaults(&with("max_false_reject_ratio = 0")).len(), 1);
+    for own in [
+        "max_definite_violations = 3",
+        "min_definite_violations = 1",
+        "max_over_admission_ratio = 1.5",
+        "min_over_admission_ratio = 1.2",
+        "max_possible_violations = 10",
+        "max_peak_window_ratio = 2",
+    ] {
+        assert!(defaults(&with(own)).is_empty(), "{own}");
+    }
+    let reference = parse("s.toml", super::GOOD).unwrap();
+    assert!(reference
+        .arms
+        .iter()
+        .all(|a| a.expect.iter().all(|e| e.key != DEFAULT_DEFINITE_KEY)));
+}
+
 #[test]
 fn nginx_burst_b_admits_b_plus_one_at_once() {
     let s = parse("s.toml", EXTERNAL).unwrap();
