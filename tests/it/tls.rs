@@ -94,6 +94,79 @@ pub(crate) fn attack(dir: &Path, urls: &[String], extra: &[&str]) -> std::proces
     rlbench(&args, dir)
 }
 
+/// A certificate made the usual way, `openssl req -x509 -newkey …`: self
+/// signed, `basicConstraints CA:TRUE` (OpenSSL's default for a request
+/// made a certificate), served by nginx itself and given as `--cacert`
+/// (curl takes it so): that very certificate pinned, the load sent and
+/// judged exact. A different certificate of the same making is refused
+/// in words, before any load.
+#[test]
+fn a_self_signed_certificate_made_by_openssl_is_taken_as_curl_takes_it() {
+    let certs = tempfile::tempdir().unwrap();
+    let made = |name: &str| {
+        let (cert, key) = (
+            certs.path().join(format!("{name}.pem")),
+            certs.path().join(format!("{name}.key")),
+        );
+        let out = Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            ])
+            .args([
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .output()
+            .expect("openssl runs (Debian: apt-get install openssl)");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        (cert, key)
+    };
+    let (cert, key) = made("own");
+    let shown = Command::new("openssl")
+        .args(["x509", "-noout", "-ext", "basicConstraints", "-in"])
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        text(&shown.stdout).contains("CA:TRUE"),
+        "{}",
+        text(&shown.stdout)
+    );
+    let prefix = tempfile::tempdir().unwrap();
+    let ports = [free_port(), free_port()];
+    let _nginx = nginx_tls(prefix.path(), &cert, &key, ports);
+    let url = format!("https://127.0.0.1:{}/limited", ports[0]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = attack(
+        dir.path(),
+        std::slice::from_ref(&url),
+        &["--cacert", cert.to_str().unwrap()],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let s = summary(&dir.path().join("out"));
+    let a = crate::common::arm(&s, "attack");
+    assert_eq!(a["requests"]["errors"], 0, "{stdout}");
+    assert!(a["requests"]["rejected"].as_u64().unwrap() > 0, "{stdout}");
+
+    let (other, _) = made("other");
+    let dir = tempfile::tempdir().unwrap();
+    let out = attack(dir.path(), &[url], &["--cacert", other.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("is itself a certificate authority (CA:TRUE)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("OtherError"), "{stderr}");
+}
+
 #[test]
 fn nginx_over_tls_is_exact_twice_and_its_pair_is_caught() {
     let certs = tempfile::tempdir().unwrap();

@@ -74,14 +74,13 @@ pub(crate) enum HandshakeError {
     NoH2 { uri: hyper::Uri },
     /// The server's certificate is not signed by an authority trusted.
     #[error(
-        "cannot speak TLS with {uri}: {source}: give the authority that signed it (--cacert, \
+        "cannot speak TLS with {uri}: {why}: give the authority that signed it (--cacert, \
          [target] ca), or --insecure to check nothing"
     )]
-    Untrusted {
-        uri: hyper::Uri,
-        #[source]
-        source: io::Error,
-    },
+    Untrusted { uri: hyper::Uri, why: String },
+    /// The server's certificate, trusted or not, is not one for it now.
+    #[error("cannot speak TLS with {uri}: {why}")]
+    Refused { uri: hyper::Uri, why: String },
     #[error("cannot speak TLS with {uri}: {source}")]
     Failed {
         uri: hyper::Uri,
@@ -103,12 +102,84 @@ impl HandshakeError {
                 rustls::Error::NoApplicationProtocol
                 | rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol),
             ) if only_h2 => HandshakeError::NoH2 { uri },
-            Some(rustls::Error::InvalidCertificate(_)) => {
-                HandshakeError::Untrusted { uri, source: e }
+            Some(rustls::Error::InvalidCertificate(c)) => {
+                let why = in_words(c);
+                match c {
+                    rustls::CertificateError::UnknownIssuer
+                    | rustls::CertificateError::BadSignature
+                    | rustls::CertificateError::Other(_) => HandshakeError::Untrusted { uri, why },
+                    _ => HandshakeError::Refused { uri, why },
+                }
             }
             _ => HandshakeError::Failed { uri, source: e },
         }
     }
+}
+
+/// Why the server's certificate was refused, in words (never rustls'
+/// Debug print).
+pub(crate) fn in_words(c: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    let date = |t: &rustls::pki_types::UnixTime| {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.as_secs());
+        humantime::format_rfc3339_seconds(at).to_string()
+    };
+    match c {
+        C::Other(o)
+            if o.0.downcast_ref::<webpki::Error>() == Some(&webpki::Error::CaUsedAsEndEntity) =>
+        {
+            "the server's certificate is itself a certificate authority (CA:TRUE), and not one \
+             of the certificates given: give that very certificate to pin it"
+                .into()
+        }
+        C::UnknownIssuer => {
+            "the server's certificate is signed by no authority trusted here".into()
+        }
+        C::BadSignature => "the server's certificate's signature does not verify".into(),
+        C::Expired => "the server's certificate has expired".into(),
+        C::ExpiredContext { not_after, .. } => {
+            format!("the server's certificate expired on {}", date(not_after))
+        }
+        C::NotValidYet => "the server's certificate is not valid yet".into(),
+        C::NotValidYetContext { not_before, .. } => {
+            format!(
+                "the server's certificate is not valid before {}",
+                date(not_before)
+            )
+        }
+        C::NotValidForName => "the server's certificate does not name the host in the URL".into(),
+        C::NotValidForNameContext {
+            expected,
+            presented,
+        } => format!(
+            "the server's certificate names {}, not {}",
+            if presented.is_empty() {
+                "nothing".to_string()
+            } else {
+                presented
+                    .iter()
+                    .map(|p| bare_name(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+            expected.to_str()
+        ),
+        C::Revoked => "the server's certificate has been revoked".into(),
+        C::InvalidPurpose | C::InvalidPurposeContext { .. } => {
+            "the server's certificate is not one for a server (its extended key usage)".into()
+        }
+        C::BadEncoding => "the server's certificate cannot be read (bad DER)".into(),
+        other => format!("the server's certificate is refused ({other})"),
+    }
+}
+
+/// A name as rustls presents it (`IpAddress(127.0.0.2)`,
+/// `DnsName("api.test")`), bare.
+fn bare_name(presented: &str) -> &str {
+    ["IpAddress(", "DnsName("]
+        .iter()
+        .find_map(|p| presented.strip_prefix(p)?.strip_suffix(')'))
+        .map_or(presented, |inner| inner.trim_matches('"'))
 }
 
 impl Kind for HandshakeError {

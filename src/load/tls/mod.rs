@@ -1,6 +1,7 @@
 //! TLS for `https://` targets, through rustls (ring; no OpenSSL): the
 //! client set up once per run from a [`TlsSpec`] — the system's
-//! authorities or a CA file, a client certificate, or, only when asked
+//! authorities or a CA file (its own certificates pinned, as curl takes a
+//! self-signed one: [`pinned`]), a client certificate, or, only when asked
 //! (`insecure`), no check of the server at all — and a connection's
 //! [`Stream`], plain or TLS, which the answer reader reads in place either
 //! way. The server's name (SNI, and the name checked) is the URL's host.
@@ -20,6 +21,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 mod error;
+mod pinned;
 
 pub(crate) use crate::load::request::Http;
 pub(crate) use error::{HandshakeError, TlsError};
@@ -60,12 +62,22 @@ impl Client {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(TlsError::Protocols)?;
-        let builder = if spec.insecure {
-            builder
+        let builder = match (&spec.ca, spec.insecure) {
+            (_, true) => builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoCheck(provider)))
-        } else {
-            builder.with_root_certificates(roots(spec.ca.as_deref())?)
+                .with_custom_certificate_verifier(Arc::new(NoCheck(provider))),
+            // A CA file: its authorities, and its own certificates pinned.
+            (Some(ca), false) => {
+                let pinned = pinned::Pinned::new(roots(Some(ca))?, certificates(ca)?, provider)
+                    .map_err(|source| TlsError::Authority {
+                        path: ca.clone(),
+                        source,
+                    })?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(pinned))
+            }
+            (None, false) => builder.with_root_certificates(roots(None)?),
         };
         let config = match (&spec.cert, &spec.key) {
             (None, None) => builder.with_no_client_auth(),

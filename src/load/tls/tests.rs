@@ -4,6 +4,8 @@
 //! asks for one, and one connection kept across requests (TLS 1.3 session
 //! tickets arriving unasked do not make it look closed).
 
+mod pinned;
+
 use super::*;
 use crate::events::{ErrorKind, Outcome};
 use crate::load::connection::Dedicated;
@@ -61,6 +63,14 @@ fn authority(dir: &Path) -> Authority {
 /// connection, asking for a client certificate signed by `ca` when given;
 /// its address and how many connections it accepted.
 async fn server(a: &Authority, ca: Option<&Path>) -> (String, Arc<AtomicUsize>) {
+    serve(&a.server, ca).await
+}
+
+/// [`server`] presenting `cert` (the server's certificate and its key).
+async fn serve(
+    cert: &(CertificateDer<'static>, PrivateKeyDer<'static>),
+    ca: Option<&Path>,
+) -> (String, Arc<AtomicUsize>) {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -78,7 +88,7 @@ async fn server(a: &Authority, ca: Option<&Path>) -> (String, Arc<AtomicUsize>) 
         }
     };
     let config = builder
-        .with_single_cert(vec![a.server.0.clone()], a.server.1.clone_key())
+        .with_single_cert(vec![cert.0.clone()], cert.1.clone_key())
         .unwrap();
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
