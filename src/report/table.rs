@@ -21,9 +21,11 @@ const NARROW: [&str; 8] = [
     "expect",
 ];
 
-/// What the judged columns mean, one line each table (at most 80 columns).
-const LEGEND: &str =
-    "over-adm: admitted/allowed  definite: proven over-admits  false-rej: wrong 429s";
+/// What the judged columns mean, under each table (at most 80 columns a
+/// line). admitted/allowed is a lower bound: allowed is the most any
+/// correct limiter could admit (a pair counting apart reads 1.3–1.9x).
+const LEGEND: &str = "over-adm: admitted/allowed, a lower bound on the excess (it may be larger)\n\
+definite: proven over-admits  false-rej: wrong 429s";
 
 const LEGEND_WIDE: &str = "allowed: most a correct limiter admits  peak: busiest window/limit  \
 possible: over-admits some timing allows";
@@ -237,7 +239,7 @@ mod tests {
         a.correctness.as_mut().unwrap().over_admission_ratio = Some(2.44);
         assert_eq!(
             expected(a).unwrap(),
-            "expected to be caught, and caught (2.44x, 578 admits proven past the policy)"
+            "expected to be caught, and caught (at least 2.44x, 578 admits proven past the policy)"
         );
         a.expect[0].passed = false;
         assert!(expected(a)
@@ -248,7 +250,7 @@ mod tests {
         a.expect[0].bound = 0.0;
         assert_eq!(
             expected(a).unwrap(),
-            "expected correct, but not (2.44x, 578 admits proven past the policy)"
+            "expected correct, but not (at least 2.44x, 578 admits proven past the policy)"
         );
         let failure = format!("{}: definite_violations 578 > max 0", a.name);
         s.gate.passed = false;
@@ -302,7 +304,7 @@ mod tests {
             .lines()
             .take_while(|l| !l.starts_with("policy"))
             .collect();
-        assert_eq!(table.len(), 4, "{narrow}");
+        assert_eq!(table.len(), 5, "{narrow}");
         for line in &table {
             assert!(
                 line.chars().count() <= 80,
@@ -313,6 +315,8 @@ mod tests {
         assert!(table[0].starts_with("arm "), "{narrow}");
         assert!(!table[0].contains("possible"), "{narrow}");
         assert!(table[3].starts_with("over-adm: "), "{narrow}");
+        assert!(table[3].contains("a lower bound on the excess"), "{narrow}");
+        assert!(table[4].starts_with("definite: "), "{narrow}");
         let wide = anstream::adapter::strip_str(&render(&s, true)).to_string();
         let header = wide.lines().next().unwrap();
         for column in ["mode", "repl", "allowed", "peak", "possible", "p50 ms"] {

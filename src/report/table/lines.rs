@@ -91,9 +91,16 @@ pub(crate) fn expected(a: &ArmSummary) -> Option<String> {
         ],
     );
     let correct = on("max", &["definite_violations"]);
+    // admitted/allowed is a lower bound on the excess: allowed is the
+    // most any correct limiter could have admitted.
+    let over = match c.over_admission_ratio {
+        Some(_) if c.definite_violations > 0 => {
+            format!("at least {}", ratio(c.over_admission_ratio))
+        }
+        r => ratio(r),
+    };
     let proven = format!(
-        "{}, {} admits proven past the policy",
-        ratio(c.over_admission_ratio),
+        "{over}, {} admits proven past the policy",
         c.definite_violations
     );
     if !caught.is_empty() {
