@@ -103,14 +103,24 @@ pub(crate) enum EventsError {
     #[error("{}: {source}", path.display())]
     Csv { path: PathBuf, source: csv::Error },
     /// Shorter than the header every trace starts with (`binary::MAGIC`).
-    #[error("{}: not an rlbench trace ({size} bytes, no {magic:?} header: {source})", path.display())]
+    #[error(
+        "{}: not an rlbench trace: {size} bytes, too short for the header every trace \
+         starts with (the 8 bytes {:?}): {source}",
+        path.display(),
+        String::from_utf8_lossy(&magic[..])
+    )]
     Short {
         path: PathBuf,
         size: u64,
         magic: &'static [u8; 8],
         source: std::io::Error,
     },
-    #[error("{}: not an rlbench trace (no {magic:?} at its start)", path.display())]
+    #[error(
+        "{}: not an rlbench trace: it does not start with the header every trace starts \
+         with (the 8 bytes {:?})",
+        path.display(),
+        String::from_utf8_lossy(&magic[..])
+    )]
     NotTrace {
         path: PathBuf,
         magic: &'static [u8; 8],

@@ -248,6 +248,9 @@ async fn a_cut_short_trace_reads_up_to_the_cut_then_says_where() {
         std::fs::write(&path, bytes).unwrap();
         let err = read(&path, Check::default()).err().unwrap().to_string();
         assert!(err.contains("cut.trace: not an rlbench trace"), "{err}");
+        // What was expected, in words, never a list of byte values.
+        assert!(err.contains("the 8 bytes \"rlbtrc01\""), "{err}");
+        assert!(!err.contains("[114"), "{err}");
     }
 }
 

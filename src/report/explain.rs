@@ -4,10 +4,25 @@
 use crate::store::summary::{ArmWitness, WitnessKind, WitnessRequest};
 use std::fmt::Write;
 
-/// Columns of the timeline.
+/// Columns of the timeline, when the lines need not fold.
 const WIDTH: usize = 40;
+/// Its fewest columns, on a narrow terminal.
+const NARROWEST: usize = 12;
+/// A row's columns before its timeline (and the two `|` around it).
+const BEFORE_BAR: usize = 57;
 
-pub(crate) fn render(arms: &[Explained]) -> String {
+/// The timeline's columns for lines folded at `columns` (`None`: not
+/// folded): as many as keep a row within them, from 12 to 40 — a row
+/// folded in two would leave its `|` alone on a line.
+pub(crate) fn bar_width(columns: Option<usize>) -> usize {
+    columns.map_or(WIDTH, |c| {
+        c.saturating_sub(BEFORE_BAR).clamp(NARROWEST, WIDTH)
+    })
+}
+
+/// The witnesses of `arms` in words, their timelines `bar` columns wide
+/// ([`bar_width`]).
+pub(crate) fn render(arms: &[Explained], bar: usize) -> String {
     let mut out = String::new();
     for a in arms {
         let policy = a.policy.as_deref().unwrap_or("no policy: nothing judged");
@@ -36,7 +51,7 @@ pub(crate) fn render(arms: &[Explained]) -> String {
             continue;
         }
         for w in &a.witnesses {
-            witness(&mut out, w, &a.mode);
+            witness(&mut out, w, &a.mode, bar);
         }
     }
     out
@@ -50,7 +65,7 @@ pub(super) fn what(kind: WitnessKind) -> &'static str {
     }
 }
 
-fn witness(out: &mut String, w: &ArmWitness, mode: &str) {
+fn witness(out: &mut String, w: &ArmWitness, mode: &str, width: usize) {
     let what = what(w.kind);
     let _ = writeln!(out, "  {what}: {}", w.rule);
     if let Some(spread) = replicas(w, mode) {
@@ -80,7 +95,7 @@ fn witness(out: &mut String, w: &ArmWitness, mode: &str) {
         "outcome",
         lo,
         format!("{hi:.3} s"),
-        w = WIDTH - 3
+        w = width.saturating_sub(3)
     );
     for (r, is_reject) in rows {
         let outcome = if is_reject { "REJECTED" } else { &r.outcome };
@@ -93,11 +108,10 @@ fn witness(out: &mut String, w: &ArmWitness, mode: &str) {
             r.done_s,
             outcome,
             bar(
-                lo,
-                hi,
-                r.sent_s,
-                r.done_s,
-                if is_reject { 'x' } else { '#' }
+                (lo, hi),
+                (r.sent_s, r.done_s),
+                if is_reject { 'x' } else { '#' },
+                width
             )
         );
     }
@@ -139,16 +153,17 @@ pub(crate) fn replicas(w: &ArmWitness, mode: &str) -> Option<String> {
     ))
 }
 
-/// `[from, to]` drawn across `[lo, hi]` in `WIDTH` columns.
-fn bar(lo: f64, hi: f64, from: f64, to: f64, mark: char) -> String {
+/// `[from, to]` drawn across `[lo, hi]` in `width` columns.
+fn bar((lo, hi): (f64, f64), (from, to): (f64, f64), mark: char, width: usize) -> String {
     let span = (hi - lo).max(1e-9);
+    let last = width.saturating_sub(1);
     let col = |t: f64| {
-        (((t - lo) / span) * (WIDTH - 1) as f64)
+        (((t - lo) / span) * last as f64)
             .round()
-            .clamp(0.0, (WIDTH - 1) as f64) as usize
+            .clamp(0.0, last as f64) as usize
     };
     let (a, b) = (col(from), col(to.min(hi)));
-    (0..WIDTH)
+    (0..width)
         .map(|i| if i >= a && i <= b { mark } else { ' ' })
         .collect()
 }
@@ -204,11 +219,38 @@ mod tests {
 
     #[test]
     fn a_bar_covers_its_interval() {
-        assert_eq!(bar(0.0, 1.0, 0.0, 0.0, '#').trim_end(), "#");
-        let full = bar(0.0, 1.0, 0.0, 1.0, '#');
+        assert_eq!(bar((0.0, 1.0), (0.0, 0.0), '#', WIDTH).trim_end(), "#");
+        let full = bar((0.0, 1.0), (0.0, 1.0), '#', WIDTH);
         assert_eq!(full, "#".repeat(WIDTH));
-        let half = bar(0.0, 1.0, 0.5, 1.0, 'x');
-        assert!(half.starts_with(' ') && half.ends_with('x'));
+        let half = bar((0.0, 1.0), (0.5, 1.0), 'x', 20);
+        assert!(half.starts_with(' ') && half.ends_with('x') && half.len() == 20);
+    }
+
+    /// Folded at 80 columns, a row keeps its timeline whole on its line:
+    /// no `|` left alone on the next.
+    #[test]
+    fn rows_fit_the_columns_they_are_folded_at() {
+        let w = ArmWitness {
+            kind: WitnessKind::Violation,
+            rule: "rule".into(),
+            from_s: 0.0,
+            to_s: 1.5,
+            key: "k".into(),
+            excess: 1,
+            requests: vec![request(0, "admitted"), request(1, "admitted")],
+            reject: None,
+            more_requests: 0,
+        };
+        for (columns, bar) in [(Some(80), 23), (Some(60), NARROWEST), (None, WIDTH)] {
+            assert_eq!(bar_width(columns), bar);
+            let mut out = String::new();
+            witness(&mut out, &w, "local", bar_width(columns));
+            let rows: Vec<&str> = out.lines().filter(|l| l.ends_with('|')).collect();
+            assert_eq!(rows.len(), 2, "{out}");
+            for row in rows {
+                assert_eq!(row.chars().count(), BEFORE_BAR + bar, "{row}");
+            }
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! Terminal lines folded at 80 columns: a line wider than that goes on
-//! over lines indented two more than its own, broken between words (a
-//! word wider than the width — a path, a URL — keeps a line of its own,
-//! whole). `--wide` skips the folding, and so does output to a pipe
-//! unless `COLUMNS` is set ([`width`]).
+//! over lines indented two more than its own, broken between words only
+//! — never inside one at a hyphen (a URL, a path, a key name), and never
+//! between a number and its unit (`5.230 s`) — and a word wider than the
+//! width keeps a line of its own, whole. `--wide` skips the folding, and
+//! so does output to a pipe unless `COLUMNS` is set ([`width`]).
 
 /// The default width of `run`, `attack`, `explain`, `doctor` and `probe`.
 pub(crate) const COLUMNS: usize = 80;
@@ -66,9 +67,39 @@ pub(crate) fn fold(text: &str, width: usize) -> String {
             .initial_indent(&line[..indent])
             .subsequent_indent(&more)
             .break_words(false)
-            .word_separator(textwrap::WordSeparator::AsciiSpace);
-        let folded = textwrap::wrap(&line[indent..], options);
-        out.push_str(&folded.join("\n"));
+            .word_separator(textwrap::WordSeparator::AsciiSpace)
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        let glued = glue_units(&line[indent..]);
+        let folded = textwrap::wrap(&glued, options);
+        out.push_str(&folded.join("\n").replace(GLUE, " "));
+    }
+    out
+}
+
+/// What holds a number and its unit together while a line is folded (a
+/// space the folding does not break at), a space again after.
+const GLUE: char = '\u{a0}';
+
+/// The units a number may be followed by in rlbench's lines.
+const UNITS: &[&str] = &[
+    "s", "ms", "µs", "us", "ns", "min", "h", "MiB", "KiB", "GiB", "B", "%", "x", "ppm",
+];
+
+/// `text` with the space between a number and its unit made a [`GLUE`].
+fn glue_units(text: &str) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            let number = words[i - 1].ends_with(|c: char| c.is_ascii_digit());
+            let unit = w.trim_end_matches([')', ',', ';', ':', '.', ']']);
+            out.push(if number && UNITS.contains(&unit) {
+                GLUE
+            } else {
+                ' '
+            });
+        }
+        out.push_str(w);
     }
     out
 }
@@ -109,6 +140,31 @@ mod tests {
         assert_eq!(lines[0], "report:");
         assert_eq!(lines[1], format!("  {path}"));
         assert_eq!(lines[2], format!("  (file://{path})"));
+    }
+
+    #[test]
+    fn a_url_is_never_split_at_its_hyphens_nor_a_number_from_its_unit() {
+        let url = "http://127.0.0.1:8080/api/rate-limited-endpoint-of-the-payments-service";
+        let line = format!("{} target {url} answered", "word ".repeat(8).trim_end());
+        let folded = fold(&line, 60);
+        assert!(folded.lines().any(|l| l.trim() == url), "{folded}");
+        // "(5.230 s ≤ 6 s)" folded where the number would end a line.
+        for at in 30..50 {
+            let line = format!("{} (5.230 s ≤ 6 s) after", "a".repeat(at));
+            let folded = fold(&line, 40);
+            assert!(
+                folded
+                    .lines()
+                    .all(|l| !l.ends_with("5.230") && !l.ends_with(" 6")),
+                "{folded}"
+            );
+            assert_eq!(folded.replace("\n  ", " ").replace('\n', " "), line);
+        }
+        // Not a unit: folded as any word.
+        assert_eq!(
+            glue_units("3 keys, 2 s, 10 ms."),
+            "3 keys, 2\u{a0}s, 10\u{a0}ms."
+        );
     }
 
     #[test]

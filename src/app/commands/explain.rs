@@ -115,7 +115,13 @@ pub(super) fn execute(
     ending::emit(
         out,
         format,
-        &crate::report::fold::for_stdout(&crate::report::explain::render(&arms), wide),
+        &crate::report::fold::for_stdout(
+            &crate::report::explain::render(
+                &arms,
+                crate::report::explain::bar_width(crate::report::fold::width(wide)),
+            ),
+            wide,
+        ),
         &serde_json::json!({ "arms": arms }),
     )?;
     Ok(Ending::passed())
