@@ -71,19 +71,25 @@ pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
 /// declared is the likelier mistake (or several limiters count apart).
 pub(crate) fn other_policy(a: &ArmSummary) -> Option<String> {
     let f = a.policy_fit.as_ref()?;
-    let apart = if f.rate_ratio >= 1.5 {
+    // Never more limiters than the arm sent to (its URLs or replicas).
+    let apart = (f.rate_ratio.round() as usize).min(a.replicas);
+    let apart = if f.rate_ratio >= 1.5 && apart >= 2 {
         format!(
-            " — or {} limiters count apart, each keeping the declared one (a fake global limit)",
-            f.rate_ratio.round()
+            "; or {apart} limiters count apart (the arm sent to {}), each keeping the declared \
+             one: a fake global limit",
+            a.replicas
         )
     } else {
         String::new()
     };
+    // The declared policy is the intent: the bug first, then the other
+    // reading, and what makes the gate pass under each.
     Some(format!(
         "its answers fit {} ({:.2}× the declared rate) with no definite violation and no false \
-         reject on its {} busiest keys ({} requests): is that the limiter's policy rather than \
-         the declared {}? `rlbench probe URL` finds the limiter's own from outside; this one \
-         is --policy '{}'{apart}",
+         reject on its {} busiest keys ({} requests). Either the limiter does not keep the \
+         declared {} (a bug to fix: the gate holds it to the declared policy){apart}; or it \
+         was meant to keep this one, and declaring it (--policy '{}') makes the gate pass — \
+         `rlbench probe URL` finds the limiter's own from outside",
         f.policy_text, f.rate_ratio, f.keys, f.requests, a.policy_text, f.inline
     ))
 }
@@ -238,12 +244,27 @@ mod tests {
         assert!(hint.contains("its 3 busiest keys (300 requests)"), "{hint}");
         assert!(hint.contains("rlbench probe URL"), "{hint}");
         assert!(!hint.contains("count apart"), "{hint}");
+        // The bug first, then declaring the fit makes the gate pass.
+        let bug = hint.find("does not keep the declared").unwrap();
+        let declare = hint.find("declaring it (--policy").unwrap();
+        assert!(bug < declare, "{hint}");
         // Three times the declared rate: several limiters counting apart
-        // would do that too.
+        // would do that too — never more of them than the arm sent to.
         a.policy_fit.as_mut().unwrap().rate_ratio = 2.96;
-        assert!(sentence(&a).unwrap().ends_with(
-            "or 3 limiters count apart, each keeping the declared one (a fake global limit)"
-        ));
+        a.replicas = 3;
+        let hint = sentence(&a).unwrap();
+        assert!(
+            hint.contains(
+                "or 3 limiters count apart (the arm sent to 3), each keeping the declared one"
+            ),
+            "{hint}"
+        );
+        a.replicas = 2;
+        assert!(sentence(&a)
+            .unwrap()
+            .contains("or 2 limiters count apart (the arm sent to 2)"));
+        a.replicas = 1;
+        assert!(!sentence(&a).unwrap().contains("count apart"));
     }
 
     #[test]

@@ -148,7 +148,7 @@ http {{
         .unwrap_or_else(|| panic!("no word on the setup: {said}"));
     assert!(
         line.contains("its answers fit token_bucket")
-            && line.contains("rather than the declared sliding_log: 10 per 1s")
+            && line.contains("does not keep the declared sliding_log: 10 per 1s")
             && line.contains("rlbench probe URL"),
         "{line}"
     );

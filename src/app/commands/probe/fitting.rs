@@ -106,10 +106,23 @@ impl Fitting {
             pr.tally.sent
         ))?;
         let Some(tried) = self.judged else {
-            pr.say(
+            // Nothing both admitted and limited: say which of the two.
+            let limited = events
+                .iter()
+                .filter(|e| e.outcome == crate::events::Outcome::Rejected)
+                .count();
+            pr.say(&if limited == 0 {
                 "the fresh caller was not limited: nothing to fit (the limit moved during the \
-                 probe?)",
-            )?;
+                 probe?)"
+                    .to_string()
+            } else {
+                format!(
+                    "the fresh caller got {limited} limited answers of {} and none \
+                     admitted: nothing to fit (a limiter refusing a caller whole — an empty key, \
+                     a ban — keeps no rate the probe can find)",
+                    events.len()
+                )
+            })?;
             return Err(Stop::Concluded(Outcome {
                 exit: Exit::GateFailed,
                 error: Some("the probe found no policy to fit".into()),
