@@ -278,6 +278,25 @@ fn haproxy_counting_rejects_is_found_and_its_starter_passes_twice() {
             text(&run.stdout)
         );
     }
+    // The same starter against a pair of HAProxy processes counting
+    // apart, round robin: its load (1.5 times the limit per key) catches
+    // them, where one a little under the limit never did.
+    let other = start(Limiter::Haproxy, logs.path());
+    let starter = std::fs::read_to_string(dir.path().join("starter.toml")).unwrap();
+    let pair = starter.replace(
+        &format!("urls = [\"{url}\"]"),
+        &format!(
+            "urls = [\"{url}\", \"http://127.0.0.1:{}/limited\"]",
+            other.port
+        ),
+    );
+    assert_ne!(pair, starter, "{starter}");
+    std::fs::write(dir.path().join("pair.toml"), &pair).unwrap();
+    let run = rlbench(&["run", "pair.toml", "--duration", "5s"], dir.path());
+    let said = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{pair}\n{said}");
+    assert!(said.contains("gate: FAILED"), "{said}");
+    assert!(said.contains("definite_violations"), "{said}");
 }
 
 /// PyPI `limits`' fixed window is anchored at the key's first hit: the
