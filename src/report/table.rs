@@ -252,6 +252,24 @@ mod tests {
             expected(a).unwrap(),
             "expected correct, but not (at least 2.44x, 578 admits proven past the policy)"
         );
+        // Nothing admitted past the policy, but refusals it allows (a
+        // limiter stricter than its policy): said, never "and nothing".
+        a.expect[0].passed = true;
+        let c = a.correctness.as_mut().unwrap();
+        c.definite_violations = 0;
+        c.false_rejects = 12;
+        let line = expected(a).unwrap();
+        assert!(
+            line.starts_with(
+                "expected correct: nothing is proven past the policy, but it refused 12 \
+                 requests the policy allows"
+            ),
+            "{line}"
+        );
+        let c = a.correctness.as_mut().unwrap();
+        c.definite_violations = 578;
+        c.false_rejects = 0;
+        a.expect[0].passed = false;
         let failure = format!("{}: definite_violations 578 > max 0", a.name);
         s.gate.passed = false;
         s.gate.failures = vec![failure.clone()];

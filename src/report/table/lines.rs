@@ -111,7 +111,16 @@ pub(crate) fn expected(a: &ArmSummary) -> Option<String> {
         });
     }
     let correct = correct.first()?;
-    Some(if correct.passed && c.definite_violations == 0 {
+    Some(if correct.passed && c.definite_violations == 0 && c.false_rejects > 0 {
+        // Stricter than its policy (a TTL refreshed on every request):
+        // nothing admitted past it, but refusals it does not allow.
+        format!(
+            "expected correct: nothing is proven past the policy, but it refused {} \
+             requests the policy allows{}",
+            c.false_rejects,
+            stuck_keys(c)
+        )
+    } else if correct.passed && c.definite_violations == 0 {
         "expected correct, and nothing is proven past the policy".to_string()
     } else if correct.passed {
         format!(
@@ -121,6 +130,25 @@ pub(crate) fn expected(a: &ArmSummary) -> Option<String> {
     } else {
         format!("expected correct, but not ({proven})")
     })
+}
+
+/// The keys of the false rejects kept as witnesses, at most three:
+/// " (among them keys customer-0001, customer-0003)".
+fn stuck_keys(c: &crate::store::summary::Correctness) -> String {
+    let mut keys: Vec<&str> = c
+        .witnesses
+        .iter()
+        .filter(|w| w.kind == crate::store::summary::WitnessKind::FalseReject)
+        .map(|w| w.key.as_str())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.truncate(3);
+    match keys.len() {
+        0 => String::new(),
+        1 => format!(" (among them key {})", keys[0]),
+        _ => format!(" (among them keys {})", keys.join(", ")),
+    }
 }
 
 /// The run's gate in one closing line: met, or how many expectations of
