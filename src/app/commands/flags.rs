@@ -129,6 +129,7 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::commands::probe::Pro
         template,
         key_headers: args.key_header.clone(),
         declared,
+        declared_text: args.policy.clone(),
         max_requests: args.max_requests,
         max_time: args.max_time,
         timeout: args.timeout,

@@ -111,25 +111,27 @@ pub(crate) fn expected(a: &ArmSummary) -> Option<String> {
         });
     }
     let correct = correct.first()?;
-    Some(if correct.passed && c.definite_violations == 0 && c.false_rejects > 0 {
-        // Stricter than its policy (a TTL refreshed on every request):
-        // nothing admitted past it, but refusals it does not allow.
-        format!(
-            "expected correct: nothing is proven past the policy, but it refused {} \
+    Some(
+        if correct.passed && c.definite_violations == 0 && c.false_rejects > 0 {
+            // Stricter than its policy (a TTL refreshed on every request):
+            // nothing admitted past it, but refusals it does not allow.
+            format!(
+                "expected correct: nothing is proven past the policy, but it refused {} \
              requests the policy allows{}",
-            c.false_rejects,
-            stuck_keys(c)
-        )
-    } else if correct.passed && c.definite_violations == 0 {
-        "expected correct, and nothing is proven past the policy".to_string()
-    } else if correct.passed {
-        format!(
-            "expected at most {} proven, and within it ({proven})",
-            correct.bound
-        )
-    } else {
-        format!("expected correct, but not ({proven})")
-    })
+                c.false_rejects,
+                stuck_keys(c)
+            )
+        } else if correct.passed && c.definite_violations == 0 {
+            "expected correct, and nothing is proven past the policy".to_string()
+        } else if correct.passed {
+            format!(
+                "expected at most {} proven, and within it ({proven})",
+                correct.bound
+            )
+        } else {
+            format!("expected correct, but not ({proven})")
+        },
+    )
 }
 
 /// The keys of the false rejects kept as witnesses, at most three:

@@ -171,7 +171,7 @@ pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
 
 /// `--policy` (a `[policy]` table on one line) as the table's lines,
 /// checked as a policy first.
-fn policy_lines(text: &str) -> Result<String, Error> {
+pub(crate) fn policy_lines(text: &str) -> Result<String, Error> {
     crate::scenario::inline_policy(text).map_err(|e| Error::input(e.to_string()))?;
     let table: toml::Table = toml::from_str(&format!("p = {{ {text} }}"))
         .map_err(|e| Error::input(format!("--policy: {e}")))?;

@@ -18,6 +18,8 @@ pub(crate) struct Probe {
     pub key_headers: Vec<HeaderName>,
     /// The policy the user believes in (`--policy`), judged beside the fit.
     pub declared: Option<(Policy, PolicyTiming)>,
+    /// The same as given: the starter declares it (the intent), not the fit.
+    pub declared_text: Option<String>,
     pub max_requests: u64,
     pub max_time: Duration,
     pub timeout: Duration,

@@ -187,6 +187,16 @@ fn declared(pr: &mut Probing<'_>, f: &Findings<'_>, obs: &[Obs]) -> Result<Optio
     ))?;
     // The slowest rate of the fits replaying as well as the likeliest.
     let as_good = as_good_as_best(&f.fits, &f.trace.events, f.trace.epoch_offset);
+    if let Some(found) = fit::loosest(&as_good) {
+        pr.say(&format!(
+            "how the limiter differs from your policy: it keeps {} where you declared {} \
+             ({:.3} a second against {:.3} over the long run)",
+            found.candidate.describe(),
+            c.describe(),
+            per_second(&found.candidate),
+            per_second(&c)
+        ))?;
+    }
     if let Some((found, _)) = rate_range(as_good.iter().copied()) {
         let theirs = per_second(&fit::Candidate {
             policy: policy.clone(),
@@ -238,6 +248,7 @@ fn best(pr: &mut Probing<'_>, f: &Findings<'_>) -> Result<(), Error> {
             .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
             .collect(),
         force: p.force,
+        declared: p.declared_text.clone(),
     };
     let written = starter::starter(
         &request,

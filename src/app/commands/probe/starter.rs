@@ -64,6 +64,9 @@ pub(super) struct Request {
     pub headers: Vec<(String, String)>,
     /// Overwrite the file (`--force`).
     pub force: bool,
+    /// The policy the user declared (`--policy`): the intent, which the
+    /// starter declares in place of what was found.
+    pub declared: Option<String>,
 }
 
 /// Writes the starter scenario with the key and the best fit.
@@ -80,17 +83,26 @@ pub(super) fn starter(
     // The slack is the clock's resolution plus how far apart the
     // deciders' clocks may be; the probe cannot see either, so the starter
     // names the keys with the defaults a run takes (docs/verifier.md).
-    let policy = format!(
-        "# rlbench probe found it on {probed_s:.0} s of probing: {}\n\
+    let policy = match &p.declared {
+        Some(text) => format!(
+            "# the policy you declared (--policy): the run holds the limiter to it.\n\
+             # rlbench probe found the limiter keeping, on {probed_s:.0} s of probing:\n\
+             # {}\n{}",
+            best.describe(),
+            crate::app::commands::init::policy_lines(text)?
+        ),
+        None => format!(
+            "# rlbench probe found it on {probed_s:.0} s of probing: {}\n\
          # (the loosest policy that explains every decision: when in doubt, the weaker\n\
          # bound. It is what the limiter does today, bugs included: declare the policy\n\
          # you intend instead to hold the limiter to it.)\n{}\
          # clock_resolution = \"1ms\"  # its clock's coarsest step (\"1s\": whole seconds)\n\
          # clock_skew = \"10ms\"       # how far apart its deciders' clocks may be \
          (\"0s\": one process)\n",
-        best.describe(),
-        best.lines()
-    );
+            best.describe(),
+            best.lines()
+        ),
+    };
     crate::app::commands::init::init(&crate::app::commands::init::Init {
         name: &to.name,
         target: Some(&p.urls[0]),
@@ -112,4 +124,54 @@ pub(super) fn starter(
             headers: p.headers.clone(),
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reference_api::Policy;
+
+    /// With `--policy`, the starter declares the intent (and says what
+    /// was found); without, the loosest fit, said to be today's behaviour.
+    #[test]
+    fn the_starter_declares_the_intent_when_one_was_given() {
+        let found = fit::Candidate {
+            policy: Policy::SlidingLog {
+                limit: 11,
+                window_us: 2_000_000,
+            },
+            count_rejected: false,
+            chunked: false,
+        };
+        let key = keys::Candidate::Header(hyper::header::HeaderName::from_static("x-key"));
+        for declared in [None, Some(r#"algorithm = "sliding_log", limit = 10, window = "2s""#)] {
+            let dir = tempfile::tempdir().unwrap();
+            let to = crate::app::commands::init::Destination::parse(
+                &format!("{}/starter", dir.path().display()),
+                false,
+            )
+            .unwrap();
+            let request = Request {
+                urls: vec!["http://127.0.0.1:8080/x".into()],
+                method: "GET".into(),
+                headers: Vec::new(),
+                force: false,
+                declared: declared.map(str::to_string),
+            };
+            let path = starter(&request, &to, Some(&key), &found, None, 30.0, &[429]).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let s = crate::scenario::read(&path).unwrap();
+            match declared {
+                Some(_) => {
+                    assert!(text.contains("# the policy you declared (--policy)"), "{text}");
+                    assert!(text.contains("# sliding_log: 11 per 2s"), "{text}");
+                    assert_eq!(s.policy.quota(), (10, 2_000_000));
+                }
+                None => {
+                    assert!(text.contains("bugs included"), "{text}");
+                    assert_eq!(s.policy.quota(), (11, 2_000_000));
+                }
+            }
+        }
+    }
 }
