@@ -144,7 +144,10 @@ mod tests {
             chunked: false,
         };
         let key = keys::Candidate::Header(hyper::header::HeaderName::from_static("x-key"));
-        for declared in [None, Some(r#"algorithm = "sliding_log", limit = 10, window = "2s""#)] {
+        for declared in [
+            None,
+            Some(r#"algorithm = "sliding_log", limit = 10, window = "2s""#),
+        ] {
             let dir = tempfile::tempdir().unwrap();
             let to = crate::app::commands::init::Destination::parse(
                 &format!("{}/starter", dir.path().display()),
@@ -163,7 +166,10 @@ mod tests {
             let s = crate::scenario::read(&path).unwrap();
             match declared {
                 Some(_) => {
-                    assert!(text.contains("# the policy you declared (--policy)"), "{text}");
+                    assert!(
+                        text.contains("# the policy you declared (--policy)"),
+                        "{text}"
+                    );
                     assert!(text.contains("# sliding_log: 11 per 2s"), "{text}");
                     assert_eq!(s.policy.quota(), (10, 2_000_000));
                 }
