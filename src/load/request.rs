@@ -44,6 +44,12 @@ pub(crate) struct Template {
     /// (`[load] spoof`: each principal's token or address beside a
     /// forged key).
     pub beside: Vec<Beside>,
+    /// Appended to each key on the wire (`customer-0003-1a2b3c`), fresh
+    /// for each run and arm against a limiter rlbench did not start: what
+    /// it remembers of earlier runs and arms is never this arm's keys.
+    /// The trace and the reports keep the key's own name. Not for keys
+    /// sent as something else (`wire`: a JWT, an address).
+    pub key_tag: Option<Arc<str>>,
 }
 
 /// A header sent with a value of each key's own: `name: prefix value`.
@@ -118,6 +124,7 @@ impl Template {
             http: Http::H1,
             keep_alive: true,
             beside: Vec::new(),
+            key_tag: None,
         }
     }
 
@@ -184,7 +191,13 @@ pub(super) struct Head {
     pub(super) head_only: bool,
     wire: Option<Arc<HashMap<String, String>>>,
     beside: Vec<Arc<HashMap<String, String>>>,
+    /// [`Template::key_tag`].
+    tag: Option<Arc<str>>,
 }
+
+/// Keys this long and their tag are joined on the stack; longer ones go
+/// untagged (key names are `customer-0003`, `customer-0003~0001`).
+const JOINED: usize = 128;
 
 /// Methods whose requests usually carry a body: sent with
 /// `content-length: 0`, as servers that insist on a length expect.
@@ -290,6 +303,7 @@ impl Head {
             head_only: template.method == Method::HEAD,
             wire: template.wire.clone(),
             beside: template.beside.iter().map(|b| b.values.clone()).collect(),
+            tag: template.key_tag.clone(),
         })
     }
 
@@ -297,12 +311,14 @@ impl Head {
     /// into `out` (cleared first); false when it cannot be sent there (a
     /// key that is no header value).
     pub(super) fn write(&self, key: &str, out: &mut Vec<u8>) -> bool {
-        let value = match &self.wire {
-            Some(wire) => match wire.get(key) {
+        let mut joined = [0u8; JOINED];
+        let value = match (&self.wire, &self.tag) {
+            (Some(wire), _) => match wire.get(key) {
                 Some(v) => v.as_str(),
                 None => return false,
             },
-            None => key,
+            (None, Some(tag)) => tagged(key, tag, &mut joined),
+            (None, None) => key,
         };
         out.clear();
         for piece in &self.head {
@@ -333,6 +349,35 @@ impl Head {
         }
         true
     }
+}
+
+/// The tag of one run's arm ([`Template::key_tag`]): six hex digits of a
+/// digest of both, the same wherever it is computed (a controller and its
+/// agents send the same keys).
+pub(crate) fn key_tag(run_id: &str, arm: &str) -> Arc<str> {
+    use sha2::Digest;
+    let digest = sha2::Sha256::new()
+        .chain_update(run_id.as_bytes())
+        .chain_update([0u8])
+        .chain_update(arm.as_bytes())
+        .finalize();
+    digest[..3]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
+        .into()
+}
+
+/// `key-tag`, written into `buf` (the key alone when they do not fit).
+fn tagged<'a>(key: &'a str, tag: &str, buf: &'a mut [u8; JOINED]) -> &'a str {
+    let n = key.len() + 1 + tag.len();
+    if n > JOINED {
+        return key;
+    }
+    buf[..key.len()].copy_from_slice(key.as_bytes());
+    buf[key.len()] = b'-';
+    buf[key.len() + 1..n].copy_from_slice(tag.as_bytes());
+    std::str::from_utf8(&buf[..n]).unwrap_or(key)
 }
 
 /// One piece of a request into `out`.
@@ -398,6 +443,43 @@ mod tests {
         let mut out = Vec::new();
         head.write(key, &mut out)
             .then(|| String::from_utf8(out).unwrap())
+    }
+
+    /// A run's arm sends its keys tagged, wherever the key goes; a key
+    /// sent as something else (a JWT, an address) is not; the tag is the
+    /// same for the same run and arm, and another for another.
+    #[test]
+    fn a_tagged_key_is_fresh_on_the_wire_and_named_as_ever() {
+        let mut t = Template::new(Method::GET, Some(HeaderName::from_static("x-customer-id")));
+        let tag = key_tag("rlbench-1-2", "api");
+        assert_eq!(tag.len(), 6);
+        assert_eq!(tag, key_tag("rlbench-1-2", "api"));
+        assert_ne!(tag, key_tag("rlbench-1-2", "api2"));
+        assert_ne!(tag, key_tag("rlbench-1-3", "api"));
+        t.key_tag = Some(tag.clone());
+        let header = written(&t, "http://127.0.0.1:1/x", "customer-7").unwrap();
+        assert!(
+            header.contains(&format!("x-customer-id: customer-7-{tag}\r\n")),
+            "{header}"
+        );
+        t.key_place = KeyPlace::Query("api_key".into());
+        let query = written(&t, "http://127.0.0.1:1/x", "customer-7").unwrap();
+        assert!(
+            query.starts_with(&format!("GET /x?api_key=customer-7-{tag} ")),
+            "{query}"
+        );
+        // Too long to join on the stack: sent as it is.
+        let long = "k".repeat(JOINED);
+        assert!(written(&t, "http://127.0.0.1:1/x", &long)
+            .unwrap()
+            .contains(&long));
+        // Sent as something else: untouched.
+        t.key_place = KeyPlace::Header;
+        t.wire = Some(Arc::new(
+            [("customer-7".to_string(), "token".to_string())].into(),
+        ));
+        let minted = written(&t, "http://127.0.0.1:1/x", "customer-7").unwrap();
+        assert!(minted.contains("x-customer-id: token\r\n"), "{minted}");
     }
 
     #[test]

@@ -92,10 +92,15 @@ pub(crate) fn from_scenario(
     arm: &Arm,
     run_id: &str,
 ) -> Result<ArmSpec, Error> {
-    let (stack, targets, template) = match &scenario.external {
+    let (stack, targets, mut template) = match &scenario.external {
         Some(external) => external_request(scenario, arm, &external.template)?,
         None => reference_stack(scenario, arm, run_id)?,
     };
+    if scenario.external.is_some() {
+        // Fresh key values for each run and arm of a limiter rlbench did
+        // not start: none of what it remembers is this arm's.
+        template.key_tag = Some(crate::load::request::key_tag(run_id, &arm.name));
+    }
     let probes = scenario.checks.retry_after_probes.min(scenario.load.keys) as usize;
     Ok(ArmSpec {
         name: arm.name.clone(),

@@ -129,6 +129,8 @@ fn external(src: &Source, raw: &Spanned<RawTarget>) -> Result<ExternalTarget> {
             http: request::http(src, t)?,
             keep_alive: request::keep_alive(src, t)?,
             beside: Vec::new(),
+            // Set per run and arm (`plan`).
+            key_tag: None,
         },
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
         allow_remote,

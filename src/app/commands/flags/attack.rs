@@ -94,6 +94,15 @@ fn request(args: &AttackArgs) -> Result<Template, Error> {
         http: args.http.into(),
         keep_alive: !args.disable_keepalive,
         beside: Vec::new(),
+        // Fresh keys for each attack: nothing the limiter remembers.
+        key_tag: Some(crate::load::request::key_tag(
+            &format!(
+                "{}-{:?}",
+                std::process::id(),
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)
+            ),
+            "attack",
+        )),
     };
     let (mut template, key) = match &args.key_in {
         Some(text) => crate::scenario::inline_key(text, template, args.keys)
