@@ -139,7 +139,7 @@ fn same_rate(a: f64, b: f64) -> bool {
 
 /// How many admits a candidate lets through at once from rest: a
 /// window's limit, a bucket's capacity, GCRA's burst.
-fn burst(c: &Candidate) -> u64 {
+pub(crate) fn burst(c: &Candidate) -> u64 {
     match c.policy {
         Policy::SlidingLog { limit, .. }
         | Policy::FixedWindow { limit, .. }

@@ -5,7 +5,7 @@
 //! much, one faster refusing what it allows — a bisection on the rate,
 //! each step proven by the verifier.
 
-use super::grid::{admits_per_second, disagreement, TOLD_APART};
+use super::grid::{admits_per_second, as_good_as_best, disagreement, TOLD_APART};
 use crate::analyze::fit;
 use crate::events::Event;
 use std::time::Duration;
@@ -126,4 +126,38 @@ impl Bisection {
             self.refused_at = Some(self.refused_at.map_or(rate, |r: f64| r.min(rate)));
         }
     }
+}
+
+/// When the fits replaying as well as the likeliest still differ in their
+/// bursts (a bucket of 10, 11 or 12 given 5 a second: a chunk landing
+/// inside a burst hides which), one round that tells them apart: a rest
+/// long enough for the largest to fill whole (its burst at its rate, and
+/// a second more), then a burst of a few more requests than it holds,
+/// sent fast enough that little refills meanwhile. The limiter's own then
+/// refuses where a larger one would not: a false reject, proven.
+pub(super) fn fill_round(
+    judged: Option<&[fit::Tried]>,
+    events: &[Event],
+    epoch_offset: i64,
+) -> Option<Round> {
+    let fits = as_good_as_best(&fit::fits(judged?), events, epoch_offset);
+    let bursts: Vec<u64> = fits.iter().map(|t| fit::burst(&t.candidate)).collect();
+    let (least, most) = (*bursts.iter().min()?, *bursts.iter().max()?);
+    if least == most {
+        return None;
+    }
+    let fill_s = fits
+        .iter()
+        .map(|t| fit::burst(&t.candidate) as f64 / fit::long_run_rate(&t.candidate).max(0.01))
+        .fold(0.0, f64::max)
+        + 1.0;
+    let fastest = fits
+        .iter()
+        .map(|t| fit::long_run_rate(&t.candidate))
+        .fold(0.0, f64::max);
+    Some(Round {
+        wait: Duration::from_secs_f64(fill_s.min(10.0)),
+        rate: (20.0 * fastest).clamp(50.0, 1_000.0),
+        count: most + 3,
+    })
 }

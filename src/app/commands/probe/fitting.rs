@@ -3,7 +3,7 @@
 //! the grid judged again on the whole trace after every round.
 
 use super::asked::{interrupted, Outcome};
-use super::bisect::Bisection;
+use super::bisect::{fill_round, Bisection};
 use super::find_key::Keyed;
 use super::grid::{judge, observations_of, options};
 use super::keys;
@@ -155,9 +155,20 @@ pub(super) async fn fit(
     let burst = (scaled.sent.admitted() + 10).min(keyed.rate as u64);
     let rest = Duration::from_secs_f64(saturate / 2.0);
     let mut steps = Bisection::new(rest, keyed.rate, burst);
+    let mut filled = false;
     while !pr.interrupt.fired() && f.judged.is_some() {
-        let Some(round) = steps.next(f.judged.as_deref(), &f.events, f.epoch_offset) else {
-            break;
+        // The bisection's rounds, then once a burst from a full bucket
+        // when the fits left differ in their bursts.
+        let (round, fill) = match steps.next(f.judged.as_deref(), &f.events, f.epoch_offset) {
+            Some(round) => (round, false),
+            None if !filled => {
+                filled = true;
+                match fill_round(f.judged.as_deref(), &f.events, f.epoch_offset) {
+                    Some(round) => (round, true),
+                    None => break,
+                }
+            }
+            None => break,
         };
         let (wait, rate, count) = (round.wait, round.rate, round.count);
         let need = wait + Duration::from_secs_f64(count as f64 / rate) + pr.p.timeout;
@@ -175,7 +186,9 @@ pub(super) async fn fit(
             wait.as_secs_f64(),
             s.limited()
         ))?;
-        steps.heard(rate, &s.events);
+        if !fill {
+            steps.heard(rate, &s.events);
+        }
         f.events.extend(s.events);
         f.rejudge(pr.p.timeout);
     }
