@@ -71,6 +71,11 @@ pub(crate) struct AttackArgs {
     /// its set-up and TLS handshake counted in its latency (oha's name).
     #[arg(long)]
     pub disable_keepalive: bool,
+    /// Send the keys by the same names as every attack before (by default
+    /// each attack tags them on the wire, customer-0003-1a2b3c: nothing
+    /// the limiter remembers is this attack's).
+    #[arg(long)]
+    pub same_keys: bool,
     /// A request body (with POST, PUT, PATCH): the text given.
     #[arg(long, value_name = "TEXT", conflicts_with = "body_file")]
     pub body: Option<String>,

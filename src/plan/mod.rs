@@ -96,7 +96,7 @@ pub(crate) fn from_scenario(
         Some(external) => external_request(scenario, arm, &external.template)?,
         None => reference_stack(scenario, arm, run_id)?,
     };
-    if scenario.external.is_some() {
+    if scenario.external.as_ref().is_some_and(|e| e.fresh_keys) {
         // Fresh key values for each run and arm of a limiter rlbench did
         // not start: none of what it remembers is this arm's.
         template.key_tag = Some(crate::load::request::key_tag(run_id, &arm.name));

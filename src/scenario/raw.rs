@@ -55,6 +55,8 @@ pub(super) struct RawTarget {
     pub key_template: Option<Spanned<String>>,
     pub limited_status: Option<Spanned<Vec<Spanned<i64>>>>,
     pub one_clock: Option<Spanned<bool>>,
+    /// Fresh key values each run and arm (default true).
+    pub fresh_keys: Option<Spanned<bool>>,
     pub wall_clock: Option<Spanned<String>>,
     pub allow_remote: Option<Spanned<bool>>,
     /// `https://` targets: authorities to trust (PEM), a client

@@ -507,39 +507,41 @@ fn attack_with_a_policy_judges_the_answers() {
     let dir = tempfile::tempdir().unwrap();
     let (serve, url) = serve_replica(dir.path());
     // The replica allows 5 per hour per key (a fixed window).
-    let attack = |policy: &str, out: &str, code: i32| {
+    let attack = |policy: &str, out: &str, code: i32, same: bool| {
         let out = dir.path().join(out);
-        let o = rlbench(
-            &[
-                "attack",
-                &url,
-                "-m",
-                "POST",
-                "--key-header",
-                "X-Customer-Id",
-                "--keys",
-                "2",
-                "--rate",
-                "100",
-                "-d",
-                "1s",
-                "-q",
-                "--policy",
-                policy,
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            dir.path(),
-        );
+        let mut args = vec![
+            "attack",
+            &url,
+            "-m",
+            "POST",
+            "--key-header",
+            "X-Customer-Id",
+            "--keys",
+            "2",
+            "--rate",
+            "100",
+            "-d",
+            "1s",
+            "-q",
+            "--policy",
+            policy,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if same {
+            args.push("--same-keys");
+        }
+        let o = rlbench(&args, dir.path());
         assert_eq!(o.status.code(), Some(code), "{}", text(&o.stderr));
         summary(&out)["arms"][0].clone()
     };
-    // Both attacks use the same two keys, so the first one uses them up.
     // Under --policy the gate is "no definite violation", as in `run`.
+    // Both by the same key names (--same-keys): the first uses them up.
     let wrong = attack(
         r#"algorithm = "sliding_log", limit = 2, window = "1h""#,
         "wrong",
         1,
+        true,
     );
     // (One replica on this host: it may declare its skew, and the policy
     // line says what the slack is made of.)
@@ -547,6 +549,14 @@ fn attack_with_a_policy_judges_the_answers() {
         r#"algorithm = "fixed_window", limit = 5, window = "1h", clock_skew = "2ms""#,
         "right",
         0,
+        true,
+    );
+    // By default an attack's keys are fresh on the wire: admitted again.
+    let fresh = attack(
+        r#"algorithm = "fixed_window", limit = 5, window = "1h""#,
+        "fresh",
+        0,
+        false,
     );
     drop(serve);
     // The replica admitted 5 per key; a policy of 2 proves 3 per key too many.
@@ -561,6 +571,9 @@ fn attack_with_a_policy_judges_the_answers() {
     // wrong — but this one holds state from before the trace, and rejects
     // within one window of the start are not judged: no false rejects.
     assert_eq!(right["requests"]["admitted"].as_u64(), Some(0), "{right}");
+    // The third sends fresh keys (a tag of its own on the wire): keys the
+    // replica never saw, though named customer-0000 and customer-0001.
+    assert_eq!(fresh["requests"]["admitted"].as_u64(), Some(10), "{fresh}");
     assert_eq!(right["correctness"]["definite_violations"], 0, "{right}");
     assert_eq!(right["correctness"]["false_rejects"], 0, "{right}");
     assert!(right["policy_text"]

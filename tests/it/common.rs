@@ -299,3 +299,13 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// `scenario` sending its keys by the same names every run (`[target]
+/// fresh_keys = false`): a second run meets the state the first left.
+pub(crate) fn with_same_keys(scenario: &str) -> String {
+    assert!(
+        scenario.contains("\n[target]\n"),
+        "no [target] table:\n{scenario}"
+    );
+    scenario.replacen("\n[target]\n", "\n[target]\nfresh_keys = false\n", 1)
+}

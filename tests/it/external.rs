@@ -177,8 +177,10 @@ fn nginx_one_zone_is_exact_two_zones_are_a_fake_global_and_delay_admits_the_same
 /// its own: the second starts as soon as the first has sent its last
 /// request (its arm record is written after the load and the Retry-After
 /// probes), while the first still renders its report — so the target
-/// still holds the first run's state.
+/// still holds the first run's state: both send the keys by the same
+/// names ([`common::with_same_keys`]).
 fn back_to_back(scenario: &str, arm_name: &str) -> [(tempfile::TempDir, std::process::Output); 2] {
+    let scenario = &common::with_same_keys(scenario);
     let first_dir = tempfile::tempdir().unwrap();
     let path = common::write(first_dir.path(), "s.toml", scenario);
     let args = [

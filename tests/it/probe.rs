@@ -178,6 +178,40 @@ fn a_bucket_refilled_in_chunks_is_found_and_its_starter_passes_twice() {
     );
 }
 
+/// Two bucket servers sharing their buckets on one Redis (each reading
+/// its own clock: one limiter on two processes), probed through both
+/// URLs: the starter keeps both, round robin as the probe sent them, and
+/// the shared limiter passes it.
+#[test]
+fn a_probe_of_two_urls_writes_a_starter_with_both() {
+    let (_rt, _redis, redis_url) = crate::chunked_bucket::redis();
+    let logs = tempfile::tempdir().unwrap();
+    let servers = [
+        start(Limiter::StripeAppClock(redis_url, 0), logs.path()),
+        start(Limiter::StripeAppClock(redis_url, 0), logs.path()),
+    ];
+    let urls: Vec<String> = servers
+        .iter()
+        .map(|s| format!("http://127.0.0.1:{}/limited", s.port))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (out, stdout) = probe(dir.path(), &[&urls[0], &urls[1], "--write", "pair"]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let starter = std::fs::read_to_string(dir.path().join("pair.toml")).unwrap();
+    assert!(
+        starter.contains(&format!("urls = [\"{}\", \"{}\"]", urls[0], urls[1])),
+        "{starter}"
+    );
+    assert!(starter.contains("fanout = \"round_robin\""), "{starter}");
+    let run = rlbench(&["run", "pair.toml", "--duration", "5s"], dir.path());
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{starter}\n{}",
+        text(&run.stdout)
+    );
+}
+
 /// nginx keyed on a query parameter (`$arg_api_key`) and on the path
 /// (`$uri`, every `/api/…` its own caller): each found by the candidate
 /// fresh in its place (the parameter's value, the path's last segment),

@@ -357,8 +357,10 @@ pub(crate) fn run(scenario: &str, arm_name: &str) -> Run {
 /// Two runs of `arm_name`, back to back: the second starts as soon as the
 /// first has sent its last request (its arm record is written after the
 /// load and the Retry-After probes), while the first still renders its
-/// report — so the limiter still holds the first run's admits.
+/// report — so the limiter still holds the first run's admits: both send
+/// the keys by the same names ([`common::with_same_keys`]).
 fn back_to_back(scenario: &str, arm_name: &str) -> [Run; 2] {
+    let scenario = &common::with_same_keys(scenario);
     let dir = tempfile::tempdir().unwrap();
     let path = common::write(dir.path(), "s.toml", scenario);
     let mut first = Running(Some(common::spawn(

@@ -22,6 +22,11 @@ pub(crate) struct ExternalTarget {
     /// `[target] ca`, `cert`, `key`, `insecure`: how `https://` URLs are
     /// reached (paths relative to the scenario file's folder).
     pub tls: crate::load::tls::TlsSpec,
+    /// `[target] fresh_keys` (default true): each run and arm tags its
+    /// keys on the wire ([`crate::load::request::Template::key_tag`]);
+    /// false sends the same names every run, to see what the limiter
+    /// remembers.
+    pub fresh_keys: bool,
 }
 
 impl ExternalTarget {
@@ -36,6 +41,7 @@ impl ExternalTarget {
             wall_clock_here: false,
             allow_remote: false,
             tls: Default::default(),
+            fresh_keys: true,
         }
     }
 }

@@ -133,6 +133,7 @@ fn external(src: &Source, raw: &Spanned<RawTarget>) -> Result<ExternalTarget> {
             key_tag: None,
         },
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
+        fresh_keys: t.fresh_keys.as_ref().map_or(true, |v| *v.get_ref()),
         allow_remote,
     })
 }

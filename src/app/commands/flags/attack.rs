@@ -95,14 +95,16 @@ fn request(args: &AttackArgs) -> Result<Template, Error> {
         keep_alive: !args.disable_keepalive,
         beside: Vec::new(),
         // Fresh keys for each attack: nothing the limiter remembers.
-        key_tag: Some(crate::load::request::key_tag(
-            &format!(
-                "{}-{:?}",
-                std::process::id(),
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)
-            ),
-            "attack",
-        )),
+        key_tag: (!args.same_keys).then(|| {
+            crate::load::request::key_tag(
+                &format!(
+                    "{}-{:?}",
+                    std::process::id(),
+                    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)
+                ),
+                "attack",
+            )
+        }),
     };
     let (mut template, key) = match &args.key_in {
         Some(text) => crate::scenario::inline_key(text, template, args.keys)

@@ -80,6 +80,7 @@ pub(super) fn rls(src: &Source, raw: &Spanned<RawTarget>) -> Result<ExternalTarg
         path: None,
         template,
         one_clock: t.one_clock.as_ref().is_some_and(|v| *v.get_ref()),
+        fresh_keys: t.fresh_keys.as_ref().map_or(true, |v| *v.get_ref()),
         allow_remote,
     })
 }
