@@ -47,7 +47,7 @@ fn run_explain_and_doctor_fit_80_columns_and_wide_does_not_fold() {
     );
     // The same explanation unfolded: a pipe without COLUMNS, or --wide,
     // has lines over 80 columns (the witnesses' sentences), and the same
-    // words.
+    // words — but for the timelines, drawn narrower to fit 80 columns.
     let whole = text(&rlbench(&["explain", "reports/small/latest"], dir.path()).stdout);
     let wide = text(
         &rlbench_at(
@@ -59,6 +59,16 @@ fn run_explain_and_doctor_fit_80_columns_and_wide_does_not_fold() {
     );
     assert!(!too_wide(&whole, 80).is_empty(), "{whole}");
     assert_eq!(whole, wide);
-    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let bar = |w: &&str| w.contains('|') || w.chars().all(|c| c == '#' || c == 'x');
+    let words = |s: &str| {
+        s.split_whitespace()
+            .filter(|w| !bar(w))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(words(&text(&explain.stdout)), words(&whole));
+    // The timelines' rows fold no more: each keeps its two `|` on its line.
+    let folded = text(&explain.stdout);
+    assert!(folded.lines().any(|l| l.ends_with('|')), "{folded}");
+    assert!(folded.lines().all(|l| l.trim() != "|"), "{folded}");
 }
