@@ -208,8 +208,7 @@ impl Sealed {
     }
 }
 
-/// The name the controller signs as.
-pub(crate) const CONTROLLER: &str = "controller";
+pub(crate) use super::seal::CONTROLLER;
 
 /// One arm's work for one agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

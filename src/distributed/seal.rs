@@ -83,6 +83,9 @@ pub(crate) struct Header<'a> {
     pub prev: &'a str,
 }
 
+/// The name the controller signs as.
+pub(crate) const CONTROLLER: &str = "controller";
+
 impl<'a> Header<'a> {
     /// What a controller signs that is not an arm's stream entry: a beat,
     /// a lease, a message to `to` (arm "" for what outlives an arm).
@@ -98,7 +101,7 @@ impl<'a> Header<'a> {
         Header {
             run,
             arm,
-            from: crate::distributed::protocol::CONTROLLER,
+            from: CONTROLLER,
             to,
             place,
             seq,

@@ -408,6 +408,60 @@ segments_per_window = 4
 rate = 10
 "#;
 
+    /// An external target's arms tag their keys on the wire, each arm and
+    /// each run its own tag; `fresh_keys = false` sends them untagged, and
+    /// the reference API's arms never tag them.
+    #[test]
+    fn each_external_arm_of_each_run_sends_its_keys_under_its_own_tag() {
+        let text = |fresh: &str| {
+            format!(
+                "name = \"t\"\nduration = \"1s\"\n[target]\nkind = \"external\"\n{fresh}\
+                 urls = [\"http://127.0.0.1:9/x\"]\nkey_header = \"X-Key\"\n\
+                 [policy]\nalgorithm = \"sliding_log\"\nlimit = 5\nwindow = \"1s\"\n\
+                 [load]\nrate = 10\n[[arms]]\nname = \"a\"\n[[arms]]\nname = \"b\"\n"
+            )
+        };
+        let tag = |text: &str, arm: usize, run: &str| {
+            let s = crate::scenario::parse("t.toml", text).unwrap();
+            from_scenario(&s, &s.arms[arm], run)
+                .unwrap()
+                .plan
+                .template
+                .key_tag
+        };
+        let fresh = text("");
+        let a = tag(&fresh, 0, "run-1");
+        assert!(a.is_some());
+        assert_eq!(a, tag(&fresh, 0, "run-1"), "the same wherever computed");
+        assert_ne!(a, tag(&fresh, 1, "run-1"));
+        assert_ne!(a, tag(&fresh, 0, "run-2"));
+        assert_eq!(tag(&text("fresh_keys = false\n"), 0, "run-1"), None);
+        let s = crate::scenario::parse("t.toml", REFERENCE).unwrap();
+        assert_eq!(
+            from_scenario(&s, &s.arms[0], "r")
+                .unwrap()
+                .plan
+                .template
+                .key_tag,
+            None
+        );
+    }
+
+    /// A reference-API scenario, for what only external targets do.
+    const REFERENCE: &str = r#"
+name = "t"
+duration = "1s"
+[policy]
+algorithm = "sliding_log"
+limit = 5
+window = "1s"
+[load]
+rate = 10
+[[arms]]
+name = "one"
+mode = "local"
+"#;
+
     /// The preset's one clock is ASP.NET's lock; replicas of the reference
     /// API read their own clocks whatever the policy is called.
     #[test]

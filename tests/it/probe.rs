@@ -276,14 +276,24 @@ fn nginx_without_a_burst_keyed_on_the_address_is_found_by_init_probe() {
     let starter = std::fs::read_to_string(dir.path().join("sub/edge.toml")).unwrap();
     assert!(starter.contains("name = \"edge\""), "{starter}");
     assert!(starter.contains("source_ip"), "{starter}");
-    assert!(starter.contains("refill = \"5/1s\""), "{starter}");
     assert!(key(&stdout).contains("the client address"), "{stdout}");
-    assert_eq!(
-        best(&stdout),
-        r#"best: --policy 'algorithm = "token_bucket", capacity = 1, refill = "5/1s"'"#,
-        "{stdout}"
-    );
-    assert!(stdout.contains("nginx: rate=5r/s burst=0"), "{stdout}");
+    // A bucket of one at 5 a second — or up to 5 % faster, which the
+    // probe's steady phases (to 5 %) may not tell from it: the proposal
+    // is the looser, never one slower than nginx.
+    let best = best(&stdout);
+    let refill = best
+        .strip_prefix(r#"best: --policy 'algorithm = "token_bucket", capacity = 1, refill = ""#)
+        .and_then(|r| r.strip_suffix(r#""'"#))
+        .unwrap_or_else(|| panic!("not a bucket of one: {stdout}"));
+    let per_second = match refill.split_once('/') {
+        Some((n, "1s")) => n.parse::<f64>().unwrap(),
+        Some((n, "1m")) => n.parse::<f64>().unwrap() / 60.0,
+        _ => panic!("refill {refill}: {stdout}"),
+    };
+    assert!((5.0..=5.25).contains(&per_second), "{stdout}");
+    if refill == "5/1s" {
+        assert!(stdout.contains("nginx: rate=5r/s burst=0"), "{stdout}");
+    }
 }
 
 /// HAProxy's stick table counts the requests it denies too: only a policy
