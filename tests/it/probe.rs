@@ -374,21 +374,28 @@ fn express_rate_limit_is_found_and_its_starter_passes_twice() {
 
 /// `limits`' moving window is a sliding log; its sliding window counter a
 /// sliding counter; rate-limiter-flexible's memory limiter a fixed window.
+/// A sliding counter of 11 is no false alarm on one of 10, and no refusal
+/// of the limiter's proves it wrong (the estimate may reach two windows'
+/// admits): when its replay is the likelier, the probe proposes it, the
+/// looser — never one below the truth.
 #[test]
 fn limits_moving_window_sliding_counter_and_rate_limiter_flexible_are_found() {
     let logs = tempfile::tempdir().unwrap();
-    for (limiter, policy) in [
+    for (limiter, policies) in [
         (
             Limiter::Limits("moving-window"),
-            r#"algorithm = "sliding_log", limit = 10, window = "1s""#,
+            &[r#"algorithm = "sliding_log", limit = 10, window = "1s""#][..],
         ),
         (
             Limiter::Limits("sliding-window-counter"),
-            r#"algorithm = "sliding_counter", limit = 10, window = "1s""#,
+            &[
+                r#"algorithm = "sliding_counter", limit = 10, window = "1s""#,
+                r#"algorithm = "sliding_counter", limit = 11, window = "1s""#,
+            ][..],
         ),
         (
             Limiter::Flexible,
-            r#"algorithm = "fixed_window", limit = 10, window = "1s""#,
+            &[r#"algorithm = "fixed_window", limit = 10, window = "1s""#][..],
         ),
     ] {
         let server = start(limiter, logs.path());
@@ -397,10 +404,11 @@ fn limits_moving_window_sliding_counter_and_rate_limiter_flexible_are_found() {
         let (out, stdout) = probe(dir.path(), &[&url]);
         assert_eq!(out.status.code(), Some(0), "{stdout}");
         assert!(key(&stdout).contains("X-Customer-Id"), "{stdout}");
-        assert_eq!(
-            best(&stdout),
-            format!("best: --policy '{policy}'"),
-            "{stdout}"
+        assert!(
+            policies
+                .iter()
+                .any(|p| best(&stdout) == format!("best: --policy '{p}'")),
+            "not one of {policies:?}:\n{stdout}"
         );
     }
 }
