@@ -2,9 +2,15 @@
 //! starter scenario (like `k6 new`) — the reference API's arms by default,
 //! an external target with `--target` — that passes `rlbench check`.
 
+mod destination;
 mod preset;
+mod text;
 
+pub(crate) use destination::Destination;
+use destination::{check_name, exists};
 pub(crate) use preset::Preset;
+pub(crate) use text::Found;
+use text::{external, probed, reference, DEFAULT_POLICY};
 
 use crate::error::Error;
 use std::path::{Path, PathBuf};
@@ -26,106 +32,8 @@ pub(crate) struct Init<'a> {
     pub found: Option<Found>,
 }
 
-/// What `rlbench probe` found of a limiter, for its starter scenario.
-#[derive(Debug)]
-pub(crate) struct Found {
-    /// Every URL the probe sent to, in its order.
-    pub urls: Vec<String>,
-    /// The `[policy]` lines, commented.
-    pub policy: String,
-    /// Where the key goes (`None`: every caller shares one bucket).
-    pub key: Option<crate::app::commands::probe::keys::KeyLine>,
-    pub limited: Vec<u16>,
-    /// Requests per second over all keys, and the keys.
-    pub rate: u64,
-    pub keys: u32,
-    pub duration_s: u64,
-    /// What the rate is, for its comment.
-    pub rate_note: &'static str,
-    pub method: String,
-    /// The headers the probe was given (`-H`), sent on every request.
-    pub headers: Vec<(String, String)>,
-}
-
 /// The header the reference API keys on, and an external target's by default.
 const KEY_HEADER: &str = "X-Customer-Id";
-
-const DEFAULT_POLICY: &str = "algorithm = \"sliding_log\"\nlimit = 10\nwindow = \"2s\"\n";
-
-/// Where a starter scenario goes, as `init NAME` and `probe --write NAME`
-/// take it: `name`, `dir/name` or `dir/name.toml` — the file
-/// `dir/name.toml`, the scenario named by its stem (which names the
-/// report folder). Checked before anything is sent: the folder exists,
-/// and the file does not unless `--force`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Destination {
-    pub dir: PathBuf,
-    pub name: String,
-}
-
-impl Destination {
-    pub(crate) fn parse(arg: &str, force: bool) -> Result<Destination, Error> {
-        let path = Path::new(arg);
-        if arg.ends_with('/') || path.is_dir() {
-            return Err(Error::input(format!(
-                "{arg:?} is a folder: give the file's name in it ({}/NAME)",
-                arg.trim_end_matches('/')
-            )));
-        }
-        let stem = path
-            .file_name()
-            .and_then(|f| f.to_str())
-            .map(|f| f.strip_suffix(".toml").unwrap_or(f))
-            .unwrap_or_default();
-        check_name(stem).map_err(|e| Error::input(format!("{arg:?}: {}", e.message)))?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        if !dir.is_dir() {
-            return Err(Error::input(format!(
-                "{arg:?}: no folder {} to write it in",
-                dir.display()
-            )));
-        }
-        let to = Destination {
-            dir,
-            name: stem.to_string(),
-        };
-        if to.path().exists() && !force {
-            return Err(exists(&to.path()));
-        }
-        Ok(to)
-    }
-
-    /// The file: `dir/name.toml`.
-    pub(crate) fn path(&self) -> PathBuf {
-        self.dir.join(format!("{}.toml", self.name))
-    }
-}
-
-fn exists(path: &Path) -> Error {
-    Error::input(format!(
-        "{} exists: pick another name, or --force to overwrite it",
-        path.display()
-    ))
-}
-
-/// A scenario's name: letters, digits, - _ . (it names the report folder).
-fn check_name(name: &str) -> Result<(), Error> {
-    if name.is_empty()
-        || name == "."
-        || name == ".."
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    {
-        return Err(Error::input(format!(
-            "{name:?}: a scenario name takes letters, digits, - _ . (it names the report folder)"
-        )));
-    }
-    Ok(())
-}
 
 /// Writes `<name>.toml` and returns its path.
 pub(crate) fn init(args: &Init) -> Result<PathBuf, Error> {
@@ -195,179 +103,6 @@ pub(crate) fn policy_lines(text: &str) -> Result<String, Error> {
             Ok(format!("{k} = {value}\n"))
         })
         .collect()
-}
-
-fn reference(name: &str, policy: &str) -> String {
-    format!(
-        r#"# {name}: a starter scenario. `rlbench check {name}.toml` validates it,
-# `rlbench run {name}.toml` runs every arm and writes the report
-# (reports/{name}/latest/report.html). docs/scenarios.md lists every key.
-name = "{name}"
-duration = "10s"             # each arm's load, after its replicas are up
-seed = 1                     # which customer each request is for
-
-[policy]                     # what the limiter promises, per customer
-{policy}
-[cluster]
-replicas = 3                 # replica processes per arm (arms may override)
-
-[load]
-rate = 200                   # requests per second, open loop, over all customers
-keys = 10                    # customers
-timeout = "2s"
-
-# One replica with the limiter in memory: correct.
-[[arms]]
-name = "single"
-mode = "local"
-replicas = 1
-[arms.expect]
-max_definite_violations = 0  # the gate that never flakes
-
-# Three replicas, each counting alone: the fake global limit.
-[[arms]]
-name = "local"
-mode = "local"
-[arms.expect]
-min_definite_violations = 1  # this arm is here to show the breakage
-
-# Three replicas sharing Redis through one atomic Lua script: exact again.
-# Needs redis-server on PATH (rlbench starts its own) or a [redis] url.
-[[arms]]
-name = "shared"
-mode = "redis_lua"
-clock = "redis"              # every decision reads Redis' clock
-[arms.expect]
-max_definite_violations = 0
-"#
-    )
-}
-
-/// The starter for a limiter of the user's own: `policy` declared, or
-/// (`None`) a template whose `[policy]` is commented out — never a guess
-/// that could fail a correct limiter; `run` refuses it until declared.
-fn external(name: &str, url: &str, key_header: &str, policy: Option<&str>, limited: u16) -> String {
-    let policy = match policy {
-        Some(lines) => {
-            format!("[policy]                     # what your limiter promises, per key\n{lines}")
-        }
-        None => format!(
-            "# [policy]: what your limiter promises, per key. Declare it:\n\
-             # `rlbench probe {url}` finds it, and\n\
-             # `rlbench init {name} --target {url} --force` writes it here.\n\
-             # `rlbench run` refuses this file until then. For example:\n\
-             {}",
-            std::iter::once("[policy]")
-                .chain(DEFAULT_POLICY.lines())
-                .map(|l| format!("# {l}\n"))
-                .collect::<String>()
-        ),
-    };
-    format!(
-        r#"# {name}: a starter scenario against your own limiter at {url}.
-# `rlbench check {name}.toml` validates it, `rlbench run {name}.toml` sends
-# the load (to this machine only) and judges every answer against [policy].
-name = "{name}"
-duration = "10s"
-
-[target]
-kind = "external"
-# More URLs: requests fan out across them ([load] fanout, round robin).
-urls = ["{url}"]
-method = "GET"
-key_header = "{key_header}" # the header your limiter keys on
-limited_status = [{limited}]       # what your limiter answers when it limits
-
-{policy}
-[load]
-rate = 200                   # requests per second, open loop
-keys = 5
-timeout = "2s"
-
-[[arms]]
-name = "api"
-[arms.expect]
-max_definite_violations = 0  # never admit beyond the policy
-max_false_reject_ratio = 0   # never refuse what the policy allows
-"#
-    )
-}
-
-/// The starter for a limiter `rlbench probe` looked at.
-fn probed(name: &str, url: &str, f: &Found) -> String {
-    use crate::app::commands::probe::keys::KeyLine;
-    let (target_key, load_key) = match &f.key {
-        Some(KeyLine::Target(l)) => (format!("{l}\n"), String::new()),
-        Some(KeyLine::Load(l)) => (String::new(), format!("{l}\n")),
-        None => (
-            String::new(),
-            "# every caller shares one bucket (rlbench probe moved no limit by key)\n".into(),
-        ),
-    };
-    let limited = f
-        .limited
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let headers = if f.headers.is_empty() {
-        String::new()
-    } else {
-        let pairs: Vec<String> = f
-            .headers
-            .iter()
-            .map(|(k, v)| {
-                // A JSON string is a TOML basic string (the same escapes).
-                let quoted = |x: &String| serde_json::to_string(x).unwrap_or_default();
-                format!("{} = {}", quoted(k), quoted(v))
-            })
-            .collect();
-        format!("headers = {{ {} }}\n", pairs.join(", "))
-    };
-    format!(
-        r#"# {name}: a starter scenario against your own limiter at {url},
-# its key and policy found by `rlbench probe`. `rlbench run {name}.toml`
-# sends the load (to this machine only) and judges every answer.
-name = "{name}"
-duration = "{duration}s"
-
-[target]
-kind = "external"
-urls = [{urls}]
-method = "{method}"
-{headers}{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
-
-[policy]
-{policy}
-[load]
-rate = {rate}                   # requests per second, open loop, {rate_note}
-keys = {keys}
-timeout = "2s"
-{fanout}{load_key}
-[[arms]]
-name = "api"
-[arms.expect]
-max_definite_violations = 0  # never admit beyond the policy
-max_false_reject_ratio = 0   # never refuse what the policy allows
-"#,
-        duration = f.duration_s,
-        urls = f
-            .urls
-            .iter()
-            .map(|u| serde_json::to_string(u).unwrap_or_default())
-            .collect::<Vec<_>>()
-            .join(", "),
-        fanout = if f.urls.len() > 1 {
-            "fanout = \"round_robin\"        # as the probe sent them: every URL in turn\n"
-        } else {
-            ""
-        },
-        policy = f.policy,
-        rate = f.rate,
-        keys = f.keys,
-        rate_note = f.rate_note,
-        method = f.method,
-    )
 }
 
 /// `init NAME --target URL` (probing, the default) is `probe URL --write
