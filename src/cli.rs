@@ -173,6 +173,14 @@ pub(crate) enum Command {
         /// out (`rlbench run` refuses it until the policy is declared).
         #[arg(long, requires = "target", conflicts_with_all = ["policy", "preset"])]
         no_probe: bool,
+        /// With --target https://…: trust the certificate authorities in
+        /// this PEM file, as probe and attack take it (kept in the starter).
+        #[arg(long, value_name = "FILE", requires = "target", conflicts_with_all = ["insecure", "policy", "preset", "no_probe"])]
+        cacert: Option<std::path::PathBuf>,
+        /// With --target https://…: check nothing of the server's
+        /// certificate (kept in the starter).
+        #[arg(long, short = 'k', requires = "target", conflicts_with_all = ["policy", "preset", "no_probe"])]
+        insecure: bool,
         /// Overwrite NAME.toml if it exists.
         #[arg(long)]
         force: bool,

@@ -283,3 +283,77 @@ fn without_keep_alive_every_request_has_its_own_tls_connection() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// `probe` over TLS and HTTP/2 as `attack` speaks them (`--cacert`,
+/// `--http auto`): without the authority it stops before any load, in
+/// one line; with it, the limiter is found over HTTP/2 (nginx's log says
+/// so), and the starter it writes keeps the authority and the version —
+/// `run` of it speaks HTTP/2 and judges nginx exact.
+#[test]
+fn a_probe_over_tls_and_http2_writes_a_starter_that_speaks_them() {
+    let (_certs, prefix, ca, p, _nginx) = started();
+    let url = format!("https://127.0.0.1:{}/limited", p.tls);
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::common::rlbench(&["probe", &url, "--http", "auto"], dir.path());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("certificate"), "{stderr}");
+    assert_eq!(logged(prefix.path(), p.tls).0, 0, "no load was sent");
+
+    let out = crate::common::rlbench(
+        &[
+            "probe",
+            &url,
+            "--cacert",
+            ca.to_str().unwrap(),
+            "--http",
+            "auto",
+            "--limited-status",
+            "503",
+            "--write",
+            "over-h2",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let (probed, h2, _) = logged(prefix.path(), p.tls);
+    assert!(probed > 0 && h2 == probed, "{h2} of {probed} over HTTP/2");
+    let starter = std::fs::read_to_string(dir.path().join("over-h2.toml")).unwrap();
+    assert!(starter.contains("http = \"2\""), "{starter}");
+    assert!(
+        starter.contains(&format!("ca = {}", serde_json::to_string(&ca).unwrap())),
+        "{starter}"
+    );
+    let run = crate::common::rlbench(
+        &[
+            "run",
+            "over-h2.toml",
+            "--duration",
+            "4s",
+            "--out",
+            "out",
+            "-q",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&run.stdout);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{starter}\n{stdout}{}",
+        text(&run.stderr)
+    );
+    let s = summary(&dir.path().join("out"));
+    let a = arm(&s, "api");
+    assert_eq!(a["correctness"]["definite_violations"], 0, "{stdout}");
+    assert_eq!(a["correctness"]["false_rejects"], 0, "{stdout}");
+    assert_eq!(a["requests"]["errors"], 0, "{stdout}");
+    let (after, h2_after, _) = logged(prefix.path(), p.tls);
+    assert!(
+        after > probed && h2_after - h2 == after - probed,
+        "the starter's run over HTTP/2: {} of {}",
+        h2_after - h2,
+        after - probed
+    );
+}

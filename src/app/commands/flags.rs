@@ -118,6 +118,14 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::commands::probe::Pro
     let mut template = Template::new(args.method.clone(), None);
     template.headers = args.headers.iter().cloned().collect::<HeaderMap>();
     template.limited = args.limited_status.clone();
+    template.http = args.http.into();
+    let tls_spec = crate::load::tls::TlsSpec {
+        ca: args.cacert.clone(),
+        cert: args.cert.clone(),
+        key: args.key.clone(),
+        insecure: args.insecure,
+    };
+    let tls = crate::load::tls::for_targets(&targets, &tls_spec)?;
     let declared = args
         .policy
         .as_deref()
@@ -141,6 +149,8 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::commands::probe::Pro
             .map_err(|e| Error::input(format!("--write {}", e.message)))?,
         force: args.force,
         columns: None,
+        tls_spec,
+        tls,
     })
 }
 

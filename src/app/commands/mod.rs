@@ -102,9 +102,15 @@ async fn dispatch(
             key_header,
             no_probe: false,
             force,
+            cacert,
+            insecure,
             ..
         } => {
-            let args = init::as_probe(&name, &target, key_header.as_ref(), force)?;
+            let tls = init::Tls {
+                cacert: cacert.as_deref(),
+                insecure,
+            };
+            let args = init::as_probe(&name, &target, key_header.as_ref(), tls, force)?;
             probe::execute(flags::probe(&args)?, wide, out).await
         }
         Command::Init {

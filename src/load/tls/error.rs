@@ -15,7 +15,7 @@ pub(crate) enum TlsError {
     #[error("TLS: {0}")]
     Protocols(#[source] rustls::Error),
     /// A PEM file that cannot be read (missing, not a regular file, over 1 MiB).
-    #[error("{}: {source}", path.display())]
+    #[error("cannot read the TLS file {} (a certificate or key, PEM): {source}", path.display())]
     File {
         path: PathBuf,
         #[source]

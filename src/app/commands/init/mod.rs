@@ -105,18 +105,32 @@ pub(crate) fn policy_lines(text: &str) -> Result<String, Error> {
         .collect()
 }
 
+/// `init --target https://…`'s TLS flags, passed on to the probe.
+pub(crate) struct Tls<'a> {
+    pub cacert: Option<&'a std::path::Path>,
+    pub insecure: bool,
+}
+
 /// `init NAME --target URL` (probing, the default) is `probe URL --write
 /// NAME`, a `--key-header` tried first: its flags.
 pub(super) fn as_probe(
     name: &str,
     target: &str,
     key_header: Option<&hyper::header::HeaderName>,
+    tls: Tls<'_>,
     force: bool,
 ) -> Result<crate::cli::probe::ProbeArgs, Error> {
     use clap::{Args, FromArgMatches};
     let mut argv = vec!["probe", target, "--write", name];
     if let Some(h) = key_header {
         argv.extend(["--key-header", h.as_str()]);
+    }
+    let ca = tls.cacert.map(|c| c.to_string_lossy().into_owned());
+    if let Some(ca) = &ca {
+        argv.extend(["--cacert", ca]);
+    }
+    if tls.insecure {
+        argv.push("--insecure");
     }
     if force {
         argv.push("--force");
@@ -348,6 +362,7 @@ mod tests {
             rate_note: "note",
             method: "GET".into(),
             headers: Vec::new(),
+            connection: String::new(),
         };
         let path = init(&Init {
             found: Some(found),

@@ -26,6 +26,8 @@ pub(crate) struct Found {
     pub method: String,
     /// The headers the probe was given (`-H`), sent on every request.
     pub headers: Vec<(String, String)>,
+    /// `[target]`'s lines for the HTTP version and TLS the probe spoke.
+    pub connection: String,
 }
 
 /// The starter for the reference API: its three demonstration arms.
@@ -101,6 +103,12 @@ pub(super) fn external(
                 .collect::<String>()
         ),
     };
+    let tls = if url.starts_with("https://") {
+        "# ca = \"ca.pem\"              # https://: the authority to trust (else the system's),\n\
+         # insecure = true            # or no check of the server's certificate at all\n"
+    } else {
+        ""
+    };
     format!(
         r#"# {name}: a starter scenario against your own limiter at {url}.
 # `rlbench check {name}.toml` validates it, `rlbench run {name}.toml` sends
@@ -115,7 +123,7 @@ urls = ["{url}"]
 method = "GET"
 key_header = "{key_header}" # the header your limiter keys on
 limited_status = [{limited}]       # what your limiter answers when it limits
-
+{tls}
 {policy}
 [load]
 rate = 200                   # requests per second, open loop
@@ -173,7 +181,7 @@ duration = "{duration}s"
 kind = "external"
 urls = [{urls}]
 method = "{method}"
-{headers}{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
+{headers}{connection}{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
 
 [policy]
 {policy}
@@ -205,5 +213,6 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
         keys = f.keys,
         rate_note = f.rate_note,
         method = f.method,
+        connection = f.connection,
     )
 }

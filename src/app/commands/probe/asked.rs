@@ -29,6 +29,10 @@ pub(crate) struct Probe {
     pub force: bool,
     /// Where its lines fold ([`crate::report::fold::width`]).
     pub columns: Option<usize>,
+    /// How `https://` targets are spoken to, as given (the starter keeps
+    /// it), and the client built from it (none for cleartext targets).
+    pub tls_spec: crate::load::tls::TlsSpec,
+    pub tls: Option<crate::load::tls::Client>,
 }
 
 /// What the probe ends with.

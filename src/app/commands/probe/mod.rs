@@ -81,6 +81,12 @@ pub(crate) async fn execute(
     out: &mut dyn Write,
 ) -> Result<super::ending::Ending, Error> {
     probe.columns = crate::report::fold::width(wide);
+    // The protocol is settled before any load, as `attack` settles it:
+    // `auto` becomes 2 where every https:// target agrees to it.
+    crate::target::reachable(&probe.targets).await?;
+    probe.template.http =
+        crate::load::tls::handshakes(&probe.targets, probe.tls.as_ref(), probe.template.http)
+            .await?;
     let outcome = run(&probe, &crate::interrupt::Interrupt::listen(), out).await?;
     Ok(super::ending::Ending {
         exit: outcome.exit,

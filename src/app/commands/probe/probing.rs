@@ -184,6 +184,7 @@ impl<'a> Probing<'a> {
             count,
             keys,
             timeout: self.p.timeout,
+            tls: self.p.tls.clone(),
         }
     }
 

@@ -249,6 +249,8 @@ fn best(pr: &mut Probing<'_>, f: &Findings<'_>) -> Result<(), Error> {
             .collect(),
         force: p.force,
         declared: p.declared_text.clone(),
+        tls: p.tls_spec.clone(),
+        http2: p.template.http == crate::load::request::Http::H2,
     };
     let written = starter::starter(
         &request,

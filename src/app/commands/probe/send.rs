@@ -23,6 +23,8 @@ pub(super) struct Phase {
     pub count: u64,
     pub keys: u32,
     pub timeout: Duration,
+    /// For `https://` targets.
+    pub tls: Option<crate::load::tls::Client>,
 }
 
 /// A phase's requests, times in µs from the probe's start.
@@ -79,7 +81,7 @@ pub(super) async fn send(phase: Phase, origin: Instant, interrupt: &Interrupt) -
         retry: None,
         segment: Segment::WHOLE,
         phase_us: None,
-        tls: None,
+        tls: phase.tls,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let start = Instant::now();

@@ -67,6 +67,51 @@ pub(super) struct Request {
     /// The policy the user declared (`--policy`): the intent, which the
     /// starter declares in place of what was found.
     pub declared: Option<String>,
+    /// How the probe spoke TLS (`--cacert`, `--cert`/`--key`,
+    /// `--insecure`), and whether it spoke HTTP/2 (settled before any
+    /// load): the starter speaks the same.
+    pub tls: crate::load::tls::TlsSpec,
+    pub http2: bool,
+}
+
+/// `[target]`'s lines for how the probe reached the limiter: its HTTP
+/// version and TLS, each file relative to the starter's folder when it
+/// lies under it (a scenario's paths are read from its own folder), else
+/// absolute.
+fn connection_lines(p: &Request, dir: &std::path::Path) -> String {
+    let base = std::path::absolute(dir).ok();
+    let path = |f: &std::path::Path| {
+        let whole = std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf());
+        let shown = base
+            .as_ref()
+            .and_then(|b| whole.strip_prefix(b).ok())
+            .unwrap_or(&whole);
+        // A JSON string is a TOML basic string (the same escapes).
+        serde_json::to_string(&shown.to_string_lossy()).unwrap_or_default()
+    };
+    let mut lines = String::new();
+    if p.http2 {
+        lines.push_str("http = \"2\"                   # HTTP/2, as the probe spoke it\n");
+    }
+    if let Some(ca) = &p.tls.ca {
+        lines.push_str(&format!(
+            "ca = {}  # the authority the probe trusted\n",
+            path(ca)
+        ));
+    }
+    if let (Some(cert), Some(key)) = (&p.tls.cert, &p.tls.key) {
+        lines.push_str(&format!(
+            "cert = {}  # the probe's client certificate\nkey = {}\n",
+            path(cert),
+            path(key)
+        ));
+    }
+    if p.tls.insecure {
+        lines.push_str(
+            "insecure = true              # as the probe: no check of the server's certificate\n",
+        );
+    }
+    lines
 }
 
 /// Writes the starter scenario with the key and the best fit.
@@ -122,6 +167,7 @@ pub(super) fn starter(
             rate_note: load.note,
             method: p.method.clone(),
             headers: p.headers.clone(),
+            connection: connection_lines(p, &to.dir),
         }),
     })
 }
@@ -160,6 +206,8 @@ mod tests {
                 headers: Vec::new(),
                 force: false,
                 declared: declared.map(str::to_string),
+                tls: Default::default(),
+                http2: false,
             };
             let path = starter(&request, &to, Some(&key), &found, None, 30.0, &[429]).unwrap();
             let text = std::fs::read_to_string(&path).unwrap();
@@ -179,5 +227,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The starter speaks as the probe spoke: HTTP/2, the authority it
+    /// trusted (relative to the starter's folder when under it, where the
+    /// scenario reads it from) and its client certificate; or no check
+    /// at all when the probe checked none.
+    #[test]
+    fn the_starter_keeps_the_probes_tls_and_http_version() {
+        let found = fit::Candidate {
+            policy: Policy::SlidingLog {
+                limit: 10,
+                window_us: 1_000_000,
+            },
+            count_rejected: false,
+            chunked: false,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let to = crate::app::commands::init::Destination::parse(
+            &format!("{}/starter", dir.path().display()),
+            true,
+        )
+        .unwrap();
+        let mut request = Request {
+            urls: vec!["https://127.0.0.1:8443/x".into()],
+            method: "GET".into(),
+            headers: Vec::new(),
+            force: true,
+            declared: None,
+            tls: crate::load::tls::TlsSpec {
+                ca: Some(dir.path().join("certs/ca.pem")),
+                cert: Some(elsewhere.path().join("client.pem")),
+                key: Some(elsewhere.path().join("client.key")),
+                insecure: false,
+            },
+            http2: true,
+        };
+        let path = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("ca = \"certs/ca.pem\""), "{text}");
+        let s = crate::scenario::read(&path).unwrap();
+        let t = s.external.unwrap();
+        assert_eq!(t.template.http, crate::load::request::Http::H2);
+        assert_eq!(t.tls.ca, Some(dir.path().join("certs/ca.pem")));
+        assert_eq!(t.tls.cert, Some(elsewhere.path().join("client.pem")));
+        assert_eq!(t.tls.key, Some(elsewhere.path().join("client.key")));
+        assert!(!t.tls.insecure);
+
+        request.tls = crate::load::tls::TlsSpec {
+            insecure: true,
+            ..Default::default()
+        };
+        request.http2 = false;
+        let path = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
+        let t = crate::scenario::read(&path).unwrap().external.unwrap();
+        assert!(t.tls.insecure);
+        assert_eq!(t.tls.ca, None);
+        assert_eq!(t.template.http, crate::load::request::Http::H1);
     }
 }
