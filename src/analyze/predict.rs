@@ -72,6 +72,15 @@ pub(crate) fn disagreements(c: &Candidate, decided: &[(i64, bool)], epoch_offset
     }
 }
 
+/// The plainest limiter of `c`'s writing deciding `sends` (trace µs, in
+/// order) by itself, its windows on the epoch grid `epoch_offset` µs
+/// past trace time 0: a simulated limiter, for rehearsing a load before
+/// it is sent (never the verifier's replay).
+pub(crate) fn decide(c: &Candidate, sends: &[i64], epoch_offset: i64) -> Vec<bool> {
+    let decided: Vec<(i64, bool)> = sends.iter().map(|&t| (t, false)).collect();
+    replay(c, &decided, Anchor::Epoch(epoch_offset))
+}
+
 /// How early a replayed bucket may find its next token (µs).
 const GRACE_US: i64 = 2_000;
 

@@ -360,6 +360,7 @@ mod tests {
             keys: 1,
             duration_s: 10,
             rate_note: "note",
+            catches: String::new(),
             method: "GET".into(),
             headers: Vec::new(),
             connection: String::new(),

@@ -23,6 +23,8 @@ pub(crate) struct Found {
     pub duration_s: u64,
     /// What the rate is, for its comment.
     pub rate_note: &'static str,
+    /// What the load can and cannot catch, as comment lines.
+    pub catches: String,
     pub method: String,
     /// The headers the probe was given (`-H`), sent on every request.
     pub headers: Vec<(String, String)>,
@@ -185,7 +187,7 @@ method = "{method}"
 
 [policy]
 {policy}
-[load]
+{catches}[load]
 rate = {rate}                   # requests per second, open loop, {rate_note}
 keys = {keys}
 timeout = "2s"
@@ -212,6 +214,7 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
         rate = f.rate,
         keys = f.keys,
         rate_note = f.rate_note,
+        catches = f.catches,
         method = f.method,
         connection = f.connection,
     )

@@ -26,6 +26,7 @@ mod fitting;
 mod grid;
 mod lines;
 mod probing;
+mod rehearse;
 mod report;
 mod scale;
 mod send;

@@ -252,7 +252,7 @@ fn best(pr: &mut Probing<'_>, f: &Findings<'_>) -> Result<(), Error> {
         tls: p.tls_spec.clone(),
         http2: p.template.http == crate::load::request::Http::H2,
     };
-    let written = starter::starter(
+    let (written, catches) = starter::starter(
         &request,
         to,
         f.key,
@@ -262,5 +262,6 @@ fn best(pr: &mut Probing<'_>, f: &Findings<'_>) -> Result<(), Error> {
         &limited_seen,
     )?;
     let w = written.strip_prefix(".").unwrap_or(&written).display();
+    pr.say(&catches)?;
     pr.say(&format!("wrote {w}\nnext: rlbench run {w}"))
 }

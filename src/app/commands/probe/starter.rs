@@ -2,18 +2,28 @@
 //! (also what the probe's confirmation sends first) and the file itself,
 //! written by `init` with what was found.
 
-use super::keys;
+use super::{keys, rehearse};
 use crate::analyze::fit;
 use crate::error::Error;
 use std::path::PathBuf;
 
-/// The load a starter sends.
+/// The load a starter sends, and what it was rehearsed to catch.
 pub(super) struct StarterLoad {
     pub rate: u64,
     pub keys: u32,
     pub duration_s: u64,
     pub note: &'static str,
+    /// The load on simulated limiters of the policy ([`rehearse`]).
+    pub rehearsal: rehearse::Rehearsal,
 }
+
+/// The rehearsal's seeds: a fault is said to be caught only when it is in
+/// every one (the run's own key picks differ).
+const SEEDS: [u64; 3] = [1, 2, 3];
+
+/// The longest stretch of the load rehearsed: the faults show in its
+/// first windows, and a minute at 2,000/s is a second of judging.
+const REHEARSED_S: u64 = 30;
 
 /// Three windows, 10 s to 2 min; each key sent about thrice its rate —
 /// or, when rejected requests count, at one and a half times it: a
@@ -22,8 +32,9 @@ pub(super) struct StarterLoad {
 /// quarters of the rate, admit it whole, and are caught admitting half as
 /// much again as the policy allows (under the limit, as this once sent,
 /// such a pair was never caught); five keys when the key was found, else
-/// one. Either way a pair counting apart admits more than one limiter
-/// may: the load that catches the commonest fault.
+/// one. The load is rehearsed on simulated faults first ([`rehearse`]);
+/// should a pair counting apart go unproven, each key is sent twice as
+/// fast, then four times (at most 2,000 a second in all).
 pub(super) fn starter_load(
     best: &fit::Candidate,
     g: Option<fit::Glance>,
@@ -32,26 +43,117 @@ pub(super) fn starter_load(
     let (limit, window_us) = best.policy.quota();
     let window_s = window_us as f64 / 1e6;
     let duration_s = (window_s * 3.0).clamp(10.0, 120.0).ceil() as u64;
-    let rate = limit as f64 / window_s.max(0.001);
-    let (per_key, note) = if best.count_rejected {
-        (
-            1.5 * rate,
-            "each key 1.5 times the limit: a pair counting apart is caught",
-        )
+    let limit_rate = limit as f64 / window_s.max(0.001);
+    let (times, note) = if best.count_rejected {
+        (1.5, "each key 1.5 times the limit")
     } else {
-        (
-            (3.0 * rate).max(g.map_or(0.0, |g| g.per_second)),
-            "each key about thrice the limit: a pair counting apart is caught",
-        )
+        (3.0, "each key about thrice the limit")
     };
     let keys = if keyed { 5 } else { 1 };
-    let rate = (per_key * keys as f64).clamp(10.0, 2_000.0).round() as u64;
-    StarterLoad {
-        rate,
-        keys,
-        duration_s,
-        note,
+    let mut chosen = None;
+    for faster in [1.0, 2.0, 4.0] {
+        let mut per_key = times * faster * limit_rate;
+        if !best.count_rejected {
+            per_key = per_key.max(g.map_or(0.0, |g| g.per_second));
+        }
+        let rate = (per_key * keys as f64).clamp(10.0, 2_000.0).round() as u64;
+        let rehearsal = rehearsed(best, rate, keys, duration_s);
+        let caught = rehearsal.caught().any(|f| f == rehearse::Fault::Pair);
+        let last = rate >= 2_000 || faster == 4.0;
+        chosen = Some(StarterLoad {
+            rate,
+            keys,
+            duration_s,
+            note: if faster == 1.0 {
+                note
+            } else {
+                "each key faster, to catch a pair"
+            },
+            rehearsal,
+        });
+        if caught || last {
+            break;
+        }
     }
+    chosen.expect("the loop runs at least once")
+}
+
+/// The load rehearsed under every seed: a fault's proven admits are the
+/// fewest of any seed's, the correct limiter's the most.
+fn rehearsed(best: &fit::Candidate, rate: u64, keys: u32, duration_s: u64) -> rehearse::Rehearsal {
+    let load = rehearse::Load {
+        rate: rate as f64,
+        keys,
+        duration_s: duration_s.min(REHEARSED_S),
+    };
+    let all: Vec<rehearse::Rehearsal> = SEEDS
+        .iter()
+        .map(|&seed| rehearse::rehearse(best, &load, seed))
+        .collect();
+    let correct = all
+        .iter()
+        .fold((0, 0), |(d, f), r| (d.max(r.correct.0), f.max(r.correct.1)));
+    let faults = all[0]
+        .faults
+        .iter()
+        .map(|&(fault, _)| {
+            let fewest = all
+                .iter()
+                .filter_map(|r| r.faults.iter().find(|f| f.0 == fault))
+                .map(|f| f.1)
+                .min()
+                .unwrap_or(0);
+            (fault, fewest)
+        })
+        .collect();
+    rehearse::Rehearsal { correct, faults }
+}
+
+/// What the load can and cannot catch, as comment lines (`# `) for the
+/// starter and as one line for the probe's output.
+pub(super) fn catches(load: &StarterLoad) -> (String, String) {
+    let rehearsed_s = load.duration_s.min(REHEARSED_S);
+    let caught: Vec<String> = load
+        .rehearsal
+        .faults
+        .iter()
+        .filter(|f| f.1 > 0)
+        .map(|&(f, n)| format!("{} ({n} admits proven in {rehearsed_s} s)", f.words()))
+        .collect();
+    let mut missed: Vec<String> = load
+        .rehearsal
+        .missed()
+        .map(rehearse::Fault::words)
+        .collect();
+    missed.push(format!(
+        "a race between concurrent requests of one key (a key's requests come about {} ms \
+         apart here; `schedule = \"bursts\"` sends them together)",
+        (1_000.0 * load.keys as f64 / load.rate.max(1) as f64).round()
+    ));
+    missed.push(format!(
+        "a limiter that keeps {} keys or more and forgets the rest (more keys catch it)",
+        load.keys
+    ));
+    let caught = if caught.is_empty() {
+        "nothing".to_string()
+    } else {
+        caught.join("; ")
+    };
+    let text = format!(
+        "Rehearsed on simulated limiters of this policy before it was written \
+         (docs/own-limiter.md): it catches {caught}. It cannot catch {}.",
+        missed.join("; ")
+    );
+    // At spaces only: a path or a number stays whole.
+    let fold = textwrap::Options::new(76)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .break_words(false);
+    let comment = textwrap::wrap(&text, fold)
+        .iter()
+        .map(|l| format!("# {l}\n"))
+        .collect();
+    (comment, format!("the starter's load: {text}"))
 }
 
 /// What the probe sent, as the starter sends it again.
@@ -114,7 +216,8 @@ fn connection_lines(p: &Request, dir: &std::path::Path) -> String {
     lines
 }
 
-/// Writes the starter scenario with the key and the best fit.
+/// Writes the starter scenario with the key and the best fit; its path,
+/// and a line saying what its load can and cannot catch.
 pub(super) fn starter(
     p: &Request,
     to: &crate::app::commands::init::Destination,
@@ -123,8 +226,9 @@ pub(super) fn starter(
     g: Option<fit::Glance>,
     probed_s: f64,
     limited_seen: &[u16],
-) -> Result<PathBuf, Error> {
+) -> Result<(PathBuf, String), Error> {
     let load = starter_load(best, g, key.is_some());
+    let (comment, said) = catches(&load);
     // The slack is the clock's resolution plus how far apart the
     // deciders' clocks may be; the probe cannot see either, so the starter
     // names the keys with the defaults a run takes (docs/verifier.md).
@@ -148,7 +252,7 @@ pub(super) fn starter(
             best.lines()
         ),
     };
-    crate::app::commands::init::init(&crate::app::commands::init::Init {
+    let path = crate::app::commands::init::init(&crate::app::commands::init::Init {
         name: &to.name,
         target: Some(&p.urls[0]),
         policy: None,
@@ -165,11 +269,13 @@ pub(super) fn starter(
             keys: load.keys,
             duration_s: load.duration_s,
             rate_note: load.note,
+            catches: comment,
             method: p.method.clone(),
             headers: p.headers.clone(),
             connection: connection_lines(p, &to.dir),
         }),
-    })
+    })?;
+    Ok((path, said))
 }
 
 #[cfg(test)]
@@ -209,7 +315,7 @@ mod tests {
                 tls: Default::default(),
                 http2: false,
             };
-            let path = starter(&request, &to, Some(&key), &found, None, 30.0, &[429]).unwrap();
+            let (path, _) = starter(&request, &to, Some(&key), &found, None, 30.0, &[429]).unwrap();
             let text = std::fs::read_to_string(&path).unwrap();
             let s = crate::scenario::read(&path).unwrap();
             match declared {
@@ -223,6 +329,8 @@ mod tests {
                 }
                 None => {
                     assert!(text.contains("bugs included"), "{text}");
+                    assert!(text.contains("two limiters counting apart ("), "{text}");
+                    assert!(text.contains("It cannot catch"), "{text}");
                     assert_eq!(s.policy.quota(), (11, 2_000_000));
                 }
             }
@@ -264,7 +372,7 @@ mod tests {
             },
             http2: true,
         };
-        let path = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
+        let (path, _) = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("ca = \"certs/ca.pem\""), "{text}");
         let s = crate::scenario::read(&path).unwrap();
@@ -280,7 +388,7 @@ mod tests {
             ..Default::default()
         };
         request.http2 = false;
-        let path = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
+        let (path, _) = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
         let t = crate::scenario::read(&path).unwrap().external.unwrap();
         assert!(t.tls.insecure);
         assert_eq!(t.tls.ca, None);
