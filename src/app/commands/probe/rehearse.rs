@@ -99,29 +99,26 @@ pub(super) fn faults(load: &Load) -> Vec<Fault> {
 pub(super) fn rehearse(best: &Candidate, load: &Load, seed: u64) -> Rehearsal {
     let sends = schedule(load, seed);
     let opts = best.options(&options());
-    let judged = |route: &dyn Fn(&[(i64, u32)]) -> Vec<bool>| {
-        let admitted = route(&sends);
-        judge(best, &sends, &admitted, &opts)
-    };
-    let correct = judged(&|s| by_limiter(best, s, |_, _| 0));
+    let judged = |admitted: Vec<bool>| judge(best, &sends, &admitted, &opts);
+    let correct = judged(by_limiter(best, &sends, |_, _| 0));
     let faults = faults(load)
         .into_iter()
         .map(|f| {
-            let proven = match f {
-                Fault::Pair => judged(&|s| by_limiter(best, s, |i, _| i % 2)).0,
+            let admitted = match f {
+                Fault::Pair => by_limiter(best, &sends, |i, _| i % 2),
                 Fault::Workers => {
                     let mut rng = SmallRng::seed_from_u64(seed ^ 0x0a0b);
                     let to: Vec<usize> = (0..sends.len())
                         .map(|_| rng.random_range(0..WORKERS))
                         .collect();
-                    judged(&|s| by_limiter(best, s, |i, _| to[i])).0
+                    by_limiter(best, &sends, |i, _| to[i])
                 }
                 Fault::Forgets(kept) => {
                     let lives = lives(&sends, kept);
-                    judged(&|s| by_limiter(best, s, |i, _| lives[i])).0
+                    by_limiter(best, &sends, |i, _| lives[i])
                 }
             };
-            (f, proven)
+            (f, judged(admitted).0)
         })
         .collect();
     Rehearsal { correct, faults }
