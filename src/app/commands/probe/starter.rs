@@ -329,8 +329,14 @@ mod tests {
                 }
                 None => {
                     assert!(text.contains("bugs included"), "{text}");
-                    assert!(text.contains("two limiters counting apart ("), "{text}");
-                    assert!(text.contains("It cannot catch"), "{text}");
+                    // The comment unfolded.
+                    let flat = text
+                        .lines()
+                        .map(|l| l.trim_start_matches("# "))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    assert!(flat.contains("two limiters counting apart ("), "{text}");
+                    assert!(flat.contains("It cannot catch a race"), "{text}");
                     assert_eq!(s.policy.quota(), (11, 2_000_000));
                 }
             }
