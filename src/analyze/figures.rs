@@ -89,10 +89,14 @@ pub(crate) enum Keys<'a> {
 }
 
 /// How the keys' first requests fared.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct FirstRequests {
     pub keys: u64,
     pub limited: u64,
+    /// Keys refused without a break for over twice the policy's memory
+    /// (name, µs), the longest first: a correct limiter under any load
+    /// admits a key again within that (unless refusals count).
+    pub stuck: Vec<(String, u64)>,
 }
 
 /// One load agent's share of an arm's requests.

@@ -157,7 +157,15 @@ fn assemble(
     let histograms = tally.histograms();
     let (statuses, error_statuses) = tally.statuses();
     let per_agent = tally.per_agent();
-    let first_requests = tally.first_requests();
+    let mut first_requests = tally.first_requests();
+    // Per principal, the judged names are not the trace's keys.
+    if let (Some(p), false) = (policy, input.per_principal) {
+        first_requests.stuck = tally
+            .stuck(p.quota().1)
+            .into_iter()
+            .filter_map(|(k, us)| keyed.names.get(k).map(|n| (n.clone(), us)))
+            .collect();
+    }
     let (phases, recovery_ms) = tally.phases.finish(policy.map(|_| phase_verdicts));
     let window = judgments.busiest.as_ref().and_then(|b| b.window.clone());
     let witnesses = picker.finish();

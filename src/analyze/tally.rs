@@ -61,6 +61,9 @@ pub(crate) struct Tally {
     error_statuses: StatusCounts,
     /// Per key: its first send, and whether that request was limited.
     firsts: Vec<(u64, bool)>,
+    /// Per key: how long it was refused since its last admit (or its
+    /// first request), the longest such stretch so far, both in µs.
+    refused: Vec<Refused>,
     pub series: crate::analyze::series::Collector,
 }
 
@@ -85,6 +88,7 @@ impl Tally {
             statuses: StatusCounts::default(),
             error_statuses: StatusCounts::default(),
             firsts: Vec::new(),
+            refused: Vec::new(),
             series: crate::analyze::series::Collector::default(),
         }
     }
@@ -92,6 +96,7 @@ impl Tally {
     /// A key defined in the trace (its number is the next one).
     pub(crate) fn key(&mut self) {
         self.firsts.push((u64::MAX, false));
+        self.refused.push(Refused::default());
     }
 
     /// One request of key number `key`.
@@ -99,6 +104,9 @@ impl Tally {
         // Each key's first request (by its send): was it limited?
         if let Some(first) = self.firsts.get_mut(key).filter(|f| e.sent_us < f.0) {
             *first = (e.sent_us, e.outcome == Outcome::Rejected);
+        }
+        if let Some(r) = self.refused.get_mut(key) {
+            r.add(e);
         }
         self.counts.add(e.outcome);
         self.tries.add(e);
@@ -179,6 +187,102 @@ impl Tally {
         FirstRequests {
             keys: self.firsts.iter().filter(|f| f.0 != u64::MAX).count() as u64,
             limited: self.firsts.iter().filter(|f| f.1).count() as u64,
+            stuck: Vec::new(),
         }
+    }
+
+    /// The keys refused without a break for over twice `memory_us` (the
+    /// policy's whole window, or the time its bucket takes to fill), by
+    /// number with the longest stretch (µs), the longest first.
+    pub(crate) fn stuck(&self, memory_us: u64) -> Vec<(usize, u64)> {
+        let mut stuck: Vec<(usize, u64)> = self
+            .refused
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (k, r.longest_us))
+            .filter(|&(_, us)| us > memory_us.saturating_mul(2))
+            .collect();
+        stuck.sort_by_key(|&(k, us)| (std::cmp::Reverse(us), k));
+        stuck
+    }
+}
+
+/// One key's refusals without a break: since when (its last admit, or
+/// its first request refused), and the longest stretch so far.
+#[derive(Clone, Copy, Debug, Default)]
+struct Refused {
+    since_us: Option<u64>,
+    longest_us: u64,
+}
+
+impl Refused {
+    /// Events come about in send order; a stretch is from the first
+    /// refusal after an admit to the latest refusal before the next.
+    fn add(&mut self, e: &Event) {
+        match e.outcome {
+            Outcome::Admitted => self.since_us = None,
+            Outcome::Rejected => {
+                let since = *self.since_us.get_or_insert(e.sent_us);
+                self.longest_us = self.longest_us.max(e.sent_us.saturating_sub(since));
+            }
+            Outcome::Error | Outcome::Timeout => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(sent_us: u64, outcome: Outcome) -> Event {
+        Event {
+            seq: 0,
+            key: "k".into(),
+            replica: 0,
+            intended_us: sent_us,
+            sent_us,
+            done_us: sent_us + 100,
+            status: 0,
+            outcome,
+            error: None,
+            advertised: None,
+            retry_of: None,
+            agent: 0,
+        }
+    }
+
+    /// Key 0 is admitted once and then refused for 5 s; key 1 is let in
+    /// every 0.5 s between refusals; key 2 is refused for exactly twice
+    /// the memory (the boundary: not stuck); key 3 only errs after its
+    /// refusals, which neither break nor lengthen a stretch.
+    #[test]
+    fn a_key_refused_past_twice_the_policys_memory_is_stuck() {
+        let mut t = Tally::new(1, 0, &[]);
+        for _ in 0..4 {
+            t.key();
+        }
+        t.add(0, &event(0, Outcome::Admitted));
+        for i in 1..=50 {
+            t.add(0, &event(i * 100_000, Outcome::Rejected));
+        }
+        for i in 0..20 {
+            let outcome = if i % 5 == 0 {
+                Outcome::Admitted
+            } else {
+                Outcome::Rejected
+            };
+            t.add(1, &event(i * 100_000, outcome));
+        }
+        t.add(2, &event(0, Outcome::Rejected));
+        t.add(2, &event(2_000_000, Outcome::Rejected));
+        t.add(3, &event(0, Outcome::Rejected));
+        t.add(3, &event(500_000, Outcome::Rejected));
+        t.add(3, &event(9_000_000, Outcome::Error));
+        assert_eq!(t.stuck(1_000_000), vec![(0, 4_900_000)]);
+        assert_eq!(
+            t.stuck(100_000),
+            vec![(0, 4_900_000), (2, 2_000_000), (3, 500_000), (1, 300_000)]
+        );
+        assert!(t.stuck(3_000_000).is_empty());
     }
 }

@@ -28,7 +28,40 @@ pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
     };
     let admitted = a.requests.admitted;
     // Every key's admits together about what one key may have: one bucket.
-    if admitted.saturating_mul(k.keys).saturating_mul(2) <= c.replay_admits.saturating_mul(3) {
+    let one_bucket =
+        admitted.saturating_mul(k.keys).saturating_mul(2) <= c.replay_admits.saturating_mul(3);
+    // Half the keys or more refused without a break for longer than the
+    // policy keeps anything: named, before any question about the key.
+    if let Some(st) = k
+        .stuck
+        .as_ref()
+        .filter(|s| s.keys.saturating_mul(2) >= k.keys)
+    {
+        let mut named: Vec<&str> = st
+            .named
+            .iter()
+            .take(crate::store::summary::STUCK_NAMED)
+            .map(String::as_str)
+            .collect();
+        if st.keys > named.len() as u64 {
+            named.push("…");
+        }
+        return Some(format!(
+            "{} of {} keys were refused without a break for up to {:.1} s ({}), where the \
+             policy lets a key in again within its window: does your limiter extend a key's limit on every request (a TTL refreshed on each hit), \
+             or count refused requests too (`count_rejected = true`){}?",
+            st.keys,
+            k.keys,
+            st.longest_s,
+            named.join(", "),
+            if one_bucket {
+                ", or count every key in one bucket"
+            } else {
+                ""
+            }
+        ));
+    }
+    if one_bucket {
         return Some(format!(
             "all {} keys together were admitted {admitted} times, about what one key may be \
              (a limiter counting each key apart would have admitted about {} over the same \
@@ -71,6 +104,7 @@ mod tests {
             first_limited,
             key_header: Some("X-Customer-Id".into()),
             key_in: None,
+            stuck: None,
         });
         a.requests.admitted = admitted;
         let c = a.correctness.as_mut().unwrap();
@@ -109,6 +143,49 @@ mod tests {
             "{s}"
         );
         assert!(sentence(&arm(10, 4, 240, 250, 3)).is_none());
+    }
+
+    /// Keys a limiter stricter than its policy keeps shut (a TTL
+    /// refreshed on each hit) are named, not asked about the header; at
+    /// fewer than half the keys stuck, the other hints speak.
+    #[test]
+    fn keys_refused_without_a_break_are_named() {
+        let stuck = |keys: u64| {
+            let mut a = arm(10, 0, 30, 250, 200);
+            a.keys.as_mut().unwrap().stuck = Some(crate::store::summary::Stuck {
+                keys,
+                named: vec![
+                    "customer-0003".into(),
+                    "customer-0001".into(),
+                    "customer-0007".into(),
+                ],
+                longest_s: 8.04,
+            });
+            a
+        };
+        let s = sentence(&stuck(5)).unwrap();
+        assert!(
+            s.starts_with(
+                "5 of 10 keys were refused without a break for up to 8.0 s (customer-0003, \
+                 customer-0001, customer-0007, …)"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("a TTL refreshed on each hit"), "{s}");
+        assert!(s.contains("or count every key in one bucket?"), "{s}");
+        assert!(!s.contains("does your limiter key on"), "{s}");
+        // The boundary: 4 of 10 is the one-bucket hint again.
+        let s = sentence(&stuck(4)).unwrap();
+        assert!(s.starts_with("all 10 keys together"), "{s}");
+        // Admitted well past one bucket: the stuck keys alone.
+        let mut many = stuck(10);
+        many.requests.admitted = 240;
+        let s = sentence(&many).unwrap();
+        assert!(s.ends_with("(`count_rejected = true`)?"), "{s}");
+        // Still never without false rejects.
+        let mut clean = stuck(10);
+        clean.correctness.as_mut().unwrap().false_rejects = 0;
+        assert!(sentence(&clean).is_none());
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub(crate) use limiter::{
     count_text, ConventionCount, HeaderSummary, HeldCount, LimiterMetrics, RedisErrors, RedisNode,
     RedisUse,
 };
-pub(crate) use senders::{KeySentVerdict, KeyUse, PerAgent, Spoofing};
+pub(crate) use senders::{KeySentVerdict, KeyUse, PerAgent, Spoofing, Stuck, STUCK_NAMED};
 pub(crate) use traffic::{
     FaultSummary, Goodput, Hdr, Latency, PerReplica, Phase, Rate, Requests, LATE_LAG_P99_MS,
     SATURATED_BELOW, SATURATED_LAG_P50_MS,

@@ -123,4 +123,18 @@ fn haproxy_judged_as_counting_admits_only_is_all_false_rejects() {
         Some(1),
         "max_false_reject_ratio = 0 fails"
     );
+    // The keys it keeps shut are named, with the reading that fits
+    // (refusals counted), not a question about the key header.
+    assert!(
+        stdout.contains("were refused without a break for up to"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(`count_rejected = true`)"), "{stdout}");
+    assert!(!stdout.contains("does your limiter key on"), "{stdout}");
+    let keys = &r.arm("one-process")["keys"]["stuck"];
+    assert!(keys["keys"].as_u64().unwrap() >= 1, "{keys}");
+    assert!(
+        keys["named"][0].as_str().unwrap().starts_with("customer-"),
+        "{keys}"
+    );
 }

@@ -164,6 +164,19 @@ pub(crate) fn arm_summary(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> 
             first_limited: f.first_requests.limited,
             key_header: run.key_header.clone(),
             key_in: run.key_in.clone(),
+            stuck: (!f.first_requests.stuck.is_empty()).then(|| {
+                let fr = &f.first_requests;
+                crate::store::summary::Stuck {
+                    keys: fr.stuck.len() as u64,
+                    named: fr
+                        .stuck
+                        .iter()
+                        .take(crate::store::summary::STUCK_NAMED)
+                        .map(|(n, _)| n.clone())
+                        .collect(),
+                    longest_s: round(fr.stuck[0].1 as f64 / 1e6),
+                }
+            }),
         }),
         spoofing: spoofing(run, f),
         // Filled by the finish, which knows what the arm was expected to do.

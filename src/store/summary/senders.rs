@@ -37,7 +37,25 @@ pub(crate) struct KeyUse {
     /// Where else it went (`[load] key`), in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_in: Option<String>,
+    /// Keys refused without a break for over twice the policy's memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<Stuck>,
 }
+
+/// Keys refused without a break for over twice the policy's memory (its
+/// window, or the time its bucket takes to fill): a limiter stricter
+/// than its policy (a TTL refreshed on every request, refusals counted).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Stuck {
+    pub keys: u64,
+    /// The first few, the longest refused first.
+    pub named: Vec<String>,
+    /// The longest stretch refused, in seconds.
+    pub longest_s: f64,
+}
+
+/// How many stuck keys summary.json names.
+pub(crate) const STUCK_NAMED: usize = 3;
 
 /// One load agent's share of an arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
