@@ -241,6 +241,20 @@ mod tests {
             expected(a).unwrap(),
             "expected to be caught, and caught (at least 2.44x, 578 admits proven past the policy)"
         );
+        // A pair of fixed windows: the bound reads 1.41x, the replay of
+        // one ideal limiter shows the pair's 1.90x; both said. Within
+        // 0.05 of the bound the replay adds nothing and is left out.
+        a.correctness.as_mut().unwrap().over_admission_ratio = Some(1.41);
+        a.requests.admitted = 190;
+        a.correctness.as_mut().unwrap().replay_admits = 100;
+        assert_eq!(
+            expected(a).unwrap(),
+            "expected to be caught, and caught (at least 1.41x, 578 admits proven past the \
+             policy; admitted 1.90x an ideal limiter replayed over the same sends)"
+        );
+        a.correctness.as_mut().unwrap().replay_admits = 132;
+        assert!(!expected(a).unwrap().contains("replayed"));
+        a.correctness.as_mut().unwrap().over_admission_ratio = Some(2.44);
         a.expect[0].passed = false;
         assert!(expected(a)
             .unwrap()

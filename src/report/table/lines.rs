@@ -70,6 +70,16 @@ pub(crate) fn findings(a: &ArmSummary) -> String {
     out
 }
 
+/// Admitted over the replay's admits, when admits were proven past the
+/// policy and the replay shows more excess than the bound does (by 0.05
+/// or more); none otherwise.
+fn admitted_over_replay(admitted: u64, c: &crate::store::summary::Correctness) -> Option<f64> {
+    let by_replay = admitted as f64 / c.replay_admits as f64;
+    let bound = c.over_admission_ratio.unwrap_or(0.0);
+    (c.definite_violations > 0 && c.replay_admits > 0 && by_replay >= bound + 0.05)
+        .then_some(by_replay)
+}
+
 /// What an arm's expectations asked of its limiter, and what it did, so
 /// that a green `ok` on a fake limiter reads as "caught, as expected":
 /// an arm expected to be caught (a minimum on violations or
@@ -99,8 +109,14 @@ pub(crate) fn expected(a: &ArmSummary) -> Option<String> {
         }
         r => ratio(r),
     };
+    // Where the trace shows more than the bound: the admits against an
+    // ideal limiter's replayed over the same sends (an estimate, never
+    // gated: a correct limiter can beat the replay a little).
+    let replayed = admitted_over_replay(a.requests.admitted, c)
+        .map(|r| format!("; admitted {r:.2}x an ideal limiter replayed over the same sends"))
+        .unwrap_or_default();
     let proven = format!(
-        "{over}, {} admits proven past the policy",
+        "{over}, {} admits proven past the policy{replayed}",
         c.definite_violations
     );
     if !caught.is_empty() {
