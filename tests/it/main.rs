@@ -59,4 +59,5 @@ mod shards;
 mod spoofing;
 mod third_party;
 mod tls;
+mod ttl_refresh;
 mod verify_reference;
