@@ -361,6 +361,7 @@ mod tests {
             duration_s: 10,
             rate_note: "note",
             catches: String::new(),
+            fresh_connections: false,
             method: "GET".into(),
             headers: Vec::new(),
             connection: String::new(),

@@ -25,6 +25,8 @@ pub(crate) struct Found {
     pub rate_note: &'static str,
     /// What the load can and cannot catch, as comment lines.
     pub catches: String,
+    /// Each request on a connection of its own (`keep_alive = false`).
+    pub fresh_connections: bool,
     pub method: String,
     /// The headers the probe was given (`-H`), sent on every request.
     pub headers: Vec<(String, String)>,
@@ -183,7 +185,7 @@ duration = "{duration}s"
 kind = "external"
 urls = [{urls}]
 method = "{method}"
-{headers}{connection}{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
+{headers}{connection}{keep_alive}{target_key}limited_status = [{limited}]       # what your limiter answers when it limits
 
 [policy]
 {policy}
@@ -215,6 +217,12 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
         keys = f.keys,
         rate_note = f.rate_note,
         catches = f.catches,
+        keep_alive = if f.fresh_connections {
+            "keep_alive = false           # a connection per request: one key's requests reach \
+             every worker\n"
+        } else {
+            ""
+        },
         method = f.method,
         connection = f.connection,
     )

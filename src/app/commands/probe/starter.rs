@@ -15,7 +15,16 @@ pub(super) struct StarterLoad {
     pub note: &'static str,
     /// The load on simulated limiters of the policy ([`rehearse`]).
     pub rehearsal: rehearse::Rehearsal,
+    /// Each request on a connection of its own (`keep_alive = false`):
+    /// one key's requests then reach every worker of a server whose
+    /// workers share nothing; kept connections reach whichever accepted
+    /// them.
+    pub fresh_connections: bool,
 }
+
+/// Above this rate (all keys) the starter keeps its connections: a new
+/// one per request costs the limiter's host a socket in TIME_WAIT each.
+const FRESH_CONNECTIONS_UP_TO: u64 = 500;
 
 /// The rehearsal's seeds: a fault is said to be caught only when it is in
 /// every one (the run's own key picks differ).
@@ -70,6 +79,7 @@ pub(super) fn starter_load(
                 "each key faster, to catch a pair"
             },
             rehearsal,
+            fresh_connections: rate <= FRESH_CONNECTIONS_UP_TO,
         });
         if caught || last {
             break;
@@ -113,11 +123,14 @@ fn rehearsed(best: &fit::Candidate, rate: u64, keys: u32, duration_s: u64) -> re
 /// starter and as one line for the probe's output.
 pub(super) fn catches(load: &StarterLoad) -> (String, String) {
     let rehearsed_s = load.duration_s.min(REHEARSED_S);
+    // Workers reached at random only when each request has a connection
+    // of its own; kept ones stay with whichever worker accepted them.
+    let reached = |f: rehearse::Fault| load.fresh_connections || f != rehearse::Fault::Workers;
     let caught: Vec<String> = load
         .rehearsal
         .faults
         .iter()
-        .filter(|f| f.1 > 0)
+        .filter(|f| f.1 > 0 && reached(f.0))
         .map(|&(f, n)| format!("{} ({n} admits proven in {rehearsed_s} s)", f.words()))
         .collect();
     let mut missed: Vec<String> = load
@@ -125,6 +138,18 @@ pub(super) fn catches(load: &StarterLoad) -> (String, String) {
         .missed()
         .map(rehearse::Fault::words)
         .collect();
+    if !load.fresh_connections {
+        missed.push(format!(
+            "{} reliably (this load keeps its connections, and the worker that accepted them \
+             decides{})",
+            rehearse::Fault::Workers.words(),
+            if load.rate > FRESH_CONNECTIONS_UP_TO {
+                "; `keep_alive = false` spreads them"
+            } else {
+                ""
+            }
+        ));
+    }
     missed.push(format!(
         "a race between concurrent requests of one key (a key's requests come about {} ms \
          apart here; `schedule = \"bursts\"` sends them together)",
@@ -227,7 +252,9 @@ pub(super) fn starter(
     probed_s: f64,
     limited_seen: &[u16],
 ) -> Result<(PathBuf, String), Error> {
-    let load = starter_load(best, g, key.is_some());
+    let mut load = starter_load(best, g, key.is_some());
+    // HTTP/2 shares one connection by design: no connection per request.
+    load.fresh_connections &= !p.http2;
     let (comment, said) = catches(&load);
     // The slack is the clock's resolution plus how far apart the
     // deciders' clocks may be; the probe cannot see either, so the starter
@@ -270,6 +297,7 @@ pub(super) fn starter(
             duration_s: load.duration_s,
             rate_note: load.note,
             catches: comment,
+            fresh_connections: load.fresh_connections,
             method: p.method.clone(),
             headers: p.headers.clone(),
             connection: connection_lines(p, &to.dir),
@@ -381,6 +409,10 @@ mod tests {
         let (path, _) = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("ca = \"certs/ca.pem\""), "{text}");
+        // HTTP/2 shares a connection by design: the starter keeps it, and
+        // does not claim to reach every worker.
+        assert!(!text.contains("keep_alive"), "{text}");
+        assert!(text.contains("counting alone reliably"), "{text}");
         let s = crate::scenario::read(&path).unwrap();
         let t = s.external.unwrap();
         assert_eq!(t.template.http, crate::load::request::Http::H2);
@@ -399,5 +431,8 @@ mod tests {
         assert!(t.tls.insecure);
         assert_eq!(t.tls.ca, None);
         assert_eq!(t.template.http, crate::load::request::Http::H1);
+        // Over HTTP/1.1 at this rate, a connection per request: one key's
+        // requests reach every worker, as the rehearsal assumed.
+        assert!(!t.template.keep_alive);
     }
 }
