@@ -319,9 +319,12 @@ pub(crate) fn replica_configs(scenario: &Scenario, arm: &Arm, run_id: &str) -> V
         .collect()
 }
 
-/// The scenario's schedule for this arm: bursts straddle the edges of the
-/// arm's own policy window.
+/// The arm's own schedule, else the scenario's: bursts straddle the edges
+/// of the arm's own policy window.
 fn shape_for(scenario: &Scenario, arm: &Arm) -> Shape {
+    if let Some(own) = &arm.schedule {
+        return own.clone();
+    }
     match &scenario.load.shape {
         Shape::Bursts {
             per_edge, spread, ..
@@ -505,5 +508,51 @@ mode = "local"
         assert_eq!(judged_aligned(&scenario(&first_hit, here)), [false]);
         let window = "algorithm = \"fixed_window\"\nlimit = 10\nwindow = \"1s\"";
         assert_eq!(judged_aligned(&scenario(window, here)), [false]);
+    }
+
+    /// An external target's arm with bursts of its own is sent them, the
+    /// other arm the steady `[load]`; both with the same keys.
+    #[test]
+    fn an_arm_with_its_own_bursts_is_planned_with_them() {
+        let s = crate::scenario::parse(
+            "t.toml",
+            r#"name = "mixed"
+duration = "10s"
+[target]
+kind = "external"
+urls = ["http://127.0.0.1:9/x"]
+key_header = "X-Key"
+[policy]
+algorithm = "sliding_log"
+limit = 10
+window = "2s"
+[load]
+rate = 75
+keys = 5
+[[arms]]
+name = "steady"
+[[arms]]
+name = "bursts"
+schedule = "bursts"
+burst = 100
+burst_spread = "10ms"
+"#,
+        )
+        .unwrap();
+        let plans: Vec<Plan> = s
+            .arms
+            .iter()
+            .map(|a| from_scenario(&s, a, "r").unwrap().plan)
+            .collect();
+        assert_eq!(plans[0].shape, Shape::Constant { rate: 75.0 });
+        assert_eq!(
+            plans[1].shape,
+            Shape::Bursts {
+                per_edge: 100,
+                spread: Duration::from_millis(10),
+                window: Duration::from_secs(2),
+            }
+        );
+        assert_eq!((plans[0].keys, plans[1].keys), (5, 5));
     }
 }

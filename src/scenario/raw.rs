@@ -258,6 +258,11 @@ pub(super) struct RawArm {
     pub otlp: Option<Spanned<RawOtlp>>,
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
+    /// The arm's own schedule: `"bursts"` (with `burst`, `burst_spread`)
+    /// in place of `[load]`'s; the keys and timeout stay `[load]`'s.
+    pub schedule: Option<Spanned<String>>,
+    pub burst: Option<Spanned<i64>>,
+    pub burst_spread: Option<Spanned<String>>,
 }
 
 /// `otlp = { endpoint = "http://HOST:PORT", interval = "10s" }`.

@@ -50,6 +50,9 @@ pub(crate) struct Arm {
     /// An external target's URLs for this arm (`replicas` is their count);
     /// empty for the reference API.
     pub urls: Vec<hyper::Uri>,
+    /// The arm's own schedule (`schedule = "bursts"` on the arm), its
+    /// window the arm's policy's; `None`: `[load]`'s.
+    pub schedule: Option<crate::load::schedule::Shape>,
 }
 
 impl Arm {

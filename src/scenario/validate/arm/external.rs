@@ -65,6 +65,7 @@ pub(super) fn external_arm(
         None => target.urls.clone(),
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;
+    let schedule = super::arm_schedule(src, a, &policy)?;
     let fanout = match &a.fanout {
         Some(f) => load::fanout(src, f)?,
         None => defaults.fanout,
@@ -96,6 +97,7 @@ pub(super) fn external_arm(
         key_from: None,
         lossy_metrics: false,
         otlp: None,
+        schedule,
         urls,
     })
 }

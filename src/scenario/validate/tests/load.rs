@@ -186,3 +186,53 @@ fn retrying_callers_take_their_table_with_defaults_and_bounds() {
         assert!(e.starts_with("s.toml:") && e.contains(says), "{bad}: {e}");
     }
 }
+
+/// An arm may send bursts of its own (`schedule = "bursts"` on the arm)
+/// while the others keep `[load]`'s steady rate: its window is its own
+/// policy's; `burst` is required, `burst_spread` defaults to 20 ms; any
+/// other schedule on an arm, or `burst` without it, is refused where
+/// written.
+#[test]
+fn an_arm_may_burst_while_the_others_keep_the_steady_load() {
+    let with = |arm: &str| {
+        let text = GOOD.replace(
+            "name = \"local\"\nmode = \"local\"\n",
+            &format!("name = \"local\"\nmode = \"local\"\n{arm}"),
+        );
+        parse("s.toml", &text)
+    };
+    let s = with(
+        "schedule = \"bursts\"\nburst = 40\nburst_spread = \"5ms\"\n[arms.policy]\nwindow = \"1s\"\n",
+    )
+    .unwrap();
+    assert_eq!(s.load.shape, Shape::Constant { rate: 200.0 });
+    assert_eq!(s.arms[0].schedule, None, "the other arm keeps [load]'s");
+    assert_eq!(
+        s.arms[1].schedule,
+        Some(Shape::Bursts {
+            per_edge: 40,
+            spread: Duration::from_millis(5),
+            window: Duration::from_secs(1),
+        })
+    );
+    let s = with("schedule = \"bursts\"\nburst = 40\n").unwrap();
+    assert_eq!(
+        s.arms[1].schedule,
+        Some(Shape::Bursts {
+            per_edge: 40,
+            spread: Duration::from_millis(20),
+            window: Duration::from_secs(2),
+        })
+    );
+    let e = with("schedule = \"bursts\"\n").unwrap_err().to_string();
+    assert!(e.contains("needs \"burst\""), "{e}");
+    assert!(e.starts_with("s.toml:"), "placed: {e}");
+    let e = with("schedule = \"poisson\"\n").unwrap_err().to_string();
+    assert!(e.contains("\"poisson\" is [load]'s to set"), "{e}");
+    let e = with("burst = 3\n").unwrap_err().to_string();
+    assert!(e.contains("burst goes with the arm's schedule"), "{e}");
+    let e = with("schedule = \"bursts\"\nburst = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("burst"), "{e}");
+}
