@@ -189,6 +189,18 @@ pub(crate) fn serve_replicas(
     algorithm: &str,
     window: &str,
 ) -> (Served, Vec<String>) {
+    serve_mode(dir, replicas, "local", algorithm, window)
+}
+
+/// [`serve_replicas`] in `mode` (a Redis mode gets a Redis of its own,
+/// which `serve` starts and stops).
+pub(crate) fn serve_mode(
+    dir: &std::path::Path,
+    replicas: usize,
+    mode: &str,
+    algorithm: &str,
+    window: &str,
+) -> (Served, Vec<String>) {
     let scenario = write(
         dir,
         "serve.toml",
@@ -203,8 +215,8 @@ window = "{window}"
 [load]
 rate = 100
 [[arms]]
-name = "local"
-mode = "local"
+name = "served"
+mode = "{mode}"
 replicas = {replicas}
 "#
         ),

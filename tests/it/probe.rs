@@ -523,7 +523,11 @@ fn varnish_vsthrottle_is_found_and_a_client_under_its_rate_passes_the_starter() 
         "{steady}"
     );
     std::fs::write(&path, &steady).unwrap();
-    let run = rlbench(&["run", "starter.toml", "--duration", "60s"], dir.path());
+    // The steady arm: the client under the limiter's rate.
+    let run = rlbench(
+        &["run", "starter.toml", "--duration", "60s", "--arm", "api"],
+        dir.path(),
+    );
     let said = text(&run.stdout);
     assert_eq!(run.status.code(), Some(0), "{stdout}\n{steady}\n{said}");
     assert!(said.contains("gate: passed"), "{said}");
@@ -577,4 +581,33 @@ fn a_limiter_refreshing_its_ttl_on_every_request_is_named_by_its_stuck_keys() {
     assert!(stdout.contains("were refused without a break"), "{stdout}");
     assert!(stdout.contains("a TTL refreshed on each hit"), "{stdout}");
     assert!(!stdout.contains("does your limiter key on"), "{stdout}");
+}
+
+/// The reference API's `redis_naive` mode on one replica: read the
+/// window's count, then write it back, as two commands — a race between
+/// one key's concurrent requests, inside one process. The starter's
+/// steady arm sends each key's requests far apart and is not what proves
+/// it; its bursts arm, each key's requests together at the window's
+/// edges, proves admits past the policy.
+#[test]
+fn a_race_inside_one_process_is_caught_by_the_starters_bursts_arm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_served, urls) =
+        crate::attack::serve_mode(dir.path(), 1, "redis_naive", "fixed_window", "1s");
+    let (out, stdout) = probe(dir.path(), &[&urls[0], "-m", "POST", "--write", "race"]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let starter = std::fs::read_to_string(dir.path().join("race.toml")).unwrap();
+    assert!(starter.contains("schedule = \"bursts\""), "{starter}");
+    let run = rlbench(
+        &["run", "race.toml", "--duration", "6s", "--out", "out", "-q"],
+        dir.path(),
+    );
+    let stdout = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{starter}\n{stdout}");
+    let s = summary(&dir.path().join("out"));
+    let bursts = &crate::common::arm(&s, "bursts")["correctness"];
+    assert!(
+        bursts["definite_violations"].as_u64().unwrap() > 0,
+        "{starter}\n{stdout}"
+    );
 }

@@ -362,6 +362,8 @@ mod tests {
             rate_note: "note",
             catches: String::new(),
             fresh_connections: false,
+            burst: 0,
+            burst_spread: "",
             method: "GET".into(),
             headers: Vec::new(),
             connection: String::new(),

@@ -27,6 +27,10 @@ pub(crate) struct Found {
     pub catches: String,
     /// Each request on a connection of its own (`keep_alive = false`).
     pub fresh_connections: bool,
+    /// The bursts arm's requests at each window edge (0: no such arm),
+    /// and the span each edge's are sent within.
+    pub burst: u64,
+    pub burst_spread: &'static str,
     pub method: String,
     /// The headers the probe was given (`-H`), sent on every request.
     pub headers: Vec<(String, String)>,
@@ -199,7 +203,8 @@ name = "api"
 [arms.expect]
 max_definite_violations = 0  # never admit beyond the policy
 max_false_reject_ratio = 0   # never refuse what the policy allows
-"#,
+{bursts}"#,
+        bursts = bursts_arm(f.burst, f.burst_spread),
         duration = f.duration_s,
         urls = f
             .urls
@@ -225,5 +230,30 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
         },
         method = f.method,
         connection = f.connection,
+    )
+}
+
+/// The probed starter's second arm: each key's requests together at every
+/// edge of the policy's window, where a race between one key's concurrent
+/// requests (read the count, then write it) admits past the limit.
+fn bursts_arm(burst: u64, spread: &str) -> String {
+    if burst == 0 {
+        return String::new();
+    }
+    format!(
+        r#"
+# Each key's requests together: about twice its limit within {spread} at
+# every edge of the policy's window, where a race between one key's
+# concurrent requests (read the count, then write it) admits past the limit
+# (not rehearsed on simulated limiters).
+[[arms]]
+name = "bursts"
+schedule = "bursts"
+burst = {burst}                  # requests at each window edge, over all keys
+burst_spread = "{spread}"
+[arms.expect]
+max_definite_violations = 0
+max_false_reject_ratio = 0
+"#,
     )
 }

@@ -20,7 +20,13 @@ pub(super) struct StarterLoad {
     /// workers share nothing; kept connections reach whichever accepted
     /// them.
     pub fresh_connections: bool,
+    /// The bursts arm's requests at each window edge, over all keys:
+    /// about twice each key's limit, together.
+    pub burst: u64,
 }
+
+/// How close together the bursts arm sends each edge's requests.
+const BURST_SPREAD: &str = "5ms";
 
 /// Above this rate (all keys) the starter keeps its connections: a new
 /// one per request costs the limiter's host a socket in TIME_WAIT each.
@@ -34,7 +40,10 @@ const SEEDS: [u64; 3] = [1, 2, 3];
 /// first windows, and a minute at 2,000/s is a second of judging.
 const REHEARSED_S: u64 = 30;
 
-/// Three windows, 10 s to 2 min; each key sent about thrice its rate —
+/// Three windows, 10 s to 2 min (a steady arm, then a bursting one:
+/// about twice each key's limit within [`BURST_SPREAD`] at every window
+/// edge, where a race between one key's concurrent requests shows); each
+/// key sent about thrice its rate —
 /// or, when rejected requests count, at one and a half times it: a
 /// correct limiter then keeps a key shut (its refusals count) and is
 /// judged on them, while two limiters counting apart each see three
@@ -80,6 +89,7 @@ pub(super) fn starter_load(
             },
             rehearsal,
             fresh_connections: rate <= FRESH_CONNECTIONS_UP_TO,
+            burst: (2 * limit * keys as u64).clamp(10, 1_000),
         });
         if caught || last {
             break;
@@ -152,7 +162,7 @@ pub(super) fn catches(load: &StarterLoad) -> (String, String) {
     }
     missed.push(format!(
         "a race between concurrent requests of one key (a key's requests come about {} ms \
-         apart here; `schedule = \"bursts\"` sends them together)",
+         apart here; arm bursts below sends them together)",
         (1_000.0 * load.keys as f64 / load.rate.max(1) as f64).round()
     ));
     missed.push(format!(
@@ -298,6 +308,8 @@ pub(super) fn starter(
             rate_note: load.note,
             catches: comment,
             fresh_connections: load.fresh_connections,
+            burst: load.burst,
+            burst_spread: BURST_SPREAD,
             method: p.method.clone(),
             headers: p.headers.clone(),
             connection: connection_lines(p, &to.dir),

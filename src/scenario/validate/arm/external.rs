@@ -2,6 +2,7 @@
 //! reference API's keys, only its URLs, fan-out, policy and expectations.
 
 use super::defaults::{arm_policy, ArmDefaults};
+use super::schedule::arm_schedule;
 use crate::scenario::raw::RawArm;
 use crate::scenario::spec::{Arm, Mode};
 use crate::scenario::validate::expect;
@@ -65,7 +66,7 @@ pub(super) fn external_arm(
         None => target.urls.clone(),
     };
     let (policy, preset, timing) = arm_policy(src, a, defaults)?;
-    let schedule = super::arm_schedule(src, a, &policy)?;
+    let schedule = arm_schedule(src, a, &policy)?;
     let fanout = match &a.fanout {
         Some(f) => load::fanout(src, f)?,
         None => defaults.fanout,
