@@ -279,18 +279,30 @@ fn nginx_without_a_burst_keyed_on_the_address_is_found_by_init_probe() {
     assert!(key(&stdout).contains("the client address"), "{stdout}");
     // A bucket of one at 5 a second — or up to 5 % faster, which the
     // probe's steady phases (to 5 %) may not tell from it: the proposal
-    // is the looser, never one slower than nginx.
+    // is the looser, never one slower than nginx. A sliding log of 1 per
+    // 200 ms is the same limiter written as a window (one admit per
+    // 200 ms), and replays as well.
     let best = best(&stdout);
-    let refill = best
+    let bucket = best
         .strip_prefix(r#"best: --policy 'algorithm = "token_bucket", capacity = 1, refill = ""#)
-        .and_then(|r| r.strip_suffix(r#""'"#))
-        .unwrap_or_else(|| panic!("not a bucket of one: {stdout}"));
-    let per_second = match refill.split_once('/') {
-        Some((n, "1s")) => n.parse::<f64>().unwrap(),
-        Some((n, "1m")) => n.parse::<f64>().unwrap() / 60.0,
-        _ => panic!("refill {refill}: {stdout}"),
+        .and_then(|r| r.strip_suffix(r#""'"#));
+    let log = best
+        .strip_prefix(r#"best: --policy 'algorithm = "sliding_log", limit = 1, window = ""#)
+        .and_then(|r| r.strip_suffix(r#""'"#));
+    let per_second = match (bucket, log) {
+        (Some(refill), _) => match refill.split_once('/') {
+            Some((n, "1s")) => n.parse::<f64>().unwrap(),
+            Some((n, "1m")) => n.parse::<f64>().unwrap() / 60.0,
+            _ => panic!("refill {refill}: {stdout}"),
+        },
+        (None, Some(window)) => match window.strip_suffix("ms") {
+            Some(ms) => 1_000.0 / ms.parse::<f64>().unwrap(),
+            None => panic!("window {window}: {stdout}"),
+        },
+        (None, None) => panic!("not a bucket of one: {stdout}"),
     };
     assert!((5.0..=5.25).contains(&per_second), "{stdout}");
+    let refill = bucket.unwrap_or_default();
     if refill == "5/1s" {
         assert!(stdout.contains("nginx: rate=5r/s burst=0"), "{stdout}");
     }
