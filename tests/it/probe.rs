@@ -6,15 +6,15 @@
 //! false alarms). Three replicas counting apart, given the one policy
 //! they claim, must be told that it does not explain them.
 
-use crate::attack::serve_replicas;
-use crate::common::{free_port, rlbench, summary, text};
+use crate::common::{free_port, rlbench, text};
 use crate::external::start_nginx;
 use crate::real_limiters::{start, Limiter};
+use crate::served::serve_replicas;
 use std::path::Path;
 use std::process::Output;
 
 /// `rlbench probe` with `args` in `dir`, its standard output.
-fn probe(dir: &Path, args: &[&str]) -> (Output, String) {
+pub(crate) fn probe(dir: &Path, args: &[&str]) -> (Output, String) {
     let mut all = vec!["probe"];
     all.extend_from_slice(args);
     let out = rlbench(&all, dir);
@@ -543,83 +543,4 @@ fn varnish_vsthrottle_is_found_and_a_client_under_its_rate_passes_the_starter() 
     let said = text(&run.stdout);
     assert_eq!(run.status.code(), Some(0), "{stdout}\n{steady}\n{said}");
     assert!(said.contains("gate: passed"), "{said}");
-}
-
-/// A counter whose time-to-live is refreshed on every request (limit 10,
-/// 2 s; `ttl_refresh.rs`): stricter than the fixed window of 10 per 2 s
-/// its authors meant, since a client that keeps sending is refused for
-/// ever. Probed with that intent, the probe says the limiter does not
-/// keep it, and the starter declares the intent; its run then fails on
-/// false rejects alone, the arm's line says so ("refused N requests the
-/// policy allows"), and the keys hint names the keys kept shut and asks
-/// about a TTL refreshed on each hit — not whether the limiter keys on
-/// the header.
-#[test]
-fn a_limiter_refreshing_its_ttl_on_every_request_is_named_by_its_stuck_keys() {
-    let (port, _server) = crate::ttl_refresh::start();
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("http://127.0.0.1:{port}/limited");
-    let intent = r#"algorithm = "fixed_window", limit = 10, window = "2s""#;
-    let (out, stdout) = probe(
-        dir.path(),
-        &[
-            &url,
-            "--policy",
-            intent,
-            "--max-time",
-            "40s",
-            "--write",
-            "ttl",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("key: header X-Customer-Id"), "{stdout}");
-    let starter = std::fs::read_to_string(dir.path().join("ttl.toml")).unwrap();
-    assert!(
-        starter.contains("# the policy you declared (--policy)"),
-        "{starter}"
-    );
-    let run = rlbench(
-        &["run", "ttl.toml", "--duration", "8s", "--out", "out", "-q"],
-        dir.path(),
-    );
-    let stdout = text(&run.stdout);
-    assert_eq!(run.status.code(), Some(1), "{starter}\n{stdout}");
-    let s = summary(&dir.path().join("out"));
-    let c = &crate::common::arm(&s, "api")["correctness"];
-    assert_eq!(c["definite_violations"], 0, "{stdout}");
-    assert!(c["false_rejects"].as_u64().unwrap() > 0, "{stdout}");
-    assert!(stdout.contains("requests the policy allows"), "{stdout}");
-    assert!(stdout.contains("were refused without a break"), "{stdout}");
-    assert!(stdout.contains("a TTL refreshed on each hit"), "{stdout}");
-    assert!(!stdout.contains("does your limiter key on"), "{stdout}");
-}
-
-/// The reference API's `redis_naive` mode on one replica: read the
-/// window's count, then write it back, as two commands — a race between
-/// one key's concurrent requests, inside one process. The starter's
-/// steady arm sends each key's requests far apart and is not what proves
-/// it; its bursts arm, each key's requests together at the window's
-/// edges, proves admits past the policy.
-#[test]
-fn a_race_inside_one_process_is_caught_by_the_starters_bursts_arm() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_served, urls) =
-        crate::attack::serve_mode(dir.path(), 1, "redis_naive", "fixed_window", "1s");
-    let (out, stdout) = probe(dir.path(), &[&urls[0], "-m", "POST", "--write", "race"]);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
-    let starter = std::fs::read_to_string(dir.path().join("race.toml")).unwrap();
-    assert!(starter.contains("schedule = \"bursts\""), "{starter}");
-    let run = rlbench(
-        &["run", "race.toml", "--duration", "6s", "--out", "out", "-q"],
-        dir.path(),
-    );
-    let stdout = text(&run.stdout);
-    assert_eq!(run.status.code(), Some(1), "{starter}\n{stdout}");
-    let s = summary(&dir.path().join("out"));
-    let bursts = &crate::common::arm(&s, "bursts")["correctness"];
-    assert!(
-        bursts["definite_violations"].as_u64().unwrap() > 0,
-        "{starter}\n{stdout}"
-    );
 }
