@@ -11,6 +11,7 @@ pub(crate) mod audit;
 pub(crate) mod output;
 pub(crate) mod probe;
 pub(crate) mod run;
+pub(crate) mod tls;
 pub(crate) mod values;
 
 use crate::events::export::Format;

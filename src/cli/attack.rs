@@ -140,20 +140,8 @@ pub(crate) struct AttackArgs {
     /// owners' consent); the report names them. Without it, loopback only.
     #[arg(long)]
     pub allow_remote_targets: bool,
-    /// https:// targets: trust the certificate authorities in this PEM
-    /// file (default: the system's).
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
-    pub cacert: Option<PathBuf>,
-    /// https:// targets: a client certificate chain (PEM), with --key.
-    #[arg(long, value_name = "FILE", requires = "key")]
-    pub cert: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE", requires = "cert")]
-    pub key: Option<PathBuf>,
-    /// https:// targets: check nothing of the server's certificate (the
-    /// report says so).
-    #[arg(long, short = 'k')]
-    pub insecure: bool,
+    #[command(flatten)]
+    pub tls: super::tls::TlsArgs,
     /// No progress lines; the summary table and errors still print.
     #[arg(long, short)]
     pub quiet: bool,

@@ -5,7 +5,6 @@ use super::values;
 use clap::Args;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Uri};
-use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -58,18 +57,6 @@ pub(crate) struct ProbeArgs {
     /// starter speaks the one the probe spoke.
     #[arg(long, value_enum, default_value_t = super::attack::HttpFlag::V1)]
     pub http: super::attack::HttpFlag,
-    /// https:// targets: trust the certificate authorities in this PEM
-    /// file (default: the system's); a self-signed server certificate
-    /// given here is trusted as itself.
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
-    pub cacert: Option<PathBuf>,
-    /// https:// targets: a client certificate chain (PEM), with --key.
-    #[arg(long, value_name = "FILE", requires = "key")]
-    pub cert: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE", requires = "cert")]
-    pub key: Option<PathBuf>,
-    /// https:// targets: check nothing of the server's certificate.
-    #[arg(long, short = 'k')]
-    pub insecure: bool,
+    #[command(flatten)]
+    pub tls: super::tls::TlsArgs,
 }

@@ -32,11 +32,15 @@ pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
         admitted.saturating_mul(k.keys).saturating_mul(2) <= c.replay_admits.saturating_mul(3);
     // Half the keys or more refused without a break for longer than the
     // policy keeps anything: named, before any question about the key.
-    if let Some(st) = k
-        .stuck
-        .as_ref()
-        .filter(|s| s.keys.saturating_mul(2) >= k.keys)
-    {
+    // A summary read back is outside bytes: more stuck keys than keys, or
+    // a stretch that is not a number of seconds, is no hint at all.
+    let stuck = k.stuck.as_ref().filter(|s| {
+        s.keys <= k.keys
+            && s.keys.saturating_mul(2) >= k.keys
+            && s.longest_s.is_finite()
+            && s.longest_s >= 0.0
+    });
+    if let Some(st) = stuck {
         let mut named: Vec<&str> = st
             .named
             .iter()
@@ -182,6 +186,16 @@ mod tests {
         many.requests.admitted = 240;
         let s = sentence(&many).unwrap();
         assert!(s.ends_with("(`count_rejected = true`)?"), "{s}");
+        // A forged summary: more stuck keys than keys is no hint of its
+        // own, and a million names print as three.
+        let mut forged = stuck(11);
+        assert!(!sentence(&forged).unwrap().contains("were refused"));
+        forged.keys.as_mut().unwrap().stuck.as_mut().unwrap().keys = 10;
+        forged.keys.as_mut().unwrap().stuck.as_mut().unwrap().named =
+            vec!["k".repeat(8); 1_000_000];
+        let s = sentence(&forged).unwrap();
+        assert!(s.contains("(kkkkkkkk, kkkkkkkk, kkkkkkkk, …)"), "{s}");
+        assert!(s.len() < 600, "{}", s.len());
         // Still never without false rejects.
         let mut clean = stuck(10);
         clean.correctness.as_mut().unwrap().false_rejects = 0;

@@ -119,12 +119,7 @@ pub(crate) fn probe(args: &ProbeArgs) -> Result<crate::app::commands::probe::Pro
     template.headers = args.headers.iter().cloned().collect::<HeaderMap>();
     template.limited = args.limited_status.clone();
     template.http = args.http.into();
-    let tls_spec = crate::load::tls::TlsSpec {
-        ca: args.cacert.clone(),
-        cert: args.cert.clone(),
-        key: args.key.clone(),
-        insecure: args.insecure,
-    };
+    let tls_spec = args.tls.spec();
     let tls = crate::load::tls::for_targets(&targets, &tls_spec)?;
     let declared = args
         .policy

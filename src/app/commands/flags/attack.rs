@@ -27,12 +27,7 @@ pub(crate) fn attack(args: &AttackArgs) -> Result<Attack, Error> {
         return Err(crate::target::UrlError::NotLoopback(u.to_string(), host).into());
     }
     let template = request(args)?;
-    let tls = crate::load::tls::TlsSpec {
-        ca: args.cacert.clone(),
-        cert: args.cert.clone(),
-        key: args.key.clone(),
-        insecure: args.insecure,
-    };
+    let tls = args.tls.spec();
     Ok(Attack {
         tls: crate::load::tls::for_targets(&args.urls, &tls)?,
         targets: args.urls.clone(),
