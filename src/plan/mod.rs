@@ -101,7 +101,8 @@ pub(crate) fn from_scenario(
         // not start: none of what it remembers is this arm's.
         template.key_tag = Some(crate::load::request::key_tag(run_id, &arm.name));
     }
-    let probes = scenario.checks.retry_after_probes.min(scenario.load.keys) as usize;
+    let keys = scenario.keys_of(arm);
+    let probes = scenario.checks.retry_after_probes.min(keys) as usize;
     Ok(ArmSpec {
         name: arm.name.clone(),
         mode: arm.mode.clone(),
@@ -111,7 +112,7 @@ pub(crate) fn from_scenario(
         faults: scenario.faults.clone(),
         metrics: scenario.metrics.clone(),
         probes: Probes {
-            keys: crate::load::pick::key_names(scenario.load.keys)[..probes].to_vec(),
+            keys: crate::load::pick::key_names(keys)[..probes].to_vec(),
             max_wait: scenario.checks.retry_after_max_wait,
         },
         judged: judged(scenario, arm),
@@ -132,7 +133,7 @@ fn external_request(
     template: &Template,
 ) -> Result<StackAndRequest, Error> {
     let mut template = template.clone();
-    identities(&mut template, scenario)?;
+    identities(&mut template, scenario, arm)?;
     if template.sources.is_some()
         && matches!(
             scenario.load.shape,
@@ -173,7 +174,7 @@ fn reference_stack(scenario: &Scenario, arm: &Arm, run_id: &str) -> Result<Stack
         }
         _ => {}
     }
-    identities(&mut template, scenario)?;
+    identities(&mut template, scenario, arm)?;
     Ok((Some(stack), Vec::new(), template))
 }
 
@@ -190,7 +191,7 @@ fn load_plan(
         template,
         shape: shape_for(scenario, arm),
         duration: scenario.duration,
-        keys: scenario.load.keys,
+        keys: scenario.keys_of(arm),
         forged: scenario.load.spoof.as_ref().map_or(0, |s| s.forged_keys),
         key_distribution: scenario.load.key_distribution,
         fanout: arm.fanout,
@@ -254,12 +255,12 @@ fn spoofed(scenario: &Scenario) -> Option<crate::store::records::Spoofed> {
         })
 }
 
-/// Each key's identities as `[load] key` and `spoof` say.
-fn identities(template: &mut Template, scenario: &Scenario) -> Result<(), Error> {
+/// Each of the arm's keys' identities as `[load] key` and `spoof` say.
+fn identities(template: &mut Template, scenario: &Scenario, arm: &Arm) -> Result<(), Error> {
     let load = &scenario.load;
     match &load.spoof {
         Some(spoof) => identities::spoof(template, &load.key, spoof, load.keys),
-        None => identities::apply(template, &load.key, load.keys),
+        None => identities::apply(template, &load.key, scenario.keys_of(arm)),
     }
 }
 
@@ -511,7 +512,8 @@ mode = "local"
     }
 
     /// An external target's arm with bursts of its own is sent them, the
-    /// other arm the steady `[load]`; both with the same keys.
+    /// other arm the steady `[load]`, both with `[load]`'s keys; a third
+    /// arm its own rate over keys of its own.
     #[test]
     fn an_arm_with_its_own_bursts_is_planned_with_them() {
         let s = crate::scenario::parse(
@@ -536,6 +538,11 @@ name = "bursts"
 schedule = "bursts"
 burst = 100
 burst_spread = "10ms"
+[[arms]]
+name = "many"
+schedule = "constant"
+rate = 1500
+keys = 100
 "#,
         )
         .unwrap();
@@ -554,5 +561,7 @@ burst_spread = "10ms"
             }
         );
         assert_eq!((plans[0].keys, plans[1].keys), (5, 5));
+        assert_eq!(plans[2].shape, Shape::Constant { rate: 1500.0 });
+        assert_eq!(plans[2].keys, 100);
     }
 }

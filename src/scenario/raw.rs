@@ -259,10 +259,13 @@ pub(super) struct RawArm {
     pub policy: Option<Spanned<RawPolicy>>,
     pub expect: Option<RawExpect>,
     /// The arm's own schedule: `"bursts"` (with `burst`, `burst_spread`)
-    /// in place of `[load]`'s; the keys and timeout stay `[load]`'s.
+    /// or `"constant"` (with `rate`) in place of `[load]`'s.
     pub schedule: Option<Spanned<String>>,
     pub burst: Option<Spanned<i64>>,
     pub burst_spread: Option<Spanned<String>>,
+    pub rate: Option<Spanned<f64>>,
+    /// The arm's own number of keys in place of `[load]`'s.
+    pub keys: Option<Spanned<i64>>,
 }
 
 /// `otlp = { endpoint = "http://HOST:PORT", interval = "10s" }`.

@@ -51,6 +51,11 @@ pub(crate) struct Scenario {
 pub(crate) use crate::metrics::{MetricsSource, MetricsSpec};
 
 impl Scenario {
+    /// The keys `arm` sends: its own, or `[load]`'s.
+    pub(crate) fn keys_of(&self, arm: &Arm) -> u32 {
+        arm.keys.unwrap_or(self.load.keys)
+    }
+
     /// Whether rlbench starts its own Redis for this arm.
     pub(crate) fn needs_managed_redis(&self, arm: &Arm) -> bool {
         arm.mode.uses_redis() && self.redis.url.is_none()

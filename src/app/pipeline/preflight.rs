@@ -67,7 +67,7 @@ pub(crate) async fn ensure(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Err
             missing.push(Missing(e.message));
         }
     }
-    if let Err(m) = open_files(connections(&scenario.load, scenario.duration)) {
+    if let Err(m) = open_files(most_connections(scenario)) {
         missing.push(m);
     }
     if missing.is_empty() {
@@ -78,19 +78,35 @@ pub(crate) async fn ensure(scenario: &Scenario, arms: &[&Arm]) -> Result<(), Err
     }
 }
 
+/// The most connections any arm's load may hold at once (arms run one
+/// after another): `[load]`'s, or an arm's own schedule's.
+pub(crate) fn most_connections(scenario: &crate::scenario::Scenario) -> u64 {
+    scenario
+        .arms
+        .iter()
+        .filter_map(|a| a.schedule.as_ref())
+        .map(|own| shape_connections(&scenario.load, own, scenario.duration))
+        .fold(connections(&scenario.load, scenario.duration), u64::max)
+}
+
 /// The most connections the load may hold at once: what can be in flight
 /// (the rate times the timeout, or the closed loop's workers), never more
 /// than `max_in_flight`.
 pub(crate) fn connections(load: &LoadSpec, duration: Duration) -> u64 {
+    shape_connections(load, &load.shape, duration)
+}
+
+/// [`connections`] for `shape` sent with `load`'s timeout and cap.
+fn shape_connections(load: &LoadSpec, shape: &Shape, duration: Duration) -> u64 {
     let timeout = load.timeout.as_secs_f64();
-    let peak = match &load.shape {
+    let peak = match shape {
         Shape::Closed { concurrency, .. } => *concurrency as f64,
         Shape::Constant { rate } | Shape::Poisson { rate } => rate * timeout,
         Shape::Stages { from, stages } => {
             stages.iter().map(|s| s.target).fold(*from, f64::max) * timeout
         }
         Shape::Bursts { per_edge, .. } => {
-            (*per_edge as f64).max(load.shape.target_rate(duration) * timeout)
+            (*per_edge as f64).max(shape.target_rate(duration) * timeout)
         }
     };
     (peak.ceil() as u64).clamp(1, load.max_in_flight.max(1) as u64)
@@ -217,6 +233,29 @@ mod tests {
             key: Default::default(),
             spoof: None,
         }
+    }
+
+    /// Arms run one after another: the most any one may hold, its own
+    /// schedule's or `[load]`'s.
+    #[test]
+    fn the_most_connections_are_the_busiest_arms() {
+        let text = |own: &str| {
+            format!(
+                "name = \"t\"\nduration = \"10s\"\n[policy]\nalgorithm = \"sliding_log\"\n\
+                 limit = 10\nwindow = \"2s\"\n[load]\nrate = 75\ntimeout = \"2s\"\n\
+                 [[arms]]\nname = \"steady\"\nmode = \"local\"\n\
+                 [[arms]]\nname = \"own\"\nmode = \"local\"\n{own}"
+            )
+        };
+        let most =
+            |own: &str| most_connections(&crate::scenario::parse("t.toml", &text(own)).unwrap());
+        assert_eq!(most(""), 150);
+        assert_eq!(
+            most("schedule = \"constant\"\nrate = 1500\nkeys = 100\n"),
+            3_000
+        );
+        assert_eq!(most("schedule = \"constant\"\nrate = 10\n"), 150);
+        assert_eq!(most("schedule = \"bursts\"\nburst = 400\n"), 400);
     }
 
     #[test]

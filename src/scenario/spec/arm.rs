@@ -50,9 +50,12 @@ pub(crate) struct Arm {
     /// An external target's URLs for this arm (`replicas` is their count);
     /// empty for the reference API.
     pub urls: Vec<hyper::Uri>,
-    /// The arm's own schedule (`schedule = "bursts"` on the arm), its
-    /// window the arm's policy's; `None`: `[load]`'s.
+    /// The arm's own schedule (`schedule = "bursts"` or `"constant"` on
+    /// the arm), a bursts window the arm's policy's; `None`: `[load]`'s.
     pub schedule: Option<crate::load::schedule::Shape>,
+    /// The arm's own number of keys (`keys` on the arm); `None`:
+    /// `[load]`'s.
+    pub keys: Option<u32>,
 }
 
 impl Arm {

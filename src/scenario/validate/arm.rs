@@ -15,7 +15,7 @@ use crate::scenario::spec::{Arm, Mode, PolicyTiming};
 use defaults::arm_policy;
 use reference_api::config::{ClockSource, HeaderStyle, OnError};
 use reference_api::Policy;
-use schedule::arm_schedule;
+use schedule::{arm_keys, arm_schedule};
 use std::time::Duration;
 use toml::Spanned;
 
@@ -74,6 +74,7 @@ pub(super) fn read_arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Resu
         otlp: otlp(src, a)?,
         urls: Vec::new(),
         schedule,
+        keys: arm_keys(src, a, defaults)?,
     })
 }
 

@@ -25,7 +25,12 @@ pub(super) fn fanout(src: &Source, value: &Spanned<String>) -> Result<Fanout> {
     })
 }
 
-fn rate_value(src: &Source, v: &Spanned<f64>, what: &str, min_exclusive: bool) -> Result<f64> {
+pub(super) fn rate_value(
+    src: &Source,
+    v: &Spanned<f64>,
+    what: &str,
+    min_exclusive: bool,
+) -> Result<f64> {
     let r = *v.get_ref();
     let low_ok = if min_exclusive { r > 0.0 } else { r >= 0.0 };
     if !(low_ok && r <= MAX_RATE) {

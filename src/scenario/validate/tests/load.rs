@@ -236,3 +236,83 @@ fn an_arm_may_burst_while_the_others_keep_the_steady_load() {
         .to_string();
     assert!(e.contains("burst"), "{e}");
 }
+
+/// An arm may send its own constant rate over keys of its own (many keys
+/// at once, where a limiter that forgets keys shows) while the others
+/// keep `[load]`'s; `rate` needs `schedule = "constant"`, and keys are
+/// refused where they cannot be: more than `[load]` reserved source
+/// addresses for, or beside principals.
+#[test]
+fn an_arm_may_send_its_own_rate_over_keys_of_its_own() {
+    let with = |load: &str, arm: &str| {
+        let text = GOOD
+            .replace("keys = 4\n", &format!("keys = 4\n{load}"))
+            .replace(
+                "name = \"local\"\nmode = \"local\"\n",
+                &format!("name = \"local\"\nmode = \"local\"\n{arm}"),
+            );
+        parse("s.toml", &text)
+    };
+    let s = with("", "schedule = \"constant\"\nrate = 1500\nkeys = 300\n").unwrap();
+    assert_eq!(s.arms[1].schedule, Some(Shape::Constant { rate: 1500.0 }));
+    assert_eq!((s.keys_of(&s.arms[0]), s.keys_of(&s.arms[1])), (4, 300));
+    let s = with("", "keys = 2\n").unwrap();
+    assert_eq!(
+        (s.arms[1].schedule.clone(), s.keys_of(&s.arms[1])),
+        (None, 2)
+    );
+    for (load, arm, says) in [
+        (
+            "",
+            "rate = 5\n",
+            "rate goes with the arm's schedule = \"constant\"",
+        ),
+        ("", "schedule = \"constant\"\n", "needs \"rate\""),
+        (
+            "",
+            "schedule = \"constant\"\nrate = 0\n",
+            "rate must be above 0",
+        ),
+        (
+            "",
+            "schedule = \"constant\"\nrate = 5\nburst = 3\n",
+            "burst goes with the arm's schedule = \"bursts\"",
+        ),
+        (
+            "",
+            "schedule = \"bursts\"\nburst = 3\nrate = 5\n",
+            "rate goes with the arm's schedule = \"constant\"",
+        ),
+        ("", "keys = 0\n", "keys"),
+    ] {
+        let e = with(load, arm).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:") && e.contains(says), "{arm}: {e}");
+    }
+    let external = |target: &str, load: &str, arm: &str| {
+        parse(
+            "s.toml",
+            &format!(
+                "name = \"x\"\nduration = \"1s\"\n[target]\nkind = \"external\"\n\
+                 urls = [\"http://127.0.0.1:9/x\"]\n{target}[policy]\nalgorithm = \"sliding_log\"\n\
+                 limit = 10\nwindow = \"2s\"\n[load]\nrate = 10\n{load}\
+                 [[arms]]\nname = \"many\"\n{arm}"
+            ),
+        )
+    };
+    let sources = "keys = 4\nkey = { source_ip = \"127.0.0.0/24\" }\n";
+    assert!(external("", sources, "keys = 4\n").is_ok());
+    for (target, load, says) in [
+        ("", sources, "reserved 4 addresses"),
+        ("", "keys = 1\n", "sends no key"),
+        (
+            "key_header = \"X-Key\"\n",
+            "principals = 3\nspoof = [\"rotate_key\"]\nforged_keys = 10\n",
+            "the keys are the principals",
+        ),
+    ] {
+        let e = external(target, load, "keys = 5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("s.toml:") && e.contains(says), "{load}: {e}");
+    }
+}
