@@ -133,6 +133,9 @@ fn external_request(
     template: &Template,
 ) -> Result<StackAndRequest, Error> {
     let mut template = template.clone();
+    if let Some(keep) = arm.keep_alive {
+        template.keep_alive = keep;
+    }
     identities(&mut template, scenario, arm)?;
     if template.sources.is_some()
         && matches!(
@@ -512,8 +515,9 @@ mode = "local"
     }
 
     /// An external target's arm with bursts of its own is sent them, the
-    /// other arm the steady `[load]`, both with `[load]`'s keys; a third
-    /// arm its own rate over keys of its own.
+    /// other arm the steady `[load]`, both with `[load]`'s keys and a
+    /// connection per request; a third arm its own rate over keys of its
+    /// own, on connections it keeps.
     #[test]
     fn an_arm_with_its_own_bursts_is_planned_with_them() {
         let s = crate::scenario::parse(
@@ -524,6 +528,7 @@ duration = "10s"
 kind = "external"
 urls = ["http://127.0.0.1:9/x"]
 key_header = "X-Key"
+keep_alive = false
 [policy]
 algorithm = "sliding_log"
 limit = 10
@@ -543,6 +548,7 @@ name = "many"
 schedule = "constant"
 rate = 1500
 keys = 100
+keep_alive = true
 "#,
         )
         .unwrap();
@@ -563,5 +569,11 @@ keys = 100
         assert_eq!((plans[0].keys, plans[1].keys), (5, 5));
         assert_eq!(plans[2].shape, Shape::Constant { rate: 1500.0 });
         assert_eq!(plans[2].keys, 100);
+        let kept: Vec<bool> = plans.iter().map(|p| p.template.keep_alive).collect();
+        assert_eq!(
+            kept,
+            [false, false, true],
+            "the fast arm keeps its connections"
+        );
     }
 }

@@ -266,6 +266,8 @@ pub(super) struct RawArm {
     pub rate: Option<Spanned<f64>>,
     /// The arm's own number of keys in place of `[load]`'s.
     pub keys: Option<Spanned<i64>>,
+    /// An external target's arm: its own `[target] keep_alive`.
+    pub keep_alive: Option<Spanned<bool>>,
 }
 
 /// `otlp = { endpoint = "http://HOST:PORT", interval = "10s" }`.

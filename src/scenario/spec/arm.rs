@@ -56,6 +56,9 @@ pub(crate) struct Arm {
     /// The arm's own number of keys (`keys` on the arm); `None`:
     /// `[load]`'s.
     pub keys: Option<u32>,
+    /// An external target's arm's own `keep_alive` (`None`: the
+    /// target's).
+    pub keep_alive: Option<bool>,
 }
 
 impl Arm {

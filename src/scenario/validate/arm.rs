@@ -75,6 +75,7 @@ pub(super) fn read_arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Resu
         urls: Vec::new(),
         schedule,
         keys: arm_keys(src, a, defaults)?,
+        keep_alive: None,
     })
 }
 
@@ -93,6 +94,13 @@ impl<'a> ArmReading<'a> {
         let (src, a) = (self.src, self.a);
         if let Some(u) = &a.urls {
             return Err(src.at(u, "urls belong to arms of a [target] kind = \"external\""));
+        }
+        if let Some(k) = &a.keep_alive {
+            return Err(src.at(
+                k,
+                "keep_alive belongs to arms of a [target] kind = \"external\" (the reference \
+                 API's connections are kept)",
+            ));
         }
         let Some(mode_value) = &a.mode else {
             return Err(src.at(

@@ -57,7 +57,8 @@ pub(super) fn external_arm(
             Some(span),
             format!(
                 "{key} configures the reference API; an external target's arm takes \
-                 name, urls, fanout, policy and expect"
+                 name, urls, fanout, keep_alive, its own load (schedule, rate, burst, \
+                 burst_spread, keys), policy and expect"
             ),
         ));
     }
@@ -100,6 +101,28 @@ pub(super) fn external_arm(
         otlp: None,
         schedule,
         keys: arm_keys(src, a, defaults)?,
+        keep_alive: keep_alive(src, a, target)?,
         urls,
     })
+}
+
+/// The arm's own `keep_alive`: `false` (a connection per request) only
+/// over HTTP/1.1, as `[target]`'s; `true` keeps connections in an arm of
+/// a target that opens one per request (an arm too fast for that).
+fn keep_alive(
+    src: &Source,
+    a: &RawArm,
+    target: &crate::scenario::spec::ExternalTarget,
+) -> Result<Option<bool>> {
+    match &a.keep_alive {
+        Some(k) if !k.get_ref() && target.template.http != crate::load::request::Http::H1 => {
+            Err(src.at(
+                k,
+                "keep_alive = false opens a connection per request over HTTP/1.1; HTTP/2 \
+                 shares one by design: give [target] http = \"1.1\"",
+            ))
+        }
+        Some(k) => Ok(Some(*k.get_ref())),
+        None => Ok(None),
+    }
 }

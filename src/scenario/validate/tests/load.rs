@@ -315,4 +315,18 @@ fn an_arm_may_send_its_own_rate_over_keys_of_its_own() {
             .to_string();
         assert!(e.starts_with("s.toml:") && e.contains(says), "{load}: {e}");
     }
+    // An arm too fast for a connection per request keeps its own.
+    let fresh = "keep_alive = false\nkey_header = \"X-Key\"\n";
+    let s = external(fresh, "", "keep_alive = true\n").unwrap();
+    assert_eq!(s.arms[0].keep_alive, Some(true));
+    assert!(!s.external.unwrap().template.keep_alive);
+    let e = external("http = \"2\"\n", "", "keep_alive = false\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("HTTP/2 shares one by design"), "{e}");
+    let e = with("", "keep_alive = true\n").unwrap_err().to_string();
+    assert!(
+        e.contains("keep_alive belongs to arms of a [target]"),
+        "{e}"
+    );
 }
