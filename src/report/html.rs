@@ -79,6 +79,9 @@ fn header(s: &Summary) -> Markup {
                 p.gate.keys id=(format!("slow-{}", a.name)) { "answers of " (a.name) ": " (sentence) }
             }
         }
+        @if let Some(sentence) = super::forgotten::sentence(s) {
+            p.gate.keys id="keys-across-arms" { "keys across arms: " (sentence) }
+        }
         h2 { "Verdicts" }
         ul.verdicts {
             @for (i, a) in s.arms.iter().enumerate() {

@@ -12,6 +12,7 @@ pub(crate) mod error;
 pub(crate) mod explain;
 pub(crate) mod figures;
 pub(crate) mod fold;
+pub(crate) mod forgotten;
 pub(crate) mod goodput;
 pub(crate) mod headers;
 pub(crate) mod hgrm;

@@ -39,6 +39,9 @@ pub(crate) fn render(s: &Summary, wide: bool) -> String {
     for a in &s.arms {
         out.push_str(&findings(a));
     }
+    if let Some(sentence) = crate::report::forgotten::sentence(s) {
+        out.push_str(&format!("keys across arms: {sentence}\n"));
+    }
     for a in &s.arms {
         if let Some(line) = pace_line(a) {
             out.push_str(&line);

@@ -244,6 +244,16 @@ impl Reading<'_> {
     /// key header under spoofing), or read by the reference API.
     fn load_key(&self, load: &mut LoadSpec, external: &mut Option<ExternalTarget>) -> Result<()> {
         let (src, raw) = (self.src, self.raw);
+        // Addresses (source_ip, X-Forwarded-For) for the most keys any
+        // arm sends: an arm may send more than [load]'s (its own keys,
+        // counted when the arm is read).
+        let most_keys = raw
+            .arms
+            .get_ref()
+            .iter()
+            .filter_map(|a| a.get_ref().keys.as_ref())
+            .map(|k| (*k.get_ref()).clamp(1, u32::MAX as i64) as u32)
+            .fold(load.keys, u32::max);
         if let (Some(k), Some(t)) = (&raw.load.get_ref().key, &*external) {
             if matches!(
                 t.template.key_place,
@@ -261,16 +271,16 @@ impl Reading<'_> {
                 // Under spoofing, a JWT goes beside the target's key header.
                 Some(target) if load.spoof.is_some() => {
                     let mut beside = target.clone();
-                    key::apply(src, k, &mut beside, false, load.keys)?
+                    key::apply(src, k, &mut beside, false, most_keys)?
                 }
                 Some(target) => {
                     let given = raw
                         .target
                         .as_ref()
                         .is_some_and(|t| t.get_ref().key_header.is_some());
-                    key::apply(src, k, target, given, load.keys)?
+                    key::apply(src, k, target, given, most_keys)?
                 }
-                None => key::for_reference(src, k, load.keys)?,
+                None => key::for_reference(src, k, most_keys)?,
             };
         }
         if load.spoof.is_some() {

@@ -1,8 +1,9 @@
 //! `rlbench probe` on limiters with the bugs teams ship, and what the
 //! starter it writes does with them: a time-to-live refreshed on every
-//! request (stricter than the intent: its stuck keys are named), and a
+//! request (stricter than the intent: its stuck keys are named), a
 //! check-then-write race inside one process (caught by the starter's
-//! bursts arm).
+//! bursts arm), and a table that keeps only so many keys (nginx's
+//! smallest zone; caught by the starter's many-keys arm).
 
 use crate::common::{rlbench, summary, text};
 use crate::probe::probe;
@@ -84,4 +85,78 @@ fn a_race_inside_one_process_is_caught_by_the_starters_bursts_arm() {
         bursts["definite_violations"].as_u64().unwrap() > 0,
         "{starter}\n{stdout}"
     );
+}
+
+/// nginx `limit_req` with the smallest zone it takes (32k: about 190
+/// keys' states; when it is full nginx frees the least recently used):
+/// a real limiter that keeps only so many keys and admits a forgotten
+/// one afresh. The probe sends a few keys at a time and sees a correct
+/// bucket; the starter's many-keys arm sends 500 keys, each faster than
+/// its limit, and proves admits past the policy. nginx's usual zone
+/// (1m, thousands of states) passes the same arm in
+/// `probe::nginx_with_a_burst_is_found_and_its_starter_passes_twice`.
+#[test]
+fn a_limiter_that_keeps_only_so_many_keys_is_caught_by_the_starters_keys_arm() {
+    let port = crate::common::free_port();
+    let prefix = tempfile::tempdir().unwrap();
+    let conf = format!(
+        r#"
+worker_processes 1;
+events {{ worker_connections 1024; }}
+error_log stderr warn;
+http {{
+    access_log off;
+    limit_req_zone $http_x_customer_id zone=small:32k rate=1r/s;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /limited {{ limit_req zone=small burst=5 nodelay; root html; }}
+    }}
+}}
+"#
+    );
+    let _nginx = crate::external::start_nginx(prefix.path(), &conf, &[port]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/limited");
+    let (out, stdout) = probe(dir.path(), &[&url, "--write", "small"]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("key: header X-Customer-Id"), "{stdout}");
+    let starter = std::fs::read_to_string(dir.path().join("small.toml")).unwrap();
+    assert!(starter.contains("name = \"keys\""), "{starter}");
+    let flat = starter
+        .lines()
+        .map(|l| l.trim_start_matches("# "))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("it catches a limiter that keeps only its last"),
+        "{starter}"
+    );
+    let run = rlbench(
+        &[
+            "run",
+            "small.toml",
+            "--duration",
+            "5s",
+            "--out",
+            "out",
+            "-q",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{starter}\n{stdout}");
+    assert!(
+        stdout.contains("keys across arms: arm keys sent"),
+        "{stdout}"
+    );
+    let s = summary(&dir.path().join("out"));
+    for (arm, proven) in [("api", false), ("bursts", false), ("keys", true)] {
+        let c = &crate::common::arm(&s, arm)["correctness"];
+        assert_eq!(
+            c["definite_violations"].as_u64().unwrap() > 0,
+            proven,
+            "{arm}: {stdout}"
+        );
+        assert_eq!(c["false_rejects"], 0, "{arm}: {stdout}");
+    }
 }

@@ -61,7 +61,7 @@ pub(crate) async fn examine(scenario: Option<&Scenario>) -> Vec<Finding> {
         ));
     }
     // Read before the preflight below raises this process's soft limit.
-    let connections = scenario.map_or(0, |s| preflight::most_connections(s));
+    let connections = scenario.map_or(0, preflight::most_connections);
     let files = open_files(connections);
     if let Some(s) = scenario {
         if let Err(e) = preflight::ensure(s, &s.arms.iter().collect::<Vec<_>>()).await {

@@ -9,8 +9,8 @@ mod text;
 pub(crate) use destination::Destination;
 use destination::{check_name, exists};
 pub(crate) use preset::Preset;
-pub(crate) use text::Found;
 use text::{external, probed, reference, DEFAULT_POLICY};
+pub(crate) use text::{Found, ManyKeysArm};
 
 use crate::error::Error;
 use std::path::{Path, PathBuf};
@@ -364,6 +364,7 @@ mod tests {
             fresh_connections: false,
             burst: 0,
             burst_spread: "",
+            many: None,
             method: "GET".into(),
             headers: Vec::new(),
             connection: String::new(),

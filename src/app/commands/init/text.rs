@@ -31,11 +31,23 @@ pub(crate) struct Found {
     /// and the span each edge's are sent within.
     pub burst: u64,
     pub burst_spread: &'static str,
+    /// The many-keys arm (`None`: no such arm).
+    pub many: Option<ManyKeysArm>,
     pub method: String,
     /// The headers the probe was given (`-H`), sent on every request.
     pub headers: Vec<(String, String)>,
     /// `[target]`'s lines for the HTTP version and TLS the probe spoke.
     pub connection: String,
+}
+
+/// The probed starter's third arm: many keys at once, at a rate of its
+/// own.
+#[derive(Debug)]
+pub(crate) struct ManyKeysArm {
+    pub rate: u64,
+    pub keys: u32,
+    /// What it catches, as comment lines.
+    pub comment: String,
 }
 
 /// The starter for the reference API: its three demonstration arms.
@@ -203,8 +215,12 @@ name = "api"
 [arms.expect]
 max_definite_violations = 0  # never admit beyond the policy
 max_false_reject_ratio = 0   # never refuse what the policy allows
-{bursts}"#,
+{bursts}{many}"#,
         bursts = bursts_arm(f.burst, f.burst_spread),
+        many = f
+            .many
+            .as_ref()
+            .map_or(String::new(), |m| many_keys_arm(m, f.fresh_connections)),
         duration = f.duration_s,
         urls = f
             .urls
@@ -255,5 +271,31 @@ burst_spread = "{spread}"
 max_definite_violations = 0
 max_false_reject_ratio = 0
 "#,
+    )
+}
+
+/// The probed starter's third arm: many keys at once on connections it
+/// keeps (too fast for one per request, and a cache forgets keys
+/// whichever worker holds it).
+fn many_keys_arm(m: &ManyKeysArm, fresh_connections: bool) -> String {
+    format!(
+        r#"
+{comment}[[arms]]
+name = "keys"
+schedule = "constant"
+rate = {rate}                  # requests per second, over this arm's keys
+keys = {keys}
+{keep}[arms.expect]
+max_definite_violations = 0
+max_false_reject_ratio = 0
+"#,
+        comment = m.comment,
+        rate = m.rate,
+        keys = m.keys,
+        keep = if fresh_connections {
+            "keep_alive = true            # connections kept: too fast for one per request\n"
+        } else {
+            ""
+        },
     )
 }

@@ -25,6 +25,7 @@ mod find_key;
 mod fitting;
 mod grid;
 mod lines;
+mod many_keys;
 mod probing;
 mod rehearse;
 mod report;

@@ -24,7 +24,7 @@ use crate::analyze::predict;
 use crate::verify::{self, Decided, Obs, Options};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 /// How long a simulated request is in flight (µs): a loopback answer.
 const IN_FLIGHT_US: i64 = 1_000;
@@ -97,11 +97,21 @@ pub(super) fn faults(load: &Load) -> Vec<Fault> {
 
 /// Rehearses `load` under `best` (seeded: the same answer every time).
 pub(super) fn rehearse(best: &Candidate, load: &Load, seed: u64) -> Rehearsal {
+    rehearse_faults(best, load, seed, faults(load))
+}
+
+/// [`rehearse`] with the faults given.
+pub(super) fn rehearse_faults(
+    best: &Candidate,
+    load: &Load,
+    seed: u64,
+    faults: Vec<Fault>,
+) -> Rehearsal {
     let sends = schedule(load, seed);
     let opts = best.options(&options());
     let judged = |admitted: Vec<bool>| judge(best, &sends, &admitted, &opts);
     let correct = judged(by_limiter(best, &sends, |_, _| 0));
-    let faults = faults(load)
+    let faults = faults
         .into_iter()
         .map(|f| {
             let admitted = match f {
@@ -176,25 +186,60 @@ fn by_limiter(
 }
 
 /// For a cache of `kept` keys, least recently seen forgotten: the life of
-/// its key each send falls in (a forgotten key starts a new one).
+/// its key each send falls in (a forgotten key starts a new one). A key
+/// is still kept when fewer than `kept` other keys were seen since its
+/// last send: those since are counted with a Fenwick tree over the sends,
+/// each key marked at its latest (n log n; a many-keys load has a
+/// thousand keys and tens of thousands of sends).
 fn lives(sends: &[(i64, u32)], kept: usize) -> Vec<usize> {
-    let mut order: VecDeque<u32> = VecDeque::new();
+    let mut latest = Fenwick::new(sends.len());
+    let mut last: HashMap<u32, usize> = HashMap::new();
     let mut life: HashMap<u32, usize> = HashMap::new();
     sends
         .iter()
-        .map(|&(_, key)| {
-            if let Some(at) = order.iter().position(|&k| k == key) {
-                order.remove(at);
-            } else {
+        .enumerate()
+        .map(|(i, &(_, key))| {
+            let since = last.get(&key).map(|&at| {
+                latest.add(at, -1);
+                // Keys seen after `at`: marks in (at, i).
+                latest.sum(i) - latest.sum(at + 1)
+            });
+            if since.map_or(true, |others| others >= kept.max(1) as i64) {
                 *life.entry(key).or_default() += 1;
             }
-            order.push_back(key);
-            if order.len() > kept.max(1) {
-                order.pop_front();
-            }
+            latest.add(i, 1);
+            last.insert(key, i);
             life[&key]
         })
         .collect()
+}
+
+/// Counts over positions, each prefix summed in log n.
+struct Fenwick(Vec<i64>);
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Fenwick(vec![0; n + 1])
+    }
+
+    fn add(&mut self, at: usize, by: i64) {
+        let mut i = at + 1;
+        while i < self.0.len() {
+            self.0[i] += by;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The sum over positions `0..end`.
+    fn sum(&self, end: usize) -> i64 {
+        let mut i = end;
+        let mut total = 0;
+        while i > 0 {
+            total += self.0[i];
+            i -= i & i.wrapping_neg();
+        }
+        total
+    }
 }
 
 /// The verifier on each key's sends: (definite violations, false rejects).

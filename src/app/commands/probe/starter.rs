@@ -2,7 +2,7 @@
 //! (also what the probe's confirmation sends first) and the file itself,
 //! written by `init` with what was found.
 
-use super::{keys, rehearse};
+use super::{keys, many_keys, rehearse};
 use crate::analyze::fit;
 use crate::error::Error;
 use std::path::PathBuf;
@@ -23,6 +23,9 @@ pub(super) struct StarterLoad {
     /// The bursts arm's requests at each window edge, over all keys:
     /// about twice each key's limit, together.
     pub burst: u64,
+    /// The many-keys arm, when the policy's limit lets one push clearly
+    /// more keys than this load's past their limit.
+    pub many: Option<many_keys::ManyKeys>,
 }
 
 /// How close together the bursts arm sends each edge's requests.
@@ -90,12 +93,20 @@ pub(super) fn starter_load(
             rehearsal,
             fresh_connections: rate <= FRESH_CONNECTIONS_UP_TO,
             burst: (2 * limit * keys as u64).clamp(10, 1_000),
+            many: None,
         });
         if caught || last {
             break;
         }
     }
-    chosen.expect("the loop runs at least once")
+    let mut chosen = chosen.expect("the loop runs at least once");
+    // Only where keys were found: a limiter of one bucket for every
+    // caller has no keys to forget.
+    if keyed {
+        let per_key = chosen.rate as f64 / chosen.keys as f64;
+        chosen.many = many_keys::many_keys(best, per_key, chosen.keys, duration_s);
+    }
+    chosen
 }
 
 /// The load rehearsed under every seed: a fault's proven admits are the
@@ -165,10 +176,21 @@ pub(super) fn catches(load: &StarterLoad) -> (String, String) {
          apart here; arm bursts below sends them together)",
         (1_000.0 * load.keys as f64 / load.rate.max(1) as f64).round()
     ));
-    missed.push(format!(
-        "a limiter that keeps {} keys or more and forgets the rest (more keys catch it)",
-        load.keys
-    ));
+    match &load.many {
+        Some(m) => missed.push(format!(
+            "a limiter that keeps {} keys or more and forgets the rest (arm keys below sends {})",
+            load.keys, m.keys
+        )),
+        // One key: a limiter of one bucket has no keys to forget.
+        None if load.keys > 1 => missed.push(format!(
+            "a limiter that keeps {} keys or more and forgets the rest (more keys would catch \
+             it, but at this limit fewer than {} of them pass it within {} requests a second)",
+            load.keys,
+            load.keys * many_keys::MORE_THAN_STEADY,
+            many_keys::RATE
+        )),
+        None => {}
+    }
     let caught = if caught.is_empty() {
         "nothing".to_string()
     } else {
@@ -179,16 +201,20 @@ pub(super) fn catches(load: &StarterLoad) -> (String, String) {
          (docs/own-limiter.md): it catches {caught}. It cannot catch {}.",
         missed.join("; ")
     );
-    // At spaces only: a path or a number stays whole.
+    (folded(&text), format!("the starter's load: {text}"))
+}
+
+/// `text` as comment lines (`# `) of at most 78 columns, folded at
+/// spaces only: a path or a number stays whole.
+fn folded(text: &str) -> String {
     let fold = textwrap::Options::new(76)
         .word_separator(textwrap::WordSeparator::AsciiSpace)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .break_words(false);
-    let comment = textwrap::wrap(&text, fold)
+    textwrap::wrap(text, fold)
         .iter()
         .map(|l| format!("# {l}\n"))
-        .collect();
-    (comment, format!("the starter's load: {text}"))
+        .collect()
 }
 
 /// What the probe sent, as the starter sends it again.
@@ -310,6 +336,14 @@ pub(super) fn starter(
             fresh_connections: load.fresh_connections,
             burst: load.burst,
             burst_spread: BURST_SPREAD,
+            many: load
+                .many
+                .as_ref()
+                .map(|m| crate::app::commands::init::ManyKeysArm {
+                    rate: m.rate,
+                    keys: m.keys,
+                    comment: folded(&many_keys::said(m, load.duration_s)),
+                }),
             method: p.method.clone(),
             headers: p.headers.clone(),
             connection: connection_lines(p, &to.dir),
@@ -377,7 +411,18 @@ mod tests {
                         .join(" ");
                     assert!(flat.contains("two limiters counting apart ("), "{text}");
                     assert!(flat.contains("It cannot catch a race"), "{text}");
+                    assert!(flat.contains("(arm keys below sends"), "{text}");
                     assert_eq!(s.policy.quota(), (11, 2_000_000));
+                    // The third arm: many keys at a rate of its own, on
+                    // connections it keeps.
+                    let many = &s.arms[2];
+                    assert_eq!(many.name, "keys");
+                    assert!(many.keys.is_some_and(|k| k >= 20), "{text}");
+                    assert!(matches!(
+                        many.schedule,
+                        Some(crate::load::schedule::Shape::Constant { .. })
+                    ));
+                    assert!(flat.contains("it catches a limiter that keeps only its last"));
                 }
             }
         }
@@ -421,6 +466,8 @@ mod tests {
         let (path, _) = starter(&request, &to, None, &found, None, 10.0, &[429]).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("ca = \"certs/ca.pem\""), "{text}");
+        // No key found: one bucket for every caller, no keys to forget.
+        assert!(!text.contains("name = \"keys\""), "{text}");
         // HTTP/2 shares a connection by design: the starter keeps it, and
         // does not claim to reach every worker.
         assert!(!text.contains("keep_alive"), "{text}");

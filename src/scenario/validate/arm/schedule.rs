@@ -96,9 +96,10 @@ pub(super) fn arm_schedule(
 }
 
 /// An arm's own `keys`, in place of `[load]`'s: any number a key's place
-/// can carry. Principals (`[load] spoof`) are the scenario's, source
-/// addresses as many as `[load]` reserved, and a target sent no key has
-/// one (tokens are minted, and their count bounded, as the arm starts).
+/// can carry (`[load] key`'s addresses are reserved for the most keys of
+/// any arm; tokens are minted, and their count bounded, as the arm
+/// starts). Principals (`[load] spoof`) are the scenario's, and a target
+/// sent no key has one.
 pub(super) fn arm_keys(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Result<Option<u32>> {
     let Some(k) = &a.keys else {
         return Ok(None);
@@ -121,14 +122,5 @@ pub(super) fn arm_keys(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Resu
              to the limiter, so give key_header or drop the arm's keys",
         ));
     }
-    match defaults.load_key {
-        KeySpec::SourceIp { count, .. } if keys > *count => Err(src.at(
-            k,
-            format!(
-                "[load] key = {{ source_ip }} reserved {count} addresses ([load] keys); an arm's \
-                 keys may not be more"
-            ),
-        )),
-        _ => Ok(Some(keys)),
-    }
+    Ok(Some(keys))
 }

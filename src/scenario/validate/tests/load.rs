@@ -239,9 +239,10 @@ fn an_arm_may_burst_while_the_others_keep_the_steady_load() {
 
 /// An arm may send its own constant rate over keys of its own (many keys
 /// at once, where a limiter that forgets keys shows) while the others
-/// keep `[load]`'s; `rate` needs `schedule = "constant"`, and keys are
-/// refused where they cannot be: more than `[load]` reserved source
-/// addresses for, or beside principals.
+/// keep `[load]`'s; `rate` needs `schedule = "constant"`; source
+/// addresses are reserved for the most keys of any arm, and an arm's keys
+/// are refused where they cannot be: beside principals, or where no key
+/// is sent.
 #[test]
 fn an_arm_may_send_its_own_rate_over_keys_of_its_own() {
     let with = |load: &str, arm: &str| {
@@ -299,10 +300,22 @@ fn an_arm_may_send_its_own_rate_over_keys_of_its_own() {
             ),
         )
     };
-    let sources = "keys = 4\nkey = { source_ip = \"127.0.0.0/24\" }\n";
-    assert!(external("", sources, "keys = 4\n").is_ok());
+    // Source addresses are reserved for the most keys of any arm.
+    let sources = |cidr: &str| format!("keys = 4\nkey = {{ source_ip = \"{cidr}\" }}\n");
+    let s = external("", &sources("127.0.0.0/24"), "keys = 5\n").unwrap();
+    assert_eq!(
+        s.load.key,
+        crate::scenario::spec::KeySpec::SourceIp {
+            first: "127.0.0.1".parse().unwrap(),
+            count: 5
+        }
+    );
     for (target, load, says) in [
-        ("", sources, "reserved 4 addresses"),
+        (
+            "",
+            sources("127.0.0.0/29").as_str(),
+            "7 keys need 7 addresses",
+        ),
         ("", "keys = 1\n", "sends no key"),
         (
             "key_header = \"X-Key\"\n",
@@ -310,7 +323,7 @@ fn an_arm_may_send_its_own_rate_over_keys_of_its_own() {
             "the keys are the principals",
         ),
     ] {
-        let e = external(target, load, "keys = 5\n")
+        let e = external(target, load, "keys = 7\n")
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("s.toml:") && e.contains(says), "{load}: {e}");

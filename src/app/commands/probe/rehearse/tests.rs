@@ -140,6 +140,34 @@ fn a_key_forgotten_starts_a_new_life_and_one_kept_does_not() {
     // Keeping 2: key 0 goes when 2 comes, and 1 when 0 comes back.
     assert_eq!(lives(&sends, 2), vec![1, 1, 1, 2, 2]);
     assert_eq!(lives(&sends, 3), vec![1, 1, 1, 1, 1]);
+    // Keeping 1: every other key pushes the last out; the same key again
+    // is still there.
+    let again: Vec<(i64, u32)> = [0, 0, 1, 0].iter().map(|&k| (0, k)).collect();
+    assert_eq!(lives(&again, 1), vec![1, 1, 1, 2]);
+}
+
+/// A plain LRU cache written out (the least recently seen key at the
+/// front, pushed out past `kept`), against which the counting in
+/// [`lives`] is held.
+fn lives_by_cache(sends: &[(i64, u32)], kept: usize) -> Vec<usize> {
+    let mut order: std::collections::VecDeque<u32> = Default::default();
+    let mut life: HashMap<u32, usize> = HashMap::new();
+    sends
+        .iter()
+        .map(|&(_, key)| {
+            match order.iter().position(|&k| k == key) {
+                Some(at) => {
+                    order.remove(at);
+                }
+                None => *life.entry(key).or_default() += 1,
+            }
+            order.push_back(key);
+            if order.len() > kept.max(1) {
+                order.pop_front();
+            }
+            life[&key]
+        })
+        .collect()
 }
 
 #[test]
@@ -153,6 +181,17 @@ fn the_rehearsal_gives_the_same_answer_every_time() {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// The counting LRU is the cache written out, whatever the keys and
+    /// the size.
+    #[test]
+    fn lives_are_those_of_a_cache_written_out(
+        keys in proptest::collection::vec(0u32..12, 0..200),
+        kept in 1usize..14,
+    ) {
+        let sends: Vec<(i64, u32)> = keys.iter().map(|&k| (0, k)).collect();
+        proptest::prop_assert_eq!(lives(&sends, kept), lives_by_cache(&sends, kept));
+    }
 
     /// Whatever the load and the seed, the simulated correct limiter is
     /// never proven wrong: a rehearsal that could claim a fault in a
