@@ -81,6 +81,40 @@ pub(crate) fn decide(c: &Candidate, sends: &[i64], epoch_offset: i64) -> Vec<boo
     replay(c, &decided, Anchor::Epoch(epoch_offset))
 }
 
+/// [`decide`] by a limiter that checks, then counts `gap_us` later (a
+/// read and a write apart, an `await` between them): each send is
+/// decided on the sends counted by then — those at least `gap_us` before
+/// it, as they were decided — so sends closer together than the gap
+/// race past the limit. Counted as decided, never decided again: a
+/// simulation that re-decided its own racy admits would forget them and
+/// race further than the limiter it stands for. Quadratic in the sends;
+/// the caller bounds them.
+pub(crate) fn decide_racing(
+    c: &Candidate,
+    sends: &[i64],
+    gap_us: i64,
+    epoch_offset: i64,
+) -> Vec<bool> {
+    let mut decided: Vec<(i64, bool)> = Vec::with_capacity(sends.len());
+    let mut counted = 0;
+    for &t in sends {
+        while counted < decided.len() && decided[counted].0 + gap_us <= t {
+            counted += 1;
+        }
+        let mut seen: Vec<(i64, bool)> = decided[..counted].to_vec();
+        seen.push((t, false));
+        let r = Replay {
+            decided: &seen,
+            anchor: Anchor::Epoch(epoch_offset),
+            count_rejected: c.count_rejected,
+            forced: counted,
+        };
+        let admit = r.of(c).last().copied().unwrap_or(false);
+        decided.push((t, admit));
+    }
+    decided.into_iter().map(|d| d.1).collect()
+}
+
 /// How early a replayed bucket may find its next token (µs).
 const GRACE_US: i64 = 2_000;
 
@@ -91,25 +125,13 @@ const PHASES: u64 = 8;
 /// count (when the candidate says so) as the limiter would count them: the
 /// ones it actually rejected, in its windows' counts.
 fn replay(c: &Candidate, decided: &[(i64, bool)], anchor: Anchor) -> Vec<bool> {
-    let r = Replay {
+    Replay {
         decided,
         anchor,
         count_rejected: c.count_rejected,
-    };
-    // One limiter of each writing, the plainest.
-    match c.policy {
-        Policy::SlidingLog { limit, window_us } => r.sliding_log(limit, window_us),
-        Policy::FixedWindow { limit, window_us } => r.fixed_window(limit, window_us),
-        Policy::SlidingWindow {
-            limit,
-            window_us,
-            segments,
-        } => r.sliding_window(limit, window_us, segments),
-        Policy::SlidingCounter { limit, window_us } => r.sliding_counter(limit, window_us),
-        Policy::TokenBucket { capacity, refill } if c.chunked => r.chunked_bucket(capacity, refill),
-        Policy::TokenBucket { capacity, refill } => r.token_bucket(capacity, refill),
-        Policy::Gcra { rate, burst } => r.gcra(rate, burst),
+        forced: 0,
     }
+    .of(c)
 }
 
 /// One replay's sends and how they are counted.
@@ -117,9 +139,41 @@ struct Replay<'a> {
     decided: &'a [(i64, bool)],
     anchor: Anchor,
     count_rejected: bool,
+    /// The first this many sends keep the decision they carry (counted
+    /// as decided); the rest are decided by the replay.
+    forced: usize,
 }
 
 impl Replay<'_> {
+    /// The plainest limiter of `c`'s writing over the sends.
+    fn of(&self, c: &Candidate) -> Vec<bool> {
+        match c.policy {
+            Policy::SlidingLog { limit, window_us } => self.sliding_log(limit, window_us),
+            Policy::FixedWindow { limit, window_us } => self.fixed_window(limit, window_us),
+            Policy::SlidingWindow {
+                limit,
+                window_us,
+                segments,
+            } => self.sliding_window(limit, window_us, segments),
+            Policy::SlidingCounter { limit, window_us } => self.sliding_counter(limit, window_us),
+            Policy::TokenBucket { capacity, refill } if c.chunked => {
+                self.chunked_bucket(capacity, refill)
+            }
+            Policy::TokenBucket { capacity, refill } => self.token_bucket(capacity, refill),
+            Policy::Gcra { rate, burst } => self.gcra(rate, burst),
+        }
+    }
+
+    /// The decision of send `i`: the one it carries when forced, else
+    /// the replay's own.
+    fn admit(&self, i: usize, computed: bool) -> bool {
+        if i < self.forced {
+            self.decided[i].1
+        } else {
+            computed
+        }
+    }
+
     /// A send's time on the wall clock the windows are cut by.
     fn wall(&self, t: i64) -> i64 {
         match self.anchor {
@@ -138,11 +192,11 @@ impl Replay<'_> {
         let mut out = Vec::with_capacity(self.decided.len());
         let w = window_us as i64;
         let mut log = VecDeque::new();
-        for &(t, _) in self.decided {
+        for (i, &(t, _)) in self.decided.iter().enumerate() {
             while log.front().is_some_and(|&a| a <= t - w) {
                 log.pop_front();
             }
-            let admit = (log.len() as u64) < limit;
+            let admit = self.admit(i, (log.len() as u64) < limit);
             if self.counts(admit) {
                 log.push_back(t);
             }
@@ -156,7 +210,7 @@ impl Replay<'_> {
         let mut out = Vec::with_capacity(self.decided.len());
         let w = window_us as i64;
         let (mut began, mut count) = (i64::MIN, 0u64);
-        for &(t, _) in self.decided {
+        for (i, &(t, _)) in self.decided.iter().enumerate() {
             let start = match self.anchor {
                 Anchor::Epoch(_) => self.wall(t).div_euclid(w) * w,
                 Anchor::FirstHit if began != i64::MIN && self.wall(t) < began + w => began,
@@ -165,7 +219,7 @@ impl Replay<'_> {
             if start != began {
                 (began, count) = (start, 0);
             }
-            let admit = count < limit;
+            let admit = self.admit(i, count < limit);
             if self.counts(admit) {
                 count += 1;
             }
@@ -180,13 +234,13 @@ impl Replay<'_> {
         let seg = (window_us / segments.max(1)) as i64;
         let s = segments as i64;
         let mut recent: VecDeque<(i64, u64)> = VecDeque::new();
-        for &(t, _) in self.decided {
+        for (i, &(t, _)) in self.decided.iter().enumerate() {
             let k = self.wall(t).div_euclid(seg.max(1));
             while recent.front().is_some_and(|&(i, _)| i <= k - s) {
                 recent.pop_front();
             }
             let total: u64 = recent.iter().map(|&(_, n)| n).sum();
-            let admit = total < limit;
+            let admit = self.admit(i, total < limit);
             if self.counts(admit) {
                 match recent.back_mut() {
                     Some((i, n)) if *i == k => *n += 1,
@@ -203,7 +257,7 @@ impl Replay<'_> {
         let mut out = Vec::with_capacity(self.decided.len());
         let w = window_us as i64;
         let (mut window, mut prev, mut cur) = (i64::MIN, 0u64, 0u64);
-        for &(t, _) in self.decided {
+        for (i, &(t, _)) in self.decided.iter().enumerate() {
             let k = self.wall(t).div_euclid(w);
             if k != window {
                 prev = if window != i64::MIN && k == window + 1 {
@@ -215,7 +269,7 @@ impl Replay<'_> {
             }
             let elapsed = (self.wall(t) - k * w) as i128;
             let used = prev as i128 * (w as i128 - elapsed) + cur as i128 * w as i128;
-            let admit = used + w as i128 <= limit as i128 * w as i128;
+            let admit = self.admit(i, used + w as i128 <= limit as i128 * w as i128);
             if self.counts(admit) {
                 cur += 1;
             }
@@ -229,15 +283,17 @@ impl Replay<'_> {
         let mut out = Vec::with_capacity(self.decided.len());
         // Whole chunks at the grid's lines, the bucket full at first.
         let per = refill.per_us.max(1) as i64;
+        // Signed: an admit forced past the last token (a race) is owed.
+        let capacity = capacity.min(i64::MAX as u64) as i64;
         let (mut tokens, mut chunk) = (capacity, None::<i64>);
-        for &(t, _) in self.decided {
+        for (i, &(t, _)) in self.decided.iter().enumerate() {
             let k = self.wall(t).div_euclid(per);
             if let Some(before) = chunk.filter(|&b| k > b) {
-                let gained = ((k - before) as u64).saturating_mul(refill.count);
+                let gained = (k - before).saturating_mul(refill.count.min(i64::MAX as u64) as i64);
                 tokens = tokens.saturating_add(gained).min(capacity);
             }
             chunk = Some(k);
-            let admit = tokens > 0;
+            let admit = self.admit(i, tokens > 0);
             if admit {
                 tokens -= 1;
             }
@@ -256,10 +312,10 @@ impl Replay<'_> {
         // clock ticks in milliseconds (nginx), and one admit replayed
         // a send late would shift every later one of a bucket of one.
         let grace = GRACE_US as i128 * refill.count as i128;
-        for &(t, _) in self.decided {
+        for (i, &(t, _)) in self.decided.iter().enumerate() {
             tokens = (tokens + (t - last) as i128 * refill.count as i128).min(full);
             last = t;
-            let admit = tokens + grace >= per;
+            let admit = self.admit(i, tokens + grace >= per);
             if admit {
                 tokens -= per;
             }
@@ -274,10 +330,10 @@ impl Replay<'_> {
         let (count, per) = (rate.count as i128, rate.per_us as i128);
         let tolerance = (burst as i128 - 1) * per;
         let mut tat = i128::MIN;
-        for &(t, _) in self.decided {
+        for (i, &(t, _)) in self.decided.iter().enumerate() {
             let now = t as i128 * count;
             let base = tat.max(now);
-            let admit = now + GRACE_US as i128 * count >= base - tolerance;
+            let admit = self.admit(i, now + GRACE_US as i128 * count >= base - tolerance);
             if admit {
                 tat = base + per;
             }
@@ -435,5 +491,94 @@ mod tests {
             },
         });
         assert_eq!(disagreements(&c, &trace, 0), 0);
+    }
+
+    /// A policy of every writing, rejects counted or not.
+    fn every_writing() -> Vec<Candidate> {
+        use reference_api::Rate;
+        let rate = Rate {
+            count: 10,
+            per_us: 1_000_000,
+        };
+        let policies = [
+            Policy::SlidingLog {
+                limit: 10,
+                window_us: 1_000_000,
+            },
+            Policy::FixedWindow {
+                limit: 10,
+                window_us: 1_000_000,
+            },
+            Policy::SlidingWindow {
+                limit: 10,
+                window_us: 1_000_000,
+                segments: 4,
+            },
+            Policy::SlidingCounter {
+                limit: 10,
+                window_us: 1_000_000,
+            },
+            Policy::TokenBucket {
+                capacity: 5,
+                refill: rate,
+            },
+            Policy::Gcra { rate, burst: 5 },
+        ];
+        let mut all = Vec::new();
+        for policy in policies {
+            for (count_rejected, chunked) in [(false, false), (true, false), (false, true)] {
+                if chunked && !matches!(policy, Policy::TokenBucket { .. }) {
+                    continue;
+                }
+                all.push(Candidate {
+                    policy: policy.clone(),
+                    count_rejected,
+                    chunked,
+                });
+            }
+        }
+        all
+    }
+
+    /// Twenty sends within half a millisecond: a limiter counting 1 ms
+    /// after it checks admits them all; counting at once, its limit.
+    #[test]
+    fn a_limiter_that_counts_late_races_past_its_limit() {
+        let burst = every(2_000_000, 25, 20);
+        let log = candidate(Policy::SlidingLog {
+            limit: 10,
+            window_us: 1_000_000,
+        });
+        let admitted = |v: Vec<bool>| v.iter().filter(|&&a| a).count();
+        assert_eq!(admitted(decide_racing(&log, &burst, 1_000, 0)), 20);
+        assert_eq!(admitted(decide_racing(&log, &burst, 0, 0)), 10);
+        // Sends 2 ms apart: each counted before the next is checked.
+        let spaced = every(0, 2_000, 40);
+        assert_eq!(
+            decide_racing(&log, &spaced, 1_000, 0),
+            decide(&log, &spaced, 0)
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Counting at once, the racing limiter is the plain one, of
+        /// every writing; counting later, it is still the plain one
+        /// whenever no two sends are closer than the gap.
+        #[test]
+        fn without_a_race_the_racing_limiter_is_the_plain_one(
+            which in 0usize..16,
+            gaps in proptest::collection::vec(0i64..400_000, 1..120),
+            gap_us in 0i64..5_000,
+        ) {
+            let all = every_writing();
+            let c = &all[which % all.len()];
+            let mut t = 0;
+            let sends: Vec<i64> = gaps.iter().map(|g| { t += g; t }).collect();
+            proptest::prop_assert_eq!(decide_racing(c, &sends, 0, 0), decide(c, &sends, 0));
+            let apart: Vec<i64> = sends.iter().enumerate().map(|(i, t)| t + i as i64 * gap_us).collect();
+            proptest::prop_assert_eq!(decide_racing(c, &apart, gap_us, 0), decide(c, &apart, 0));
+        }
     }
 }

@@ -30,7 +30,9 @@ pub(crate) struct Found {
     /// The bursts arm's requests at each window edge (0: no such arm),
     /// and the span each edge's are sent within.
     pub burst: u64,
-    pub burst_spread: &'static str,
+    pub burst_spread: String,
+    /// What the bursts arm catches, as comment lines.
+    pub bursts_comment: String,
     /// The many-keys arm (`None`: no such arm).
     pub many: Option<ManyKeysArm>,
     pub method: String,
@@ -216,7 +218,7 @@ name = "api"
 max_definite_violations = 0  # never admit beyond the policy
 max_false_reject_ratio = 0   # never refuse what the policy allows
 {bursts}{many}"#,
-        bursts = bursts_arm(f.burst, f.burst_spread),
+        bursts = bursts_arm(f.burst, &f.burst_spread, &f.bursts_comment),
         many = f
             .many
             .as_ref()
@@ -251,18 +253,15 @@ max_false_reject_ratio = 0   # never refuse what the policy allows
 
 /// The probed starter's second arm: each key's requests together at every
 /// edge of the policy's window, where a race between one key's concurrent
-/// requests (read the count, then write it) admits past the limit.
-fn bursts_arm(burst: u64, spread: &str) -> String {
+/// requests (read the count, then write it) admits past the limit;
+/// `comment` says what it was rehearsed to catch.
+fn bursts_arm(burst: u64, spread: &str, comment: &str) -> String {
     if burst == 0 {
         return String::new();
     }
     format!(
         r#"
-# Each key's requests together: about twice its limit within {spread} at
-# every edge of the policy's window, where a race between one key's
-# concurrent requests (read the count, then write it) admits past the limit
-# (not rehearsed on simulated limiters).
-[[arms]]
+{comment}[[arms]]
 name = "bursts"
 schedule = "bursts"
 burst = {burst}                  # requests at each window edge, over all keys

@@ -27,6 +27,7 @@ mod grid;
 mod lines;
 mod many_keys;
 mod probing;
+mod race;
 mod rehearse;
 mod report;
 mod scale;

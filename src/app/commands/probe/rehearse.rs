@@ -138,7 +138,7 @@ pub(super) fn rehearse_faults(
 /// start: an unknown history settling within the timeout, the default
 /// clock allowance (1 ms resolution, 10 ms skew), clocks allowed 0.1 %
 /// off; weaker than a run's, so what is proven here is proven there.
-fn options() -> Options {
+pub(super) fn options() -> Options {
     Options {
         slack_us: Options::slack_for(1_000, 10_000),
         unknown_history: true,
@@ -243,7 +243,12 @@ impl Fenwick {
 }
 
 /// The verifier on each key's sends: (definite violations, false rejects).
-fn judge(best: &Candidate, sends: &[(i64, u32)], admitted: &[bool], opts: &Options) -> (u64, u64) {
+pub(super) fn judge(
+    best: &Candidate,
+    sends: &[(i64, u32)],
+    admitted: &[bool],
+    opts: &Options,
+) -> (u64, u64) {
     let mut per_key: HashMap<u32, Vec<Obs>> = HashMap::new();
     for (&(t, key), &a) in sends.iter().zip(admitted) {
         per_key.entry(key).or_default().push(Obs {

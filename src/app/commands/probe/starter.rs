@@ -2,7 +2,7 @@
 //! (also what the probe's confirmation sends first) and the file itself,
 //! written by `init` with what was found.
 
-use super::{keys, many_keys, rehearse};
+use super::{keys, many_keys, race, rehearse};
 use crate::analyze::fit;
 use crate::error::Error;
 use std::path::PathBuf;
@@ -21,15 +21,19 @@ pub(super) struct StarterLoad {
     /// them.
     pub fresh_connections: bool,
     /// The bursts arm's requests at each window edge, over all keys:
-    /// about twice each key's limit, together.
+    /// about twice each key's limit, together (more when a race went
+    /// unproven: [`race::starter_bursts`]).
     pub burst: u64,
+    /// The fewest admits the bursts proved of a limiter racing 1 ms
+    /// between check and count, under every seed (`None`: not proven).
+    pub race: Option<u64>,
     /// The many-keys arm, when the policy's limit lets one push clearly
     /// more keys than this load's past their limit.
     pub many: Option<many_keys::ManyKeys>,
 }
 
-/// How close together the bursts arm sends each edge's requests.
-const BURST_SPREAD: &str = "5ms";
+/// How close together the bursts arm sends each edge's requests (ms).
+const BURST_SPREAD_MS: u64 = 5;
 
 /// Above this rate (all keys) the starter keeps its connections: a new
 /// one per request costs the limiter's host a socket in TIME_WAIT each.
@@ -92,7 +96,8 @@ pub(super) fn starter_load(
             },
             rehearsal,
             fresh_connections: rate <= FRESH_CONNECTIONS_UP_TO,
-            burst: (2 * limit * keys as u64).clamp(10, 1_000),
+            burst: 0,
+            race: None,
             many: None,
         });
         if caught || last {
@@ -100,6 +105,12 @@ pub(super) fn starter_load(
         }
     }
     let mut chosen = chosen.expect("the loop runs at least once");
+    (chosen.burst, chosen.race) = race::starter_bursts(
+        best,
+        keys,
+        std::time::Duration::from_millis(BURST_SPREAD_MS),
+        duration_s,
+    );
     // Only where keys were found: a limiter of one bucket for every
     // caller has no keys to forget.
     if keyed {
@@ -202,6 +213,30 @@ pub(super) fn catches(load: &StarterLoad) -> (String, String) {
         missed.join("; ")
     );
     (folded(&text), format!("the starter's load: {text}"))
+}
+
+/// What the bursts arm catches, for the comment above it.
+fn bursts_said(load: &StarterLoad) -> String {
+    let per_key = load.burst as f64 / load.keys.max(1) as f64;
+    let caught = match load.race {
+        Some(proven) => format!(
+            "Rehearsed: it catches a limiter that checks a key's count and counts the request \
+             {} ms later ({proven} admits proven in {} s); a narrower race may go unseen.",
+            race::GAP_US / 1_000,
+            load.duration_s.min(race::REHEARSED_S)
+        ),
+        None => format!(
+            "Rehearsed: a limiter that counts a request {} ms after it checks is not proven even \
+             at {} requests an edge.",
+            race::GAP_US / 1_000,
+            load.burst
+        ),
+    };
+    format!(
+        "Each key's requests together: about {per_key:.0} a key within {BURST_SPREAD_MS} ms at every \
+         edge of the policy's window, where a race between one key's concurrent requests (read \
+         the count, then write it) admits past the limit. {caught}"
+    )
 }
 
 /// `text` as comment lines (`# `) of at most 78 columns, folded at
@@ -335,7 +370,8 @@ pub(super) fn starter(
             catches: comment,
             fresh_connections: load.fresh_connections,
             burst: load.burst,
-            burst_spread: BURST_SPREAD,
+            burst_spread: format!("{BURST_SPREAD_MS}ms"),
+            bursts_comment: folded(&bursts_said(&load)),
             many: load
                 .many
                 .as_ref()
@@ -423,6 +459,10 @@ mod tests {
                         Some(crate::load::schedule::Shape::Constant { .. })
                     ));
                     assert!(flat.contains("it catches a limiter that keeps only its last"));
+                    assert!(
+                        flat.contains("it catches a limiter that checks a key's count and counts"),
+                        "{text}"
+                    );
                 }
             }
         }
