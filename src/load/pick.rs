@@ -132,7 +132,12 @@ impl Picker {
     /// (key index, target index) for request `seq`: the same draws as
     /// [`Picker::pick`].
     pub(crate) fn pick_index(&mut self, seq: u64) -> (usize, usize) {
-        let mut key = self.key_index();
+        let mut key = match self.distribution {
+            KeyDistribution::Sweep { block } => {
+                sweep(seq, block, (self.keys.len() / self.forged).max(1))
+            }
+            _ => self.key_index(),
+        };
         if self.forged > 1 {
             // A scramble of the seq: a principal's requests walk its
             // forged keys in no order a limiter could learn.
@@ -155,9 +160,33 @@ impl Picker {
     }
 }
 
+/// The key of request `seq` in a sweep of `keys` keys: the first
+/// `block` times in a row, then each other once, in turn.
+pub(crate) fn sweep(seq: u64, block: u32, keys: usize) -> usize {
+    let block = block.max(1) as u64;
+    let period = block + keys as u64 - 1;
+    let at = seq % period;
+    if at < block {
+        0
+    } else {
+        (at - block + 1) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sweep of 4 keys with blocks of 3: 0 0 0 1 2 3, again and again;
+    /// one key alone is every request.
+    #[test]
+    fn a_sweep_sends_the_first_key_in_blocks_and_every_other_between() {
+        let mut p = Picker::new(4, KeyDistribution::Sweep { block: 3 }, 1, Fanout::Single, 1);
+        let keys: Vec<usize> = (0..12).map(|seq| p.pick_index(seq).0).collect();
+        assert_eq!(keys, [0, 0, 0, 1, 2, 3, 0, 0, 0, 1, 2, 3]);
+        let mut one = Picker::new(1, KeyDistribution::Sweep { block: 3 }, 1, Fanout::Single, 1);
+        assert!((0..7).all(|seq| one.pick_index(seq).0 == 0));
+    }
     use std::collections::HashMap;
 
     #[test]
@@ -317,5 +346,12 @@ pub(crate) enum KeyDistribution {
     /// The first key takes `share` of the requests; the rest are uniform.
     Hot {
         share: f64,
+    },
+    /// In turn, by the request's number: the first key `block` times in
+    /// a row, then every other key once — so between two blocks of the
+    /// first key every other key is seen, and a limiter that keeps fewer
+    /// keys than that forgets the first while it is limited.
+    Sweep {
+        block: u32,
     },
 }

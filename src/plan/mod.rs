@@ -196,7 +196,9 @@ fn load_plan(
         duration: scenario.duration,
         keys: scenario.keys_of(arm),
         forged: scenario.load.spoof.as_ref().map_or(0, |s| s.forged_keys),
-        key_distribution: scenario.load.key_distribution,
+        key_distribution: arm
+            .key_distribution
+            .unwrap_or(scenario.load.key_distribution),
         fanout: arm.fanout,
         seed: scenario.seed,
         timeout: scenario.load.timeout,

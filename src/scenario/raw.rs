@@ -175,6 +175,7 @@ pub(super) struct RawLoad {
     pub key_distribution: Option<Spanned<String>>,
     pub zipf_s: Option<Spanned<f64>>,
     pub hot_share: Option<Spanned<f64>>,
+    pub sweep_block: Option<Spanned<i64>>,
     pub fanout: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     pub max_in_flight: Option<Spanned<i64>>,
@@ -268,6 +269,12 @@ pub(super) struct RawArm {
     pub keys: Option<Spanned<i64>>,
     /// An external target's arm: its own `[target] keep_alive`.
     pub keep_alive: Option<Spanned<bool>>,
+    /// The arm's own `key_distribution` (with its `zipf_s`, `hot_share`
+    /// or `sweep_block`) in place of `[load]`'s.
+    pub key_distribution: Option<Spanned<String>>,
+    pub zipf_s: Option<Spanned<f64>>,
+    pub hot_share: Option<Spanned<f64>>,
+    pub sweep_block: Option<Spanned<i64>>,
 }
 
 /// `otlp = { endpoint = "http://HOST:PORT", interval = "10s" }`.

@@ -91,8 +91,8 @@ fn a_race_inside_one_process_is_caught_by_the_starters_bursts_arm() {
 /// keys' states; when it is full nginx frees the least recently used):
 /// a real limiter that keeps only so many keys and admits a forgotten
 /// one afresh. The probe sends a few keys at a time and sees a correct
-/// bucket; the starter's many-keys arm sends 500 keys, each faster than
-/// its limit, and proves admits past the policy. nginx's usual zone
+/// bucket; the starter's many-keys arm sweeps a thousand keys between
+/// blocks of one key past its limit, and proves admits past the policy. nginx's usual zone
 /// (1m, thousands of states) passes the same arm in
 /// `probe::nginx_with_a_burst_is_found_and_its_starter_passes_twice`.
 #[test]

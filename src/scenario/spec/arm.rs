@@ -59,6 +59,8 @@ pub(crate) struct Arm {
     /// An external target's arm's own `keep_alive` (`None`: the
     /// target's).
     pub keep_alive: Option<bool>,
+    /// The arm's own key distribution (`None`: `[load]`'s).
+    pub key_distribution: Option<crate::load::pick::KeyDistribution>,
 }
 
 impl Arm {

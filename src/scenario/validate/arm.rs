@@ -15,7 +15,7 @@ use crate::scenario::spec::{Arm, Mode, PolicyTiming};
 use defaults::arm_policy;
 use reference_api::config::{ClockSource, HeaderStyle, OnError};
 use reference_api::Policy;
-use schedule::{arm_keys, arm_schedule};
+use schedule::{arm_key_distribution, arm_keys, arm_schedule};
 use std::time::Duration;
 use toml::Spanned;
 
@@ -75,6 +75,7 @@ pub(super) fn read_arm(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Resu
         urls: Vec::new(),
         schedule,
         keys: arm_keys(src, a, defaults)?,
+        key_distribution: arm_key_distribution(src, a)?,
         keep_alive: None,
     })
 }

@@ -236,10 +236,42 @@ impl ShapeReading<'_> {
 }
 
 fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
+    distribution(
+        src,
+        &Distribution {
+            key_distribution: &l.key_distribution,
+            zipf_s: &l.zipf_s,
+            hot_share: &l.hot_share,
+            sweep_block: &l.sweep_block,
+        },
+    )
+}
+
+/// `key_distribution` and its parameters, as `[load]` or an arm gives
+/// them.
+pub(super) struct Distribution<'a> {
+    pub key_distribution: &'a Option<Spanned<String>>,
+    pub zipf_s: &'a Option<Spanned<f64>>,
+    pub hot_share: &'a Option<Spanned<f64>>,
+    pub sweep_block: &'a Option<Spanned<i64>>,
+}
+
+/// A key distribution read: uniform (the default), zipf (`zipf_s`), hot
+/// (`hot_share`) or sweep (`sweep_block`), each refusing another's
+/// parameter.
+pub(super) fn distribution(src: &Source, l: &Distribution) -> Result<KeyDistribution> {
     let kind = l
         .key_distribution
         .as_ref()
         .map_or("uniform", |k| k.get_ref().as_str());
+    if kind != "sweep" {
+        if let Some(b) = l.sweep_block {
+            return Err(src.at(
+                b,
+                format!("\"sweep_block\" does not apply to key_distribution = {kind:?}"),
+            ));
+        }
+    }
     let stray = |present: &Option<Spanned<f64>>, key: &str| -> Result<()> {
         match present {
             Some(v) => Err(src.at(
@@ -251,13 +283,13 @@ fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
     };
     Ok(match kind {
         "uniform" => {
-            stray(&l.zipf_s, "zipf_s")?;
-            stray(&l.hot_share, "hot_share")?;
+            stray(l.zipf_s, "zipf_s")?;
+            stray(l.hot_share, "hot_share")?;
             KeyDistribution::Uniform
         }
         "zipf" => {
-            stray(&l.hot_share, "hot_share")?;
-            let s = match &l.zipf_s {
+            stray(l.hot_share, "hot_share")?;
+            let s = match l.zipf_s {
                 Some(v) if *v.get_ref() > 0.0 && *v.get_ref() <= 10.0 => *v.get_ref(),
                 Some(v) => {
                     return Err(src.at(
@@ -270,8 +302,8 @@ fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
             KeyDistribution::Zipf { s }
         }
         "hot" => {
-            stray(&l.zipf_s, "zipf_s")?;
-            let share = match &l.hot_share {
+            stray(l.zipf_s, "zipf_s")?;
+            let share = match l.hot_share {
                 Some(v) if (0.0..=1.0).contains(v.get_ref()) => *v.get_ref(),
                 Some(v) => {
                     return Err(src.at(
@@ -283,11 +315,20 @@ fn key_distribution(src: &Source, l: &RawLoad) -> Result<KeyDistribution> {
             };
             KeyDistribution::Hot { share }
         }
+        "sweep" => {
+            stray(l.zipf_s, "zipf_s")?;
+            stray(l.hot_share, "hot_share")?;
+            let block = match l.sweep_block {
+                Some(b) => src.count(b, "sweep_block", 1, 1_000_000)? as u32,
+                None => 1,
+            };
+            KeyDistribution::Sweep { block }
+        }
         other => {
             let at = l.key_distribution.as_ref().map(|v| v.span());
             return Err(src.error(
                 at,
-                format!("unknown key_distribution {other:?}, expected uniform, zipf or hot"),
+                format!("unknown key_distribution {other:?}, expected uniform, zipf, hot or sweep"),
             ));
         }
     })

@@ -48,6 +48,8 @@ pub(crate) struct Found {
 pub(crate) struct ManyKeysArm {
     pub rate: u64,
     pub keys: u32,
+    /// The first key's requests in a row, each turn of the sweep.
+    pub block: u32,
     /// What it catches, as comment lines.
     pub comment: String,
 }
@@ -284,6 +286,8 @@ name = "keys"
 schedule = "constant"
 rate = {rate}                  # requests per second, over this arm's keys
 keys = {keys}
+key_distribution = "sweep"   # the first key {block} times in a row, then each other once
+sweep_block = {block}
 {keep}[arms.expect]
 max_definite_violations = 0
 max_false_reject_ratio = 0
@@ -291,6 +295,7 @@ max_false_reject_ratio = 0
         comment = m.comment,
         rate = m.rate,
         keys = m.keys,
+        block = m.block,
         keep = if fresh_connections {
             "keep_alive = true            # connections kept: too fast for one per request\n"
         } else {

@@ -39,6 +39,10 @@ pub(super) struct Load {
     pub rate: f64,
     pub keys: u32,
     pub duration_s: u64,
+    /// Keys in a sweep (the first this many times in a row, then each
+    /// other once, in turn), as `key_distribution = "sweep"` sends them;
+    /// `None`: picked uniformly.
+    pub sweep: Option<u32>,
 }
 
 /// A limiter simulated.
@@ -148,17 +152,20 @@ pub(super) fn options() -> Options {
     }
 }
 
-/// The sends of `load` in order: (µs, key), keys picked uniformly.
+/// The sends of `load` in order: (µs, key), keys picked uniformly or in
+/// a sweep, as the load picks them.
 fn schedule(load: &Load, seed: u64) -> Vec<(i64, u32)> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let n = (load.rate * load.duration_s as f64) as u64;
     let gap = 1e6 / load.rate.max(1e-3);
+    let keys = load.keys.max(1);
     (0..n)
         .map(|i| {
-            (
-                (i as f64 * gap) as i64,
-                rng.random_range(0..load.keys.max(1)),
-            )
+            let key = match load.sweep {
+                Some(block) => crate::load::pick::sweep(i, block, keys as usize) as u32,
+                None => rng.random_range(0..keys),
+            };
+            ((i as f64 * gap) as i64, key)
         })
         .collect()
 }

@@ -114,8 +114,7 @@ pub(super) fn starter_load(
     // Only where keys were found: a limiter of one bucket for every
     // caller has no keys to forget.
     if keyed {
-        let per_key = chosen.rate as f64 / chosen.keys as f64;
-        chosen.many = many_keys::many_keys(best, per_key, chosen.keys, duration_s);
+        chosen.many = many_keys::many_keys(best, chosen.keys, duration_s);
     }
     chosen
 }
@@ -127,6 +126,7 @@ fn rehearsed(best: &fit::Candidate, rate: u64, keys: u32, duration_s: u64) -> re
         rate: rate as f64,
         keys,
         duration_s: duration_s.min(REHEARSED_S),
+        sweep: None,
     };
     let all: Vec<rehearse::Rehearsal> = SEEDS
         .iter()
@@ -194,10 +194,11 @@ pub(super) fn catches(load: &StarterLoad) -> (String, String) {
         )),
         // One key: a limiter of one bucket has no keys to forget.
         None if load.keys > 1 => missed.push(format!(
-            "a limiter that keeps {} keys or more and forgets the rest (more keys would catch \
-             it, but at this limit fewer than {} of them pass it within {} requests a second)",
+            "a limiter that keeps {} keys or more and forgets the rest (a sweep of more keys \
+             would catch it, but at this limit fewer than {} fit between a key's blocks at {} \
+             requests a second)",
             load.keys,
-            load.keys * many_keys::MORE_THAN_STEADY,
+            load.keys as u64 * many_keys::MORE_THAN_STEADY,
             many_keys::RATE
         )),
         None => {}
@@ -378,6 +379,7 @@ pub(super) fn starter(
                 .map(|m| crate::app::commands::init::ManyKeysArm {
                     rate: m.rate,
                     keys: m.keys,
+                    block: m.block,
                     comment: folded(&many_keys::said(m, load.duration_s)),
                 }),
             method: p.method.clone(),

@@ -2,7 +2,7 @@
 //! reference API's keys, only its URLs, fan-out, policy and expectations.
 
 use super::defaults::{arm_policy, ArmDefaults};
-use super::schedule::{arm_keys, arm_schedule};
+use super::schedule::{arm_key_distribution, arm_keys, arm_schedule};
 use crate::scenario::raw::RawArm;
 use crate::scenario::spec::{Arm, Mode};
 use crate::scenario::validate::expect;
@@ -101,6 +101,7 @@ pub(super) fn external_arm(
         otlp: None,
         schedule,
         keys: arm_keys(src, a, defaults)?,
+        key_distribution: arm_key_distribution(src, a)?,
         keep_alive: keep_alive(src, a, target)?,
         urls,
     })

@@ -124,3 +124,32 @@ pub(super) fn arm_keys(src: &Source, a: &RawArm, defaults: &ArmDefaults) -> Resu
     }
     Ok(Some(keys))
 }
+
+/// An arm's own `key_distribution` (with its parameters), in place of
+/// `[load]`'s: a sweep of many keys in one arm beside steady ones.
+pub(super) fn arm_key_distribution(
+    src: &Source,
+    a: &RawArm,
+) -> Result<Option<crate::load::pick::KeyDistribution>> {
+    let given = crate::scenario::validate::load::Distribution {
+        key_distribution: &a.key_distribution,
+        zipf_s: &a.zipf_s,
+        hot_share: &a.hot_share,
+        sweep_block: &a.sweep_block,
+    };
+    if a.key_distribution.is_none() {
+        let stray = [
+            a.zipf_s.as_ref().map(|v| (v.span(), "zipf_s")),
+            a.hot_share.as_ref().map(|v| (v.span(), "hot_share")),
+            a.sweep_block.as_ref().map(|v| (v.span(), "sweep_block")),
+        ];
+        if let Some((span, key)) = stray.into_iter().flatten().next() {
+            return Err(src.error(
+                Some(span),
+                format!("{key} goes with the arm's own key_distribution"),
+            ));
+        }
+        return Ok(None);
+    }
+    crate::scenario::validate::load::distribution(src, &given).map(Some)
+}

@@ -75,6 +75,21 @@ fn key_distributions_and_fanouts_parse_with_their_parameters() {
         with("key_distribution = \"hot\"").unwrap().0,
         KeyDistribution::Hot { share: 0.5 }
     );
+    assert_eq!(
+        with("key_distribution = \"sweep\"\nsweep_block = 11")
+            .unwrap()
+            .0,
+        KeyDistribution::Sweep { block: 11 }
+    );
+    let e = with("sweep_block = 3").unwrap_err().to_string();
+    assert!(
+        e.contains("\"sweep_block\" does not apply to key_distribution = \"uniform\""),
+        "{e}"
+    );
+    let e = with("key_distribution = \"sweep\"\nsweep_block = 0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sweep_block"), "{e}");
     assert_eq!(with("fanout = \"sticky\"").unwrap().1, Fanout::Sticky);
     assert_eq!(with("fanout = \"single\"").unwrap().1, Fanout::Single);
     let e = with("key_distribution = \"hot\"\nhot_share = 1.5")
@@ -257,6 +272,22 @@ fn an_arm_may_send_its_own_rate_over_keys_of_its_own() {
     let s = with("", "schedule = \"constant\"\nrate = 1500\nkeys = 300\n").unwrap();
     assert_eq!(s.arms[1].schedule, Some(Shape::Constant { rate: 1500.0 }));
     assert_eq!((s.keys_of(&s.arms[0]), s.keys_of(&s.arms[1])), (4, 300));
+    // Its own key distribution too: a sweep of many keys beside the
+    // uniform steady arm.
+    let s = with(
+        "",
+        "keys = 300\nkey_distribution = \"sweep\"\nsweep_block = 11\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (s.arms[0].key_distribution, s.arms[1].key_distribution),
+        (None, Some(KeyDistribution::Sweep { block: 11 }))
+    );
+    let e = with("", "sweep_block = 11\n").unwrap_err().to_string();
+    assert!(
+        e.contains("sweep_block goes with the arm's own key_distribution"),
+        "{e}"
+    );
     let s = with("", "keys = 2\n").unwrap();
     assert_eq!(
         (s.arms[1].schedule.clone(), s.keys_of(&s.arms[1])),

@@ -66,6 +66,7 @@ fn load(c: &Candidate, per_key: f64, keys: u32, duration_s: u64) -> Load {
         rate: crate::analyze::fit::long_run_rate(c) * per_key * keys as f64,
         keys,
         duration_s,
+        sweep: None,
     }
 }
 
