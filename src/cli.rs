@@ -196,11 +196,18 @@ pub(crate) enum Command {
     Compare {
         baseline: PathBuf,
         candidate: PathBuf,
-        /// Exit 1 when the candidate's over-admission ratio, definite
-        /// violations, false-reject ratio or p99 latency is worse by more
-        /// than this share, e.g. "10%" (from 0: any rise), or an arm is gone.
+        /// Also exit 1 when the candidate's over-admission ratio (past
+        /// 1), definite violations or false-reject ratio rose by more than
+        /// this share, e.g. "10%", or its p99 latency did and by more than
+        /// --latency-floor. Without it only what is not noise fails: a
+        /// proven over-admit or a false reject where there was none, the
+        /// gate turning red, an arm gone.
         #[arg(long, value_name = "SHARE", value_parser = values::share)]
         max_regression: Option<f64>,
+        /// A p99 rise smaller than this is noise, whatever its share
+        /// (with --max-regression).
+        #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = values::bound)]
+        latency_floor: std::time::Duration,
         /// Where the HTML page goes: a file, or a folder to hold
         /// compare.html (default: reports/compare.html, overwritten by the
         /// next compare); never inside a run folder.
@@ -209,8 +216,9 @@ pub(crate) enum Command {
         /// Overwrite --html's file even when it is not a page rlbench wrote.
         #[arg(long)]
         force: bool,
-        /// Exit 1 when the runs differ in what they ran (scenario,
-        /// duration, an arm's rate, the arms), not only warn.
+        /// Exit 1 when the runs are not comparable (scenario, duration,
+        /// the arms, an arm's rate, policy, URLs, key place or keys), not
+        /// only say so.
         #[arg(long)]
         strict: bool,
         /// What stdout carries: the text, or one JSON document.

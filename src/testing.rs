@@ -197,6 +197,8 @@ fn folder(root: &Path, name: &str, n: u64, keys: u64, rate: u64) -> Result<(), E
         max_server_time_us: None,
         one_clock: false,
         remote_targets: Vec::new(),
+        targets: Vec::new(),
+        keys_declared: None,
         witnesses: records::DEFAULT_WITNESSES,
         retry: None,
         request_timeout_us: 0,

@@ -80,8 +80,9 @@ impl Row {
 pub(crate) struct Comparison {
     pub rows: Vec<Row>,
     pub regressions: Vec<String>,
-    /// How the two runs differ in what they ran (scenario, duration,
-    /// rates, arms): their figures are then not like for like.
+    /// How the two runs differ in what they ran (scenario, duration, the
+    /// arms, an arm's rate, policy, URLs, key place or keys): their
+    /// figures are then not comparable.
     pub differences: Vec<String>,
 }
 

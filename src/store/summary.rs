@@ -98,6 +98,12 @@ pub(crate) struct ArmSummary {
     /// (`--allow-remote-targets`, `[target] allow_remote = true`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_targets: Vec<String>,
+    /// Every URL an external target's arm sent to (credentials left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// The keys the load was given (absent in folders from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys_declared: Option<u32>,
     /// Requests read from access logs (`rlbench audit`), not sent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_logs: bool,

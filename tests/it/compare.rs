@@ -96,3 +96,56 @@ fn compare_writes_a_self_contained_page_with_both_runs_side_by_side() {
     assert_eq!(said.lines().count(), 1, "{said}");
     assert!(said.contains("inside the run folder"), "{said}");
 }
+
+/// A teammate loosens the limit in the scenario along with the limiter:
+/// the gate passes, and compare says the runs are not comparable — a
+/// line on stderr, and exit 1 with `--strict`. Two runs of the same
+/// correct scenario pass a strict compare.
+#[test]
+fn a_policy_edited_looser_is_not_comparable_and_strict_fails_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |limit: u32| {
+        format!(
+            "name = \"gate\"\nduration = \"1s\"\n[policy]\nalgorithm = \"sliding_log\"\n\
+             limit = {limit}\nwindow = \"1s\"\n[load]\nrate = 100\nkeys = 3\n\
+             [[arms]]\nname = \"api\"\nmode = \"local\"\nreplicas = 1\n"
+        )
+    };
+    let run = |name: &str, limit: u32| {
+        let path = common::write(dir.path(), &format!("{name}.toml"), &scenario(limit));
+        let out = rlbench(
+            &["run", path.to_str().unwrap(), "--out", name, "-q"],
+            dir.path(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        dir.path().join(name)
+    };
+    let (base, same, loose) = (run("base", 5), run("same", 5), run("loose", 20));
+    let compare = |a: &Path, b: &Path, strict: bool| {
+        let mut args = vec!["compare", a.to_str().unwrap(), b.to_str().unwrap()];
+        args.extend(["--html", "cmp/"]);
+        if strict {
+            args.push("--strict");
+        }
+        rlbench(&args, dir.path())
+    };
+    let out = compare(&base, &same, true);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("not comparable"));
+    let out = compare(&base, &loose, false);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "not comparable: arm api's policies differ: sliding_log: 5 per 1s against \
+             sliding_log: 20 per 1s"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("allowed"),
+        "admitted beside allowed"
+    );
+    let out = compare(&base, &loose, true);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}

@@ -386,10 +386,10 @@ fn express_rate_limit_is_found_and_its_starter_passes_twice() {
 
 /// `limits`' moving window is a sliding log; its sliding window counter a
 /// sliding counter; rate-limiter-flexible's memory limiter a fixed window.
-/// A sliding counter of 11 is no false alarm on one of 10, and no refusal
-/// of the limiter's proves it wrong (the estimate may reach two windows'
-/// admits): when its replay is the likelier, the probe proposes it, the
-/// looser — never one below the truth.
+/// A sliding counter of 11 (or 6 per 500 ms) is no false alarm on one of
+/// 10, and no refusal of the limiter's proves it wrong (the estimate may
+/// reach two windows' admits): when its replay is the likelier, the probe
+/// proposes it, the looser — never one below the truth.
 #[test]
 fn limits_moving_window_sliding_counter_and_rate_limiter_flexible_are_found() {
     let logs = tempfile::tempdir().unwrap();
@@ -403,6 +403,9 @@ fn limits_moving_window_sliding_counter_and_rate_limiter_flexible_are_found() {
             &[
                 r#"algorithm = "sliding_counter", limit = 10, window = "1s""#,
                 r#"algorithm = "sliding_counter", limit = 11, window = "1s""#,
+                // 12 a second: faster than the truth, never slower, and
+                // its replay sometimes the likelier (11 admits off to 18).
+                r#"algorithm = "sliding_counter", limit = 6, window = "500ms""#,
             ][..],
         ),
         (

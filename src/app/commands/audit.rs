@@ -356,6 +356,8 @@ fn record(
         // One log, one process: the preset's one clock holds.
         one_clock: timing.one_clock && audit.logs.len() == 1,
         remote_targets: Vec::new(),
+        targets: Vec::new(),
+        keys_declared: None,
         retry: None,
         clock_samples: Vec::new(),
         simulated_clock_rate_ppm: 0,

@@ -141,6 +141,7 @@ async fn dispatch(
             baseline,
             candidate,
             max_regression,
+            latency_floor,
             html,
             force,
             strict,
@@ -148,7 +149,10 @@ async fn dispatch(
         } => compare::execute(
             &baseline,
             &candidate,
-            max_regression,
+            compare::Bounds {
+                max_regression,
+                latency_floor_ms: latency_floor.as_secs_f64() * 1e3,
+            },
             (html.as_deref(), force),
             strict,
             format,

@@ -52,6 +52,12 @@ pub(crate) fn provisional(spec: &ArmSpec, target_rps: f64, epoch: ClockSample) -
             .filter(|u| !crate::target::is_loopback(u))
             .map(ToString::to_string)
             .collect(),
+        targets: if spec.mode == crate::scenario::Mode::External {
+            spec.plan.targets.iter().map(where_sent).collect()
+        } else {
+            Vec::new()
+        },
+        keys_declared: Some(spec.plan.keys),
         retry: spec
             .plan
             .retry
@@ -134,5 +140,33 @@ pub(crate) fn finished(plan: &load::Plan, provisional: ArmRecord, gave: Gave) ->
         not_sent: report.not_sent,
         max_clock_uncertainty_us: gave.max_clock_uncertainty_us,
         ..provisional
+    }
+}
+
+/// Where a request went, as a run keeps it to compare: scheme, host,
+/// port and path — no user or password, no query (either may hold a
+/// secret).
+fn where_sent(u: &hyper::Uri) -> String {
+    format!(
+        "{}://{}{}",
+        u.scheme_str().unwrap_or("http"),
+        u.authority()
+            .map_or("", |a| a.as_str().rsplit('@').next().unwrap_or("")),
+        u.path()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn where_a_request_went_keeps_no_secret() {
+        let u: hyper::Uri = "https://me:secret@127.0.0.1:8443/v1/limited?token=abc"
+            .parse()
+            .unwrap();
+        assert_eq!(where_sent(&u), "https://127.0.0.1:8443/v1/limited");
+        let plain: hyper::Uri = "http://127.0.0.1:8080/limited".parse().unwrap();
+        assert_eq!(where_sent(&plain), "http://127.0.0.1:8080/limited");
     }
 }

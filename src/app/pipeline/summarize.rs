@@ -157,6 +157,8 @@ pub(crate) fn arm_summary(run: &ArmRecord, f: &ArmFigures, checks: &[Check]) -> 
         redis: f.redis.clone(),
         lease_bound: f.lease_bound.clone(),
         remote_targets: run.remote_targets.clone(),
+        targets: run.targets.clone(),
+        keys_declared: run.keys_declared,
         from_logs: run.from_logs,
         per_agent: per_agent(run, f),
         keys: (f.first_requests.keys > 0).then(|| KeyUse {

@@ -54,6 +54,8 @@ pub(crate) const GENERATOR: &str = "rlbench compare";
 /// A figure's name in words.
 fn label(figure: &str) -> &str {
     match figure {
+        "admitted" => "admitted",
+        "allowed" => "allowed (the most a correct limiter admits)",
         "over_admission_ratio" => "over-admission ratio",
         "definite_violations" => "definite violations",
         "false_reject_ratio" => "false-reject ratio",
@@ -76,7 +78,7 @@ fn legend(p: &Page) -> Markup {
     html! {
         @if !p.comparison.differences.is_empty() {
             div.gate.fail #differences {
-                "The runs differ in what they ran: their figures are not like for like."
+                "Not comparable: the runs differ in what they ran, so their figures are not like for like."
                 ul { @for d in &p.comparison.differences { li { (d) } } }
             }
         }
@@ -92,9 +94,19 @@ fn legend(p: &Page) -> Markup {
                 }
                 p.meta { "Red: worse by more than " (percent(max)) "; green: better by more than " (percent(max)) ". Judged: " (gated) "." }
             }
-            None => p.meta #verdict {
-                "No --max-regression given: red marks any rise and green any fall of "
-                (gated) "; compare does not fail on them."
+            None => {
+                @if p.comparison.regressions.is_empty() {
+                    p.gate.pass #verdict { "Nothing got worse that is not noise: compare passes." }
+                } @else {
+                    div.gate.fail #verdict {
+                        "Worse where it is not noise: compare fails."
+                        ul { @for r in &p.comparison.regressions { li { (r) } } }
+                    }
+                }
+                p.meta {
+                    "No --max-regression given: red marks " (gated)
+                    " leaving what a correct limiter scores, green coming back to it; latency is shown, not judged."
+                }
             },
         }
     }

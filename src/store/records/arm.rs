@@ -96,6 +96,14 @@ pub(crate) struct ArmRecord {
     /// allowed it (`--allow-remote-targets`, `[target] allow_remote`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_targets: Vec<String>,
+    /// Every URL an external target's arm sent to, credentials left out
+    /// (none for the reference API, whose replicas' ports change each
+    /// run): what `compare` holds two runs to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// The keys the load was given (`[load] keys`, or the arm's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys_declared: Option<u32>,
     /// Witnesses kept per kind in summary.json.
     #[serde(default = "default_witnesses")]
     pub witnesses: usize,

@@ -36,59 +36,126 @@ fn judged(arms: &[(&str, Option<f64>, f64, u64)]) -> Summary {
     .unwrap()
 }
 
+/// Bounds with `--max-regression` at `max` (none: the default gate) and
+/// `--latency-floor`'s default, 1 ms.
+fn bounds(max: Option<f64>) -> Bounds {
+    Bounds {
+        max_regression: max,
+        latency_floor_ms: 1.0,
+    }
+}
+
 #[test]
 fn rows_pair_arms_by_name_with_relative_change() {
     let c = compare(
-        &summary(&[("a", Some(1.0), 10.0)]),
-        &summary(&[("a", Some(1.5), 10.0), ("b", Some(1.0), 1.0)]),
-        None,
+        &summary(&[("a", Some(0.8), 10.0)]),
+        &summary(&[("a", Some(0.4), 10.0), ("b", Some(1.0), 1.0)]),
+        bounds(None),
     );
     let ratio = c
         .rows
         .iter()
         .find(|r| r.arm == "a" && r.figure == "over_admission_ratio")
         .unwrap();
-    assert_eq!(ratio.change(), Some(0.5));
+    assert_eq!(ratio.change(), Some(-0.5));
     let new_arm = c
         .rows
         .iter()
         .find(|r| r.arm == "b" && r.figure == "p99_ms")
         .unwrap();
     assert_eq!((new_arm.baseline, new_arm.candidate), (None, Some(1.0)));
-    assert!(c.regressions.is_empty(), "no bound given");
+    // Admitted beside allowed, for every arm.
+    let shown: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| r.arm == "a")
+        .map(|r| r.figure)
+        .collect();
+    assert_eq!(&shown[..2], ["admitted", "allowed"]);
+    assert!(c.regressions.is_empty(), "{:?}", c.regressions);
+}
+
+/// Two runs of the same correct limiter differ in timing only: whatever
+/// their latencies and their admits below what was allowed, the default
+/// compare finds nothing; `--max-regression` alone does not make a
+/// sub-millisecond p99 a regression either (the floor).
+#[test]
+fn noise_never_fails_a_compare() {
+    let base = summary(&[("a", Some(0.97), 0.296)]);
+    let mut cand = summary(&[("a", Some(1.0), 0.877)]);
+    cand.arms[0].latency_ms.p50 = 0.5;
+    cand.arms[0].requests.admitted = 9;
+    assert!(compare(&base, &cand, bounds(None)).regressions.is_empty());
+    assert!(compare(&base, &cand, bounds(Some(0.10)))
+        .regressions
+        .is_empty());
+    // Past the floor it is one.
+    let slow = summary(&[("a", Some(1.0), 1.5)]);
+    let r = compare(&base, &slow, bounds(Some(0.10))).regressions;
+    assert_eq!(
+        r,
+        ["a: p99_ms 0.296 -> 1.500 (more than 10.0% worse and more than 1 ms)"]
+    );
+    // Not without --max-regression.
+    assert!(compare(&base, &slow, bounds(None)).regressions.is_empty());
 }
 
 #[test]
 fn a_regression_beyond_the_bound_is_reported_and_within_it_is_not() {
-    let base = summary(&[("a", Some(1.0), 10.0)]);
-    let within = summary(&[("a", Some(1.05), 11.0)]);
-    assert!(compare(&base, &within, Some(0.10)).regressions.is_empty());
-    let worse = summary(&[("a", Some(1.2), 10.0)]);
-    let r = compare(&base, &worse, Some(0.10)).regressions;
+    // A run already past its policy: its ratio moves within the bound.
+    let base = summary(&[("a", Some(1.2), 10.0)]);
+    let within = summary(&[("a", Some(1.25), 10.5)]);
+    assert!(compare(&base, &within, bounds(Some(0.10)))
+        .regressions
+        .is_empty());
+    let worse = summary(&[("a", Some(1.4), 10.0)]);
+    let r = compare(&base, &worse, bounds(Some(0.10))).regressions;
     assert_eq!(r.len(), 1);
     assert!(
-        r[0].starts_with("a: over_admission_ratio 1 -> 1.200"),
+        r[0].starts_with("a: over_admission_ratio 1.200 -> 1.400"),
         "{r:?}"
     );
-    let slower = summary(&[("a", Some(1.0), 12.0)]);
-    assert!(compare(&base, &slower, Some(0.10)).regressions[0].contains("p99_ms 10 -> 12"));
+    // Without a bound a move past 1 that was already past 1 is not one.
+    assert!(compare(&base, &worse, bounds(None)).regressions.is_empty());
+    let slower = summary(&[("a", Some(1.2), 12.0)]);
+    assert!(compare(&base, &slower, bounds(Some(0.10))).regressions[0].contains("p99_ms 10 -> 12"));
     let unbounded = summary(&[("a", None, 10.0)]);
-    assert_eq!(compare(&base, &unbounded, Some(0.10)).regressions.len(), 1);
+    assert_eq!(
+        compare(&base, &unbounded, bounds(Some(0.10)))
+            .regressions
+            .len(),
+        1
+    );
+    assert_eq!(
+        compare(&base, &unbounded, bounds(None)).regressions.len(),
+        1
+    );
 }
 
+/// What is not noise fails by default: a proven over-admit where there
+/// was none, a ratio past 1, the gate turning red, an arm gone.
 #[test]
-fn violations_from_none_and_a_missing_arm_are_regressions() {
+fn violations_from_none_a_red_gate_and_a_missing_arm_are_regressions() {
     let base = judged(&[("a", Some(1.0), 10.0, 0), ("b", Some(1.0), 10.0, 0)]);
     let same = judged(&[("a", Some(1.0), 10.0, 0), ("b", Some(1.0), 10.0, 0)]);
-    assert!(compare(&base, &same, Some(0.5)).regressions.is_empty());
+    assert!(compare(&base, &same, bounds(None)).regressions.is_empty());
     let one = judged(&[("a", Some(1.0), 10.0, 1)]);
-    let r = compare(&base, &one, Some(0.5)).regressions;
+    let r = compare(&base, &one, bounds(None)).regressions;
     assert_eq!(
         r,
         [
-            "a: definite_violations 0 -> 1 (more than 50.0% worse)",
+            "a: definite_violations 0 -> 1 (above 0, where a correct limiter scores 0)",
             "b: in the baseline, missing from the candidate"
         ]
+    );
+    let past = judged(&[("a", Some(1.02), 10.0, 0), ("b", Some(1.0), 10.0, 0)]);
+    assert_eq!(compare(&base, &past, bounds(None)).regressions.len(), 1);
+    let mut red = judged(&[("a", Some(1.0), 10.0, 0), ("b", Some(1.0), 10.0, 0)]);
+    red.gate.passed = false;
+    red.gate.failures = vec!["a: p99_ms 10 > max 5".into()];
+    assert_eq!(
+        compare(&base, &red, bounds(None)).regressions,
+        ["the gate passed in the baseline and failed in the candidate: a: p99_ms 10 > max 5"]
     );
 }
 
@@ -118,21 +185,23 @@ fn trend_of(c: &Comparison, arm: &str, figure: &str) -> Trend {
 fn the_page_marks_what_the_gate_calls_a_regression_and_its_mirror() {
     let base = summary(&[("a", Some(1.0), 10.0)]);
     let cand = summary(&[("a", Some(1.05), 5.0)]);
-    // No bound: any rise is worse and any fall better; the gate is silent.
-    let free = compare(&base, &cand, None);
+    // No bound: past 1 is worse (and fails); latency is not gated.
+    let free = compare(&base, &cand, bounds(None));
     assert_eq!(trend_of(&free, "a", "over_admission_ratio"), Trend::Worse);
-    assert_eq!(trend_of(&free, "a", "p99_ms"), Trend::Better);
-    assert!(free.regressions.is_empty());
-    // Within a 10% bound the 5% rise is even; the halved p99 still better.
-    let bound = compare(&base, &cand, Some(0.10));
-    assert_eq!(trend_of(&bound, "a", "over_admission_ratio"), Trend::Even);
+    assert_eq!(trend_of(&free, "a", "p99_ms"), Trend::Even);
+    assert_eq!(free.regressions.len(), 1);
+    // With a bound the halved p99 is better, and its way back worse.
+    let bound = compare(&base, &cand, bounds(Some(0.10)));
     assert_eq!(trend_of(&bound, "a", "p99_ms"), Trend::Better);
+    let back = compare(&cand, &base, bounds(Some(0.10)));
+    assert_eq!(trend_of(&back, "a", "p99_ms"), Trend::Worse);
+    assert_eq!(trend_of(&back, "a", "over_admission_ratio"), Trend::Better);
     // Unbounded is worse, and its way back better.
     let unbounded = summary(&[("a", None, 10.0)]);
-    let worse = compare(&base, &unbounded, Some(0.10));
+    let worse = compare(&base, &unbounded, bounds(Some(0.10)));
     assert_eq!(trend_of(&worse, "a", "over_admission_ratio"), Trend::Worse);
     assert_eq!(worse.regressions.len(), 1);
-    let back = compare(&unbounded, &base, Some(0.10));
+    let back = compare(&unbounded, &base, bounds(Some(0.10)));
     assert_eq!(trend_of(&back, "a", "over_admission_ratio"), Trend::Better);
 }
 
@@ -142,8 +211,9 @@ fn figures_the_gate_ignores_are_never_coloured() {
     let mut cand = summary(&[("a", Some(1.0), 10.0)]);
     cand.arms[0].latency_ms.p50 = 100.0;
     cand.arms[0].rate.achieved_rps = 1.0;
-    let c = compare(&base, &cand, None);
-    for figure in ["p50_ms", "achieved_rps"] {
+    cand.arms[0].requests.admitted = 1;
+    let c = compare(&base, &cand, bounds(Some(0.10)));
+    for figure in ["admitted", "allowed", "p50_ms", "achieved_rps"] {
         assert_eq!(trend_of(&c, "a", figure), Trend::Even, "{figure}");
         assert!(!c.rows.iter().find(|r| r.figure == figure).unwrap().gated);
     }
@@ -152,12 +222,12 @@ fn figures_the_gate_ignores_are_never_coloured() {
 #[test]
 fn runs_that_ran_different_things_are_said_to_differ() {
     let a = summary(&[("x", Some(1.0), 3.0), ("y", Some(1.0), 3.0)]);
-    assert!(compare(&a, &a, None).differences.is_empty());
+    assert!(compare(&a, &a, bounds(None)).differences.is_empty());
     let mut b = summary(&[("x", Some(1.0), 3.0), ("z", Some(1.0), 3.0)]);
     b.scenario = "other".into();
     b.duration_s = 8.0;
     b.arms[0].rate.target_rps = 200.0;
-    let d = compare(&a, &b, None).differences;
+    let d = compare(&a, &b, bounds(None)).differences;
     assert_eq!(
         d,
         [
@@ -171,7 +241,38 @@ fn runs_that_ran_different_things_are_said_to_differ() {
     // Within 1%, a rate is the same.
     let mut c = summary(&[("x", Some(1.0), 3.0), ("y", Some(1.0), 3.0)]);
     c.arms[0].rate.target_rps = 100.5;
-    assert!(compare(&a, &c, None).differences.is_empty());
+    assert!(compare(&a, &c, bounds(None)).differences.is_empty());
+    // A loosened policy, other URLs, the key elsewhere, other keys.
+    let mut e = summary(&[("x", Some(1.0), 3.0), ("y", Some(1.0), 3.0)]);
+    e.arms[0].policy = Some(reference_api::Policy::SlidingLog {
+        limit: 40,
+        window_us: 1_000_000,
+    });
+    e.arms[0].targets = vec!["http://127.0.0.1:2/x".into()];
+    e.arms[0].keys_declared = Some(9);
+    e.arms[0].keys = Some(crate::store::summary::KeyUse {
+        keys: 9,
+        first_limited: 0,
+        key_header: Some("X-Api-Key".into()),
+        key_in: None,
+        stuck: None,
+    });
+    let mut f = summary(&[("x", Some(1.0), 3.0), ("y", Some(1.0), 3.0)]);
+    f.arms[0].targets = vec!["http://127.0.0.1:1/x".into()];
+    f.arms[0].keys_declared = Some(5);
+    f.arms[0].keys = Some(crate::store::summary::KeyUse {
+        key_header: Some("X-Customer-Id".into()),
+        ..e.arms[0].keys.clone().unwrap()
+    });
+    assert_eq!(
+        compare(&f, &e, bounds(None)).differences,
+        [
+            "arm x's policies differ: sliding_log: 10 per 1s against sliding_log: 40 per 1s",
+            "arm x's URLs differ: http://127.0.0.1:1/x against http://127.0.0.1:2/x",
+            "arm x's keys go elsewhere: X-Customer-Id against X-Api-Key",
+            "arm x's keys differ: 5 against 9",
+        ]
+    );
 }
 
 #[test]
@@ -183,9 +284,15 @@ fn strict_fails_runs_that_differ_and_plain_compare_only_warns() {
     let (pa, pb) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&pa, serde_json::to_string(&a).unwrap()).unwrap();
     std::fs::write(&pb, serde_json::to_string(&b).unwrap()).unwrap();
-    let plain = run(&pa, &pb, None, false).unwrap();
+    let plain = run(&pa, &pb, bounds(None), false).unwrap();
     assert_eq!(plain.exit, Exit::Passed);
     assert_eq!(plain.comparison.differences.len(), 1);
-    assert_eq!(run(&pa, &pb, None, true).unwrap().exit, Exit::GateFailed);
-    assert_eq!(run(&pa, &pa, None, true).unwrap().exit, Exit::Passed);
+    assert_eq!(
+        run(&pa, &pb, bounds(None), true).unwrap().exit,
+        Exit::GateFailed
+    );
+    assert_eq!(
+        run(&pa, &pa, bounds(None), true).unwrap().exit,
+        Exit::Passed
+    );
 }
