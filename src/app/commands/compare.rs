@@ -285,13 +285,20 @@ fn arm_differences(a: &ArmSummary, other: &ArmSummary) -> Vec<String> {
     out
 }
 
-/// URLs as a list, or "none".
+/// URLs shown in a "not comparable" line, at most: a summary read back
+/// may list any number.
+const URLS_SHOWN: usize = 3;
+
+/// URLs as a list (the first few, and how many more), or "none".
 fn listed(urls: &[String]) -> String {
     if urls.is_empty() {
-        "none".to_string()
-    } else {
-        urls.join(", ")
+        return "none".to_string();
     }
+    let mut shown = urls[..urls.len().min(URLS_SHOWN)].join(", ");
+    if urls.len() > URLS_SHOWN {
+        shown.push_str(&format!(" and {} more", urls.len() - URLS_SHOWN));
+    }
+    shown
 }
 
 /// A summary.json, or a run folder's.

@@ -296,3 +296,21 @@ fn strict_fails_runs_that_differ_and_plain_compare_only_warns() {
         Exit::Passed
     );
 }
+
+/// A summary read back may list a million URLs: a line names three.
+#[test]
+fn a_forged_list_of_urls_is_named_in_a_line() {
+    let a = summary(&[("x", Some(1.0), 3.0)]);
+    let mut b = summary(&[("x", Some(1.0), 3.0)]);
+    b.arms[0].targets = (0..1_000_000)
+        .map(|i| format!("http://127.0.0.1:{}/x", i % 60_000))
+        .collect();
+    let d = compare(&a, &b, bounds(None)).differences;
+    assert_eq!(d.len(), 1);
+    assert!(
+        d[0].ends_with("and 999997 more"),
+        "{}",
+        &d[0][..200.min(d[0].len())]
+    );
+    assert!(d[0].len() < 200);
+}
