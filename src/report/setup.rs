@@ -67,28 +67,30 @@ pub(crate) fn sentence(a: &ArmSummary) -> Option<String> {
 }
 
 /// A hint when an arm expected correct was proven wrong against its
-/// declared policy and another policy explains its decisions: the policy
-/// declared is the likelier mistake (or several limiters count apart).
+/// declared policy and another policy explains its decisions. The
+/// declared policy is the intent, so both readings are said plainly, the
+/// bug first: if the limiter should not do this it changed (the gate
+/// holds it to the declared policy); if it should, declaring the fit
+/// makes the gate pass. At 1.5× the declared rate or more, with several
+/// URLs or replicas, the likeliest cause comes before either: that many
+/// limiters counting apart (never more than the arm sent to).
 pub(crate) fn other_policy(a: &ArmSummary) -> Option<String> {
     let f = a.policy_fit.as_ref()?;
-    // Never more limiters than the arm sent to (its URLs or replicas).
     let apart = (f.rate_ratio.round() as usize).min(a.replicas);
-    let apart = if f.rate_ratio >= 1.5 && apart >= 2 {
+    let first = if f.rate_ratio >= 1.5 && apart >= 2 {
         format!(
-            "; or {apart} limiters count apart (the arm sent to {}), each keeping the declared \
-             one: a fake global limit",
-            a.replicas
+            "most likely {apart} limiters count apart (the arm sent to {}), each keeping the \
+             declared {}: a fake global limit. ",
+            a.replicas, a.policy_text
         )
     } else {
         String::new()
     };
-    // The declared policy is the intent: the bug first, then the other
-    // reading, and what makes the gate pass under each.
     Some(format!(
         "its answers fit {} ({:.2}× the declared rate) with no definite violation and no false \
-         reject on its {} busiest keys ({} requests). Either the limiter does not keep the \
-         declared {} (a bug to fix: the gate holds it to the declared policy){apart}; or it \
-         was meant to keep this one, and declaring it (--policy '{}') makes the gate pass — \
+         reject on its {} busiest keys ({} requests). {first}If the limiter should not do this, \
+         it changed: it does not keep the declared {} (a bug to fix; the gate holds it to what \
+         you declared). If it should, declare it (--policy '{}') and the gate passes — \
          `rlbench probe URL` finds the limiter's own from outside",
         f.policy_text, f.rate_ratio, f.keys, f.requests, a.policy_text, f.inline
     ))
@@ -244,25 +246,31 @@ mod tests {
         assert!(hint.contains("its 3 busiest keys (300 requests)"), "{hint}");
         assert!(hint.contains("rlbench probe URL"), "{hint}");
         assert!(!hint.contains("count apart"), "{hint}");
-        // The bug first, then declaring the fit makes the gate pass.
-        let bug = hint.find("does not keep the declared").unwrap();
-        let declare = hint.find("declaring it (--policy").unwrap();
+        // Both readings plainly, the bug first, then declaring the fit.
+        let bug = hint
+            .find("If the limiter should not do this, it changed: it does not keep the declared")
+            .unwrap();
+        let declare = hint.find("If it should, declare it (--policy").unwrap();
         assert!(bug < declare, "{hint}");
         // Three times the declared rate: several limiters counting apart
-        // would do that too — never more of them than the arm sent to.
+        // would do that, and it comes first — never more of them than the
+        // arm sent to.
         a.policy_fit.as_mut().unwrap().rate_ratio = 2.96;
         a.replicas = 3;
         let hint = sentence(&a).unwrap();
+        let apart = hint
+            .find(
+                "most likely 3 limiters count apart (the arm sent to 3), each keeping the declared",
+            )
+            .unwrap_or_else(|| panic!("{hint}"));
         assert!(
-            hint.contains(
-                "or 3 limiters count apart (the arm sent to 3), each keeping the declared one"
-            ),
+            apart < hint.find("If the limiter should not").unwrap(),
             "{hint}"
         );
         a.replicas = 2;
         assert!(sentence(&a)
             .unwrap()
-            .contains("or 2 limiters count apart (the arm sent to 2)"));
+            .contains("most likely 2 limiters count apart (the arm sent to 2)"));
         a.replicas = 1;
         assert!(!sentence(&a).unwrap().contains("count apart"));
     }

@@ -362,4 +362,29 @@ mod tests {
             "{wide}"
         );
     }
+
+    /// A flood of 503s is named as what a limiter may answer when it
+    /// limits, with how to declare it; a few are not, nor are 4xx.
+    #[test]
+    fn a_flood_of_503s_says_a_limiter_may_answer_them() {
+        let mut s: Summary =
+            serde_json::from_str(include_str!("../../tests/fixtures/report-v1/summary.json"))
+                .unwrap();
+        let a = &mut s.arms[0];
+        a.requests.sent = 1_000;
+        a.requests.error_status_codes = [("503".to_string(), 650)].into_iter().collect();
+        let text = findings(a);
+        assert!(
+            text.contains("650 of 1000 answers were 503: a limiter may answer 503 when it limits"),
+            "{text}"
+        );
+        assert!(text.contains("`limited_status = [503]`"), "{text}");
+        // The boundary: a tenth speaks, less does not.
+        a.requests.error_status_codes = [("503".to_string(), 100)].into_iter().collect();
+        assert!(findings(a).contains("may answer 503"));
+        a.requests.error_status_codes = [("503".to_string(), 99)].into_iter().collect();
+        assert!(!findings(a).contains("may answer"));
+        a.requests.error_status_codes = [("404".to_string(), 900)].into_iter().collect();
+        assert!(!findings(a).contains("may answer"));
+    }
 }

@@ -306,5 +306,29 @@ fn errors_line(a: &ArmSummary) -> Option<String> {
             .iter()
             .map(|(code, n)| format!("{n} status {code}")),
     );
-    (!parts.is_empty()).then(|| format!("errors of {}: {}\n", a.name, parts.join(", ")))
+    let refusals = limited_as_errors(a).unwrap_or_default();
+    (!parts.is_empty()).then(|| format!("errors of {}: {}{refusals}\n", a.name, parts.join(", ")))
+}
+
+/// A tenth of an arm's requests answered with one 5xx status or more:
+/// what a limiter answers when it limits with that status (nginx's
+/// `limit_req_status` is 503 unless set) and it was not declared. Said
+/// beside the errors, with how to declare it; a hint, since an
+/// overloaded server answers the same.
+fn limited_as_errors(a: &ArmSummary) -> Option<String> {
+    let r = &a.requests;
+    let (code, n) = r
+        .error_status_codes
+        .iter()
+        .filter(|(code, _)| code.len() == 3 && code.starts_with('5'))
+        .max_by_key(|(_, n)| **n)?;
+    (n.saturating_mul(10) >= r.sent && r.sent > 0).then(|| {
+        format!(
+            " — {n} of {} answers were {code}: a limiter may answer {code} when it limits \
+             (nginx's limit_req_status is 503 unless set); if these are its refusals, declare \
+             them (`limited_status = [{code}]` in [target], `--limited-status {code}`), or \
+             else the server failed",
+            r.sent
+        )
+    })
 }

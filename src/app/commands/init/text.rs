@@ -158,6 +158,7 @@ timeout = "2s"
 name = "api"
 [arms.expect]
 max_definite_violations = 0  # never admit beyond the policy
+max_over_admission_ratio = 1.0  # never more than any correct limiter could
 max_false_reject_ratio = 0   # never refuse what the policy allows
 "#
     )
@@ -218,6 +219,7 @@ timeout = "2s"
 name = "api"
 [arms.expect]
 max_definite_violations = 0  # never admit beyond the policy
+max_over_admission_ratio = 1.0  # never more than any correct limiter could
 max_false_reject_ratio = 0   # never refuse what the policy allows
 {bursts}{many}"#,
         bursts = bursts_arm(f.burst, &f.burst_spread, &f.bursts_comment),
@@ -270,6 +272,7 @@ burst = {burst}                  # requests at each window edge, over all keys
 burst_spread = "{spread}"
 [arms.expect]
 max_definite_violations = 0
+max_over_admission_ratio = 1.0
 max_false_reject_ratio = 0
 "#,
     )
@@ -290,6 +293,7 @@ key_distribution = "sweep"   # the first key {block} times in a row, then each o
 sweep_block = {block}
 {keep}[arms.expect]
 max_definite_violations = 0
+max_over_admission_ratio = 1.0
 max_false_reject_ratio = 0
 "#,
         comment = m.comment,
