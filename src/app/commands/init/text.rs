@@ -158,8 +158,8 @@ timeout = "2s"
 name = "api"
 [arms.expect]
 max_definite_violations = 0  # never admit beyond the policy
-max_over_admission_ratio = 1.0  # never more than any correct limiter could
 max_false_reject_ratio = 0   # never refuse what the policy allows
+max_over_admission_ratio = 1.0  # never more than any correct limiter could
 "#
     )
 }
@@ -219,8 +219,8 @@ timeout = "2s"
 name = "api"
 [arms.expect]
 max_definite_violations = 0  # never admit beyond the policy
-max_over_admission_ratio = 1.0  # never more than any correct limiter could
 max_false_reject_ratio = 0   # never refuse what the policy allows
+max_over_admission_ratio = 1.0  # never more than any correct limiter could
 {bursts}{many}"#,
         bursts = bursts_arm(f.burst, &f.burst_spread, &f.bursts_comment),
         many = f
@@ -272,8 +272,8 @@ burst = {burst}                  # requests at each window edge, over all keys
 burst_spread = "{spread}"
 [arms.expect]
 max_definite_violations = 0
-max_over_admission_ratio = 1.0
 max_false_reject_ratio = 0
+max_over_admission_ratio = 1.0
 "#,
     )
 }
@@ -293,8 +293,8 @@ key_distribution = "sweep"   # the first key {block} times in a row, then each o
 sweep_block = {block}
 {keep}[arms.expect]
 max_definite_violations = 0
-max_over_admission_ratio = 1.0
 max_false_reject_ratio = 0
+max_over_admission_ratio = 1.0
 "#,
         comment = m.comment,
         rate = m.rate,
